@@ -1,0 +1,4 @@
+"""Allow ``python -m mnemara``."""
+from mnemara.cli import main
+
+main()
