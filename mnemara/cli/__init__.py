@@ -1,0 +1,44 @@
+"""The ``mnemara`` command line: a click group whose commands live in topic modules.
+
+Each topic module (``instances``, ``run``, ``replay`` ...) adds its commands to
+:data:`main` on import. Commands stay thin: parse, call the domain, print. Heavy
+libraries (the SDK, Textual, LanceDB, Kuzu) are imported inside the commands
+that need them so ``mnemara --help``, ``list``, ``show`` and ``note`` start fast.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from mnemara.errors import MnemaraError
+
+TOPIC_MODULES = ["mnemara.cli.instances"]
+
+
+class _Group(click.Group):
+    """Turns :class:`MnemaraError` into one ``error:`` line and its exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MnemaraError as exc:
+            click.echo(f"error: {exc.message}", err=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mnemara")
+def main() -> None:
+    """Mnemara: a terminal runtime for Claude agents where you own the context.
+
+    Every instance lives in $MNEMARA_HOME/<name>/ (default ~/.mnemara). Start with
+    `mnemara init --instance NAME`, point it at a role doc with `mnemara role`,
+    then `mnemara run --instance NAME`.
+    """
+
+
+for _module in TOPIC_MODULES:
+    importlib.import_module(_module)

@@ -1,0 +1,20 @@
+"""Options and helpers shared by the CLI topic modules."""
+from __future__ import annotations
+
+import click
+
+from mnemara.instance import Instance, validate_name
+
+
+def _check_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    return None if value is None else validate_name(value)
+
+
+instance_option = click.option(
+    "--instance", "-i", "instance_name", required=True, callback=_check_name, metavar="NAME",
+    help="Instance name (a folder under $MNEMARA_HOME).",
+)
+
+
+def open_instance(name: str) -> Instance:
+    return Instance.open(name)

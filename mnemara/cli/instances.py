@@ -1,0 +1,156 @@
+"""Instance commands: init, list, show, clear, delete, role, note, migrate."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mnemara.cli import main
+from mnemara.cli.common import instance_option, open_instance
+from mnemara.config import Config, update_config
+from mnemara.debuglog import log_event
+from mnemara.errors import UsageError
+from mnemara.fsutil import atomic_write_text
+from mnemara.instance import Instance, list_instances, mnemara_home
+
+
+@main.command()
+@instance_option
+@click.option("--role", "role_path", metavar="PATH", help="Role doc to use (a markdown file). Skips the prompt.")
+def init(instance_name: str, role_path: str | None) -> None:
+    """Create a new instance folder. Refuses to overwrite an existing one.
+
+    With no --role and a terminal on stdin, asks for a role doc path (leave it
+    blank to set it later with `mnemara role`).
+    """
+    from mnemara.roledoc import check_role_file
+
+    if role_path is None and sys.stdin.isatty():
+        role_path = click.prompt("Role doc path (blank to set later)", default="", show_default=False).strip()
+    resolved = str(check_role_file(role_path)) if role_path else ""
+    inst = Instance.create(instance_name, role_doc_path=resolved)
+    log_event(inst.debug_log_path, "instance_created", role_doc_path=resolved)
+    click.echo(f"created instance {instance_name} at {inst.root}")
+    if not resolved:
+        click.echo(f"next: mnemara role --instance {instance_name} --set PATH")
+
+
+@main.command("list")
+def list_cmd() -> None:
+    """List instances under $MNEMARA_HOME."""
+    names = list_instances()
+    if not names:
+        click.echo(f"no instances under {mnemara_home()} (create one with: mnemara init --instance NAME)")
+        return
+    for name in names:
+        click.echo(name)
+
+
+@main.command()
+@instance_option
+@click.option("-n", "count", type=click.IntRange(min=1), default=None, help="Show only the newest N rows.")
+@click.option("--all", "show_all", is_flag=True, help="Show the whole stored history, evicted rows included.")
+def show(instance_name: str, count: int | None, show_all: bool) -> None:
+    """Print the rolling window read-only (pinned slots first)."""
+    from mnemara.store import TurnStore
+    from mnemara.transcript_text import format_turn
+
+    inst = open_instance(instance_name)
+    cfg = Config.load(inst.config_path)
+    with TurnStore(inst.turns_path) as store:
+        if show_all:
+            rows = store.history(count)
+            pinned: list = []
+        else:
+            win = store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
+                               preserve_protected=cfg.preserve_compressed_reads)
+            pinned, rows = win.pinned, (win.rows[-count:] if count else win.rows)
+    if not pinned and not rows:
+        click.echo("(the window is empty)")
+    for turn in [*pinned, *rows]:
+        click.echo(format_turn(turn, cfg.display_name))
+
+
+@main.command()
+@instance_option
+def clear(instance_name: str) -> None:
+    """Empty the rolling window (pinned slots stay; rows are kept on disk as evicted)."""
+    from mnemara.store import TurnStore
+
+    inst = open_instance(instance_name)
+    with TurnStore(inst.turns_path) as store:
+        rows, tokens = store.clear()
+    log_event(inst.debug_log_path, "window_cleared", rows=rows, tokens=tokens)
+    click.echo(f"cleared {rows} rows (~{tokens} tokens); pinned slots kept")
+
+
+@main.command()
+@instance_option
+@click.option("--force", is_flag=True, help="Required: really delete the whole instance folder.")
+def delete(instance_name: str, force: bool) -> None:
+    """Delete an instance folder and everything in it (needs --force)."""
+    inst = open_instance(instance_name)
+    if not force:
+        raise UsageError(f"refusing to delete {inst.root} without --force")
+    inst.delete()
+    click.echo(f"deleted {inst.root}")
+
+
+@main.command()
+@instance_option
+@click.option("--set", "set_path", metavar="PATH", help="Use this local markdown file as the role doc.")
+@click.option("--set-from-url", "set_url", metavar="URL", help="Download a role doc once (https, <=1 MB, UTF-8) into the instance as role.md.")
+def role(instance_name: str, set_path: str | None, set_url: str | None) -> None:
+    """Show or set the instance's role doc (the system prompt, re-read every turn)."""
+    from mnemara.roledoc import check_role_file, fetch_role_doc
+
+    inst = open_instance(instance_name)
+    if set_path and set_url:
+        raise UsageError("give either --set or --set-from-url, not both")
+    if set_path:
+        path = str(check_role_file(set_path))
+    elif set_url:
+        text = fetch_role_doc(set_url)
+        atomic_write_text(inst.role_copy_path, text)
+        path = str(inst.role_copy_path)
+    else:
+        cfg = Config.load(inst.config_path)
+        click.echo(cfg.role_doc_path or "(no role doc set)")
+        return
+    update_config(inst.config_path, role_doc_path=path)
+    log_event(inst.debug_log_path, "role_doc_set", path=path, source=set_url or set_path)
+    click.echo(f"role doc for {instance_name}: {path}")
+
+
+@main.command()
+@instance_option
+@click.option("--category", "-c", default="note", show_default=True, help="Category written in the note heading.")
+@click.argument("text", nargs=-1, required=True)
+def note(instance_name: str, category: str, text: tuple[str, ...]) -> None:
+    """Append a memory note to today's memory/YYYY-MM-DD.md."""
+    from mnemara.memory.notes import append_note
+
+    inst = open_instance(instance_name)
+    path, stamp = append_note(inst.memory_dir, " ".join(text), category)
+    click.echo(f"noted in {path.name} at {stamp}")
+
+
+@main.command()
+@click.option("--all", "all_instances", is_flag=True, help="Migrate every instance.")
+@click.option("--instance", "-i", "instance_name", metavar="NAME", help="Migrate one instance.")
+def migrate(all_instances: bool, instance_name: str | None) -> None:
+    """Bring config.json and turns.sqlite up to the current schema (idempotent)."""
+    from mnemara.instance import validate_name
+    from mnemara.store import TurnStore
+
+    if all_instances == bool(instance_name):
+        raise UsageError("give exactly one of --all or --instance NAME")
+    names = list_instances() if all_instances else [validate_name(instance_name or "")]
+    for name in names:
+        inst = open_instance(name)
+        inst.ensure_layout()
+        cfg = Config.load(inst.config_path)
+        cfg.save(inst.config_path)
+        with TurnStore(inst.turns_path) as store:
+            applied = store.migrate()
+        click.echo(f"{name}: up to date" + (f" (applied store schema {applied})" if applied else ""))

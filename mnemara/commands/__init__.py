@@ -1,0 +1,91 @@
+"""Slash commands: ONE implementation shared by the TUI, the REPL and tests.
+
+A command is a function ``(ctx, args) -> CommandResult`` registered with
+:func:`command`. ``ctx`` is whatever the caller holds (an ``AgentSession`` or a
+bare instance context) exposing the attributes the command needs; the UI only
+renders ``CommandResult.text`` and reacts to ``CommandResult.action``.
+
+Topic modules (``core``, ``context``, ``memory_cmds``, ...) register themselves
+on import; :func:`load_all` imports them.
+"""
+from __future__ import annotations
+
+import importlib
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from mnemara.errors import MnemaraError
+
+TOPIC_MODULES: list[str] = []  # e.g. "mnemara.commands.core"; topic modules append themselves here
+
+
+@dataclass
+class CommandResult:
+    """What a command hands back to the UI."""
+
+    text: str = ""
+    ok: bool = True
+    action: str | None = None  # UI hint: "quit", "stop", "open_role_editor", "open_context", "send", ...
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    func: Callable[[Any, str], CommandResult]
+    usage: str
+    help: str
+    tui_only: bool = False
+    aliases: tuple[str, ...] = ()
+
+
+_REGISTRY: dict[str, CommandSpec] = {}
+
+
+def command(name: str, *, usage: str = "", help: str = "", tui_only: bool = False, aliases: tuple[str, ...] = ()):
+    """Register a slash command implementation."""
+
+    def decorate(func: Callable[[Any, str], CommandResult]) -> Callable[[Any, str], CommandResult]:
+        spec = CommandSpec(name, func, usage or f"/{name}", help, tui_only, aliases)
+        for key in (name, *aliases):
+            _REGISTRY[key] = spec
+        return func
+
+    return decorate
+
+
+def load_all() -> None:
+    for module in TOPIC_MODULES:
+        importlib.import_module(module)
+
+
+def specs() -> list[CommandSpec]:
+    """Every registered command once, sorted by name."""
+    load_all()
+    return sorted({id(s): s for s in _REGISTRY.values()}.values(), key=lambda s: s.name)
+
+
+def is_command(line: str) -> bool:
+    return line.startswith("/") and not line.startswith("//")
+
+
+def split_args(args: str) -> list[str]:
+    """Shell-like split of a command's arguments (quotes allowed); raises ValueError on bad quoting."""
+    return shlex.split(args)
+
+
+def dispatch(ctx: Any, line: str) -> CommandResult:
+    """Run one slash command line. Unknown commands and bad arguments answer, never raise."""
+    load_all()
+    head, _, rest = line.strip()[1:].partition(" ")
+    name = head.strip().lower()
+    spec = _REGISTRY.get(name)
+    if spec is None:
+        return CommandResult(f"unknown command /{name} (try /help)", ok=False)
+    try:
+        return spec.func(ctx, rest.strip())
+    except MnemaraError as exc:
+        return CommandResult(f"/{spec.name}: {exc.message}", ok=False)
+    except ValueError as exc:
+        return CommandResult(f"/{spec.name}: {exc}\nusage: {spec.usage}", ok=False)

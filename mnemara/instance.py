@@ -1,0 +1,184 @@
+"""One instance: a folder under ``$MNEMARA_HOME`` holding everything it knows.
+
+Layout (names from the spec)::
+
+    <home>/<name>/
+        config.json  turns.sqlite  permissions.json  role.md  debug.log  .prompt_history
+        memory/YYYY-MM-DD.md  memory/archive/
+        wiki/  index/  graph/  wiki_proposals/  sleep/  role_proposals/
+
+This module knows paths and names only; it imports nothing heavy.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from mnemara.errors import InstanceExists, InstanceNotFound, UsageError
+
+NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+SUBDIRS = (
+    "memory",
+    "memory/archive",
+    "wiki",
+    "index",
+    "graph",
+    "wiki_proposals",
+    "sleep",
+    "role_proposals",
+)
+
+
+def mnemara_home() -> Path:
+    """The root of all instances: ``$MNEMARA_HOME`` or ``~/.mnemara``."""
+    env = os.environ.get("MNEMARA_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".mnemara"
+
+
+def validate_name(name: str) -> str:
+    """Return ``name`` if it is a safe instance name, else raise :class:`UsageError`."""
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name.startswith("."):
+        raise UsageError(
+            f"invalid instance name {name!r}: use 1-64 of letters, digits, '.', '_' or '-', "
+            "not starting with '.'"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Paths of one instance. Construct with :meth:`open` or :meth:`create`."""
+
+    name: str
+    root: Path
+
+    # -- paths -------------------------------------------------------------
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def turns_path(self) -> Path:
+        return self.root / "turns.sqlite"
+
+    @property
+    def permissions_path(self) -> Path:
+        return self.root / "permissions.json"
+
+    @property
+    def role_copy_path(self) -> Path:
+        """Where ``role --set-from-url`` saves the downloaded role doc."""
+        return self.root / "role.md"
+
+    @property
+    def debug_log_path(self) -> Path:
+        return self.root / "debug.log"
+
+    @property
+    def prompt_history_path(self) -> Path:
+        return self.root / ".prompt_history"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.root / "memory" / "archive"
+
+    @property
+    def wiki_dir(self) -> Path:
+        return self.root / "wiki"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / "index"
+
+    @property
+    def graph_dir(self) -> Path:
+        return self.root / "graph"
+
+    @property
+    def wiki_proposals_dir(self) -> Path:
+        return self.root / "wiki_proposals"
+
+    @property
+    def sleep_dir(self) -> Path:
+        return self.root / "sleep"
+
+    @property
+    def role_proposals_dir(self) -> Path:
+        return self.root / "role_proposals"
+
+    # -- lifecycle ---------------------------------------------------------
+    @classmethod
+    def path_for(cls, name: str, home: Path | None = None) -> Path:
+        return (home or mnemara_home()) / validate_name(name)
+
+    @classmethod
+    def open(cls, name: str, home: Path | None = None) -> "Instance":
+        """Open an existing instance or raise :class:`InstanceNotFound`."""
+        root = cls.path_for(name, home)
+        if not (root / "config.json").is_file():
+            raise InstanceNotFound(
+                f"no instance {name!r} under {root.parent} (create it with: mnemara init --instance {name})"
+            )
+        return cls(name=name, root=root)
+
+    @classmethod
+    def at(cls, root: Path, name: str | None = None) -> "Instance":
+        """An instance living in an arbitrary folder (for embedding); created if missing."""
+        root = Path(root).expanduser().resolve()
+        inst = cls(name=name or root.name, root=root)
+        inst.ensure_layout()
+        return inst
+
+    @classmethod
+    def create(cls, name: str, home: Path | None = None, role_doc_path: str = "") -> "Instance":
+        """Create a new instance; refuses to touch an existing folder."""
+        from mnemara.config import Config
+
+        root = cls.path_for(name, home)
+        if root.exists():
+            raise InstanceExists(f"instance {name!r} already exists at {root}; refusing to overwrite")
+        root.parent.mkdir(parents=True, exist_ok=True)
+        root.mkdir()
+        inst = cls(name=name, root=root)
+        inst.ensure_layout()
+        Config(role_doc_path=role_doc_path).save(inst.config_path)
+        from mnemara.store import TurnStore
+
+        TurnStore(inst.turns_path).close()
+        return inst
+
+    def ensure_layout(self) -> None:
+        """Create any missing folder or empty file of the layout (never overwrites)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for sub in SUBDIRS:
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        if not self.permissions_path.exists():
+            self.permissions_path.write_text('{\n  "allowed_patterns": {}\n}\n', encoding="utf-8")
+        for path in (self.debug_log_path, self.prompt_history_path):
+            path.touch(exist_ok=True)
+        if not self.config_path.exists():
+            from mnemara.config import Config
+
+            Config().save(self.config_path)
+
+    def delete(self) -> None:
+        shutil.rmtree(self.root)
+
+
+def list_instances(home: Path | None = None) -> list[str]:
+    """Names of the instances under ``home``, sorted."""
+    base = home or mnemara_home()
+    if not base.is_dir():
+        return []
+    return sorted(
+        p.name
+        for p in base.iterdir()
+        if p.is_dir() and NAME_RE.fullmatch(p.name) and not p.name.startswith(".") and (p / "config.json").is_file()
+    )

@@ -1,0 +1,82 @@
+"""The role doc: a plain markdown file re-read from disk for every API call.
+
+``read_role_doc`` never raises: a missing or unreadable file yields an empty
+prompt plus a warning the caller reports. ``fetch_role_doc`` downloads once for
+``role --set-from-url`` (https only, 1 MB cap, UTF-8 only).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from mnemara.errors import UsageError
+
+MAX_ROLE_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class RoleDoc:
+    path: str
+    text: str
+    warning: str | None = None
+
+
+def read_role_doc(path: str) -> RoleDoc:
+    """Read the role doc now. Empty path means no role doc (no warning)."""
+    if not path:
+        return RoleDoc(path="", text="")
+    try:
+        return RoleDoc(path=path, text=Path(path).expanduser().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return RoleDoc(path, "", f"role doc not found: {path} (using an empty system prompt)")
+    except (OSError, UnicodeDecodeError) as exc:
+        return RoleDoc(path, "", f"role doc unreadable: {path}: {exc} (using an empty system prompt)")
+
+
+def check_role_file(path: str) -> Path:
+    """Resolve a role doc given by the user; refuse what cannot be read as UTF-8 text."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise UsageError(f"role doc not found: {path}")
+    if not p.is_file():
+        raise UsageError(f"role doc is not a file: {path}")
+    try:
+        p.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise UsageError(f"role doc unreadable: {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"role doc is not UTF-8 text: {path}") from None
+    return p.resolve()
+
+
+def fetch_role_doc(url: str, *, max_bytes: int = MAX_ROLE_BYTES, timeout: float = 30.0) -> str:
+    """Download a role doc once. Refuses non-https, >1 MB and non-UTF-8 with one clear line."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    parsed = urlparse(url)
+    if parsed.scheme != "https" or not parsed.netloc:
+        raise UsageError(f"refusing {url!r}: only https:// URLs are accepted")
+    request = urllib.request.Request(url, headers={"User-Agent": "mnemara"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=ssl.create_default_context()) as resp:
+            declared = resp.headers.get("Content-Length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise UsageError(f"refusing {url}: {declared} bytes is over the {max_bytes} byte cap")
+            data = resp.read(max_bytes + 1)
+    except urllib.error.HTTPError as exc:
+        raise UsageError(f"could not fetch {url}: HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UsageError(f"could not fetch {url}: {reason}") from None
+    if len(data) > max_bytes:
+        raise UsageError(f"refusing {url}: larger than the {max_bytes} byte cap")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"refusing {url}: the document is not UTF-8 text") from None
+    if not text.strip():
+        raise UsageError(f"refusing {url}: the document is empty")
+    return text

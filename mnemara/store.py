@@ -1,0 +1,494 @@
+"""``turns.sqlite``: every turn of an instance, its pins and slots, and the rolling window.
+
+One row per turn (user or assistant). ``content`` is a JSON list of content
+blocks (``text``, ``thinking``, ``tool_use``, ``tool_result`` kept distinct) so
+eviction can act on block types later. Rows are never silently lost: when the
+window's caps push a row out it is marked ``evicted`` (still on disk, visible
+to ``mnemara show --all`` and exports) rather than deleted.
+
+Pinned rows carry a ``pin_label`` and a ``slot_pos``; they are never evicted by
+caps and are sent every turn in slot order. Window selection reads only the
+pinned rows plus the newest ``max_window_turns (+ slack)`` live rows through a
+partial index, so it costs O(window), not O(history).
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from mnemara.debuglog import now_iso
+from mnemara.errors import StoreError, UsageError
+from mnemara.tokens import estimate_blocks
+
+SCHEMA_VERSION = 1
+APP_ID = "mnemara-turns"
+ROLES = ("user", "assistant", "system")
+HEADROOM_FRACTION = 0.5  # "well under the token cap" for row_cap_slack_when_token_headroom
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS turns (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
+        content     TEXT NOT NULL,
+        tokens      INTEGER NOT NULL DEFAULT 0,
+        created_at  TEXT NOT NULL,
+        pin_label   TEXT,
+        slot_pos    INTEGER,
+        evicted     INTEGER NOT NULL DEFAULT 0,
+        protected   INTEGER NOT NULL DEFAULT 0,
+        meta        TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX IF NOT EXISTS turns_live ON turns (evicted, id) WHERE pin_label IS NULL;
+    CREATE UNIQUE INDEX IF NOT EXISTS turns_pin_label ON turns (pin_label) WHERE pin_label IS NOT NULL;
+    """,
+}
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def normalize_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [text_block(content)]
+    if not isinstance(content, list) or not all(isinstance(b, dict) and "type" in b for b in content):
+        raise UsageError("content must be a string or a list of blocks with a 'type'")
+    return content
+
+
+@dataclass
+class Turn:
+    """One stored row."""
+
+    id: int
+    role: str
+    blocks: list[dict[str, Any]]
+    tokens: int
+    created_at: str
+    pin_label: str | None = None
+    slot_pos: int | None = None
+    evicted: bool = False
+    protected: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pinned(self) -> bool:
+        return self.pin_label is not None
+
+    @property
+    def text(self) -> str:
+        """The plain text blocks joined (what a human would call the message)."""
+        return "\n".join(b.get("text", "") for b in self.blocks if b.get("type") == "text")
+
+
+@dataclass
+class Window:
+    """What the next turn is built from: pinned rows in slot order, then live rows oldest first."""
+
+    pinned: list[Turn]
+    rows: list[Turn]
+
+    @property
+    def all(self) -> list[Turn]:
+        return [*self.pinned, *self.rows]
+
+    @property
+    def tokens(self) -> int:
+        return sum(t.tokens for t in self.all)
+
+
+_COLUMNS = "id, role, content, tokens, created_at, pin_label, slot_pos, evicted, protected, meta"
+
+
+def _row_to_turn(row: tuple) -> Turn:
+    return Turn(
+        id=row[0],
+        role=row[1],
+        blocks=json.loads(row[2]),
+        tokens=row[3],
+        created_at=row[4],
+        pin_label=row[5],
+        slot_pos=row[6],
+        evicted=bool(row[7]),
+        protected=bool(row[8]),
+        meta=json.loads(row[9] or "{}"),
+    )
+
+
+class TurnStore:
+    """Thread-safe access to one ``turns.sqlite``. Every call is its own transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._conn = self._open()
+
+    # -- opening and schema ----------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        try:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a readable SQLite database ({exc}); the file was left untouched") from None
+        if existed:
+            if "meta" not in tables or "turns" not in tables:
+                conn.close()
+                raise StoreError(f"{self.path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
+            found = dict(conn.execute("SELECT key, value FROM meta"))
+            if found.get("app") != APP_ID:
+                conn.close()
+                raise StoreError(f"{self.path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
+            version = int(found.get("schema_version", "0"))
+            if version > SCHEMA_VERSION:
+                conn.close()
+                raise StoreError(
+                    f"{self.path}: schema version {version} is newer than this Mnemara supports ({SCHEMA_VERSION}); upgrade mnemara"
+                )
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{self.path}: cannot open store: {exc}") from None
+        self._conn = conn
+        self.migrate()
+        return conn
+
+    def schema_version(self) -> int:
+        try:
+            row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0]) if row else 0
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations; returns the versions applied (empty when up to date)."""
+        applied: list[int] = []
+        with self._lock:
+            current = self.schema_version()
+            for version in sorted(v for v in _MIGRATIONS if v > current):
+                with self._tx() as conn:
+                    for statement in _split_sql(_MIGRATIONS[version]):
+                        conn.execute(statement)
+                    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('app', ?)", (APP_ID,))
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),)
+                    )
+                applied.append(version)
+        return applied
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "TurnStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    class _Tx:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+
+        def __exit__(self, exc_type: object, *rest: object) -> None:
+            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+    def _tx(self) -> "_Tx":
+        return TurnStore._Tx(self._conn)
+
+    # -- writing ------------------------------------------------------------------
+    def append(
+        self,
+        role: str,
+        content: str | list[dict[str, Any]],
+        meta: dict[str, Any] | None = None,
+        *,
+        protected: bool = False,
+    ) -> int:
+        """Append a turn; returns its row id."""
+        if role not in ROLES:
+            raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        blocks = normalize_blocks(content)
+        with self._lock, self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO turns(role, content, tokens, created_at, protected, meta) VALUES (?,?,?,?,?,?)",
+                (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), int(protected), _dumps(meta or {})),
+            )
+            return int(cur.lastrowid)
+
+    def append_many(self, rows: Iterable[tuple[str, str | list[dict[str, Any]]]]) -> int:
+        """Bulk append (role, content) pairs in one transaction; returns how many."""
+        stamp = now_iso()
+        payload = []
+        for role, content in rows:
+            blocks = normalize_blocks(content)
+            payload.append((role, _dumps(blocks), estimate_blocks(blocks), stamp))
+        with self._lock, self._tx() as conn:
+            conn.executemany("INSERT INTO turns(role, content, tokens, created_at) VALUES (?,?,?,?)", payload)
+        return len(payload)
+
+    def set_blocks(self, turn_id: int, blocks: list[dict[str, Any]], *, protected: bool | None = None) -> None:
+        """Replace a row's content in place (same id); token estimate recomputed."""
+        blocks = normalize_blocks(blocks)
+        with self._lock, self._tx() as conn:
+            sql = "UPDATE turns SET content=?, tokens=?"
+            params: list[Any] = [_dumps(blocks), estimate_blocks(blocks)]
+            if protected is not None:
+                sql += ", protected=?"
+                params.append(int(protected))
+            cur = conn.execute(sql + " WHERE id=?", (*params, turn_id))
+            if cur.rowcount == 0:
+                raise UsageError(f"no row {turn_id}")
+
+    def set_text(self, turn_id: int, text: str) -> None:
+        """Edit a row's body: replaces its text blocks with one text block, other blocks kept."""
+        turn = self.get(turn_id)
+        others = [b for b in turn.blocks if b.get("type") != "text"]
+        self.set_blocks(turn_id, [text_block(text), *others])
+
+    def update_meta(self, turn_id: int, **changes: Any) -> None:
+        with self._lock, self._tx() as conn:
+            row = conn.execute("SELECT meta FROM turns WHERE id=?", (turn_id,)).fetchone()
+            if row is None:
+                raise UsageError(f"no row {turn_id}")
+            meta = json.loads(row[0] or "{}")
+            meta.update(changes)
+            conn.execute("UPDATE turns SET meta=? WHERE id=?", (_dumps(meta), turn_id))
+
+    def delete(self, ids: Iterable[int]) -> int:
+        """Delete rows for good (used by import/forget); returns how many."""
+        ids = list(ids)
+        with self._lock, self._tx() as conn:
+            return sum(conn.execute("DELETE FROM turns WHERE id=?", (i,)).rowcount for i in ids)
+
+    def evict(self, ids: Iterable[int]) -> int:
+        """Take live, unpinned rows out of the window (kept on disk); returns how many."""
+        ids = list(ids)
+        with self._lock, self._tx() as conn:
+            return sum(
+                conn.execute(
+                    "UPDATE turns SET evicted=1 WHERE id=? AND evicted=0 AND pin_label IS NULL", (i,)
+                ).rowcount
+                for i in ids
+            )
+
+    # -- pins and slots -----------------------------------------------------------
+    def _next_slot(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT MAX(slot_pos) FROM turns WHERE pin_label IS NOT NULL").fetchone()
+        return 0 if row[0] is None else int(row[0]) + 1
+
+    def pin(self, turn_id: int, label: str | None = None) -> str:
+        """Pin a row at the next slot position; returns its label."""
+        label = validate_label(label or f"row-{turn_id}")
+        with self._lock, self._tx() as conn:
+            row = conn.execute("SELECT pin_label FROM turns WHERE id=?", (turn_id,)).fetchone()
+            if row is None:
+                raise UsageError(f"no row {turn_id}")
+            if row[0] is not None:
+                return row[0]
+            self._check_label_free(conn, label)
+            conn.execute(
+                "UPDATE turns SET pin_label=?, slot_pos=?, evicted=0 WHERE id=?",
+                (label, self._next_slot(conn), turn_id),
+            )
+        return label
+
+    def unpin(self, turn_id: int) -> None:
+        with self._lock, self._tx() as conn:
+            if conn.execute("UPDATE turns SET pin_label=NULL, slot_pos=NULL WHERE id=?", (turn_id,)).rowcount == 0:
+                raise UsageError(f"no row {turn_id}")
+
+    def upsert_slot(self, label: str, role: str, content: str | list[dict[str, Any]]) -> int:
+        """Update the pinned row called ``label`` in place, or insert it at the next slot."""
+        label = validate_label(label)
+        if role not in ROLES:
+            raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        blocks = normalize_blocks(content)
+        with self._lock, self._tx() as conn:
+            row = conn.execute("SELECT id FROM turns WHERE pin_label=?", (label,)).fetchone()
+            if row:
+                conn.execute(
+                    "UPDATE turns SET role=?, content=?, tokens=?, created_at=? WHERE id=?",
+                    (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), row[0]),
+                )
+                return int(row[0])
+            cur = conn.execute(
+                "INSERT INTO turns(role, content, tokens, created_at, pin_label, slot_pos) VALUES (?,?,?,?,?,?)",
+                (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn)),
+            )
+            return int(cur.lastrowid)
+
+    def rename_slot(self, old: str, new: str) -> None:
+        new = validate_label(new)
+        with self._lock, self._tx() as conn:
+            if old == new:
+                return
+            self._check_label_free(conn, new)
+            if conn.execute("UPDATE turns SET pin_label=? WHERE pin_label=?", (new, old)).rowcount == 0:
+                raise UsageError(f"no slot {old!r}")
+
+    def move_slot(self, label: str, position: int) -> None:
+        """Move a pinned row to ``position`` (0-based) among the pinned rows; others shift."""
+        with self._lock, self._tx() as conn:
+            rows = [r[0] for r in conn.execute(
+                "SELECT pin_label FROM turns WHERE pin_label IS NOT NULL ORDER BY slot_pos, id"
+            )]
+            if label not in rows:
+                raise UsageError(f"no slot {label!r}")
+            if not 0 <= position < len(rows):
+                raise UsageError(f"position must be between 0 and {len(rows) - 1}")
+            rows.remove(label)
+            rows.insert(position, label)
+            for pos, lab in enumerate(rows):
+                conn.execute("UPDATE turns SET slot_pos=? WHERE pin_label=?", (pos, lab))
+
+    @staticmethod
+    def _check_label_free(conn: sqlite3.Connection, label: str) -> None:
+        if conn.execute("SELECT 1 FROM turns WHERE pin_label=?", (label,)).fetchone():
+            raise UsageError(f"a slot named {label!r} already exists")
+
+    # -- reading ------------------------------------------------------------------
+    def get(self, turn_id: int) -> Turn:
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE id=?", (turn_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no row {turn_id}")
+        return _row_to_turn(row)
+
+    def pinned(self) -> list[Turn]:
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NOT NULL ORDER BY slot_pos, id"
+            ).fetchall()
+        return [_row_to_turn(r) for r in rows]
+
+    def live_rows(self, limit: int | None = None) -> list[Turn]:
+        """Live (not evicted), unpinned rows, oldest first; the newest ``limit`` if given."""
+        sql = f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC"
+        with self._lock:
+            rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
+        return [_row_to_turn(r) for r in reversed(rows)]
+
+    def history(self, limit: int | None = None) -> list[Turn]:
+        """Every row ever stored (evicted ones too), oldest first; the newest ``limit`` if given."""
+        sql = f"SELECT {_COLUMNS} FROM turns ORDER BY id DESC"
+        with self._lock:
+            rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
+        return [_row_to_turn(r) for r in reversed(rows)]
+
+    def iter_rows(self, ids: Iterable[int]) -> Iterator[Turn]:
+        for i in ids:
+            yield self.get(i)
+
+    def window(
+        self,
+        max_turns: int,
+        max_tokens: int,
+        slack: int = 0,
+        *,
+        preserve_protected: bool = False,
+        exclude_ids: Iterable[int] = (),
+    ) -> Window:
+        """Select the rolling window: pinned rows + the newest live rows within both caps.
+
+        The token cap counts pinned rows too (they are never dropped). Rows are
+        kept newest-first while they fit; ``slack`` extra rows are allowed past
+        ``max_turns`` while the total stays under half the token cap. With
+        ``preserve_protected`` compression stubs are kept like pins.
+        """
+        skip = set(exclude_ids)
+        pinned = self.pinned()
+        protected: list[Turn] = []
+        with self._lock:
+            if preserve_protected:
+                protected = [
+                    _row_to_turn(r)
+                    for r in self._conn.execute(
+                        f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 AND protected=1 ORDER BY id"
+                    )
+                ]
+                skip.update(t.id for t in protected)
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC LIMIT ?",
+                (max_turns + slack + len(skip),),
+            ).fetchall()
+        candidates = [t for t in map(_row_to_turn, rows) if t.id not in skip]
+        used = sum(t.tokens for t in pinned) + sum(t.tokens for t in protected)
+        kept: list[Turn] = []
+        for turn in candidates:
+            if len(kept) >= max_turns + slack:
+                break
+            if used + turn.tokens > max_tokens:
+                break
+            if len(kept) >= max_turns and (used + turn.tokens) >= max_tokens * HEADROOM_FRACTION:
+                break
+            kept.append(turn)
+            used += turn.tokens
+        rows_out = sorted([*protected, *kept], key=lambda t: t.id)
+        return Window(pinned=pinned, rows=rows_out)
+
+    def trim(self, window: Window) -> int:
+        """Mark every live unpinned row older than ``window`` and not in it as evicted."""
+        keep = {t.id for t in window.rows}
+        oldest = min((t.id for t in window.rows if not t.protected), default=None)
+        with self._lock, self._tx() as conn:
+            if oldest is None:
+                params: tuple = ()
+                sql = "UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0"
+            else:
+                params = (oldest,)
+                sql = "UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0 AND id < ?"
+            if keep:
+                sql += f" AND id NOT IN ({','.join('?' * len(keep))})"
+                params = (*params, *keep)
+            return conn.execute(sql, params).rowcount
+
+    def clear(self) -> tuple[int, int]:
+        """Evict every live unpinned row; returns (rows, tokens) freed."""
+        with self._lock, self._tx() as conn:
+            rows, tokens = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM turns WHERE pin_label IS NULL AND evicted=0"
+            ).fetchone()
+            conn.execute("UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0")
+        return int(rows), int(tokens)
+
+    def counts(self) -> dict[str, int]:
+        """Row counts: stored, live, pinned, evicted (one aggregate query)."""
+        with self._lock:
+            total, live, pinned, tokens = self._conn.execute(
+                "SELECT COUNT(*), "
+                "COALESCE(SUM(pin_label IS NULL AND evicted=0), 0), "
+                "COALESCE(SUM(pin_label IS NOT NULL), 0), "
+                "COALESCE(SUM(CASE WHEN evicted=0 OR pin_label IS NOT NULL THEN tokens ELSE 0 END), 0) FROM turns"
+            ).fetchone()
+        return {"stored": total, "live": live, "pinned": pinned, "evicted": total - live - pinned, "live_tokens": tokens}
+
+
+def validate_label(label: str) -> str:
+    """Slot labels are slugs: 1-64 of letters, digits, '_', '-', '.'."""
+    import re
+
+    if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", label):
+        raise UsageError(f"invalid slot label {label!r}: use a slug of letters, digits, '_', '-', '.' (1-64)")
+    return label
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _split_sql(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
