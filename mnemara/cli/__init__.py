@@ -1,21 +1,20 @@
 """The ``mnemara`` command line: a click group whose commands live in topic modules.
 
-Each topic module (``instances``, ``run``, ``replay`` ...) adds its commands to
-:data:`main` on import. Commands stay thin: parse, call the domain, print. Heavy
+Each module of this package (``instances``, ``run``, ``replay`` ...; discovered,
+no list to edit) adds its commands to :data:`main` on import. Commands stay thin: parse, call the domain, print. Heavy
 libraries (the SDK, Textual, LanceDB, Kuzu) are imported inside the commands
 that need them so ``mnemara --help``, ``list``, ``show`` and ``note`` start fast.
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from typing import Any
 
 import click
 
 from mnemara.errors import MnemaraError
-
-TOPIC_MODULES = ["mnemara.cli.instances"]
 
 
 class _Group(click.Group):
@@ -40,5 +39,6 @@ def main() -> None:
     """
 
 
-for _module in TOPIC_MODULES:
-    importlib.import_module(_module)
+for _info in pkgutil.iter_modules(__path__):
+    if _info.name != "common":
+        importlib.import_module(f"{__name__}.{_info.name}")

@@ -5,19 +5,19 @@ A command is a function ``(ctx, args) -> CommandResult`` registered with
 bare instance context) exposing the attributes the command needs; the UI only
 renders ``CommandResult.text`` and reacts to ``CommandResult.action``.
 
-Topic modules (``core``, ``context``, ``memory_cmds``, ...) register themselves
-on import; :func:`load_all` imports them.
+Every module of this package (``core``, ``context``, ...) registers its
+commands on import; :func:`load_all` imports them all (discovered, no list to edit).
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mnemara.errors import MnemaraError
 
-TOPIC_MODULES: list[str] = []  # e.g. "mnemara.commands.core"; topic modules append themselves here
 
 
 @dataclass
@@ -56,8 +56,9 @@ def command(name: str, *, usage: str = "", help: str = "", tui_only: bool = Fals
 
 
 def load_all() -> None:
-    for module in TOPIC_MODULES:
-        importlib.import_module(module)
+    """Import every topic module of this package once (they register on import)."""
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
 
 
 def specs() -> list[CommandSpec]:

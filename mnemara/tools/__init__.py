@@ -1,6 +1,7 @@
 """In-process tools of the ``mnemara`` MCP server, independent of the SDK.
 
-Each tool family lives in its own module and contributes :class:`ToolSpec`
+Each tool family lives in its own module of this package (discovered, no list
+to edit) and exposes ``specs() -> list[ToolSpec]``, contributing :class:`ToolSpec`
 objects; ``session`` turns the enabled specs into ONE SDK MCP server named
 ``mnemara`` (model-facing names ``mcp__mnemara__<name>``). Handlers receive a
 :class:`ToolContext` and the tool's arguments and return a JSON-able dict;
@@ -9,6 +10,7 @@ they never raise for a backend failure (``{"ok": false, "error": ...}``).
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -18,7 +20,6 @@ if TYPE_CHECKING:
     from mnemara.store import TurnStore
 
 SERVER_NAME = "mnemara"
-FAMILY_MODULES: list[str] = []  # e.g. "mnemara.tools.memory_tools"; each exposes ``specs() -> list[ToolSpec]``
 
 
 @dataclass
@@ -55,10 +56,13 @@ class ToolSpec:
 
 
 def all_specs() -> list[ToolSpec]:
+    """Every tool of every family module, sorted by name."""
     out: list[ToolSpec] = []
-    for module in FAMILY_MODULES:
-        out.extend(importlib.import_module(module).specs())
-    return out
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "specs"):
+            out.extend(module.specs())
+    return sorted(out, key=lambda s: s.name)
 
 
 def enabled_specs(config: "Config") -> list[ToolSpec]:
