@@ -42,60 +42,14 @@ from mnemara.config import Config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
 from mnemara.instance import Instance
+from mnemara.permissions import PermissionGate, PermissionRequest
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.store import TurnStore
 from mnemara.tools import SERVER_NAME, ToolContext, enabled_specs
 from mnemara.transcript import build_user_content
 
-PermissionPrompt = Callable[[str], "Awaitable[str] | str"]
+PermissionPrompt = Callable[[PermissionRequest], "Awaitable[str | None] | str | None"]
 SPARE_WAIT_SECONDS = 60.0
-
-
-# -- permissions until mnemara.permissions lands ------------------------------------
-
-
-@dataclass(frozen=True)
-class Decision:
-    verdict: str  # allow | ask | deny
-    reason: str = ""
-
-
-class _FallbackGate:
-    """Minimal policy: Mnemara's own tools and configured MCP servers are allowed,
-    built-ins follow ``config.allowed_tools`` (unknown tools ask), ``ask`` prompts
-    the UI and a missing prompt or an EOF answer denies."""
-
-    def __init__(self, config: Config, instance: Instance, prompt: PermissionPrompt | None) -> None:
-        self.config, self.instance, self.prompt = config, instance, prompt
-
-    def decide(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
-        if tool_name.startswith(f"mcp__{SERVER_NAME}__"):
-            return Decision("allow", "mnemara tool")
-        policy = self.config.policy_for(tool_name)
-        if policy is None and tool_name.startswith("mcp__"):
-            server = tool_name.split("__")[1] if tool_name.count("__") >= 2 else ""
-            if any(s.name == server for s in self.config.mcp_servers):
-                return Decision("allow", f"configured MCP server {server}")
-        mode = policy.mode if policy else "ask"
-        return Decision(mode, f"policy for {tool_name}: {mode}")
-
-    async def ask(self, tool_name: str, tool_input: dict[str, Any]) -> bool:
-        if self.prompt is None:
-            return False
-        summary = json.dumps(tool_input, ensure_ascii=False)[:300]
-        answer = self.prompt(f"allow {tool_name} {summary}? [y/n]")
-        if inspect.isawaitable(answer):
-            answer = await answer
-        return str(answer or "").strip().lower() in ("y", "yes", "a", "always")
-
-
-def make_gate(config: Config, instance: Instance, prompt: PermissionPrompt | None) -> Any:
-    """The permission gate: ``mnemara.permissions.PermissionGate`` when present."""
-    try:
-        from mnemara.permissions import PermissionGate  # type: ignore[import-not-found]
-    except ImportError:
-        return _FallbackGate(config, instance, prompt)
-    return PermissionGate(config, instance, prompt)
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -144,7 +98,7 @@ class AgentSession:
         self.system_prompt_extras: list[Callable[["AgentSession"], str]] = []
         self.pre_turn_context: list[Callable[["AgentSession", str], str]] = []
         self.pre_tool_use_hooks: list[Callable[["AgentSession", str, dict[str, Any]], Any]] = []
-        self.gate = make_gate(self.config, instance, permission_prompt)
+        self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.last_role_doc: RoleDoc | None = None
         self._spare: _Client | None = None
         self._active: _Client | None = None
@@ -153,6 +107,7 @@ class AgentSession:
         self._sync_loop: asyncio.AbstractEventLoop | None = None
         self._sync_thread: threading.Thread | None = None
         self._closed = False
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     @classmethod
     def open(cls, name: str, **kwargs: Any) -> "AgentSession":
@@ -164,7 +119,7 @@ class AgentSession:
         """Re-read config.json (live edits and /swap apply to the next call)."""
         self.config = Config.load(self.instance.config_path)
         self.tool_context.config = self.config
-        self.gate = make_gate(self.config, self.instance, self.permission_prompt)
+        self.gate.set_config(self.config)
         return self.config
 
     def read_role(self) -> RoleDoc:
@@ -188,21 +143,27 @@ class AgentSession:
                 parts.append(text)
         return "\n\n".join(p for p in parts if p)
 
-    def window(self, exclude_ids: tuple[int, ...] = ()) -> Any:
+    def window(self) -> Any:
+        """The rolling window under the current config's caps (pinned rows + live rows)."""
         cfg = self.config
         return self.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-                                 preserve_protected=cfg.preserve_compressed_reads, exclude_ids=exclude_ids)
+                                 preserve_protected=cfg.preserve_compressed_reads)
 
     def context_blocks(self, text: str, exclude_ids: tuple[int, ...] = ()) -> list[dict[str, Any]]:
-        """The content blocks of the user message this turn would send."""
+        """The content blocks of the user message this turn would send.
+
+        The window is selected with the new user row already stored (so the caps
+        count it) and that row is then left out of the history, as it is sent last.
+        """
         extras: list[str] = []
         for fn in self.pre_turn_context:
             try:
                 extras.append(fn(self, text) or "")
             except Exception as exc:
                 log_event(self.instance.debug_log_path, "pre_turn_context_error", level="error", error=repr(exc))
-        win = self.window(exclude_ids)
-        return build_user_content(win.pinned, win.rows, text, extras)
+        win = self.window()
+        rows = [t for t in win.rows if t.id not in exclude_ids]
+        return build_user_content(win.pinned, rows, text, extras)
 
     # -- SDK options ------------------------------------------------------------------
     def _options(self, system_prompt: str, stderr_sink: list[str]) -> Any:
@@ -288,6 +249,11 @@ class AgentSession:
         except Exception as exc:
             log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
 
+    def _background(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def _discard(self, handle: _Client | None) -> None:
         """End a CLI process (on the loop it lives on)."""
         if handle is None:
@@ -332,14 +298,13 @@ class AgentSession:
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
         try:
-            allowed = await self.gate.ask(tool_name, tool_input)
+            decision = await self.gate.ask_decision(tool_name, tool_input)
         except Exception as exc:
             log_event(self.instance.debug_log_path, "permission_prompt_error", level="error", error=repr(exc))
-            allowed = False
-        log_event(self.instance.debug_log_path, "permission_answer", tool=tool_name, allowed=allowed)
-        if allowed:
+            return PermissionResultDeny(message=f"permission check failed: {exc}")
+        if decision.verdict == "allow":
             return PermissionResultAllow()
-        return PermissionResultDeny(message=f"The user denied {tool_name}.")
+        return PermissionResultDeny(message=decision.reason or f"{tool_name} was denied")
 
     # -- the turn ----------------------------------------------------------------------------------
     async def aturn(self, text: str) -> AsyncIterator[ev.Event]:
@@ -399,7 +364,7 @@ class AgentSession:
         finally:
             self._active = None
             if handle is not None:
-                asyncio.get_running_loop().create_task(self._discard(handle))
+                self._background(self._discard(handle))
         interrupted = self._stop_requested or (
             collector.result is not None and (collector.result.terminal_reason or "").startswith("aborted"))
         if failure is None and not interrupted:
@@ -496,6 +461,9 @@ class AgentSession:
         for handle in (self._active, self._spare):
             await self._discard(handle)
         self._spare = self._active = None
+        pending = [t for t in self._tasks if t.get_loop() is asyncio.get_running_loop()]
+        if pending:
+            await asyncio.wait(pending, timeout=15)
         self._finish_close()
 
     def close(self) -> None:
