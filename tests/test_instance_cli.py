@@ -190,3 +190,11 @@ def test_heavy_libraries_not_imported_by_light_commands(cli, mnemara_home: Path)
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=cli_env())
     assert r.returncode == 0, r.stderr
     assert "HEAVY []" in r.stdout, r.stdout
+
+
+def test_errors_are_logged_as_json_lines(cli, mnemara_home: Path) -> None:
+    cli("init", "--instance", "w")
+    assert cli("role", "-i", "w", "--set", "/nope.md").returncode == 2
+    records = [json.loads(line) for line in (mnemara_home / "w" / "debug.log").read_text().splitlines()]
+    assert records[-1]["event"] == "cli_error" and records[-1]["level"] == "error"
+    assert "role doc not found" in records[-1]["message"] and records[-1]["command"] == "role"
