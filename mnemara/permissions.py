@@ -108,13 +108,25 @@ def always_pattern(target: str) -> str:
     return r"\A" + re.escape(target) + r"\Z"
 
 
+_HOME_CACHE: dict[str, str] = {}
+
+
+def _real_home() -> str:
+    """``$HOME`` with symlinks resolved (cached per value of ``$HOME``)."""
+    raw = os.path.expanduser("~")
+    real = _HOME_CACHE.get(raw)
+    if real is None:
+        real = _HOME_CACHE[raw] = os.path.realpath(raw)
+    return real
+
+
 def is_inside_home(path: str, cwd: Path | None = None) -> tuple[bool, str]:
     """Whether ``path`` (``~`` expanded, relative to ``cwd``) resolves under ``$HOME``.
 
     Returns ``(inside, resolved)``. ``..`` and symlinks are resolved first, so a
     link inside home that points outside counts as outside.
     """
-    home = os.path.realpath(os.path.expanduser("~"))
+    home = _real_home()
     expanded = os.path.expanduser(path)
     if not os.path.isabs(expanded):
         expanded = os.path.join(str(cwd) if cwd is not None else os.getcwd(), expanded)
@@ -134,6 +146,9 @@ class PermissionGate:
         self.session_allowed: set[str] = set()
         self._own_names = _own_policy_names()
         self._perm_stamp: tuple[int, int] | None = None
+        self._perm_path = str(instance.permissions_path)
+        self._controls = {os.path.realpath(p) for p in (instance.config_path, instance.permissions_path)}
+        self._keys_cache: dict[str, list[str]] = {}
         self._persisted: dict[str, list[re.Pattern[str]]] = {}
         self._perm_problems: list[str] = []
         self._ask_lock: asyncio.Lock | None = None
@@ -179,9 +194,9 @@ class PermissionGate:
     # -- permissions.json --------------------------------------------------------
     def _refresh_persisted(self) -> None:
         """(Re)load permissions.json when it changed on disk; any fault means no persisted allows."""
-        path = self.instance.permissions_path
+        path = self._perm_path
         try:
-            st = path.stat()
+            st = os.stat(path)
             stamp = (st.st_mtime_ns, st.st_size)
         except FileNotFoundError:
             stamp = (0, -1)
@@ -190,7 +205,7 @@ class PermissionGate:
         if stamp == self._perm_stamp:
             return
         self._perm_stamp = stamp
-        patterns, problems = load_permissions(path)
+        patterns, problems = load_permissions(Path(path))
         self._persisted = {tool: [re.compile(p) for p in pats] for tool, pats in patterns.items()}
         self._perm_problems = problems
 
@@ -203,6 +218,12 @@ class PermissionGate:
 
     def _keys(self, tool_name: str) -> list[str]:
         """Policy keys that may govern ``tool_name``, most specific first."""
+        keys = self._keys_cache.get(tool_name)
+        if keys is None:
+            keys = self._keys_cache[tool_name] = self._compute_keys(tool_name)
+        return keys
+
+    def _compute_keys(self, tool_name: str) -> list[str]:
         keys = [tool_name]
         policy = self.policy_name(tool_name)
         if policy != tool_name:
@@ -240,48 +261,40 @@ class PermissionGate:
             return Decision("deny", f"permission check failed: {exc}")
 
     def _decide(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
-        if self.config.file_tool_home_only and tool_name in FILE_TOOLS:
-            refusal = self._home_only(tool_name, tool_input)
-            if refusal is not None:
-                return refusal
+        resolved = None
+        if tool_name in FILE_TOOLS:
+            path = tool_input.get(FILE_TOOLS[tool_name])
+            if not isinstance(path, str) or not path:
+                return self._logged(tool_name, Decision("deny", f"{tool_name} needs a file path"))
+            inside, resolved = is_inside_home(path, self.cwd)
+            if self.config.file_tool_home_only and not inside:
+                return self._home_refusal(tool_name, path, resolved)
         mode, why = self._mode(tool_name)
-        if mode == "deny":
-            return self._logged(tool_name, Decision("deny", f"{self.policy_name(tool_name)} is denied by {why}"))
         policy = self.policy_name(tool_name)
-        if tool_name in FILE_TOOLS and tool_name != "Read" and self._is_control_file(tool_input):
+        if mode == "deny":
+            return self._logged(tool_name, Decision("deny", f"{policy} is denied by {why}"))
+        if resolved in self._controls and tool_name != "Read":
             return Decision("ask", f"{tool_name} would change this instance's own permissions or config")
+        if mode == "allow":
+            return Decision("allow", why)
         if policy in self.session_allowed:
             return Decision("allow", f"{policy} allowed for this session")
-        target = target_of(tool_name, tool_input)
         self._refresh_persisted()
+        target = None
         for key in self._keys(tool_name):
             for pattern in (*self._config_patterns.get(key, ()), *self._persisted.get(key, ())):
+                if target is None:
+                    target = target_of(tool_name, tool_input)
                 if pattern.search(target):
                     return Decision("allow", f"{policy} target matches allowed pattern {pattern.pattern!r}")
         return Decision(mode, why)
 
-    def _is_control_file(self, tool_input: dict[str, Any]) -> bool:
-        """Whether a write targets config.json / permissions.json of this instance (always asked)."""
-        path = next((v for k, v in tool_input.items() if k in ("file_path", "notebook_path")), None)
-        if not isinstance(path, str):
-            return False
-        _, resolved = is_inside_home(path, self.cwd)
-        controls = {os.path.realpath(p) for p in (self.instance.config_path, self.instance.permissions_path)}
-        return resolved in controls
-
-    def _home_only(self, tool_name: str, tool_input: dict[str, Any]) -> Decision | None:
-        path = tool_input.get(FILE_TOOLS[tool_name])
-        if not isinstance(path, str) or not path:
-            return self._logged(tool_name, Decision("deny", f"{tool_name} needs a file path"))
-        inside, resolved = is_inside_home(path, self.cwd)
-        if inside:
-            return None
-        decision = Decision(
+    def _home_refusal(self, tool_name: str, path: str, resolved: str) -> Decision:
+        self._log("permission_home_only", "warning", tool=tool_name, target=path, resolved=resolved)
+        return Decision(
             "deny",
             f"{tool_name} refused: {path} resolves to {resolved}, outside $HOME (file_tool_home_only is on)",
         )
-        self._log("permission_home_only", "warning", tool=tool_name, target=path, resolved=resolved)
-        return decision
 
     # -- asking -------------------------------------------------------------------
     async def ask(self, tool_name: str, tool_input: dict[str, Any] | None) -> bool:
