@@ -71,6 +71,9 @@ class PermissionRequest:
         """One line for a prompt, e.g. ``Bash: echo hi``."""
         return f"{self.policy_name}: {self.target}"
 
+    def __str__(self) -> str:  # prompts written for a plain question string keep working
+        return f"allow {self.describe()}? [y]es once / [n]o / [a]lways this exact target / [s]ession"
+
 
 PromptAnswer = Optional[str]
 Prompt = Callable[[PermissionRequest], Union[PromptAnswer, Awaitable[PromptAnswer]]]
