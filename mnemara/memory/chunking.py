@@ -44,8 +44,9 @@ class Chunk:
 
     @property
     def signature(self) -> str:
-        """Changes whenever any stored field changes (decides re-writing a row)."""
-        fields = (self.id, self.source, self.kind, self.category, self.path, self.title, self.text, self.created_at)
+        """Changes whenever the content changes (decides re-writing a row); re-indexing the
+        same text later keeps the first ``created_at``."""
+        fields = (self.id, self.source, self.kind, self.category, self.path, self.title, self.text)
         return hashlib.sha256("\x1f".join(fields).encode("utf-8")).hexdigest()[:32]
 
 
