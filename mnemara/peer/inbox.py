@@ -259,11 +259,11 @@ class PeerInbox:
             left = [r for r in fresh if r.id not in self._handled]
             waiting.extend(left)
             if contiguous:
-                contiguous = self._advance(result.rows)
+                contiguous = self._advance(result)
             more = result.full_page
             if not result.full_page or left:
                 break
-            cursor = result.rows[-1].id
+            cursor = result.scanned_to
         self._waiting = waiting
         self._waiting_more = more
         self._handled = {i for i in self._handled if i > self._watermark}
@@ -343,14 +343,13 @@ class PeerInbox:
         self._log("peer_delivered", rows=ids)
         return True
 
-    def _advance(self, rows: list[PeerRow]) -> bool:
-        """Move the watermark over ``rows`` (a fetched page) as far as all are handled."""
-        unhandled = [r.id for r in rows if r.id not in self._handled]
+    def _advance(self, page: db.PollResult) -> bool:
+        """Move the watermark over a fetched page as far as every row of it is handled."""
+        unhandled = [r.id for r in page.rows if r.id not in self._handled]
         if unhandled:
             self._watermark = max(self._watermark, min(unhandled) - 1)
             return False
-        if rows:
-            self._watermark = max(self._watermark, rows[-1].id)
+        self._watermark = max(self._watermark, page.scanned_to)
         return True
 
     # -- the background loop -----------------------------------------------------
