@@ -8,11 +8,14 @@ nothing at all and returns the plan of what it would do.
 """
 from __future__ import annotations
 
+import fcntl
+import os
+from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from mnemara.fsutil import locked
+from mnemara.errors import InstanceNotFound
 from mnemara.instance import Instance
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.plan import Action, Pattern, Progress, ReplayPlan, ReplayResult, apply_plan, build_plan
@@ -45,15 +48,28 @@ def run_replay(
     kwargs = dict(days=days, threshold=threshold, embed=embed, entity_lookup=entity_lookup, today=today, now=now, progress=progress)
     if not apply:
         return build_plan(inst, **kwargs)
-    with locked(inst.sleep_dir / ".replay.lock"):
+    with _exclusive(inst.root):
         plan = build_plan(inst, **kwargs)
         apply_plan(plan, inst)
     return plan
+
+
+@contextmanager
+def _exclusive(folder: Path) -> Iterator[None]:
+    """One applying replay per instance at a time: a lock on the folder itself (creates no file)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _resolve(instance: Instance | str | Path) -> Instance:
     if isinstance(instance, Instance):
         return instance
     if isinstance(instance, Path):
+        if not (instance / "config.json").is_file():
+            raise InstanceNotFound(f"{instance} is not a Mnemara instance (no config.json)")
         return Instance(name=instance.name, root=instance)
     return Instance.open(instance)

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemara.fsutil import locked_append, locked_rewrite
-from mnemara.replay.load import split_blocks
+from mnemara.memory.notes import Atom
+from mnemara.replay.load import FileIssue, LoadedAtom, block_text, split_blocks
 
 MARKER_RE = re.compile(
     rb"^<!-- mnemara-replay archived (?P<when>\S+) from=(?P<source>\S+) bytes=(?P<size>\d+) "
@@ -75,6 +76,32 @@ def read_entries(path: Path) -> list[ArchiveEntry]:
             ArchiveEntry(match.group("source").decode(), match.group("keeper").decode(), match.group("when").decode(), raw)
         )
     return entries
+
+
+def load_archived(archive_dir: Path, day_files: list[Path], start: int) -> tuple[list[LoadedAtom], list[FileIssue]]:
+    """Archived notes whose day file is in the window, numbered from ``start``.
+
+    They take part in clustering (a repeated note is evidence of a pattern) so a
+    second run sees the same notes as the first and decides the same things.
+    """
+    atoms: list[LoadedAtom] = []
+    issues: list[FileIssue] = []
+    for day in day_files:
+        path = archive_path(archive_dir, day)
+        if not path.is_file():
+            continue
+        for entry in read_entries(path):
+            try:
+                _, blocks = split_blocks(entry.raw)
+            except UnicodeDecodeError:
+                blocks = []
+            if len(blocks) != 1:
+                issues.append(FileIssue(f"archive/{path.name}", f"an entry archived {entry.when} is not one note; ignored", skipped=False))
+                continue
+            _, raw, stamp, category = blocks[0]
+            atom = Atom(stamp, category, block_text(raw), path, 0)
+            atoms.append(LoadedAtom(atom, raw, start + len(atoms), archived=True))
+    return atoms, issues
 
 
 def apply_moves(archive_dir: Path, source: Path, moves: list[ArchiveMove], when: str) -> tuple[list[ArchiveMove], list[str]]:

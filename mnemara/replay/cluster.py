@@ -119,13 +119,14 @@ def components(n: int, pairs: Iterable[Pair]) -> list[list[int]]:
 
 
 def near_duplicates(
-    order: list[int], pairs: Iterable[Pair], max_distance: float, protected: set[int]
+    order: list[int], pairs: Iterable[Pair], max_distance: float, protected: set[int], retired: set[int] = frozenset()
 ) -> dict[int, int]:
     """Map duplicate -> the atom it duplicates (its keeper).
 
     ``order`` lists atoms oldest first. Walking it, an atom closer than
     ``max_distance`` to an earlier atom that is being kept becomes a duplicate
     of the earliest such keeper; ``protected`` atoms are always kept.
+    ``retired`` atoms (already archived) are neither moved nor keepers.
     """
     near: dict[int, list[int]] = {}
     for pair in pairs:
@@ -135,9 +136,12 @@ def near_duplicates(
     rank = {atom: position for position, atom in enumerate(order)}
     duplicate_of: dict[int, int] = {}
     for atom in order:
-        if atom in protected:
+        if atom in protected or atom in retired:
             continue
-        keepers = [other for other in near.get(atom, ()) if rank[other] < rank[atom] and other not in duplicate_of]
+        keepers = [
+            other for other in near.get(atom, ())
+            if rank[other] < rank[atom] and other not in duplicate_of and other not in retired
+        ]
         if keepers:
             duplicate_of[atom] = min(keepers, key=rank.__getitem__)
     return duplicate_of

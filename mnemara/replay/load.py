@@ -35,11 +35,18 @@ class LoadedAtom:
     atom: Atom
     raw: bytes
     index: int  # position in the loaded list; stable within one run
+    archived: bool = False  # an entry of memory/archive/: evidence for patterns, never moved again
 
     @property
     def key(self) -> str:
         """File-and-timestamp citation, stable when other atoms move: ``2026-04-27.md@<ts>``."""
-        return f"{self.atom.file.name}@{self.atom.timestamp}"
+        prefix = "archive/" if self.archived else ""
+        return f"{prefix}{self.atom.file.name}@{self.atom.timestamp}"
+
+    @property
+    def location(self) -> str:
+        """Where the note lives, relative to the instance: ``memory/...``."""
+        return f"memory/archive/{self.atom.file.name}" if self.archived else f"memory/{self.atom.file.name}"
 
     @property
     def digest(self) -> str:

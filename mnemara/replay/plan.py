@@ -19,10 +19,10 @@ from mnemara.errors import UsageError
 from mnemara.fsutil import atomic_write_text, locked_append
 from mnemara.instance import Instance
 from mnemara.replay import cluster as clustering
-from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path
+from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path, load_archived
 from mnemara.replay.augment import Augmentation, EntityLookup, augment, entity_map
 from mnemara.replay.digest import render_digest
-from mnemara.replay.load import FileIssue, LoadedAtom, load_atoms
+from mnemara.replay.load import FileIssue, LoadedAtom, files_in_window, load_atoms
 from mnemara.replay.policy import ReplayPolicy, policy_path, read_policy
 from mnemara.replay.proposals import (
     Document,
@@ -133,7 +133,7 @@ def _when(atom: LoadedAtom) -> tuple:
         moment = datetime.fromisoformat(atom.atom.timestamp.replace("Z", "+00:00")).astimezone(timezone.utc)
     except ValueError:
         moment = datetime.max.replace(tzinfo=timezone.utc)
-    return (moment, atom.atom.file.name, atom.atom.offset)
+    return (moment, atom.archived, atom.atom.file.name, atom.atom.offset)
 
 
 def build_plan(
@@ -162,9 +162,14 @@ def build_plan(
 
     # phase 1: load
     loaded = load_atoms(instance.memory_dir, days, today)
+    archived, archive_issues = load_archived(
+        instance.archive_dir, files_in_window(instance.memory_dir, days, today), len(loaded.atoms)
+    )
+    loaded.issues.extend(archive_issues)
     tick("load", len(loaded.atoms), len(loaded.atoms))
-    active = [a for a in loaded.atoms if a.atom.text.strip() and not policy.excludes(a.atom.file.name, a.atom.category, a.atom.text)]
-    excluded = sum(1 for a in loaded.atoms if a.atom.text.strip()) - len(active)
+    candidates = [a for a in loaded.atoms + archived if a.atom.text.strip()]
+    active = [a for a in candidates if not policy.excludes(a.atom.file.name, a.atom.category, a.atom.text)]
+    excluded = sum(1 for a in candidates if not a.archived) - sum(1 for a in active if not a.archived)
 
     # phase 2: vectors, pairs, clusters, near-duplicates
     space = TfidfSpace([a.atom.text for a in active])
@@ -189,7 +194,8 @@ def build_plan(
     if policy.archive:
         order = sorted(range(len(active)), key=lambda i: _when(active[i]))
         protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
-        duplicate_of = clustering.near_duplicates(order, pairs, policy.duplicate_distance, protected)
+        retired = {i for i, a in enumerate(active) if a.archived}
+        duplicate_of = clustering.near_duplicates(order, pairs, policy.duplicate_distance, protected, retired)
 
     # phase 3: augment
     entities, graph_status = entity_map(active, entity_lookup)
@@ -229,6 +235,7 @@ def build_plan(
     counts = {
         "files": len(loaded.files),
         "atoms": len(loaded.atoms),
+        "archived_atoms": len(archived),
         "excluded": excluded,
         "clustered": len(active),
         "pairs": len(pairs),

@@ -77,7 +77,8 @@ def _quote(text: str) -> str:
 def _members_section(members: Sequence[LoadedAtom]) -> list[str]:
     lines = ["## Notes in this pattern", ""]
     for m in members:
-        lines += [f"### memory/{m.atom.file.name} @ {m.atom.timestamp} ({m.atom.category})", "", _quote(m.atom.text), ""]
+        note = ", archived duplicate" if m.archived else ""
+        lines += [f"### {m.location} @ {m.atom.timestamp} ({m.atom.category}{note})", "", _quote(m.atom.text), ""]
     return lines
 
 
