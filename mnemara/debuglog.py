@@ -14,11 +14,11 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
-def log_event(path: Path, event: str, level: str = "info", **fields: Any) -> None:
-    """Append one JSON object to the log at ``path``. Never raises for a logging failure."""
+def log_event(log_path: Path, event: str, /, level: str = "info", **fields: Any) -> None:
+    """Append one JSON object to the log at ``log_path``. Never raises for a logging failure."""
     record = {"ts": now_iso(), "level": level, "event": event, **fields}
     try:
-        locked_append(Path(path), json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        locked_append(Path(log_path), json.dumps(record, ensure_ascii=False, default=str) + "\n")
     except OSError:
         pass
 

@@ -44,7 +44,8 @@ def locked(path: Path) -> Iterator[None]:
 def locked_append(path: Path, text: str) -> None:
     """Append ``text`` to ``path`` under an exclusive lock in one write call.
 
-    Safe across processes: two writers never interleave inside one record.
+    Safe across processes: two writers never interleave inside one record, and a
+    file replaced by a rewriter while we waited is appended to in its new form.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,38 +61,75 @@ def locked_append(path: Path, text: str) -> None:
         os.close(fd)
 
 
-def _open_locked(path: Path, flags: int) -> int:
-    """Open ``path`` and take an exclusive lock on the file that is *still* at ``path``.
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (mine.st_ino, mine.st_dev) == (st.st_ino, st.st_dev)
 
-    A rewriter (see :func:`locked_rewrite`) replaces a file by renaming a new one
-    over it while holding the lock on the old one. A writer that opened the old
-    file and waited for its lock would otherwise write into an unlinked file, so
-    after locking we check the path still names the locked inode and retry if not.
+
+def _open_locked(path: Path, flags: int) -> int:
+    """Open ``path`` and hold an exclusive lock on the file that is *still* at ``path``.
+
+    Rewriters replace a file by renaming a new one over it while holding the lock
+    on the old one. Whoever opened the old file and waited for its lock would
+    otherwise write into (or rewrite) an unlinked file, so after locking we check
+    the path still names the locked inode and start again if not.
     """
     while True:
         fd = os.open(path, flags, 0o644)
         fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            current = os.stat(path)
-        except FileNotFoundError:
-            current = None
-        opened = os.fstat(fd)
-        if current is not None and (current.st_ino, current.st_dev) == (opened.st_ino, opened.st_dev):
+        if _same_file(fd, path):
             return fd
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def _replace_locked(fd: int, path: Path, data: bytes) -> None:
+    """Swap ``data`` in at ``path`` (temp file, fsync, rename) keeping the locked file's mode."""
+    tmp_fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(tmp_fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, os.fstat(fd).st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def rewrite_locked(path: Path, transform: Callable[[str], "str | None"]) -> bool:
+    """Rewrite an append-only file atomically while holding the lock appenders take.
+
+    ``transform(old_text)`` returns the new text, or None to leave the file as it is.
+    Appenders that were waiting for the lock notice the file was replaced and append
+    to the new one, so nothing is lost. Returns True when the file was rewritten.
+    """
+    with locked_rewrite(path) as (data, replace):
+        old = data.decode("utf-8")
+        new = transform(old)
+        if new is None or new == old:
+            return False
+        replace(new.encode("utf-8"))
+        return True
 
 
 @contextmanager
 def locked_rewrite(path: Path) -> Iterator[tuple[bytes, Callable[[bytes], None]]]:
     """Lock ``path`` and yield ``(current bytes, replace)``; ``replace(new)`` swaps it atomically.
 
-    The new content goes to a temp file in the same folder, is fsynced and renamed
-    over ``path`` while the lock is held, so a concurrent :func:`locked_append`
-    either lands before the read or in the new file, never in a lost one.
+    Byte-level form of :func:`rewrite_locked` for callers that must do other work
+    (e.g. write an archive) between reading and replacing, under the same lock.
     """
     path = Path(path)
-    fd = _open_locked(path, os.O_RDWR)
+    fd = _open_locked(path, os.O_RDONLY)
     try:
         chunks = []
         while True:
@@ -99,24 +137,7 @@ def locked_rewrite(path: Path) -> Iterator[tuple[bytes, Callable[[bytes], None]]
             if not chunk:
                 break
             chunks.append(chunk)
-
-        def replace(new: bytes) -> None:
-            tmp_fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            try:
-                with os.fdopen(tmp_fd, "wb") as fh:
-                    fh.write(new)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.chmod(tmp, os.fstat(fd).st_mode & 0o7777)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except FileNotFoundError:
-                    pass
-                raise
-
-        yield b"".join(chunks), replace
+        yield b"".join(chunks), lambda new: _replace_locked(fd, path, new)
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)

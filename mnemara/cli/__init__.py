@@ -24,6 +24,12 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except MnemaraError as exc:
+            from mnemara.cli.common import current_instance
+            from mnemara.debuglog import log_event
+
+            inst = current_instance.get()
+            if inst is not None:
+                log_event(inst.debug_log_path, "cli_error", "error", command=ctx.invoked_subcommand, message=exc.message)
             click.echo(f"error: {exc.message}", err=True)
             sys.exit(exc.exit_code)
 

@@ -1,9 +1,14 @@
 """Options and helpers shared by the CLI topic modules."""
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import click
 
 from mnemara.instance import Instance, validate_name
+
+#: The instance the running command opened, so a failure can be logged to its debug.log.
+current_instance: ContextVar[Instance | None] = ContextVar("current_instance", default=None)
 
 
 def _check_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -17,4 +22,6 @@ instance_option = click.option(
 
 
 def open_instance(name: str) -> Instance:
-    return Instance.open(name)
+    inst = Instance.open(name)
+    current_instance.set(inst)
+    return inst

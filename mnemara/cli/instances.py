@@ -7,7 +7,6 @@ import click
 
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
-from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
 from mnemara.errors import UsageError
 from mnemara.fsutil import atomic_write_text
@@ -54,6 +53,8 @@ def show(instance_name: str, count: int | None, show_all: bool) -> None:
     """Print the rolling window read-only (pinned slots first)."""
     from mnemara.store import TurnStore
     from mnemara.transcript_text import format_turn
+
+    from mnemara.config import Config
 
     inst = open_instance(instance_name)
     cfg = Config.load(inst.config_path)
@@ -102,6 +103,7 @@ def delete(instance_name: str, force: bool) -> None:
 @click.option("--set-from-url", "set_url", metavar="URL", help="Download a role doc once (https, <=1 MB, UTF-8) into the instance as role.md.")
 def role(instance_name: str, set_path: str | None, set_url: str | None) -> None:
     """Show or set the instance's role doc (the system prompt, re-read every turn)."""
+    from mnemara.config import Config, update_config
     from mnemara.roledoc import check_role_file, fetch_role_doc
 
     inst = open_instance(instance_name)
@@ -125,13 +127,27 @@ def role(instance_name: str, set_path: str | None, set_url: str | None) -> None:
 @main.command()
 @instance_option
 @click.option("--category", "-c", default="note", show_default=True, help="Category written in the note heading.")
+@click.option("--allow-duplicate", is_flag=True, help="Append even when an atom already holds the same text.")
 @click.argument("text", nargs=-1, required=True)
-def note(instance_name: str, category: str, text: tuple[str, ...]) -> None:
-    """Append a memory note to today's memory/YYYY-MM-DD.md."""
-    from mnemara.memory.notes import append_note
+def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[str, ...]) -> None:
+    """Append a memory note to today's memory/YYYY-MM-DD.md.
+
+    A note whose text (ignoring case, spacing and trailing punctuation) is already
+    held by an atom is not appended again; the atom holding it is named.
+    """
+    from mnemara.memory.notes import append_note, validate_category
 
     inst = open_instance(instance_name)
-    path, stamp = append_note(inst.memory_dir, " ".join(text), category)
+    body = " ".join(text)
+    validate_category(category)
+    if not allow_duplicate and body.strip():
+        from mnemara.memory.dedupe import find_same_text
+
+        same = find_same_text(inst.memory_dir, body)
+        if same is not None:
+            click.echo(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (atom {same.id})")
+            return
+    path, stamp = append_note(inst.memory_dir, body, category)
     click.echo(f"noted in {path.name} at {stamp}")
 
 
@@ -140,6 +156,7 @@ def note(instance_name: str, category: str, text: tuple[str, ...]) -> None:
 @click.option("--instance", "-i", "instance_name", metavar="NAME", help="Migrate one instance.")
 def migrate(all_instances: bool, instance_name: str | None) -> None:
     """Bring config.json and turns.sqlite up to the current schema (idempotent)."""
+    from mnemara.config import Config
     from mnemara.instance import validate_name
     from mnemara.store import TurnStore
 

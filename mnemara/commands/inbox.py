@@ -1,0 +1,33 @@
+"""``/inbox``: toggle peer-message delivery live and show the inbox state.
+
+The command finds the runner as ``ctx.peer_inbox`` (a :class:`mnemara.peer.PeerInbox`,
+or None when peer polling is off for this panel). The toggle is live and not
+saved: ``peer_poll_enabled`` in config.json decides whether a panel polls at all.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from mnemara.commands import CommandResult, command
+
+USAGE = "/inbox [on|off|status]"
+
+
+@command("inbox", usage=USAGE, help="Toggle delivery of peer messages (ON/OFF) and show the inbox state")
+def inbox_command(ctx: Any, args: str) -> CommandResult:
+    inbox = getattr(ctx, "peer_inbox", None)
+    word = args.strip().lower()
+    if word not in ("", "on", "off", "status", "toggle"):
+        raise ValueError(f"unknown argument {args.strip()!r}: expected on, off or status")
+    if inbox is None:
+        return CommandResult(
+            "peer polling is off for this panel: set peer_poll_enabled to true and peer_db_path "
+            "in config.json, then restart the panel",
+            ok=False,
+        )
+    if word in ("", "toggle"):
+        inbox.toggle()
+    elif word in ("on", "off"):
+        inbox.set_enabled(word == "on")
+    return CommandResult(inbox.describe(), action="inbox_state",
+                         data={"enabled": inbox.enabled, "state_text": inbox.state_text})

@@ -1,0 +1,428 @@
+"""``PeerInbox``: the background runner that turns pending peer rows into agent turns.
+
+An embedder or a UI runs it beside an ``AgentSession``::
+
+    inbox = PeerInbox.from_config(cfg, instance_name, deliver=my_turn, is_idle=lambda: not session.busy,
+                                  debug_log=inst.debug_log_path)
+    inbox.start()            # a task on the running event loop
+    inbox.toggle()           # live ON/OFF of delivery (the /inbox command, the Inbox button)
+    inbox.state_text         # for the status line, e.g. "⚡ Inbox: ON · 2 waiting"
+    await inbox.aclose()
+
+``deliver(text)`` runs one agent turn with ``text`` as the user message and must
+raise if the turn did not complete; the UI passes its own "run this turn and
+render it" coroutine, an embedder can use :func:`mnemara.peer.session_deliverer`.
+
+Detection reads the database every ``peer_poll_interval_seconds`` (read-only,
+no model call). When delivery is ON and the session is idle, silent types are
+acknowledged in one short write and every other row goes into ONE turn (or one
+turn per row with ``peer_poll_batch: false``). Delivery OFF means the inbox only
+counts: it neither delivers nor acknowledges anything.
+
+"Seen once": a row counts as handled only after the turn carrying it returned
+without error (or its silent ack committed). A failed turn leaves its rows
+unhandled, so they are delivered again on a later poll. The watermark is the
+highest id below which every matching row is handled; handled rows above a
+still-unhandled one are remembered in a small set until the watermark passes
+them. Rows the agent delivers are acknowledged by the agent itself (through the
+ack tool); Mnemara writes only the silent acks.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
+
+from mnemara.debuglog import log_event
+from mnemara.peer import db
+from mnemara.peer.message import format_turn
+from mnemara.peer.problems import ProblemLog
+from mnemara.peer.rows import PeerRow
+
+if TYPE_CHECKING:
+    from mnemara.config import Config
+
+Deliver = Callable[[str], Awaitable[Any]]
+ICON = "⚡"
+MAX_PAGES_PER_STEP = 50
+SHORT_PROBLEM = {
+    "no_path": "no peer_db_path",
+    "missing": "peer db missing",
+    "not_a_file": "peer db not a file",
+    "locked": "peer db locked",
+    "no_table": "no returns table",
+    "missing_column": "peer db schema",
+    "not_a_database": "peer db unreadable",
+    "cannot_open": "peer db unreadable",
+    "sqlite_error": "peer db error",
+    "delivery_failed": "delivery failed",
+    "ack_failed": "ack failed",
+    "internal": "inbox error",
+}
+READ_PROBLEMS = ("no_path", "missing", "not_a_file", "locked", "no_table", "missing_column",
+                 "not_a_database", "cannot_open", "sqlite_error")
+
+
+@dataclass
+class InboxStats:
+    polls: int = 0
+    delivered_rows: int = 0
+    delivered_turns: int = 0
+    failed_turns: int = 0
+    silent_acked: int = 0
+
+
+def resolve_role(config: "Config", instance_name: str) -> str:
+    """This panel's role: ``peer_role``, or the instance name when that is empty."""
+    return (config.peer_role or "").strip() or instance_name
+
+
+def resolve_db_path(raw: str, base: Path | None = None) -> Path:
+    """``peer_db_path`` with ``~`` expanded; a relative path is taken from ``base`` (the instance folder)."""
+    if not raw.strip():
+        return Path("")
+    path = Path(raw.strip()).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = Path(base) / path
+    return path
+
+
+class PeerInbox:
+    def __init__(
+        self,
+        *,
+        db_path: Path,
+        role: str,
+        deliver: Deliver,
+        senders: Sequence[str] = (),
+        interval: float = 30.0,
+        is_idle: Callable[[], bool] | None = None,
+        ack_tool: str = "",
+        submit_tool: str = "",
+        batch: bool = True,
+        silent_types: Sequence[str] = (),
+        debug_log: Path | None = None,
+        enabled: bool = True,
+        max_rows_per_turn: int = 100,
+        idle_check_seconds: float = 0.25,
+        on_change: Callable[["PeerInbox"], Any] | None = None,
+    ) -> None:
+        if max_rows_per_turn < 1:
+            raise ValueError("max_rows_per_turn must be at least 1")
+        self.db_path = Path(db_path)
+        self.role = role
+        self.filter = db.Filter(role=role, senders=tuple(s for s in senders if s))
+        self.interval = float(interval)
+        self.ack_tool = ack_tool
+        self.submit_tool = submit_tool
+        self.batch = batch
+        self.silent_types = frozenset(t for t in silent_types if t)
+        self.max_rows_per_turn = max_rows_per_turn
+        self.idle_check_seconds = idle_check_seconds
+        self.stats = InboxStats()
+        self._deliver_fn = deliver
+        self._is_idle = is_idle or (lambda: True)
+        self._debug_log = Path(debug_log) if debug_log else None
+        self._problems = ProblemLog(self._debug_log)
+        self._on_change = on_change
+        self._enabled = enabled
+        self._watermark = 0
+        self._handled: set[int] = set()
+        self._waiting: list[PeerRow] = []
+        self._waiting_more = False
+        self._delivering = 0
+        self._hold_until = 0.0
+        self._lock = asyncio.Lock()
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping = False
+        self._task: asyncio.Task | None = None
+        self._last_text = ""
+
+    @classmethod
+    def from_config(cls, config: "Config", instance_name: str, *, deliver: Deliver,
+                    instance_root: Path | None = None, debug_log: Path | None = None,
+                    **kwargs: Any) -> "PeerInbox":
+        """Build an inbox from an instance's config (``peer_*`` fields)."""
+        return cls(
+            db_path=resolve_db_path(config.peer_db_path, instance_root),
+            role=resolve_role(config, instance_name),
+            senders=config.peer_poll_roles,
+            interval=config.peer_poll_interval_seconds,
+            ack_tool=config.peer_poll_ack_tool,
+            submit_tool=config.peer_poll_submit_tool,
+            batch=config.peer_poll_batch,
+            silent_types=config.peer_poll_silent_types,
+            debug_log=debug_log,
+            deliver=deliver,
+            **kwargs,
+        )
+
+    # -- state -----------------------------------------------------------------
+    @property
+    def enabled(self) -> bool:
+        """Whether delivery is ON (detection runs either way)."""
+        return self._enabled
+
+    @property
+    def watermark(self) -> int:
+        return self._watermark
+
+    @property
+    def waiting(self) -> list[PeerRow]:
+        """Rows seen at the last poll and not handled yet (oldest first)."""
+        return list(self._waiting)
+
+    @property
+    def problems(self) -> dict[str, str]:
+        return self._problems.active
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def state_text(self) -> str:
+        """One short line for the status bar / Inbox button, e.g. ``⚡ Inbox: ON · 3 waiting``."""
+        parts = [f"{ICON} Inbox: {'ON' if self._enabled else 'OFF'}"]
+        if self._delivering:
+            parts.append(f"delivering {self._delivering}")
+        elif self._waiting:
+            parts.append(f"{len(self._waiting)}{'+' if self._waiting_more else ''} waiting")
+        for key in self._problems.active:
+            parts.append("⚠ " + SHORT_PROBLEM.get(key, key.replace("_", " ")))
+            break
+        return " · ".join(parts)
+
+    def describe(self) -> str:
+        """A few lines for ``/inbox``: state, role, file, filter, counters, current problems."""
+        senders = ", ".join(self.filter.senders) or "(none)"
+        lines = [
+            self.state_text,
+            f"role: {self.role}   peer db: {self.db_path}",
+            f"broadcasts accepted from: {senders}   poll every {self.interval:g}s   "
+            f"{'batched' if self.batch else 'one turn per message'}",
+            f"delivered: {self.stats.delivered_rows} rows in {self.stats.delivered_turns} turns   "
+            f"silently acked: {self.stats.silent_acked}   failed turns: {self.stats.failed_turns}",
+        ]
+        for key, message in self._problems.active.items():
+            lines.append(f"problem ({key}): {message}")
+        return "\n".join(lines)
+
+    def set_enabled(self, flag: bool) -> None:
+        """Turn delivery ON or OFF live."""
+        flag = bool(flag)
+        if flag != self._enabled:
+            self._enabled = flag
+            self._hold_until = 0.0
+            self._log("peer_inbox_toggled", enabled=flag)
+        self.wake()
+        self._changed(force=True)
+
+    def toggle(self) -> bool:
+        self.set_enabled(not self._enabled)
+        return self._enabled
+
+    def wake(self) -> None:
+        """Ask the runner to look again now (e.g. the session just became idle). Thread-safe."""
+        event, loop = self._wake, self._loop
+        if event is None or loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            event.set()
+        else:
+            loop.call_soon_threadsafe(event.set)
+
+    # -- one poll + processing -------------------------------------------------
+    async def step(self) -> None:
+        """Poll now and, if delivery is ON and the session idle, process what is pending.
+
+        Never raises (except cancellation); trouble is logged once and shown in the state.
+        """
+        async with self._lock:
+            try:
+                await self._step()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a bug or an unforeseen error must not stop the panel
+                self._problems.report("internal", f"peer inbox step failed: {type(exc).__name__}: {exc}")
+        self._changed()
+
+    async def _step(self) -> None:
+        cursor = self._watermark
+        contiguous = True
+        waiting: list[PeerRow] = []
+        more = False
+        for _ in range(MAX_PAGES_PER_STEP):
+            result = await self._read(cursor)
+            if result is None:
+                return
+            fresh = [r for r in result.rows if r.id not in self._handled]
+            if fresh and self._enabled:
+                await self._process(fresh, result.has_completed_at)
+            left = [r for r in fresh if r.id not in self._handled]
+            waiting.extend(left)
+            if contiguous:
+                contiguous = self._advance(result)
+            more = result.full_page
+            if not result.full_page or left:
+                break
+            cursor = result.scanned_to
+        self._waiting = waiting
+        self._waiting_more = more
+        self._handled = {i for i in self._handled if i > self._watermark}
+
+    async def _read(self, after_id: int) -> db.PollResult | None:
+        self.stats.polls += 1
+        try:
+            result = await asyncio.to_thread(db.read_pending, self.db_path, self.filter, after_id,
+                                             self.max_rows_per_turn)
+        except db.PeerDbError as exc:
+            self._problems.clear(*[k for k in READ_PROBLEMS if k != exc.key])
+            self._problems.report(exc.key, exc.message, db=str(self.db_path))
+            return None
+        self._problems.clear(*READ_PROBLEMS)
+        for row in result.rows:
+            if row.payload_error:
+                self._problems.once(f"malformed_payload:{row.id}",
+                                    f"peer row {row.id} from {row.agent_role}: {row.payload_error}; "
+                                    "delivered as raw text", row=row.id)
+        return result
+
+    async def _process(self, rows: list[PeerRow], has_completed_at: bool) -> None:
+        silent = [r for r in rows if r.message_type in self.silent_types]
+        if silent:
+            await self._ack_silent(silent, has_completed_at)
+        loud = [r for r in rows if r.message_type not in self.silent_types]
+        if not loud or time.monotonic() < self._hold_until:
+            return
+        chunks = [loud] if self.batch else [[r] for r in loud]
+        for chunk in chunks:
+            if not (self._enabled and self._is_idle()):
+                return
+            if not await self._deliver_turn(chunk):
+                return
+
+    async def _ack_silent(self, rows: list[PeerRow], has_completed_at: bool) -> None:
+        if not has_completed_at:
+            self._problems.report("missing_completed_at",
+                                  f"peer db {self.db_path}: table '{db.TABLE}' has no completed_at column; "
+                                  "silent acks set status='done' only")
+        else:
+            self._problems.clear("missing_completed_at")
+        ids = [r.id for r in rows]
+        try:
+            await asyncio.to_thread(db.ack_rows, self.db_path, ids, has_completed_at)
+        except db.PeerDbError as exc:
+            self._problems.report("ack_failed", f"silent ack of rows {ids} not written: {exc.message}",
+                                  db=str(self.db_path))
+            return
+        self._problems.clear("ack_failed")
+        self._handled.update(ids)
+        self.stats.silent_acked += len(ids)
+        self._log("peer_silent_ack", rows=ids)
+
+    async def _deliver_turn(self, rows: list[PeerRow]) -> bool:
+        ids = [r.id for r in rows]
+        text = format_turn(rows, self.role, self.ack_tool, self.submit_tool)
+        self._delivering = len(rows)
+        self._changed()
+        try:
+            await self._deliver_fn(text)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.stats.failed_turns += 1
+            self._hold_until = time.monotonic() + self.interval
+            self._problems.report("delivery_failed",
+                                  f"inbox turn with rows {ids} failed ({type(exc).__name__}: {exc}); "
+                                  "they stay pending and will be delivered again")
+            return False
+        finally:
+            self._delivering = 0
+        self._problems.clear("delivery_failed")
+        self._handled.update(ids)
+        self.stats.delivered_rows += len(ids)
+        self.stats.delivered_turns += 1
+        self._log("peer_delivered", rows=ids)
+        return True
+
+    def _advance(self, page: db.PollResult) -> bool:
+        """Move the watermark over a fetched page as far as every row of it is handled."""
+        unhandled = [r.id for r in page.rows if r.id not in self._handled]
+        if unhandled:
+            self._watermark = max(self._watermark, min(unhandled) - 1)
+            return False
+        self._watermark = max(self._watermark, page.scanned_to)
+        return True
+
+    # -- the background loop -----------------------------------------------------
+    def _ready(self) -> bool:
+        return (self._enabled and bool(self._waiting) and time.monotonic() >= self._hold_until
+                and self._is_idle())
+
+    async def run(self) -> None:
+        """Poll every ``interval`` seconds until :meth:`aclose`; deliver as soon as idle."""
+        self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._stopping = False
+        next_poll = 0.0
+        while not self._stopping:
+            now = time.monotonic()
+            due = now >= next_poll
+            if due or self._ready() or self._wake.is_set():
+                self._wake.clear()
+                await self.step()
+                if due:
+                    next_poll = time.monotonic() + self.interval
+            timeout = max(0.0, next_poll - time.monotonic())
+            if self._waiting and self._enabled:
+                timeout = min(timeout, self.idle_check_seconds)
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            except asyncio.TimeoutError:
+                pass
+
+    def start(self) -> asyncio.Task:
+        """Run :meth:`run` as a task on the current event loop (idempotent)."""
+        if not self.running:
+            self._task = asyncio.get_running_loop().create_task(self.run(), name="mnemara-peer-inbox")
+        return self._task
+
+    async def aclose(self) -> None:
+        """Stop the runner. A turn in flight is cancelled; its rows stay undelivered."""
+        self._stopping = True
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self.wake()
+        if self._delivering:
+            task.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout=max(1.0, db.WRITE_TIMEOUT_S + 1))
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    # -- helpers ---------------------------------------------------------------
+    def _log(self, event: str, **fields: Any) -> None:
+        if self._debug_log is not None:
+            log_event(self._debug_log, event, role=self.role, **fields)
+
+    def _changed(self, force: bool = False) -> None:
+        text = self.state_text
+        if (force or text != self._last_text) and self._on_change is not None:
+            try:
+                self._on_change(self)
+            except Exception:
+                pass
+        self._last_text = text

@@ -1,0 +1,1 @@
+"""User interfaces over AgentSession: the Textual panel (tui/) and the prompt-toolkit REPL."""

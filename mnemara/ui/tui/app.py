@@ -1,0 +1,297 @@
+"""The chat panel: ``mnemara run`` opens this Textual app over one ``AgentSession``.
+
+The app only presents. Turns run through ``session.aturn`` in a Textual worker
+(so the screen keeps drawing and the input stays usable), slash commands run
+through :func:`mnemara.commands.dispatch`, and permission questions from the
+session's gate are answered in a modal. The main screen holds the keys
+(priority bindings there do not leak into the modal screens).
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Button
+from textual.worker import Worker, WorkerState
+
+from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.debuglog import log_event
+from mnemara.instance import Instance
+from mnemara.ui.tui.bridge import PanelBridge
+from mnemara.ui.tui.screens.context_viewer import ContextViewer
+from mnemara.ui.tui.screens.permission import PermissionScreen
+from mnemara.ui.tui.screens.role_editor import RoleEditor
+from mnemara.ui.tui.transcript_view import TurnView, entries_for
+from mnemara.ui.tui.widgets.button_bar import ButtonBar
+from mnemara.ui.tui.widgets.chat_input import ChatInput
+from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
+from mnemara.ui.tui.widgets.panel_header import PanelHeader
+from mnemara.ui.tui.widgets.status_line import StatusLine
+
+STOP_GRACE_SECONDS = 5.0
+SessionFactory = Callable[..., Any]
+
+
+class ChatScreen(Screen):
+    """Header, log, status, input, buttons; the panel's keys live here."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "app.send", "Send", priority=True),
+        Binding("ctrl+c", "app.quit_panel", "Quit", priority=True),
+        Binding("ctrl+l", "app.clear_log", "Clear log", priority=True),
+        Binding("pageup", "app.scroll_log(-1)", "Page up", priority=True, show=False),
+        Binding("pagedown", "app.scroll_log(1)", "Page down", priority=True, show=False),
+        Binding("escape", "app.escape", "Clear / cancel"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield PanelHeader(id="header")
+        yield ChatLog(id="log")
+        yield StatusLine(id="status")
+        yield ChatInput(id="input")
+        yield ButtonBar(id="buttons")
+
+
+class MnemaraApp(App[None]):
+    CSS_PATH = "styles/app.tcss"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [Binding("ctrl+c", "quit_panel", "Quit", show=False)]
+
+    def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None) -> None:
+        super().__init__()
+        self.instance = instance
+        if session is None:
+            if session_factory is None:
+                from mnemara.session import AgentSession as session_factory  # heavy: only when the panel opens
+            session = session_factory(instance, permission_prompt=self.ask_permission)
+        elif hasattr(session, "set_permission_prompt"):
+            session.set_permission_prompt(self.ask_permission)
+        self.session = session
+        self.bridge = PanelBridge(session)
+        self._turn: Worker | None = None
+        self.title = f"mnemara: {instance.name}"
+
+    # -- widgets ---------------------------------------------------------------------
+    def get_default_screen(self) -> ChatScreen:
+        self._chat_screen = ChatScreen(id="chat")
+        return self._chat_screen
+
+    @property
+    def chat_log(self) -> ChatLog:
+        return self._chat_screen.query_one(ChatLog)
+
+    @property
+    def chat_input(self) -> ChatInput:
+        return self._chat_screen.query_one(ChatInput)
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._load)
+
+    def _load(self) -> None:
+        log = self._chat_screen.query_one(ChatLog)
+        name = self.bridge.assistant_name
+        window = self.bridge.window()
+        for turn in [*window.pinned, *window.rows]:
+            for entry in entries_for(turn, name):
+                log.append(entry)
+        self.refresh_panel()
+        self.chat_input.focus()
+
+    def refresh_panel(self) -> None:
+        """Header, status line and buttons from the current config and store."""
+        cfg = self.bridge.config
+        screen = self._chat_screen
+        screen.query_one(PanelHeader).show(self.instance.name, cfg.model, cfg.role_doc_path)
+        screen.query_one(StatusLine).show_status(self.bridge.status())
+        screen.query_one(ButtonBar).set_inbox(self.bridge.inbox_state())
+
+    def say(self, text: str, kind: str = "info", who: str = "mnemara") -> None:
+        self.chat_log.append(LogEntry(kind, who, text))
+
+    # -- sending ---------------------------------------------------------------------
+    @property
+    def turn_running(self) -> bool:
+        return self._turn is not None and self._turn.state in (WorkerState.PENDING, WorkerState.RUNNING)
+
+    def action_send(self) -> None:
+        text = self.chat_input.text
+        if not text.strip():
+            return
+        if is_command(text.strip()):
+            self.chat_input.clear()
+            self.run_command(text.strip())
+            return
+        if self.turn_running:
+            self.notify("a turn is running: wait, or press Esc (or /stop) to cancel it", severity="warning")
+            return
+        self.chat_input.clear()
+        self.start_turn(text)
+
+    def start_turn(self, text: str) -> None:
+        self._turn = self._run_turn(text)
+        self.refresh_panel()
+
+    @work(group="turn", exclusive=True, exit_on_error=False)
+    async def _run_turn(self, text: str) -> None:
+        log = self.chat_log
+        log.append(LogEntry("user", "you", text))
+        view = TurnView(log, self.bridge.assistant_name)
+        try:
+            async for event in self.session.aturn(text):
+                view.feed(event)
+                if type(event).__name__ == "TurnDone":
+                    break
+        except asyncio.CancelledError:
+            log.append(LogEntry("info", "stopped", "the turn was cancelled"))
+            raise
+        except Exception as exc:  # the panel must survive whatever the session raises
+            log_event(self.instance.debug_log_path, "tui_turn_error", level="error", error=repr(exc))
+            log.append(LogEntry("error", "error", f"{type(exc).__name__}: {exc}"))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "turn":
+            self.refresh_panel()
+
+    async def cancel_turn(self) -> bool:
+        """Ask the session to stop the running turn; force-cancel the worker if it does not end."""
+        worker = self._turn
+        if worker is None or not self.turn_running:
+            return False
+        stop = getattr(self.session, "stop", None)
+        if stop is not None:
+            result = stop()
+            if asyncio.iscoroutine(result):
+                await result
+        try:
+            await asyncio.wait_for(asyncio.shield(worker.wait()), STOP_GRACE_SECONDS)
+        except Exception:
+            worker.cancel()
+        return True
+
+    # -- slash commands --------------------------------------------------------------------
+    def run_command(self, line: str) -> None:
+        self.chat_log.append(LogEntry("user", "you", line))
+        result = dispatch(self.session, line)
+        self.handle_result(result)
+        self.refresh_panel()
+
+    def handle_result(self, result: CommandResult) -> None:
+        action = result.action
+        if action == "open_role_editor":
+            self.action_open_role()
+        elif action == "open_context":
+            self.action_open_context()
+        elif action == "quit":
+            self.run_worker(self.action_quit_panel(), group="quit")
+        elif action == "stop":
+            self.run_worker(self._stop_from_command(), group="stop")
+        elif action == "clear_log":
+            self.action_clear_log()
+        elif action == "send" and result.data.get("text"):
+            if result.text:
+                self.say(result.text)
+            self.start_turn(str(result.data["text"]))
+            return
+        elif action == "toggle_inbox":
+            pass
+        if result.text and action not in ("open_role_editor", "open_context"):
+            self.say(result.text, "info" if result.ok else "error", "mnemara" if result.ok else "error")
+
+    async def _stop_from_command(self) -> None:
+        if not await self.cancel_turn():
+            self.say("no turn is running")
+
+    # -- keys and buttons --------------------------------------------------------------------
+    def action_escape(self) -> None:
+        if self.turn_running:
+            self.run_worker(self.cancel_turn(), group="stop")
+        else:
+            self.chat_input.clear()
+
+    def action_clear_log(self) -> None:
+        self.chat_log.clear()
+        self.notify("screen cleared (the stored turns are untouched)", timeout=2)
+
+    def action_scroll_log(self, direction: int) -> None:
+        if direction < 0:
+            self.chat_log.scroll_page_up(animate=False)
+        else:
+            self.chat_log.scroll_page_down(animate=False)
+
+    def action_open_role(self) -> None:
+        self.push_screen(RoleEditor(self.bridge.role_path()))
+
+    def action_open_context(self) -> None:
+        self.push_screen(ContextViewer(self.bridge), callback=lambda _: self.refresh_panel())
+
+    async def action_quit_panel(self) -> None:
+        """Stop a running turn (its partial answer is stored), close the session, exit."""
+        if self.turn_running:
+            await self.cancel_turn()
+        close = getattr(self.session, "aclose", None) or getattr(self.session, "close", None)
+        if close is not None:
+            try:
+                result = close()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception as exc:
+                log_event(self.instance.debug_log_path, "tui_close_error", level="error", error=repr(exc))
+        self.exit()
+
+    @on(Button.Pressed, "#send")
+    def _send_button(self) -> None:
+        self.action_send()
+
+    @on(Button.Pressed, "#role")
+    def _role_button(self) -> None:
+        self.run_command("/role_doc")
+
+    @on(Button.Pressed, "#context")
+    def _context_button(self) -> None:
+        self.run_command("/context")
+
+    @on(Button.Pressed, "#compress")
+    def _compress_button(self) -> None:
+        self.run_command("/compress")
+
+    @on(Button.Pressed, "#inbox")
+    def _inbox_button(self) -> None:
+        self.run_command("/inbox")
+
+    @on(Button.Pressed, "#quit")
+    async def _quit_button(self) -> None:
+        await self.action_quit_panel()
+
+    @on(RoleEditor.Saved)
+    def _role_saved(self, event: RoleEditor.Saved) -> None:
+        if self.bridge.config.role_doc_path != str(event.path):
+            from mnemara.config import update_config
+
+            update_config(self.instance.config_path, role_doc_path=str(event.path))
+            reload = getattr(self.session, "reload_config", None)
+            if callable(reload):
+                reload()
+        self.bridge.log("role_doc_saved", path=str(event.path))
+        self.refresh_panel()
+
+    # -- permission prompt (called by the session's gate) ------------------------------------
+    async def ask_permission(self, request: Any) -> str:
+        """Show the modal and wait for y/n/a/s; safe to call from the app's loop or another thread."""
+        if asyncio.get_running_loop() is not self._loop:
+            future = asyncio.run_coroutine_threadsafe(self._ask(request), self._loop)
+            return await asyncio.wrap_future(future)
+        return await self._ask(request)
+
+    async def _ask(self, request: Any) -> str:
+        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def done(choice: str | None) -> None:
+            if not answer.done():
+                answer.set_result(choice or "n")
+
+        self.push_screen(PermissionScreen(request), callback=done)
+        return await answer

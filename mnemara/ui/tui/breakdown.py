@@ -1,0 +1,61 @@
+"""Where the input tokens of the next turn go, for the context viewer's bars.
+
+Pure computation (no Textual): tool schemas, role doc, file manifest, pinned
+rows and the working window, each an estimate in tokens, against the window's
+token cap. Estimates use :mod:`mnemara.tokens` (about four characters a token).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from mnemara.config import Config
+from mnemara.store import Window
+from mnemara.tokens import estimate_text
+
+# Claude Code's own definitions of the built-in tools are not visible to us; this is
+# a rough size of one built-in tool schema as the CLI sends it, for the bar only.
+BUILTIN_TOOL_TOKENS = 600
+BUILTIN_TOOLS = ("Bash", "Read", "Write", "Edit")
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    tokens: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    parts: tuple[Part, ...]
+    cap: int
+
+    @property
+    def total(self) -> int:
+        return sum(p.tokens for p in self.parts)
+
+
+def tool_schema_tokens(config: Config) -> tuple[int, str]:
+    """Estimate of the tool definitions sent with each request, with a note saying what was counted."""
+    from mnemara.tools import enabled_specs
+
+    specs = enabled_specs(config)
+    ours = sum(
+        estimate_text(s.qualified_name + s.description + json.dumps(s.input_schema, sort_keys=True)) for s in specs
+    )
+    builtin = BUILTIN_TOOL_TOKENS * len(BUILTIN_TOOLS)
+    return ours + builtin, f"{len(BUILTIN_TOOLS)} built-in + {len(specs)} mnemara (est.)"
+
+
+def compute(config: Config, window: Window, role_text: str, manifest_text: str = "") -> Breakdown:
+    tools, tools_note = tool_schema_tokens(config)
+    manifest_note = "" if config.file_stat_manifest_enabled else "off"
+    parts = (
+        Part("tool schemas", tools, tools_note),
+        Part("role doc", estimate_text(role_text)),
+        Part("manifest", estimate_text(manifest_text), manifest_note),
+        Part("pinned rows", sum(t.tokens for t in window.pinned), f"{len(window.pinned)} rows"),
+        Part("working window", sum(t.tokens for t in window.rows), f"{len(window.rows)} rows"),
+    )
+    return Breakdown(parts, config.max_window_tokens)

@@ -1,0 +1,89 @@
+"""What the panel reads from the session: config, store, window, role doc, status.
+
+The screens talk to this small object instead of reaching into ``AgentSession``
+so they can be driven by any session-like object (the real one, or one an
+embedder builds). Everything here is a read or a store primitive; slash
+commands still go through :func:`mnemara.commands.dispatch`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from mnemara.config import Config
+from mnemara.debuglog import log_event
+from mnemara.instance import Instance
+from mnemara.roledoc import read_role_doc
+from mnemara.store import TurnStore, Window
+from mnemara.ui.tui.breakdown import Breakdown, compute
+from mnemara.ui.tui.widgets.status_line import Status
+
+
+class PanelBridge:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.instance: Instance = session.instance
+
+    # -- live state ------------------------------------------------------------
+    @property
+    def config(self) -> Config:
+        cfg = getattr(self.session, "config", None)
+        return cfg if isinstance(cfg, Config) else Config.load(self.instance.config_path)
+
+    @property
+    def store(self) -> TurnStore:
+        return self.session.store
+
+    @property
+    def busy(self) -> bool:
+        return bool(getattr(self.session, "busy", False))
+
+    @property
+    def assistant_name(self) -> str:
+        return self.config.display_name or "assistant"
+
+    def window(self) -> Window:
+        cfg = self.config
+        return self.store.window(
+            cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
+            preserve_protected=cfg.preserve_compressed_reads,
+        )
+
+    def role_path(self) -> str:
+        """The configured role doc path, or the instance's role.md when none is set yet."""
+        return self.config.role_doc_path or str(self.instance.role_copy_path)
+
+    def role_text(self) -> str:
+        return read_role_doc(self.config.role_doc_path).text
+
+    def manifest_text(self) -> str:
+        build = getattr(self.session, "manifest_text", None)
+        if not callable(build):
+            return ""
+        try:
+            return str(build() or "")
+        except Exception:  # the manifest is informational; never break the viewer
+            return ""
+
+    def breakdown(self) -> Breakdown:
+        return compute(self.config, self.window(), self.role_text(), self.manifest_text())
+
+    # -- inbox (peer poll) ---------------------------------------------------
+    def inbox_state(self) -> bool | None:
+        """None when peer poll is not configured; else whether delivery is on."""
+        cfg = self.config
+        if not (cfg.peer_poll_enabled and cfg.peer_db_path):
+            return None
+        inbox = getattr(self.session, "inbox", None)
+        return bool(getattr(inbox, "enabled", cfg.peer_poll_enabled)) if inbox is not None else cfg.peer_poll_enabled
+
+    def status(self) -> Status:
+        cfg = self.config
+        win = self.window()
+        inbox = self.inbox_state()
+        return Status(
+            turns=len(win.rows), max_turns=cfg.max_window_turns, tokens=win.tokens, max_tokens=cfg.max_window_tokens,
+            model=cfg.model, inbox="n/a" if inbox is None else ("on" if inbox else "off"), busy=self.busy,
+        )
+
+    def log(self, event: str, **fields: Any) -> None:
+        log_event(self.instance.debug_log_path, event, source="tui", **fields)

@@ -1,0 +1,120 @@
+"""The role doc editor: the real file, edited in place. Ctrl+S saves; the next turn reads the new text.
+
+The role doc is re-read from disk on every API call, so saving is all it takes
+for the change to apply. 📋 Paste and ⎘ Copy go through pyperclip because a
+terminal's own paste keys may never reach the modal.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static, TextArea
+
+from mnemara.fsutil import atomic_write_text
+from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
+
+
+def load_text(path: Path) -> tuple[str, str | None]:
+    """The file's text, or empty text and a note saying why (missing = a new file)."""
+    try:
+        return path.read_text(encoding="utf-8"), None
+    except FileNotFoundError:
+        return "", "new file: it will be created when you save"
+    except (OSError, UnicodeDecodeError) as exc:
+        return "", f"cannot read it ({exc}); saving will replace it"
+
+
+class RoleEditor(ModalScreen[bool]):
+    """Dismisses with True when something was saved."""
+
+    CSS_PATH = "../styles/role_editor.tcss"
+    BINDINGS = [
+        Binding("ctrl+s", "save", "save", priority=True),
+        Binding("escape", "close", "close"),
+    ]
+
+    class Saved(Message):
+        def __init__(self, path: Path) -> None:
+            super().__init__()
+            self.path = path
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.saved = False
+        self._saved_text = ""
+
+    def compose(self) -> ComposeResult:
+        text, note = load_text(self.path)
+        self._saved_text = text if note is None else None
+        with Vertical(id="role-box"):
+            yield Static(f"📄 {self.path}", id="role-title", markup=False)
+            yield TextArea(text, id="role-text", language="markdown", soft_wrap=True, show_line_numbers=True)
+            yield Static(note or "Ctrl+S saves · Esc closes · changes apply on the next turn", id="role-status",
+                         markup=False)
+            with Horizontal(id="role-buttons"):
+                yield Button("💾 Save ⌃S", id="role-save", variant="primary", compact=True)
+                yield Button("📋 Paste", id="role-paste", compact=True)
+                yield Button("⎘ Copy", id="role-copy", compact=True)
+                yield Button("Close", id="role-close", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    @property
+    def editor(self) -> TextArea:
+        return self.query_one("#role-text", TextArea)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        status = self.query_one("#role-status", Static)
+        status.set_class(error, "-error")
+        status.update(text)
+
+    @on(Button.Pressed, "#role-save")
+    def action_save(self) -> None:
+        text = self.editor.text
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self.path, text)
+        except OSError as exc:
+            self._say(f"not saved: {exc}", error=True)
+            return
+        self._saved_text = text
+        self.saved = True
+        self._say(f"saved {len(text)} characters to {self.path.name}; the next turn uses it")
+        self.post_message(self.Saved(self.path))
+
+    @on(Button.Pressed, "#role-paste")
+    def _paste(self) -> None:
+        try:
+            pasted = paste_text()
+        except ClipboardUnavailable as exc:
+            self._say(str(exc), error=True)
+            return
+        self.editor.replace(pasted, *self.editor.selection)
+        self._say(f"pasted {len(pasted)} characters (not saved yet)")
+
+    @on(Button.Pressed, "#role-copy")
+    def _copy(self) -> None:
+        text = self.editor.selected_text or self.editor.text
+        try:
+            copy_text(text)
+        except ClipboardUnavailable as exc:
+            self._say(str(exc), error=True)
+            return
+        self._say(f"copied {len(text)} characters")
+
+    @on(Button.Pressed, "#role-close")
+    def action_close(self) -> None:
+        if self._saved_text is not None and self.editor.text != self._saved_text:
+            if not getattr(self, "_warned", False):
+                self._warned = True
+                self._say("unsaved changes: Ctrl+S to save, Esc again to discard", error=True)
+                return
+        self.dismiss(self.saved)

@@ -1,0 +1,138 @@
+"""Turn events and stored rows into chat-log entries (presentation only).
+
+``TurnView`` follows one turn's events (``mnemara.events``) and writes them
+into a log: streamed text grows one assistant entry, tool calls and results
+become collapsed entries, halts and errors are shown as such. ``entries_for``
+renders a stored row the same way, so the history shown at start-up looks
+like the live turns did.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from mnemara.store import Turn
+from mnemara.ui.tui.widgets.chat_log import LogEntry
+
+SUMMARY_CHARS = 100
+
+
+class LogSink(Protocol):
+    def append(self, entry: LogEntry) -> int: ...
+
+    def update_entry(self, index: int, text: str | None = None, detail: str | None = None) -> None: ...
+
+
+def one_line(text: str, limit: int = SUMMARY_CHARS) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def short_tool_name(name: str) -> str:
+    """``mcp__mnemara__write_memory`` -> ``mnemara.write_memory``; built-ins unchanged."""
+    if name.startswith("mcp__"):
+        parts = name.split("__", 2)
+        if len(parts) == 3:
+            return f"{parts[1]}.{parts[2]}"
+    return name
+
+
+def tool_entry(name: str, tool_input: Any) -> LogEntry:
+    args = tool_input if isinstance(tool_input, dict) else {"input": tool_input}
+    summary = " ".join(f"{k}={one_line(v, 40)}" for k, v in args.items() if isinstance(v, (str, int, float, bool)))
+    detail = json.dumps(tool_input, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    return LogEntry("tool", "tool", one_line(f"{short_tool_name(name)} {summary}".strip()), detail or "{}")
+
+
+def result_entry(content: Any, is_error: bool = False) -> LogEntry:
+    if isinstance(content, list):
+        content = "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
+    text = "" if content is None else str(content)
+    who = "result (error)" if is_error else "result"
+    return LogEntry("result", who, one_line(text) or "(empty)", text or "(empty)")
+
+
+def thinking_entry(text: str) -> LogEntry:
+    return LogEntry("thinking", "thinking", one_line(text, 60), text)
+
+
+def entries_for(turn: Turn, assistant_name: str) -> list[LogEntry]:
+    """A stored row as log entries (text, thinking, tool calls and results)."""
+    out: list[LogEntry] = []
+    who = assistant_name if turn.role == "assistant" else ("you" if turn.role == "user" else turn.role)
+    if turn.pinned:
+        who = f"📌 {turn.slot_pos:02d} slot: {turn.pin_label} ({who})"
+    kind = "assistant" if turn.role == "assistant" else ("user" if turn.role == "user" else "info")
+    for block in turn.blocks:
+        btype = block.get("type")
+        if btype == "text" and block.get("text"):
+            out.append(LogEntry(kind, who, block["text"]))
+        elif btype == "thinking":
+            out.append(thinking_entry(block.get("thinking", "")))
+        elif btype == "tool_use":
+            out.append(tool_entry(block.get("name", "?"), block.get("input", {})))
+        elif btype == "tool_result":
+            out.append(result_entry(block.get("content"), bool(block.get("is_error"))))
+    return out
+
+
+class TurnView:
+    """Writes the events of one turn into a log as they arrive."""
+
+    def __init__(self, log: LogSink, assistant_name: str) -> None:
+        self.log = log
+        self.assistant_name = assistant_name
+        self._streaming: int | None = None  # index of the assistant entry receiving deltas
+        self._streamed = ""
+        self.done: Any = None
+
+    def _end_stream(self) -> None:
+        self._streaming = None
+        self._streamed = ""
+
+    def feed(self, event: Any) -> None:
+        kind = type(event).__name__
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            handler(event)
+
+    def _on_TextDelta(self, event: Any) -> None:
+        self._streamed += event.text
+        if self._streaming is None:
+            self._streaming = self.log.append(LogEntry("assistant", self.assistant_name, self._streamed))
+        else:
+            self.log.update_entry(self._streaming, text=self._streamed)
+
+    def _on_AssistantText(self, event: Any) -> None:
+        if self._streaming is not None:
+            if event.text and event.text != self._streamed:
+                self.log.update_entry(self._streaming, text=event.text)
+        elif event.text:
+            self.log.append(LogEntry("assistant", self.assistant_name, event.text))
+        self._end_stream()
+
+    def _on_ThinkingBlock(self, event: Any) -> None:
+        self._end_stream()
+        self.log.append(thinking_entry(event.thinking))
+
+    def _on_ToolUse(self, event: Any) -> None:
+        self._end_stream()
+        self.log.append(tool_entry(event.name, event.input))
+
+    def _on_ToolResult(self, event: Any) -> None:
+        self._end_stream()
+        self.log.append(result_entry(event.content, event.is_error))
+
+    def _on_Halt(self, event: Any) -> None:
+        self._end_stream()
+        self.log.append(LogEntry("halt", "halt", f"{event.reason} ({event.source})"))
+
+    def _on_ErrorEvent(self, event: Any) -> None:
+        self._end_stream()
+        self.log.append(LogEntry("error", "error", event.message))
+
+    def _on_TurnDone(self, event: Any) -> None:
+        self._end_stream()
+        self.done = event
+        if getattr(event, "interrupted", False):
+            self.log.append(LogEntry("info", "stopped", "the turn was cancelled; what arrived so far is kept"))

@@ -1,0 +1,42 @@
+"""The status line under the chat log: ``turns: n/max | tokens: used/max | model | inbox``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.widgets import Static
+
+
+def human_tokens(n: int) -> str:
+    """``950`` -> ``950``, ``14_200`` -> ``14K``, ``1_250_000`` -> ``1.2M``."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n // 1000}K"
+    millions = n / 1_000_000
+    return f"{millions:.1f}M".replace(".0M", "M")
+
+
+@dataclass(frozen=True)
+class Status:
+    turns: int
+    max_turns: int
+    tokens: int
+    max_tokens: int
+    model: str
+    inbox: str  # "on", "off" or "n/a" (peer poll not configured)
+    busy: bool = False
+
+    def line(self) -> str:
+        busy = " | working… (Esc or /stop cancels)" if self.busy else ""
+        return (
+            f"turns: {self.turns}/{self.max_turns} | tokens: {human_tokens(self.tokens)}/{human_tokens(self.max_tokens)}"
+            f" | model: {self.model} | inbox: {self.inbox}{busy}"
+        )
+
+
+class StatusLine(Static):
+    """Shows a :class:`Status`; the app pushes a new one after every turn or command."""
+
+    def show_status(self, status: Status) -> None:
+        self.status = status
+        self.update(status.line())

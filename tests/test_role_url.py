@@ -1,0 +1,83 @@
+"""`role --set-from-url`: fetched once over real HTTPS (a loopback server with a test CA)."""
+from __future__ import annotations
+
+import http.server
+import json
+import ssl
+import threading
+from pathlib import Path
+
+import pytest
+
+trustme = pytest.importorskip("trustme")
+
+PAGES = {
+    "/good.md": (200, "# Sentinel\nHalt when polling. ✓".encode("utf-8")),
+    "/huge.md": (200, b"x" * 1_000_001),
+    "/latin1.md": (200, "caf\xe9".encode("latin-1")),
+    "/empty.md": (200, b"  \n"),
+}
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        status, body = PAGES.get(self.path, (404, b"nope"))
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.server.hits.append(self.path)  # type: ignore[attr-defined]
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def https_server(tmp_path: Path):
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(ctx)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.hits = []  # type: ignore[attr-defined]
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    yield f"https://127.0.0.1:{server.server_address[1]}", {"SSL_CERT_FILE": str(ca_file)}, server
+    server.shutdown()
+
+
+def test_fetch_once_and_saved_locally(cli, mnemara_home: Path, https_server) -> None:
+    base, env, server = https_server
+    cli("init", "--instance", "w")
+    r = cli("role", "-i", "w", "--set-from-url", f"{base}/good.md", env=env)
+    assert r.returncode == 0, r.stderr
+    saved = mnemara_home / "w" / "role.md"
+    assert saved.read_text(encoding="utf-8") == "# Sentinel\nHalt when polling. ✓"
+    assert json.loads((mnemara_home / "w" / "config.json").read_text())["role_doc_path"] == str(saved)
+    assert server.hits == ["/good.md"]
+
+
+@pytest.mark.parametrize(
+    "path, needle",
+    [("/huge.md", "byte cap"), ("/latin1.md", "not UTF-8"), ("/missing.md", "HTTP 404"), ("/empty.md", "empty")],
+)
+def test_refusals_leave_instance_untouched(cli, mnemara_home: Path, https_server, path: str, needle: str) -> None:
+    base, env, _ = https_server
+    cli("init", "--instance", "w")
+    cfg = mnemara_home / "w" / "config.json"
+    before = cfg.read_bytes()
+    r = cli("role", "-i", "w", "--set-from-url", f"{base}{path}", env=env)
+    assert r.returncode == 2 and needle in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert cfg.read_bytes() == before
+    assert not (mnemara_home / "w" / "role.md").exists()
+
+
+def test_untrusted_certificate_refused(cli, mnemara_home: Path, https_server) -> None:
+    base, _env, _ = https_server
+    cli("init", "--instance", "w")
+    r = cli("role", "-i", "w", "--set-from-url", f"{base}/good.md")
+    assert r.returncode == 2 and "could not fetch" in r.stderr
