@@ -32,10 +32,12 @@ def add(inst: Instance, text: str, category: str = "insight", hours_ago: float =
     append_note(inst.memory_dir, text, category, when=NOW - timedelta(hours=hours_ago))
 
 
-def tree_hash(root: Path) -> str:
-    """Hash of every path, mode and byte under ``root`` (dirs included)."""
+def tree_hash(root: Path, skip: tuple[str, ...] = ()) -> str:
+    """Hash of every path, mode and byte under ``root`` (dirs included), except names in ``skip``."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
+        if path.name in skip:
+            continue
         digest.update(str(path.relative_to(root)).encode())
         stat = path.stat()
         digest.update(str(stat.st_mode).encode())

@@ -69,8 +69,9 @@ def test_bad_arguments_and_inputs_are_refused_with_one_line():
     out = run_cli("replay", "--instance", "../etc")
     assert out.returncode == 2 and "invalid instance name" in out.stderr
     (inst.wiki_dir / "replay_policy.md").write_text("threshold: lots\n")
-    before = tree_hash(inst.root)
+    before = tree_hash(inst.root, skip=("debug.log",))
     out = run_cli("replay", "--instance", "cli", "--apply")
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1].startswith("error: ") and "threshold must be a whole number" in out.stderr
-    assert tree_hash(inst.root) == before
+    assert tree_hash(inst.root, skip=("debug.log",)) == before  # only the error was logged
+    assert "threshold must be a whole number" in inst.debug_log_path.read_text()
