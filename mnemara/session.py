@@ -110,11 +110,19 @@ class AgentSession:
         self._sync_thread: threading.Thread | None = None
         self._closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
+        from mnemara.context.hooks import install as install_context_hooks
+
+        install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
 
     @classmethod
     def open(cls, name: str, **kwargs: Any) -> "AgentSession":
         """Open the instance called ``name`` under ``$MNEMARA_HOME``."""
         return cls(Instance.open(name), **kwargs)
+
+    def set_permission_prompt(self, prompt: PermissionPrompt | None) -> None:
+        """Swap the UI callback that answers permission questions (y/n/a/s)."""
+        self.permission_prompt = prompt
+        self.gate.prompt = prompt
 
     # -- per-turn inputs ------------------------------------------------------------
     def reload_config(self) -> Config:
