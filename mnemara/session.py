@@ -108,6 +108,9 @@ class AgentSession:
         self._sync_thread: threading.Thread | None = None
         self._closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
+        from mnemara.context.hooks import install as install_context_hooks
+
+        install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
 
     @classmethod
     def open(cls, name: str, **kwargs: Any) -> "AgentSession":

@@ -40,6 +40,7 @@ from mnemara.tokens import estimate_blocks, estimate_text
 
 DEFAULT_FRACTION = 0.25
 AUDIT_MAX_ROWS = 200
+MIN_SIMILARITY = 0.5  # below this share of common lines a diff cannot beat the text
 
 
 def window_tokens(store: TurnStore) -> int:
@@ -157,10 +158,13 @@ def compress_repeated_reads(store: TurnStore, *, protect: bool = False) -> Evict
             if text == latest:
                 stub = f"{STUB_PREFIX} repeated Read of {path}: unchanged, identical to the Read in row {latest_turn.id}]"
             else:
+                old_lines, new_lines = latest.splitlines(keepends=True), text.splitlines(keepends=True)
+                if difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).quick_ratio() < MIN_SIMILARITY:
+                    continue  # mostly different: a diff would not be smaller than the text
                 diff = "".join(
                     difflib.unified_diff(
-                        latest.splitlines(keepends=True),
-                        text.splitlines(keepends=True),
+                        old_lines,
+                        new_lines,
                         fromfile=f"{path} (row {latest_turn.id}, latest)",
                         tofile=f"{path} (row {rturn.id}, this Read)",
                     )
