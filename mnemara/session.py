@@ -117,6 +117,11 @@ class AgentSession:
         """Open the instance called ``name`` under ``$MNEMARA_HOME``."""
         return cls(Instance.open(name), **kwargs)
 
+    def set_permission_prompt(self, prompt: PermissionPrompt | None) -> None:
+        """Swap the UI callback that answers permission questions (y/n/a/s)."""
+        self.permission_prompt = prompt
+        self.gate.prompt = prompt
+
     # -- per-turn inputs ------------------------------------------------------------
     def reload_config(self) -> Config:
         """Re-read config.json (live edits and /swap apply to the next call)."""
