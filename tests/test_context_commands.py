@@ -86,7 +86,7 @@ def test_compress_variants(ctx):
     res = dispatch(ctx, "/compress 20k")
     assert res.ok and res.data["target"] == 20_000 and res.data["after"] <= 20_000
     smart = dispatch(ctx, "/compress smart")
-    assert smart.action == "send" and "[MNEMARA CONTEXT AUDIT]" in smart.data["prompt"]
+    assert smart.action == "send" and "[MNEMARA CONTEXT AUDIT]" in smart.data["text"]
     reads = dispatch(ctx, "/compress reads")
     assert reads.ok and "compress_repeated_reads" in reads.text
     res = dispatch(ctx, "/compress")

@@ -92,7 +92,7 @@ def compress_cmd(ctx: Any, args: str) -> CommandResult:
     arg = parts[0].lower() if parts else ""
     if arg == "smart":
         prompt = compress.build_audit_prompt(ctx.store, ctx.config.max_window_tokens)
-        return CommandResult("sending a context audit turn to the agent", action="send", data={"prompt": prompt})
+        return CommandResult("sending a context audit turn to the agent", action="send", data={"text": prompt})
     if arg == "reads":
         result = compress.compress_repeated_reads(ctx.store, protect=ctx.config.preserve_compressed_reads)
         _log(ctx, result)

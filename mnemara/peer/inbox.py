@@ -136,6 +136,7 @@ class PeerInbox:
         self._hold_until = 0.0
         self._lock = asyncio.Lock()
         self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
         self._task: asyncio.Task | None = None
         self._last_text = ""
@@ -225,9 +226,18 @@ class PeerInbox:
         return self._enabled
 
     def wake(self) -> None:
-        """Ask the runner to look again now (e.g. the session just became idle)."""
-        if self._wake is not None:
-            self._wake.set()
+        """Ask the runner to look again now (e.g. the session just became idle). Thread-safe."""
+        event, loop = self._wake, self._loop
+        if event is None or loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            event.set()
+        else:
+            loop.call_soon_threadsafe(event.set)
 
     # -- one poll + processing -------------------------------------------------
     async def step(self) -> None:
@@ -360,6 +370,7 @@ class PeerInbox:
     async def run(self) -> None:
         """Poll every ``interval`` seconds until :meth:`aclose`; deliver as soon as idle."""
         self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         self._stopping = False
         next_poll = 0.0
         while not self._stopping:

@@ -32,6 +32,11 @@ def write_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     category = args.get("category") or DEFAULT_CATEGORY
     if not isinstance(category, str):
         return {"ok": False, "error": "category must be a string"}
+    from mnemara.memory.dedupe import check_before_write
+
+    duplicate = check_before_write(ctx.instance.memory_dir, text, ctx.config) if text.strip() else None
+    if duplicate is not None:
+        return duplicate
     try:
         path, stamp = append_note(ctx.instance.memory_dir, text, category)
     except MnemaraError as exc:
