@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Sequence
 
 from mnemara.instance import Instance
+from mnemara.memory.graph import DB_FILE  # kuzu itself is imported only in the child
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.load import LoadedAtom
 
-DB_FILE = "graph.kuzu"
 TIMEOUT = 60
+TEXT_PREFIX = 200  # what mnemara.memory.surfaces stores as a memory_atom's text
 _CHILD = r"""
 import json, sys, kuzu
 db = kuzu.Database(sys.argv[1], read_only=True)
@@ -43,8 +44,8 @@ class GraphLookupError(Exception):
     """The graph could not be read; ``str(exc)`` says why in one line."""
 
 
-def read_applies_to(graph_file: Path) -> list[tuple[str, str, str]]:
-    """``(day file name, timestamp, entity name)`` for every ``applies_to`` edge of a memory atom."""
+def read_applies_to(graph_file: Path) -> list[tuple[str, str, str | None, str]]:
+    """``(day file name, timestamp, text prefix or None, entity)`` per ``applies_to`` edge of a memory atom."""
     if not graph_file.exists():
         return []
     if not graph_file.is_file():
@@ -70,8 +71,9 @@ def read_applies_to(graph_file: Path) -> list[tuple[str, str, str]]:
         entity = _json(entity_props)
         file, stamp = str(atom.get("file", "")), str(atom.get("timestamp", ""))
         name = str(entity.get("name") or str(entity_id).removeprefix("entity:"))
+        text = atom.get("text")
         if file and stamp and name:
-            out.append((Path(file).name, stamp, name))
+            out.append((Path(file).name, stamp, text if isinstance(text, str) else None, name))
     return out
 
 
@@ -88,10 +90,17 @@ def graph_entity_lookup(instance: Instance) -> EntityLookup:
     graph_file = instance.graph_dir / DB_FILE
 
     def lookup(atoms: Sequence[LoadedAtom]) -> dict[int, list[str]]:
-        edges = read_applies_to(graph_file)
-        by_place: dict[tuple[str, str], list[str]] = {}
-        for file_name, stamp, name in edges:
-            by_place.setdefault((file_name, stamp), []).append(name)
-        return {a.index: by_place[(a.atom.file.name, a.atom.timestamp)] for a in atoms if (a.atom.file.name, a.atom.timestamp) in by_place}
+        # Timestamps have one-second resolution, so the node's text prefix (when stored) tells
+        # apart notes written in the same second.
+        by_place: dict[tuple[str, str, str | None], list[str]] = {}
+        for file_name, stamp, text, name in read_applies_to(graph_file):
+            by_place.setdefault((file_name, stamp, text), []).append(name)
+        out: dict[int, list[str]] = {}
+        for a in atoms:
+            for text in (a.atom.text[:TEXT_PREFIX], None):
+                names = by_place.get((a.atom.file.name, a.atom.timestamp, text))
+                if names:
+                    out.setdefault(a.index, []).extend(n for n in names if n not in out.get(a.index, []))
+        return out
 
     return lookup
