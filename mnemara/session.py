@@ -13,6 +13,9 @@ likely need; the next turn uses it only if the role doc text (re-read from
 disk), the system prompt extras, the model, the tools and the environment
 are all unchanged, and otherwise starts a fresh one.
 
+``warm_spare=False`` (or ``MNEMARA_WARM_SPARE=0``) turns the spare off: every
+turn then starts its own CLI, exactly like ``claude_agent_sdk.query()``.
+
 Extension points (plain lists, append to them):
 
 * ``post_turn_hooks``: ``fn(session, assistant_row_id)`` after each persisted turn.
@@ -86,14 +89,17 @@ class AgentSession:
     """Drive turns on one instance. Not thread-safe: one turn at a time."""
 
     def __init__(self, instance: Instance, *, permission_prompt: PermissionPrompt | None = None,
-                 cwd: str | Path | None = None, warm_spare: bool = True) -> None:
+                 cwd: str | Path | None = None, warm_spare: bool | None = None) -> None:
         self.instance = instance
         self.config = Config.load(instance.config_path)
         self.store = TurnStore(instance.turns_path)
         self.tool_context = ToolContext(instance=instance, config=self.config, store=self.store)
         self.permission_prompt = permission_prompt
         self.cwd = str(cwd or os.getcwd())
+        if warm_spare is None:
+            warm_spare = os.environ.get("MNEMARA_WARM_SPARE", "1").strip().lower() not in ("0", "false", "no", "off")
         self.warm_spare = warm_spare
+        self.stats = {"spare_used": 0, "fresh_started": 0}  # how each turn got its CLI process
         self.busy = False
         self.post_turn_hooks: list[Callable[["AgentSession", int], None]] = []
         self.system_prompt_extras: list[Callable[["AgentSession"], str]] = []
@@ -118,6 +124,17 @@ class AgentSession:
     def open(cls, name: str, **kwargs: Any) -> "AgentSession":
         """Open the instance called ``name`` under ``$MNEMARA_HOME``."""
         return cls(Instance.open(name), **kwargs)
+
+    @classmethod
+    def at(cls, folder: str | Path, *, config: Config | None = None, **kwargs: Any) -> "AgentSession":
+        """Embed: a session on an instance living in ``folder`` (created if missing).
+
+        ``config``, when given, is saved to the folder's config.json first.
+        """
+        instance = Instance.at(Path(folder))
+        if config is not None:
+            config.save(instance.config_path)
+        return cls(instance, **kwargs)
 
     def set_permission_prompt(self, prompt: PermissionPrompt | None) -> None:
         """Swap the UI callback that answers permission questions (y/n/a/s)."""
@@ -247,12 +264,14 @@ class AgentSession:
                 try:
                     await asyncio.wait_for(asyncio.shield(spare.ready), SPARE_WAIT_SECONDS)
                     if _alive(spare.client):
+                        self.stats["spare_used"] += 1
                         return spare
                     log_event(self.instance.debug_log_path, "spare_failed", level="warning", error="spare CLI exited")
                 except Exception as exc:
                     log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
             await self._discard(spare)
         fresh = self._spawn(system_prompt)
+        self.stats["fresh_started"] += 1
         try:
             await fresh.ready
         except BaseException:

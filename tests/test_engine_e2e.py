@@ -47,17 +47,20 @@ def test_stream_off_sends_no_deltas(scripted_api, session_factory):
 def test_role_doc_is_reread_after_edit_and_missing_one_warns(scripted_api, session_factory, tmp_path, capsys):
     role = tmp_path / "role.md"
     role.write_text("You are ROLE-VERSION-ONE.", encoding="utf-8")
-    session = session_factory()
+    session = session_factory(warm_spare=True)
     update_config(session.instance.config_path, role_doc_path=str(role))
     session.turn("first")
+    session.turn("second, same role doc: the spare CLI serves it")
+    assert session.stats == {"spare_used": 1, "fresh_started": 1}
     role.write_text("You are ROLE-VERSION-TWO.", encoding="utf-8")
-    session.turn("second")
+    session.turn("third")
+    assert session.stats == {"spare_used": 1, "fresh_started": 2}  # the spare had the old text
     role.unlink()
-    result = session.turn("third")
+    result = session.turn("fourth")
     systems = [r.system_text for r in scripted_api.message_requests()]
-    assert systems[0].endswith("You are ROLE-VERSION-ONE.")
-    assert systems[1].endswith("You are ROLE-VERSION-TWO.")
-    assert "ROLE-VERSION" not in systems[2]
+    assert systems[0].endswith("You are ROLE-VERSION-ONE.") and systems[1].endswith("You are ROLE-VERSION-ONE.")
+    assert systems[2].endswith("You are ROLE-VERSION-TWO.")
+    assert "ROLE-VERSION" not in systems[3]
     assert any(isinstance(e, ev.Notice) and "role doc not found" in e.message for e in result.events)
     assert result.ok
     assert "role doc not found" in capsys.readouterr().err
