@@ -100,6 +100,8 @@ class AgentSession:
             warm_spare = os.environ.get("MNEMARA_WARM_SPARE", "1").strip().lower() not in ("0", "false", "no", "off")
         self.warm_spare = warm_spare
         self.stats = {"spare_used": 0, "fresh_started": 0}  # how each turn got its CLI process
+        #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
+        self.warn_to_stderr = True
         self.busy = False
         self.post_turn_hooks: list[Callable[["AgentSession", int], None]] = []
         self.system_prompt_extras: list[Callable[["AgentSession"], str]] = []
@@ -163,7 +165,8 @@ class AgentSession:
         """Read the role doc now; a missing/unreadable one warns on stderr and in debug.log."""
         role = read_role_doc(self.config.role_doc_path)
         if role.warning:
-            print(f"warning: {role.warning}", file=sys.stderr)
+            if self.warn_to_stderr:
+                print(f"warning: {role.warning}", file=sys.stderr)
             log_event(self.instance.debug_log_path, "role_doc_warning", level="warning", path=role.path, warning=role.warning)
         self.last_role_doc = role
         return role
@@ -427,8 +430,14 @@ class AgentSession:
             failure = classify_failure(collector)
         if failure is not None:
             yield self._error(failure.message, failure.kind, user_id, stderr=handle.stderr[-5:] if handle else [])
+            partial_id = None
+            if collector.blocks:  # tools already ran: keep what happened before the failure
+                partial_id = self.store.append("assistant", collector.final_blocks(False), {
+                    "usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model,
+                    "user_row_id": user_id, "error": failure.message, "error_kind": failure.kind})
             self._prepare_spare()
-            yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=user_id, error=failure.message)
+            yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=user_id,
+                              assistant_row_id=partial_id, error=failure.message)
             return
         meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model,
                 "interrupted": interrupted, "user_row_id": user_id}

@@ -223,3 +223,15 @@ def test_mcp_servers_of_config_are_wired_through(scripted_api, session_factory):
     assert len(results) == 1 and not results[0].is_error and results[0].text == "echo: ping"
     assert requests[1].tool_results()[0]["content"][0]["text"].startswith("echo: ping")
     assert result.text == "echoed"
+
+
+def test_failure_after_a_tool_ran_keeps_the_partial_turn(scripted_api, session_factory):
+    session = session_factory()
+    scripted_api.push(reply(tool_use("mcp__mnemara__write_memory", {"text": "kept note"})), http_error(500))
+    result = session.turn("write then fail")
+    assert [e.kind for e in result.errors] == ["server"]
+    row = session.store.get(result.done.assistant_row_id)
+    assert [b["type"] for b in row.blocks] == ["tool_use", "tool_result"]
+    assert row.meta["error_kind"] == "server"
+    atoms = [a for f in day_files(session.instance.memory_dir) for a in parse_file(f)]
+    assert [a.text for a in atoms] == ["kept note"]
