@@ -44,6 +44,7 @@ from mnemara.errors import MnemaraError
 from mnemara.instance import Instance
 from mnemara.permissions import PermissionGate, PermissionRequest
 from mnemara.roledoc import RoleDoc, read_role_doc
+from mnemara.sentinel import SentinelWatch
 from mnemara.store import TurnStore
 from mnemara.tools import SERVER_NAME, ToolContext, enabled_specs
 from mnemara.transcript import build_user_content
@@ -99,6 +100,7 @@ class AgentSession:
         self.pre_turn_context: list[Callable[["AgentSession", str], str]] = []
         self.pre_tool_use_hooks: list[Callable[["AgentSession", str, dict[str, Any]], Any]] = []
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
+        self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
         self.last_role_doc: RoleDoc | None = None
         self._spare: _Client | None = None
         self._active: _Client | None = None
@@ -129,6 +131,16 @@ class AgentSession:
         self.tool_context.config = self.config
         self.gate.set_config(self.config)
         return self.config
+
+    def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
+        """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
+        if not cfg.runtime_sentinel:
+            self.sentinel = None
+            return None
+        if self.sentinel is None:
+            self.sentinel = SentinelWatch()
+        self.sentinel.begin_turn()
+        return self.sentinel
 
     def read_role(self) -> RoleDoc:
         """Read the role doc now; a missing/unreadable one warns on stderr and in debug.log."""
@@ -290,6 +302,13 @@ class AgentSession:
     async def _pre_tool_use(self, input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         name = str(input_data.get("tool_name", ""))
         tool_input = input_data.get("tool_input") or {}
+        if self.sentinel is not None:
+            refusal = self.sentinel.check(name, tool_input, tool_use_id)
+            if refusal is not None:
+                log_event(self.instance.debug_log_path, "sentinel_halt", level="warning", tool=name,
+                          tool_input=tool_input, tool_use_id=tool_use_id, reason=refusal)
+                return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                               "permissionDecisionReason": refusal}}
         for hook in list(self.pre_tool_use_hooks):
             out = hook(self, name, tool_input)
             if inspect.isawaitable(out):
@@ -352,7 +371,10 @@ class AgentSession:
             yield self._error(msg, "no_api_key", user_id)
             yield ev.TurnDone(user_row_id=user_id, error=msg)
             return
+        for problem in self.gate.new_problems():
+            yield ev.Notice(problem)
         content = self.context_blocks(text, exclude_ids=(user_id,))
+        watch = self._sentinel_for_turn(cfg)
         collector = TurnCollector(stream=cfg.stream)
         handle: _Client | None = None
         failure: ev.ErrorEvent | None = None
@@ -362,9 +384,14 @@ class AgentSession:
             if not self._stop_requested:
                 await handle.client.query(_one_message(content))
                 async for message in handle.client.receive_response():
+                    halted = False
                     for event in collector.feed(message):
                         yield event
-            if collector.result is None and not self._stop_requested:
+                        if watch is not None and isinstance(event, ev.ToolResult):
+                            halted = halted or watch.stop_after_tool_result(event.tool_use_id)
+                    if halted:  # the sentinel refused a call: stop consuming, end the turn cleanly
+                        break
+            if collector.result is None and not self._stop_requested and not (watch and watch.halt):
                 failure = ev.ErrorEvent(_cli_failure(handle.stderr), "cli")
         except Exception as exc:
             if not self._stop_requested:
@@ -384,6 +411,13 @@ class AgentSession:
             return
         meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model,
                 "interrupted": interrupted, "user_row_id": user_id}
+        if watch is not None and watch.halt is not None:
+            notice = watch.halt.notice(user_id)
+            collector.blocks.append({"type": "text", "text": notice})
+            meta["halted"] = "sentinel"
+            log_event(log, "sentinel_halted_turn", level="warning", user_row_id=user_id, trigger=watch.halt.trigger,
+                      call=watch.halt.call, count=watch.halt.count)
+            yield ev.Halt(notice)
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
         assistant_id = self.store.append("assistant", collector.final_blocks(interrupted), meta)
