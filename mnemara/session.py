@@ -298,6 +298,20 @@ class AgentSession:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def prewarm(self) -> None:
+        """Start the first turn's CLI now, in the background, for the sync :meth:`turn` API.
+
+        A UI calls this when it opens, so the user's first message does not wait
+        for the SDK import and the CLI start-up. No-op without ``warm_spare``.
+        """
+        if self.warm_spare and not self._closed and self._spare is None:
+            self._ensure_sync_loop().call_soon_threadsafe(self._prepare_spare)
+
+    async def aprewarm(self) -> None:
+        """:meth:`prewarm` for callers that drive :meth:`aturn` on their own event loop."""
+        if self.warm_spare and not self._closed and self._spare is None:
+            self._prepare_spare()
+
     async def _discard(self, handle: _Client | None) -> None:
         """End a CLI process (on the loop it lives on)."""
         if handle is None:

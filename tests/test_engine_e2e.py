@@ -235,3 +235,16 @@ def test_failure_after_a_tool_ran_keeps_the_partial_turn(scripted_api, session_f
     assert row.meta["error_kind"] == "server"
     atoms = [a for f in day_files(session.instance.memory_dir) for a in parse_file(f)]
     assert [a.text for a in atoms] == ["kept note"]
+
+
+def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
+    import time
+
+    session = session_factory(warm_spare=True)
+    session.prewarm()
+    deadline = time.monotonic() + 60
+    while (session._spare is None or not session._spare.ready.done()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    scripted_api.push(reply("warm hello"))
+    assert session.turn("first").text == "warm hello"
+    assert session.stats == {"spare_used": 1, "fresh_started": 0}

@@ -300,6 +300,7 @@ def run_repl(session: Any, *, stdin: TextIO | None = None, stdout: TextIO | None
              stderr: TextIO | None = None, banner: str = "") -> int:
     """Pick the terminal or the piped REPL for ``stdin``; returns an exit code."""
     stdin = stdin or sys.stdin
+    session.prewarm()  # the first turn's CLI starts while the user types
     if stdin.isatty() and (stdout or sys.stdout).isatty():
         return run_tty(session, banner)
     return run_piped(session, stdin, stdout or sys.stdout, stderr or sys.stderr)
