@@ -177,3 +177,40 @@ def test_read_skeleton_only_offered_when_enabled(scripted_api, session_factory, 
     payload = _tool_result_payload(result)
     assert payload["ok"] and 'def area(r: float) -> float:\n    """Circle area."""' in payload["skeleton"]
     assert "3.14159" not in payload["skeleton"]
+
+
+def test_context_commands_through_the_piped_repl(scripted_api, mnemara_home, tmp_path):
+    from mnemara.config import Config
+    from mnemara.instance import Instance
+    from mnemara.store import TurnStore
+    from tests.conftest import run_cli
+
+    inst = Instance.create("ctxrepl")
+    with TurnStore(inst.turns_path) as store:
+        fill_store(store, turns=2)
+        before = [t.blocks for t in store.history()]
+    out = tmp_path / "exported.md"
+    scripted_api.push(
+        reply(tool_use("mcp__mnemara__upsert_slot", {"label": "deploy", "role": "system", "content": "DEPLOY: green"})),
+        reply("slot saved"),
+        reply(tool_use("mcp__mnemara__evict_thinking_blocks", {"row_ids": [2, 4]})),
+        reply("AUDIT DONE"),
+    )
+    script = "\n".join([
+        "/evict foo", "/tokens -5", "/compress 0",
+        "/tokens 500k", "remember the deploy state", "/compress smart", f"/export {out}", "/evict", "/quit",
+    ]) + "\n"
+    proc = run_cli("run", "--instance", "ctxrepl", "--no-tui", input=script, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("usage: /") == 3
+    assert "slot saved" in proc.stdout and "AUDIT DONE" in proc.stdout and f"to {out}" in proc.stdout
+    requests = scripted_api.message_requests()
+    assert "[MNEMARA CONTEXT AUDIT]" in requests[2].user_text()
+    assert "DEPLOY: green" in requests[2].user_text().split("<conversation_history>")[0]  # slot before the window
+    assert Config.load(inst.config_path).max_window_tokens == 500_000
+    with TurnStore(inst.turns_path) as store:
+        rows = store.history()
+        assert [t.blocks for t in rows[:4]] != before
+        assert not any(b["type"] == "thinking" for i in (2, 4) for b in store.get(i).blocks)
+        assert [t.pin_label for t in store.pinned()] == ["deploy"]
+    assert "DEPLOY: green" in out.read_text(encoding="utf-8")

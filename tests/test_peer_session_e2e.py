@@ -36,7 +36,9 @@ async def test_rows_written_during_a_user_turn_arrive_in_one_batched_turn(script
     path = new_db(tmp_path / "peer.db")
     session = session_factory("eng-panel")
     configure(session, path)
-    inbox = attach_inbox(session)
+    shown: list[str] = []
+    seen: list[str] = []
+    inbox = attach_inbox(session, on_turn=lambda text: shown.append(text) or (lambda e: seen.append(type(e).__name__)))
     assert session.peer_inbox is inbox and inbox.role == "eng"
     scripted_api.push(reply("a long answer to the user, streamed slowly " * 3, delay=0.03),
                       reply("Handled rows; acked them."))
@@ -62,6 +64,7 @@ async def test_rows_written_during_a_user_turn_arrive_in_one_batched_turn(script
     for rid in (bcast, to_us, bad, other, unwatched):
         assert st[rid] == ("pending", None)
     assert st[hb][1] and st[ack][1]
+    assert len(shown) == 1 and text.endswith(shown[0]) and seen[-1] == "TurnDone" and "AssistantText" in seen
     rows = session.store.history()
     assert [r.role for r in rows] == ["user", "assistant", "user", "assistant"]
     assert rows[2].text.startswith("[peer inbox] 3 new peer messages for eng")

@@ -15,7 +15,7 @@ window and instructions for the agent to choose what to evict itself.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mnemara.context.blocks import (
@@ -31,9 +31,9 @@ from mnemara.context.blocks import (
 from mnemara.context.eviction import (
     EvictionResult,
     RowRewrite,
-    evict_thinking_blocks,
-    evict_tool_use_blocks,
-    evict_write_pairs,
+    plan_thinking,
+    plan_tool_use,
+    plan_write_pairs,
 )
 from mnemara.store import Turn, TurnStore
 from mnemara.tokens import estimate_blocks, estimate_text
@@ -81,12 +81,13 @@ def default_target(store: TurnStore) -> int:
     return max(1, int(window_tokens(store) * DEFAULT_FRACTION))
 
 
-def evict_fifo(store: TurnStore, target: int, *, preserve_protected: bool = False) -> EvictionResult:
+def evict_fifo(store: TurnStore, target: int, *, preserve_protected: bool = False,
+               live: list[Turn] | None = None, total: int | None = None) -> EvictionResult:
     """Evict the oldest live unpinned rows until the window fits ``target`` tokens."""
     result = EvictionResult("fifo")
-    total = window_tokens(store)
+    total = window_tokens(store) if total is None else total
     doomed: list[Turn] = []
-    for turn in store.live_rows():
+    for turn in store.live_rows() if live is None else live:
         if total <= target:
             break
         if preserve_protected and turn.protected:
@@ -100,19 +101,39 @@ def evict_fifo(store: TurnStore, target: int, *, preserve_protected: bool = Fals
     return result
 
 
+STAGES = (
+    ("evict_thinking_blocks", plan_thinking),
+    ("evict_write_pairs", plan_write_pairs),
+    ("evict_tool_use_blocks", plan_tool_use),
+)
+
+
 def compress_to(store: TurnStore, target: int, *, preserve_protected: bool = False) -> CompressReport:
-    """Shrink the window to ``target`` tokens, cheapest strategy first (see module doc)."""
+    """Shrink the window to ``target`` tokens, cheapest strategy first (see module doc).
+
+    The block strategies are planned in memory on one read of the window and
+    written in one transaction; FIFO then evicts whole rows if still needed.
+    """
     if target <= 0:
         raise ValueError("target must be a positive token count")
-    report = CompressReport(before=window_tokens(store), target=target)
-    current = report.before
-    for strategy in (evict_thinking_blocks, evict_write_pairs, evict_tool_use_blocks):
+    pinned = sum(t.tokens for t in store.pinned())
+    live = store.live_rows()
+    rw = RowRewrite(live)
+    current = pinned + sum(t.tokens for t in live)
+    report = CompressReport(before=current, target=target)
+    for name, planner in STAGES:
         if current <= target:
             break
-        report.stages.append(strategy(store))
-        current = window_tokens(store)
+        planner(rw)
+        after = pinned + rw.total()
+        report.stages.append(EvictionResult(name, rows=len(touched := rw.take_touched()), tokens_freed=current - after,
+                                            row_ids=touched))
+        current = after
+    rw.commit(store)
     if current > target:
-        report.stages.append(evict_fifo(store, target, preserve_protected=preserve_protected))
+        rewritten = [replace(t, blocks=rw.current(t), tokens=rw.tokens(t)) for t in live]
+        report.stages.append(evict_fifo(store, target, preserve_protected=preserve_protected,
+                                        live=rewritten, total=current))
     report.after = window_tokens(store)
     return report
 

@@ -25,10 +25,8 @@ from mnemara.context.blocks import (
     file_path_of,
     is_stub_result,
     is_stub_use,
-    result_index,
     short_target,
     stub_result,
-    tool_uses,
 )
 from mnemara.store import Turn, TurnStore
 from mnemara.tokens import estimate_blocks
@@ -55,32 +53,61 @@ class EvictionResult:
 
 
 class RowRewrite:
-    """Copy-on-write edits of a set of rows, committed in one transaction."""
+    """Copy-on-write edits of a set of rows, committed in one transaction.
+
+    Planners read :meth:`current` (so several strategies compose in memory)
+    and write through :meth:`replace` / :meth:`set`; :meth:`tokens` gives a
+    row's estimate after the edits so far.
+    """
 
     def __init__(self, turns: list[Turn]) -> None:
         self.turns = turns
         self.by_id = {t.id: t for t in turns}
         self.new: dict[int, list[dict[str, Any]]] = {}
         self.protect: set[int] = set()
+        self.touched: set[int] = set()  # rows changed since the last :meth:`take_touched`
+        self._tokens: dict[int, int] = {}
 
-    def blocks(self, turn: Turn) -> list[dict[str, Any]]:
-        if turn.id not in self.new:
-            self.new[turn.id] = list(turn.blocks)
-        return self.new[turn.id]
+    def current(self, turn: Turn) -> list[dict[str, Any]]:
+        return self.new.get(turn.id, turn.blocks)
+
+    def set(self, turn: Turn, blocks: list[dict[str, Any]]) -> None:
+        self.new[turn.id] = blocks
+        self.touched.add(turn.id)
+        self._tokens.pop(turn.id, None)
 
     def replace(self, turn: Turn, index: int, block: dict[str, Any]) -> None:
-        self.blocks(turn)[index] = block
+        if turn.id not in self.new:
+            self.new[turn.id] = list(turn.blocks)
+        self.new[turn.id][index] = block
+        self.touched.add(turn.id)
+        self._tokens.pop(turn.id, None)
 
-    def commit(self, store: TurnStore, result: EvictionResult, *, protect: bool = False) -> EvictionResult:
+    def tokens(self, turn: Turn) -> int:
+        if turn.id not in self.new:
+            return turn.tokens
+        if turn.id not in self._tokens:
+            self._tokens[turn.id] = estimate_blocks(self.new[turn.id])
+        return self._tokens[turn.id]
+
+    def total(self) -> int:
+        return sum(self.tokens(t) for t in self.turns)
+
+    def take_touched(self) -> list[int]:
+        out, self.touched = sorted(self.touched), set()
+        return out
+
+    def commit(self, store: TurnStore, result: EvictionResult | None = None, *, protect: bool = False) -> EvictionResult:
+        """Write every changed row in one transaction; fills ``result`` with rows and tokens freed."""
+        result = result or EvictionResult("rewrite")
         updates = []
         for tid, blocks in self.new.items():
             old = self.by_id[tid]
-            freed = old.tokens - estimate_blocks(blocks)
             if blocks == old.blocks:
                 continue
             updates.append((tid, blocks, True if (protect and tid in self.protect) else None))
             result.rows += 1
-            result.tokens_freed += freed
+            result.tokens_freed += old.tokens - self.tokens(old)
             result.row_ids.append(tid)
         if updates:
             store.set_blocks_many(updates)
@@ -97,15 +124,31 @@ def select_rows(live: list[Turn], ids: Iterable[int] | None) -> tuple[list[Turn]
     return chosen, sorted(wanted - {t.id for t in chosen})
 
 
-def evict_thinking_blocks(store: TurnStore, ids: Iterable[int] | None = None) -> EvictionResult:
-    """Drop ``thinking`` / ``redacted_thinking`` blocks from the selected rows."""
-    rows, skipped = select_rows(store.live_rows(), ids)
-    rw = RowRewrite(rows)
-    for turn in rows:
-        kept = [b for b in turn.blocks if b.get("type") not in ("thinking", "redacted_thinking")]
-        if len(kept) != len(turn.blocks):
-            rw.new[turn.id] = kept
-    return rw.commit(store, EvictionResult("evict_thinking_blocks", skipped=skipped))
+def _uses(rw: RowRewrite) -> Iterable[tuple[Turn, int, dict[str, Any]]]:
+    for turn in rw.turns:
+        for i, block in enumerate(rw.current(turn)):
+            if block.get("type") == "tool_use":
+                yield turn, i, block
+
+
+def _results(rw: RowRewrite) -> dict[str, tuple[Turn, int]]:
+    out: dict[str, tuple[Turn, int]] = {}
+    for turn in rw.turns:
+        for i, block in enumerate(rw.current(turn)):
+            if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                out[block["tool_use_id"]] = (turn, i)
+    return out
+
+
+# -- planners: edit a RowRewrite in memory; ``selected`` None means every row --------
+def plan_thinking(rw: RowRewrite, selected: set[int] | None = None) -> None:
+    for turn in rw.turns:
+        if selected is not None and turn.id not in selected:
+            continue
+        blocks = rw.current(turn)
+        kept = [b for b in blocks if b.get("type") not in ("thinking", "redacted_thinking")]
+        if len(kept) != len(blocks):
+            rw.set(turn, kept)
 
 
 def tool_use_shell(block: dict[str, Any]) -> dict[str, Any]:
@@ -115,43 +158,28 @@ def tool_use_shell(block: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def evict_tool_use_blocks(store: TurnStore, ids: Iterable[int] | None = None) -> EvictionResult:
-    """Reduce every tool call in the selected rows to its audit shell; stub its result."""
-    live = store.live_rows()
-    rows, skipped = select_rows(live, ids)
-    selected = {t.id for t in rows}
-    rw = RowRewrite(live)
-    results = result_index(live)
-    for turn, i, block in tool_uses(live):
-        if turn.id not in selected:
+def plan_tool_use(rw: RowRewrite, selected: set[int] | None = None) -> None:
+    results = _results(rw)
+    for turn, i, block in list(_uses(rw)):
+        if selected is not None and turn.id not in selected:
             continue
         if not is_stub_use(block):
             rw.replace(turn, i, tool_use_shell(block))
         found = results.get(str(block.get("id")))
         if found:
             rturn, ri = found
-            rblock = rw.blocks(rturn)[ri]
+            rblock = rw.current(rturn)[ri]
             if not is_stub_result(rblock):
                 size = estimate_blocks([rblock])
                 rw.replace(rturn, ri, stub_result(rblock, f"{STUB_PREFIX} tool result, ~{size} tokens]"))
-    return rw.commit(store, EvictionResult("evict_tool_use_blocks", skipped=skipped))
 
 
 def file_stub(path: str) -> dict[str, Any]:
     return {"file_path": path, "evicted": True}
 
 
-def evict_write_pairs(store: TurnStore, ids: Iterable[int] | None = None) -> EvictionResult:
-    """Stub write-tool bodies in the selected rows and every earlier Read of the same path.
-
-    A Read earlier than a stubbed write (in any live row) is reduced to
-    ``{file_path, evicted: true}``, its result too; the write keeps its name and path.
-    """
-    live = store.live_rows()
-    rows, skipped = select_rows(live, ids)
-    selected = {t.id for t in rows}
-    rw = RowRewrite(live)
-    results = result_index(live)
+def plan_write_pairs(rw: RowRewrite, selected: set[int] | None = None) -> None:
+    results = _results(rw)
     earlier_reads: dict[str, list[tuple[Turn, int, dict[str, Any]]]] = {}
 
     def stub_call(turn: Turn, i: int, block: dict[str, Any], path: str) -> None:
@@ -162,22 +190,48 @@ def evict_write_pairs(store: TurnStore, ids: Iterable[int] | None = None) -> Evi
         found = results.get(str(block.get("id")))
         if found:
             rturn, ri = found
-            rblock = rw.blocks(rturn)[ri]
+            rblock = rw.current(rturn)[ri]
             if not is_stub_result(rblock):
                 rw.replace(rturn, ri, stub_result(rblock, json.dumps(file_stub(path), ensure_ascii=False)))
 
-    for turn, i, block in tool_uses(live):
+    for turn, i, block in list(_uses(rw)):
         name = block.get("name")
         path = file_path_of(block)
         if path is None:
             continue
         if name == READ_TOOL:
             earlier_reads.setdefault(path, []).append((turn, i, block))
-        elif name in WRITE_TOOLS and turn.id in selected:
+        elif name in WRITE_TOOLS and (selected is None or turn.id in selected):
             stub_call(turn, i, block, path)
             for rturn, ri, rblock in earlier_reads.pop(path, []):
                 stub_call(rturn, ri, rblock, path)
-    return rw.commit(store, EvictionResult("evict_write_pairs", skipped=skipped))
+
+
+def _run(store: TurnStore, name: str, planner: Any, ids: Iterable[int] | None) -> EvictionResult:
+    live = store.live_rows()
+    rows, skipped = select_rows(live, ids)
+    rw = RowRewrite(live)
+    planner(rw, None if ids is None else {t.id for t in rows})
+    return rw.commit(store, EvictionResult(name, skipped=skipped))
+
+
+def evict_thinking_blocks(store: TurnStore, ids: Iterable[int] | None = None) -> EvictionResult:
+    """Drop ``thinking`` / ``redacted_thinking`` blocks from the selected rows."""
+    return _run(store, "evict_thinking_blocks", plan_thinking, ids)
+
+
+def evict_tool_use_blocks(store: TurnStore, ids: Iterable[int] | None = None) -> EvictionResult:
+    """Reduce every tool call in the selected rows to its audit shell; stub its result (in any live row)."""
+    return _run(store, "evict_tool_use_blocks", plan_tool_use, ids)
+
+
+def evict_write_pairs(store: TurnStore, ids: Iterable[int] | None = None) -> EvictionResult:
+    """Stub write-tool bodies in the selected rows and every earlier Read of the same path.
+
+    A Read earlier than a stubbed write (in any live row) is reduced to
+    ``{file_path, evicted: true}``, its result too; the write keeps its name and path.
+    """
+    return _run(store, "evict_write_pairs", plan_write_pairs, ids)
 
 
 def has_write_tool(turn: Turn) -> bool:

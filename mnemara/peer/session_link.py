@@ -27,15 +27,26 @@ class PeerTurnFailed(Exception):
     """The turn carrying peer messages did not complete; they stay undelivered."""
 
 
-def session_deliverer(session: "AgentSession", on_event: Callable[[Any], Any] | None = None) -> Deliver:
-    """A ``deliver(text)`` that runs one turn on ``session`` and raises if it did not complete."""
+EventSink = Callable[[Any], Any]
 
+
+def session_deliverer(session: "AgentSession", on_event: EventSink | None = None,
+                      on_turn: Callable[[str], EventSink | None] | None = None) -> Deliver:
+    """A ``deliver(text)`` that runs one turn on ``session`` and raises if it did not complete.
+
+    ``on_turn(text)`` is called as an inbox turn starts (a UI shows the injected
+    message there) and may return a callable that receives that turn's events;
+    ``on_event`` receives the events of every inbox turn.
+    """
     from mnemara import events as ev
 
     async def deliver(text: str) -> None:
         error: str | None = None
         done: Any = None
+        sink = on_turn(text) if on_turn is not None else None
         async for event in session.aturn(text):
+            if sink is not None:
+                sink(event)
             if on_event is not None:
                 on_event(event)
             if isinstance(event, ev.ErrorEvent):
@@ -53,13 +64,18 @@ def session_deliverer(session: "AgentSession", on_event: Callable[[Any], Any] | 
 
 
 def attach_inbox(session: "AgentSession", *, deliver: Deliver | None = None,
-                 on_event: Callable[[Any], Any] | None = None, **kwargs: Any) -> PeerInbox | None:
+                 on_event: EventSink | None = None, on_turn: Callable[[str], EventSink | None] | None = None,
+                 is_idle: Callable[[], bool] | None = None, **kwargs: Any) -> PeerInbox | None:
     """Build the session's inbox from its config and expose it as ``session.peer_inbox``.
 
     Returns None (and sets ``session.peer_inbox = None``) when ``peer_poll_enabled``
     is false. The inbox is not started; call ``inbox.start()`` inside the event loop
     that runs the session's turns. After each successful turn of the session the
     inbox is woken, so messages that arrived meanwhile go out as soon as it is idle.
+    ``is_idle`` defaults to ``not session.busy``; a UI that runs turns in workers
+    passes its own (idle = no turn running and none about to start). Other
+    keyword arguments go to :class:`PeerInbox` (e.g. ``on_change`` to refresh a
+    status line, ``enabled=False`` to start with delivery OFF).
     """
     cfg = session.config
     if not cfg.peer_poll_enabled:
@@ -68,8 +84,8 @@ def attach_inbox(session: "AgentSession", *, deliver: Deliver | None = None,
     inst = session.instance
     inbox = PeerInbox.from_config(
         cfg, inst.name,
-        deliver=deliver or session_deliverer(session, on_event),
-        is_idle=lambda: not session.busy,
+        deliver=deliver or session_deliverer(session, on_event, on_turn),
+        is_idle=is_idle or (lambda: not session.busy),
         instance_root=inst.root,
         debug_log=inst.debug_log_path,
         **kwargs,

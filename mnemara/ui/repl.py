@@ -141,8 +141,10 @@ def handle_line(session: Any, line: str, render: Renderer) -> bool:
             return False
         if result.action == "stop":
             session.request_stop()
-        return True
-    if text.startswith("//"):
+        if result.action != "send" or not result.data.get("text"):
+            return True
+        text = str(result.data["text"])  # e.g. /compress smart: the command's turn goes to the agent
+    elif text.startswith("//"):
         text = text[1:]
     try:
         session.turn(text, on_event=render)
