@@ -92,3 +92,15 @@ def test_similarity_dedupe_with_an_embedder(tmp_path: Path) -> None:
     assert check_before_write(tmp_path, "30 seconds is the lease timeout", down) is None
     dup, note = find_duplicate(tmp_path, "30 seconds is the lease timeout", embedder=None)
     assert dup is None and "no embedder" in note
+
+
+def test_slash_note_refuses_duplicate(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from mnemara.commands import dispatch
+
+    inst = Instance.create("slash")
+    ctx = SimpleNamespace(instance=inst)
+    assert dispatch(ctx, "/note -c fact The cache TTL is 5 minutes").text.startswith("noted in")
+    again = dispatch(ctx, "/note the cache ttl is 5 minutes.")
+    assert again.text.startswith("not appended") and len(_atoms(inst)) == 1
