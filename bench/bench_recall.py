@@ -119,7 +119,7 @@ def run(home: Path, notes: int, turns: int, embed_url: str, label: str, turn_sam
     if turn_base:
         mb, mo = statistics.median(turn_base), statistics.median(turn_on)
         print(f"  whole turns via the real CLI + scripted API: off {mb:.0f} ms, on {mo:.0f} ms "
-              f"(+{(mo - mb) / mb:.1%}; {len(turn_base)} turns each, noisy)")
+              f"({(mo - mb) / mb:+.1%}; {len(turn_base)} turns each, noisy)")
 
 
 def note_latency(notes: int) -> None:
