@@ -406,19 +406,17 @@ class RagIndex:
         return _fuse(keyword, vector, k, degraded)
 
     def _vector_channel(self, table: Any, question: str, depth: int, where: str | None) -> tuple[list[dict[str, Any]], str]:
-        if table is None:
-            return [], ""
         problem = self._embedder_ready()
         if problem:
             return [], f"keyword-only: {problem}"
-        sync = self._sync_vectors(QUERY_EMBED_BUDGET)
+        sync = self._sync_vectors(QUERY_EMBED_BUDGET) if table is not None else {}
         if sync.get("skipped"):
             return [], f"keyword-only: {sync['skipped']}"
         try:
             qvec = self._embed([question], query=True)[0]
         except EmbedError as exc:
             return [], f"keyword-only: {exc}"
-        vtable = self._vector_table()
+        vtable = self._vector_table() if table is not None else None
         if vtable is None:
             return [], ""
         hits = vtable.search(qvec).distance_type("cosine").select(["hash", "_distance"]).limit(depth * 2).to_list()

@@ -23,7 +23,13 @@ def _safe(backend: str, func: Callable[[ToolContext, dict[str, Any]], dict[str, 
         from mnemara.memory.surfaces import BackendOff
 
         try:
-            answer = func(ctx, args or {})
+            back = _backends(ctx)
+            lock = back.graph_lock if backend == "Graph" else back.rag_lock if backend == "RAG" else None
+            if lock is None:
+                answer = func(ctx, args or {})
+            else:
+                with lock:
+                    answer = func(ctx, args or {})
             return {"ok": True, **answer} if "ok" not in answer else answer
         except MnemaraError as exc:
             return {"ok": False, "error": exc.message}
