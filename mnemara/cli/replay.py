@@ -57,7 +57,7 @@ def render_text(plan) -> str:  # type: ignore[no-untyped-def]
     head = "replay (applied)" if plan.applied else "replay dry run: nothing written; --apply would do the actions below"
     lines = [
         head,
-        f"window: last {plan.days} days, {c['files']} day files, {c['atoms']} atoms ({c['excluded']} excluded by policy)",
+        f"window: last {plan.days} days, {c['files']} day files, {c['atoms']} atoms ({c['excluded']} excluded by policy or status)",
         f"similarity: {plan.method}; {plan.graph_status}",
         f"policy: {plan.policy_source or 'defaults'}; threshold {plan.threshold}",
         f"patterns: {c['patterns']} ({c['covered']} already covered); near-duplicates: {c['duplicates']}",

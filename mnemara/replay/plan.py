@@ -15,9 +15,10 @@ from typing import Any, Callable
 import numpy as np
 
 from mnemara.config import Config
-from mnemara.errors import UsageError
+from mnemara.errors import ConfigError, UsageError
 from mnemara.fsutil import atomic_write_text, locked_append
 from mnemara.instance import Instance
+from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint
 from mnemara.replay import cluster as clustering
 from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path, load_archived
 from mnemara.replay.augment import Augmentation, EntityLookup, augment, entity_map
@@ -35,6 +36,7 @@ from mnemara.replay.proposals import (
 from mnemara.replay.vectors import TfidfSpace, call_embedder, embedder_name
 
 Progress = Callable[[str, int, int], None]
+INACTIVE = ("superseded", "deprecated")
 
 
 @dataclass
@@ -167,8 +169,13 @@ def build_plan(
     )
     loaded.issues.extend(archive_issues)
     tick("load", len(loaded.atoms), len(loaded.atoms))
+    book = _status_book(instance, loaded.issues)
     candidates = [a for a in loaded.atoms + archived if a.atom.text.strip()]
-    active = [a for a in candidates if not policy.excludes(a.atom.file.name, a.atom.category, a.atom.text)]
+    active = [
+        a for a in candidates
+        if not policy.excludes(a.atom.file.name, a.atom.category, a.atom.text)
+        and (book is None or book.status_of(a.atom) not in INACTIVE)
+    ]
     excluded = sum(1 for a in candidates if not a.archived) - sum(1 for a in active if not a.archived)
 
     # phase 2: vectors, pairs, clusters, near-duplicates
@@ -195,7 +202,8 @@ def build_plan(
         order = sorted(range(len(active)), key=lambda i: _when(active[i]))
         protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
         retired = {i for i, a in enumerate(active) if a.archived}
-        duplicate_of = clustering.near_duplicates(order, pairs, policy.duplicate_distance, protected, retired)
+        dup_pairs = _not_marked_distinct(pairs, active, book)
+        duplicate_of = clustering.near_duplicates(order, dup_pairs, policy.duplicate_distance, protected, retired)
 
     # phase 3: augment
     entities, graph_status = entity_map(active, entity_lookup)
@@ -213,7 +221,7 @@ def build_plan(
     _mark_coverage(patterns, groups, docs, space, dense, embed, policy.cover_distance)
     stamp = now.isoformat()
     actions: list[Action] = []
-    taken = {d.path.name for d in docs}
+    taken: set[str] = set()
     for pattern in patterns:
         if policy.wiki_proposals and pattern.covered_by is None:
             name = _free_name(pattern.slug, taken, instance.wiki_proposals_dir)
@@ -305,10 +313,27 @@ def _free_name(stem: str, taken: set[str], folder: Path) -> str:
     n = 1
     while True:
         name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
-        if name not in taken and not (folder / name).exists():
-            taken.add(name)
+        if f"{folder.name}/{name}" not in taken and not (folder / name).exists():
+            taken.add(f"{folder.name}/{name}")
             return name
         n += 1
+
+
+def _status_book(instance: Instance, issues: list[FileIssue]) -> StatusBook | None:
+    """Atom statuses from ``memory/status.json`` (lint's sidecar); unreadable means none, reported."""
+    try:
+        return StatusBook.load(instance.memory_dir)
+    except ConfigError as exc:
+        issues.append(FileIssue(STATUS_FILE, f"{exc.message}; statuses ignored", skipped=True))
+        return None
+
+
+def _not_marked_distinct(pairs: list[clustering.Pair], active: list[LoadedAtom], book: StatusBook | None) -> list[clustering.Pair]:
+    """Pairs minus those the user marked *distinct* in ``mnemara lint --fix`` (never archive one for the other)."""
+    if book is None or not book.distinct:
+        return pairs
+    marked = {frozenset(p) for p in book.distinct if isinstance(p, list) and len(p) == 2}
+    return [p for p in pairs if frozenset((fingerprint(active[p.a].atom), fingerprint(active[p.b].atom))) not in marked]
 
 
 def apply_plan(plan: ReplayPlan, instance: Instance) -> ReplayResult:
