@@ -87,6 +87,10 @@ def test_import_into_a_used_store_appends_and_evicts_live_rows(source, tmp_path)
         assert dst.get(old).evicted and dst.get(old).text == "already here"
         assert [t.text for t in dst.pinned()] == ["HP: 73 / 100", ""]  # slot updated in place, new one added
         assert len(dst.history()) == 2 + len(store.history()) - 1
+    with TurnStore(Instance.create("other2").turns_path) as dst2:
+        dst2.append("user", "occupied")
+        exchange.import_export(out, dst2, tmp_path / "c.json", tmp_path)
+        assert [t.pin_label for t in dst2.pinned()] == ["mood", "hp"]  # exported slot order, not id order
 
 
 def test_role_doc_restored_beside_instance_when_original_is_gone(source, tmp_path):
