@@ -261,3 +261,13 @@ def test_bash_timeout_seconds_bounds_bash(scripted_api, session_factory):
     assert time.monotonic() - start < 7.5
     (res,) = [e for e in result.events if isinstance(e, ev.ToolResult)]
     assert "too-late" not in res.text and res.is_error  # killed at the 1 s cap despite asking for 600 s
+
+
+def test_cli_retry_is_reported_and_the_turn_succeeds(scripted_api, session_factory, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "1")
+    session = session_factory()
+    scripted_api.push(http_error(529), reply("after one retry"))
+    result = session.turn("try hard")
+    assert result.ok and result.text == "after one retry"
+    notices = [e.message for e in result.events if isinstance(e, ev.Notice)]
+    assert len(notices) == 1 and "overloaded (HTTP 529); retrying" in notices[0] and "attempt 1 of 1" in notices[0]
