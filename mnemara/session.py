@@ -241,6 +241,8 @@ class AgentSession:
             hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[self._pre_tool_use], on_failure="block")]},
             env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms},
             stderr=on_stderr,
+            # Mnemara's store is the history: no per-turn session transcripts piling up in ~/.claude/projects.
+            extra_args={"no-session-persistence": None},
         )
 
     def _client_key(self, system_prompt: str) -> str:

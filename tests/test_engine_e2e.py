@@ -271,3 +271,11 @@ def test_cli_retry_is_reported_and_the_turn_succeeds(scripted_api, session_facto
     assert result.ok and result.text == "after one retry"
     notices = [e.message for e in result.events if isinstance(e, ev.Notice)]
     assert len(notices) == 1 and "overloaded (HTTP 529); retrying" in notices[0] and "attempt 1 of 1" in notices[0]
+
+
+def test_turns_leave_no_cli_session_transcripts(scripted_api, session_factory, isolated_home):
+    session = session_factory()
+    session.turn("one")
+    session.turn("two")
+    projects = isolated_home / ".claude" / "projects"
+    assert not projects.exists() or not any(projects.rglob("*.jsonl"))
