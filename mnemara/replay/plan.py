@@ -204,6 +204,8 @@ def build_plan(
         protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
         retired = {i for i, a in enumerate(active) if a.archived}
         dup_pairs = _not_marked_distinct(pairs, active, book)
+        if dense is not None:
+            dup_pairs = _lexically_near(dup_pairs, space, policy.duplicate_distance)
         duplicate_of = clustering.near_duplicates(order, dup_pairs, policy.duplicate_distance, protected, retired)
 
     # phase 3: augment
@@ -326,6 +328,24 @@ def _first(mask: np.ndarray, also: int | None) -> int | None:
     if also is not None:
         found.append(also)
     return min(found) if found else None
+
+
+def _lexically_near(pairs: list[clustering.Pair], space: TfidfSpace, max_distance: float) -> list[clustering.Pair]:
+    """Embedding near-duplicates that are near-identical in wording too.
+
+    Embeddings can put "timeout is 30 s" and "timeout is 60 s" within 0.10; archiving
+    one for the other would hide a fact, so a move also needs the TF-IDF rows to agree.
+    """
+    out = []
+    for pair in pairs:
+        if pair.distance >= max_distance:
+            continue
+        a_idx, a_val = space.rows.row(pair.a)
+        b_idx, b_val = space.rows.row(pair.b)
+        common, ia, ib = np.intersect1d(a_idx, b_idx, assume_unique=True, return_indices=True)
+        if 1.0 - float(np.dot(a_val[ia], b_val[ib])) < max_distance:
+            out.append(pair)
+    return out
 
 
 def _sparse_dots(rows: SparseRows, vector: np.ndarray) -> np.ndarray:
