@@ -113,6 +113,9 @@ class AgentSession:
         from mnemara.context.hooks import install as install_context_hooks
 
         install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
+        from mnemara.memory.autorecall import install as install_auto_recall
+
+        install_auto_recall(self)  # notes matching the message join the turn (only when auto_recall is on)
 
     @classmethod
     def open(cls, name: str, **kwargs: Any) -> "AgentSession":

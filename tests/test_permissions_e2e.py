@@ -373,3 +373,15 @@ def test_server_wide_ask_policy_prompts(api, inst, isolated_home):
         session.turn("stamp")
     assert [r.tool_name for r in prompt.requests] == ["mcp__stub__stamp"]
     assert not log.exists()
+
+
+def test_sentinel_role_doc_reaches_the_model(api, inst, isolated_home):
+    from tests.conftest import ROOT
+
+    role = ROOT / "examples" / "roles" / "sentinel.md"
+    update_config(inst.config_path, role_doc_path=str(role))
+    api.push(reply(text("ok")))
+    with open_session(inst, isolated_home, Answers()) as session:
+        assert session.turn("hello").ok
+    system = api.last.system_text
+    assert "### 2. Polling" in system and "SENTINEL HALT" in system

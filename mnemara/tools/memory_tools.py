@@ -99,8 +99,11 @@ def rag_index(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def rag_query(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from mnemara.memory.status import query_active
+
     kind = _arg(args, "kind", str, None)
-    return _backends(ctx).rag().query(_arg(args, "question", str), _arg(args, "k", int, 5), kind or None)
+    return query_active(_backends(ctx).rag(), ctx.instance.memory_dir, _arg(args, "question", str),
+                        _arg(args, "k", int, 5), kind or None, _arg(args, "include_superseded", bool, False))
 
 
 # -- graph ----------------------------------------------------------------------------
@@ -184,7 +187,9 @@ def specs() -> list[ToolSpec]:
         ToolSpec("rag_query", "Search memory notes, wiki pages and indexed text (keyword BM25 fused with vectors "
                  "when an embedder answers). Each hit shows its per-channel ranks and scores.",
                  _schema(["question"], question=_STR, k={"type": "integer", "minimum": 1, "maximum": 100},
-                         kind={**_STR, "description": "memory, wiki, manual or a kind given to rag_index"}),
+                         kind={**_STR, "description": "memory, wiki, manual or a kind given to rag_index"},
+                         include_superseded={"type": "boolean", "description": "Also return superseded and "
+                                             "deprecated notes (marked with their status)."}),
                  _safe("RAG", rag_query), "RagQuery", _rag_on),
         ToolSpec("graph_add_node", "Add (or update, same id) a node of the property graph.",
                  _schema(["label"], label=_STR, properties=_OBJ, id=_STR),
