@@ -193,7 +193,7 @@ def scale(count: int) -> None:
                 t0 = time.perf_counter()
                 hybrid_rag.query(q, k=5)
                 hybrid.append(time.perf_counter() - t0)
-            print(f"   rag_query hybrid (fake embedder, flat cosine scan): median {median_ms(hybrid):.1f} ms"
+            print(f"   rag_query hybrid (fake embedder, in-memory cosine over LanceDB-stored vectors): median {median_ms(hybrid):.1f} ms"
                   f"  | ratio hybrid/keyword {statistics.median(hybrid) / statistics.median(keyword):.2f}")
         t0 = time.perf_counter()
         append_note(root / "memory", "a brand new note about the zanzibar protocol", "insight")

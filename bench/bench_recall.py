@@ -9,6 +9,10 @@ before it calls the model, with auto_recall off (the baseline) and on; the
 difference is the added latency. Done keyword-only and with the loopback fake
 Ollama as embedder (hybrid). Also prints how many of the messages got an
 injection and the median latency of ``mnemara note`` with dedupe at that size.
+
+First, injection quality: the notes and queries of bench/data/rag_golden.json
+(each query has the note it should find) plus 15 off-topic messages, at three
+values of auto_recall_min_score.
 """
 from __future__ import annotations
 
@@ -140,16 +144,71 @@ def note_latency(notes: int) -> None:
           f"vs mnemara list {statistics.median(lists):.0f} ms (same-run baseline)")
 
 
+OFF_TOPIC = [
+    "Please write a short poem about autumn leaves.", "What's a good name for a cat?",
+    "Translate 'good morning' into French.", "How many legs does a spider have?",
+    "Tell me a joke about penguins.", "Summarise the plot of Hamlet in two lines.",
+    "What is the capital of Australia?", "Suggest a recipe with lentils and spinach.",
+    "Explain photosynthesis to a child.", "Which planet has the most moons?",
+    "Give me three tips for a job interview.", "What rhymes with orange?",
+    "How do I fold a paper crane?", "Recommend a board game for four players.",
+    "Why is the sky blue?",
+]
+
+
+def quality(embed_url: str, label: str) -> None:
+    """Injection quality on the RAG golden set (bench/data/rag_golden.json) plus off-topic messages."""
+    import json
+
+    from mnemara.config import update_config
+    from mnemara.instance import Instance
+    from mnemara.memory.notes import append_note
+    from mnemara.memory.status import all_atoms, chunk_id
+    from mnemara.session import AgentSession
+
+    golden = json.loads((ROOT / "bench" / "data" / "rag_golden.json").read_text())
+    inst = Instance.create(f"quality-{label}")
+    for note in golden["notes"]:
+        append_note(inst.memory_dir, note["text"], note.get("category") or "note")
+    ids = {note["id"]: chunk_id(atom) for note, atom in zip(golden["notes"], all_atoms(inst.memory_dir))}
+    update_config(inst.config_path, rag_embed_url=embed_url, auto_recall=True)
+    session = AgentSession(inst, warm_spare=False)
+    try:
+        for bar in (0.4, 0.6, 0.8):
+            update_config(inst.config_path, auto_recall_min_score=bar)
+            session.reload_config()
+            fired = right = injected = 0
+            for q in golden["queries"]:
+                record = session.auto_recall.run(session, q["q"])
+                got = [h["id"] for h in record.injected]
+                fired += bool(got)
+                right += ids[q["expect"]] in got
+                injected += len(got)
+            false = sum(bool(session.auto_recall.run(session, m).injected) for m in OFF_TOPIC)
+            print(f"[{label}] bar {bar}: golden queries with an injection {fired}/{len(golden['queries'])}, "
+                  f"expected note injected {right}/{len(golden['queries'])} ({injected} notes injected in all); "
+                  f"off-topic messages with an injection {false}/{len(OFF_TOPIC)}")
+    finally:
+        session.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--real-turns", type=int, default=8, help="whole turns through the CLI per setting (0: skip)")
+    parser.add_argument("--quality-only", action="store_true", help="only the golden-set injection quality")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["MNEMARA_HOME"] = str(Path(tmp) / "home")
-        run(Path(tmp), args.notes, args.turns, "http://127.0.0.1:9/api/embed", "keyword", args.real_turns)
         from mnemara.testing_ollama import FakeOllama
+
+        quality("http://127.0.0.1:9/api/embed", "keyword")
+        with FakeOllama() as fake:
+            quality(fake.url("/api/embed"), "hybrid")
+        if args.quality_only:
+            return
+        run(Path(tmp), args.notes, args.turns, "http://127.0.0.1:9/api/embed", "keyword", args.real_turns)
 
         with FakeOllama() as fake:
             run(Path(tmp), args.notes, args.turns, fake.url("/api/embed"), "hybrid")

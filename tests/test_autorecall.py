@@ -31,8 +31,9 @@ def _sent_text(api) -> str:
 
 
 def test_keyword_relevance_needs_real_overlap() -> None:
-    assert keyword_relevance("what is the lease timeout?", NOTES[0][0]) == (1.0, 2)
-    assert keyword_relevance("hello there", NOTES[0][0]) == (0.0, 0)
+    assert keyword_relevance("what is the lease timeout?", NOTES[0][0]) == (1.0, 2, False)
+    assert keyword_relevance("hello there", NOTES[0][0]) == (0.0, 0, False)
+    assert relevance("INC-7781?", {"text": "Postmortem of INC-7781: disk full."})["relevance"] == 1.0
     hit = {"text": NOTES[1][0], "channels": {"keyword": {"rank": 1, "bm25": 1.2}}}
     assert relevance("tell me about staging", hit)["relevance"] == 0.0  # one matched word is not enough
 

@@ -104,3 +104,9 @@ def test_slash_note_refuses_duplicate(tmp_path: Path) -> None:
     assert dispatch(ctx, "/note -c fact The cache TTL is 5 minutes").text.startswith("noted in")
     again = dispatch(ctx, "/note the cache ttl is 5 minutes.")
     assert again.text.startswith("not appended") and len(_atoms(inst)) == 1
+
+
+def test_same_text_found_across_emphasis_marks(tmp_path: Path) -> None:
+    append_note(tmp_path, "Use **ruff**format before commits.", "tooling")
+    append_note(tmp_path, "Something else entirely.", "fact")
+    assert find_same_text(tmp_path, "use ruffformat before commits") is not None

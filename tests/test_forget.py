@@ -114,3 +114,28 @@ def test_refusals_change_nothing(isolated_home: Path, target: str, message: str)
     out = run_cli("forget", "--instance", "r", target, "--yes")
     assert out.returncode == 2 and message in out.stderr, out.stderr
     assert {p.name: p.read_bytes() for p in inst.memory_dir.glob("*.md")} == before
+
+
+def test_manual_index_entries_go_and_other_graph_nodes_are_reported(isolated_home: Path) -> None:
+    from mnemara.config import Config
+    from mnemara.memory.graph import Graph
+    from mnemara.memory.rag import RagIndex
+
+    inst = Instance.create("m")
+    secret = f"The {SECRET} relay uses port 7411."
+    append_note(inst.memory_dir, secret, "fact")
+    append_note(inst.memory_dir, "An unrelated note about relays.", "fact")
+    rag = RagIndex.for_instance(inst, Config.load(inst.config_path))
+    rag.index_text(f"Copied from memory: {secret}", kind="manual", source_path="clip-1")
+    rag.index_text("A manual entry about something else.", kind="manual", source_path="clip-2")
+    graph = Graph(inst.graph_dir)
+    graph.add_node("quote", {"said": secret}, node_id="quote-1")
+    graph.close()
+    out = run_cli("forget", "--instance", "m", SECRET, "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "also found (NOT changed): graph node quote-1" in out.stdout
+    assert _holders(inst.root) == ["graph/graph.kuzu"]
+    receipt = [e for e in read_events(inst.debug_log_path) if e["event"] == "forget_receipt"][-1]
+    assert "manual:clip-1#0" in receipt["rag"]["chunks"] and receipt["found_elsewhere_not_changed"] == ["graph node quote-1"]
+    left = RagIndex.for_instance(inst, Config.load(inst.config_path)).query("manual entry something else")["hits"]
+    assert left and left[0]["source"] == "manual:clip-2"

@@ -373,3 +373,28 @@ def test_server_wide_ask_policy_prompts(api, inst, isolated_home):
         session.turn("stamp")
     assert [r.tool_name for r in prompt.requests] == ["mcp__stub__stamp"]
     assert not log.exists()
+
+
+def test_sentinel_role_doc_reaches_the_model(api, inst, isolated_home):
+    from tests.conftest import ROOT
+
+    role = ROOT / "examples" / "roles" / "sentinel.md"
+    update_config(inst.config_path, role_doc_path=str(role))
+    api.push(reply(text("ok")))
+    with open_session(inst, isolated_home, Answers()) as session:
+        assert session.turn("hello").ok
+    system = api.last.system_text
+    assert "### 2. Polling" in system and "SENTINEL HALT" in system
+
+
+def test_write_and_edit_ask_by_default(api, inst, isolated_home):
+    target = isolated_home / "plan.txt"
+    api.push(reply(tool_use("Write", {"file_path": str(target), "content": "draft one\n"})),
+             reply(tool_use("Edit", {"file_path": str(target), "old_string": "one", "new_string": "two"})),
+             reply(text("done")))
+    prompt = Answers("y", "n")
+    with open_session(inst, isolated_home, prompt) as session:
+        session.turn("write then edit")
+    assert [(r.policy_name, r.target) for r in prompt.requests] == [("Write", str(target)), ("Edit", str(target))]
+    assert target.read_text() == "draft one\n"  # the write ran, the refused edit did not
+    assert tool_result_of(api, 2).get("is_error") is True

@@ -7,7 +7,8 @@ and each hit gets an absolute *relevance* besides its fused rank, because a
 rank-based fusion score says nothing about whether the best hit is any good:
 
 * keyword relevance: the share of the message's content words found in the
-  hit (at least two words must match, so one common word never triggers);
+  hit; at least two words must match, or one identifier-like word
+  (``INC-7781``, ``reset_staging.sh``), so one common word never triggers;
 * vector relevance: cosine similarity, when the embedder answered.
 
 A hit is injected when ``max(keyword, vector) >= auto_recall_min_score``, at
@@ -35,20 +36,26 @@ BLOCK_OPEN = ('<recalled_memory source="auto-recall" note="notes from this agent
 BLOCK_CLOSE = "</recalled_memory>"
 
 
-def keyword_relevance(message: str, text: str) -> tuple[float, int]:
-    """(share of the message's distinct content words present in ``text``, how many matched)."""
+def is_identifier(word: str) -> bool:
+    """A word like ``INC-7781``, ``reset_staging.sh`` or ``ENABLE_SHADOW_WRITES``: specific enough alone."""
+    return len(word) >= 5 and any(c.isalpha() for c in word) and any(c.isdigit() or c in "_.-" for c in word)
+
+
+def keyword_relevance(message: str, text: str) -> tuple[float, int, bool]:
+    """(share of the message's distinct content words present in ``text``, how many matched,
+    whether an identifier-like word matched)."""
     wanted = set(content_words(message))
     if not wanted:
-        return 0.0, 0
-    have = set(content_words(text))
-    matched = len(wanted & have)
-    return matched / len(wanted), matched
+        return 0.0, 0, False
+    matched = wanted & set(content_words(text))
+    return len(matched) / len(wanted), len(matched), any(is_identifier(w) for w in matched)
 
 
 def relevance(message: str, hit: dict[str, Any]) -> dict[str, Any]:
     """Per-channel evidence for one hit, and whether it clears ``min_score`` (decided by the caller)."""
-    coverage, matched = keyword_relevance(message, f"{hit.get('title', '')}\n{hit.get('text', '')}")
-    out: dict[str, Any] = {"keyword_coverage": round(coverage, 4), "matched_words": matched}
+    coverage, matched, identifier = keyword_relevance(message, f"{hit.get('title', '')}\n{hit.get('text', '')}")
+    out: dict[str, Any] = {"keyword_coverage": round(coverage, 4), "matched_words": matched,
+                           "identifier_matched": identifier}
     channels = hit.get("channels", {})
     if "keyword" in channels:
         out["keyword_rank"] = channels["keyword"].get("rank")
@@ -58,7 +65,7 @@ def relevance(message: str, hit: dict[str, Any]) -> dict[str, Any]:
         out["vector_rank"] = channels["vector"].get("rank")
         if distance is not None:
             out["vector_similarity"] = round(1.0 - float(distance), 4)
-    keyword_ok = coverage if matched >= MIN_MATCHED_WORDS else 0.0
+    keyword_ok = coverage if matched >= MIN_MATCHED_WORDS or identifier else 0.0
     out["relevance"] = round(max(keyword_ok, out.get("vector_similarity", 0.0)), 4)
     return out
 

@@ -53,6 +53,7 @@ class ForgetPlan:
     wiki_pages: list[str] = field(default_factory=list)
     turn_rows: list[int] = field(default_factory=list)
     graph_nodes: list[str] = field(default_factory=list)
+    manual_chunks: list[str] = field(default_factory=list)  # rag_index entries quoting the text
     found_elsewhere: list[str] = field(default_factory=list)  # other instance files holding the text (untouched)
 
     @property
@@ -64,7 +65,7 @@ class ForgetPlan:
         for a in self.atoms:
             where = "memory/archive" if a.file.parent.name == "archive" else "memory"
             lines.append(f"  {a.id}  ({where}/{a.file.name}, {a.category}): {a.text[:80]!r}")
-        lines.append(f"  RAG index chunks: {', '.join(self.chunk_ids) or 'none'}")
+        lines.append(f"  RAG index chunks: {', '.join(self.chunk_ids + self.manual_chunks) or 'none'}")
         lines.append(f"  graph nodes: {', '.join(self.graph_nodes) or 'none'}")
         if self.wiki_pages:
             lines.append(f"  wiki pages holding a mirrored copy: {', '.join(self.wiki_pages)}")
@@ -134,8 +135,49 @@ def plan_forget(root: Path, target: str, *, include_archive: bool = False, keep_
                 raw = json.dumps(turn.blocks, ensure_ascii=False)
                 if any(v in raw for a in plan.atoms for v in _variants(a.text)):
                     plan.turn_rows.append(turn.id)
-    plan.found_elsewhere = _scan_elsewhere(root, plan, keep_turns)
+    plan.manual_chunks = _manual_chunks_quoting(root, plan.atoms)
+    plan.found_elsewhere = _scan_elsewhere(root, plan, keep_turns) + _graph_nodes_quoting(root, plan)
     return plan
+
+
+def _manual_chunks_quoting(root: Path, atoms: list[Atom]) -> list[str]:
+    """Ids of ``rag_index`` entries (not memory/wiki files) whose text contains a forgotten note."""
+    if not (root / "index").is_dir():
+        return []
+    try:
+        from mnemara.memory.rag import RagIndex
+
+        table = RagIndex(root)._chunks()
+        if table is None:
+            return []
+        rows = table.search().where("kind != 'memory' AND kind != 'wiki'").select(["id", "text"]) \
+            .limit(10_000_000).to_list()
+    except Exception:
+        return []
+    return sorted(r["id"] for r in rows if any(v in r["text"] for a in atoms for v in _variants(a.text)))
+
+
+def _graph_nodes_quoting(root: Path, plan: ForgetPlan) -> list[str]:
+    """Graph nodes other than the notes' own whose properties quote the text (reported, not changed)."""
+    from mnemara.memory.graph import DB_FILE
+
+    path = root / "graph" / DB_FILE
+    if not path.exists():
+        return []
+    try:
+        import kuzu
+
+        db = kuzu.Database(str(path), read_only=True)
+        conn = kuzu.Connection(db)
+        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
+        conn.close()
+        db.close()
+    except Exception:
+        return []
+    own = set(plan.graph_nodes)
+    needles = [json.dumps(v)[1:-1] for a in plan.atoms for v in _variants(a.text)] + \
+              [v for a in plan.atoms for v in _variants(a.text)]
+    return [f"graph node {nid}" for nid, props in rows if nid not in own and any(n in (props or "") for n in needles)]
 
 
 def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]:
@@ -226,24 +268,21 @@ def _redact_turns(db_path: Path, rows: list[int], texts: list[str]) -> int:
 def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
     """Carry out ``plan``; returns the receipt (also written to debug.log)."""
     from mnemara.debuglog import log_event
-    from mnemara.memory.chunking import memory_chunks
     from mnemara.memory.status import forget_fingerprints
 
     root = Path(instance.root)
     receipt: dict[str, Any] = {"target_sha256": hashlib.sha256(plan.target.encode()).hexdigest(), "removed": [],
                                "rag": {}, "graph": {}, "turn_rows_redacted": 0, "wiki_pages": plan.wiki_pages}
-    hashes = set()
     by_file: dict[Path, list[Atom]] = {}
     for a in plan.atoms:
         by_file.setdefault(a.file, []).append(a)
-        hashes |= {c.hash for c in memory_chunks(f"## {a.timestamp} {a.category}\n{a.text}\n", f"memory/{a.file.name}")}
         receipt["removed"].append({"atom": a.id, "file": str(a.file.relative_to(root)), "category": a.category,
                                    "text_sha256": hashlib.sha256(a.text.encode()).hexdigest(), "chars": len(a.text)})
     for path, atoms in by_file.items():
         _blank_atoms(path, atoms)
     for page in plan.wiki_pages:
         _remove_from_wiki(root / page, [a.text for a in plan.atoms])
-    receipt["rag"] = _forget_in_rag(instance, config, plan, hashes)
+    receipt["rag"] = _forget_in_rag(instance, config, plan)
     receipt["graph"] = _forget_in_graph(root, plan)
     if plan.turn_rows:
         receipt["turn_rows_redacted"] = _redact_turns(root / "turns.sqlite", plan.turn_rows, [a.text for a in plan.atoms])
@@ -254,7 +293,7 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
     return receipt
 
 
-def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan, hashes: set[str]) -> dict[str, Any]:
+def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
     root = Path(instance.root)
     if not (root / "index").is_dir() or not any((root / "index").iterdir()):
         return {"ok": True, "skipped": "no index"}
@@ -267,12 +306,8 @@ def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan, hashes: set[str
         files += [root / p for p in plan.wiki_pages]
         rag.catch_up(only=files)
         rag._db = None
-        remaining: set[str] = set()
-        table = RagIndex(root)._chunks()
-        if table is not None:
-            remaining = set(table.search().select(["hash"]).limit(10_000_000).to_arrow().column("hash").to_pylist())
-        stats = purge_lance(root / "index", plan.chunk_ids, hashes - remaining)
-        return {"ok": True, "chunks": plan.chunk_ids, **stats}
+        stats = purge_lance(root / "index", plan.chunk_ids + plan.manual_chunks)
+        return {"ok": True, "chunks": plan.chunk_ids + plan.manual_chunks, **stats}
     except Exception as exc:  # the files are already clean; say what is left
         return {"ok": False, "error": f"RAG backend unavailable: {type(exc).__name__}: {exc}",
                 "left": "run `mnemara reindex` once the index works again"}

@@ -97,6 +97,7 @@ class RagIndex:
         self._embed_failed_at = 0.0
         self._pending: set[str] | None = None  # chunk hashes without a vector (None: not yet reconciled)
         self._seen_version: int | None = None
+        self._matrix: tuple[Any, list[str], Any] | None = None  # (table name+version, hashes, unit vectors)
 
     @classmethod
     def for_instance(cls, instance: "Instance", config: "Config", **kwargs: Any) -> "RagIndex":
@@ -438,10 +439,12 @@ class RagIndex:
         vtable = self._vector_table() if table is not None else None
         if vtable is None:
             return [], ""
-        hits = vtable.search(qvec).distance_type("cosine").select(["hash", "_distance"]).limit(depth * 2).to_list()
+        hits = self._nearest(vtable, qvec, depth * 2)
         if not hits:
             return [], ""
-        order = {h["hash"]: (n, h["_distance"]) for n, h in enumerate(hits)}
+        order: dict[str, tuple[int, float]] = {}
+        for n, (digest, distance) in enumerate(hits):
+            order.setdefault(digest, (n, distance))
         clause = f"hash IN ({', '.join(_sql(h) for h in order)})" + (f" AND {where}" if where else "")
         rows = table.search().where(clause).select(_COLUMNS + ["hash"]).limit(depth * 4).to_list()
         for row in rows:
@@ -449,6 +452,35 @@ class RagIndex:
         rows.sort(key=lambda r: (order[r["hash"]][0], r["id"]))
         partial = f"vector channel partial: {len(self._pending or ())} chunks not embedded yet" if sync.get("pending") else ""
         return rows[:depth], partial
+
+    def _nearest(self, vtable: Any, qvec: list[float], limit: int) -> list[tuple[str, float]]:
+        """(hash, cosine distance) of the ``limit`` nearest stored vectors.
+
+        The vectors live in LanceDB; the scan is an in-memory matrix product over a
+        copy that is reloaded whenever the table's version changes (10k x 768
+        floats: 30 MB, a few ms per query, no index to train or keep fresh).
+        """
+        import numpy as np
+
+        key = (vtable.name, vtable.version)
+        if self._matrix is None or self._matrix[0] != key:
+            data = vtable.to_arrow()
+            vectors = data.column("vector").combine_chunks()
+            dim = vectors.type.list_size
+            matrix = np.asarray(vectors.flatten(), dtype=np.float32).reshape(-1, dim)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            self._matrix = (key, data.column("hash").to_pylist(), matrix / norms)
+        _, hashes, matrix = self._matrix
+        query = np.asarray(qvec, dtype=np.float32)
+        if not hashes or query.shape[0] != matrix.shape[1]:
+            return []
+        query /= float(np.linalg.norm(query)) or 1.0
+        similarity = matrix @ query
+        count = min(limit, len(hashes))
+        best = np.argpartition(-similarity, count - 1)[:count]
+        best = best[np.argsort(-similarity[best], kind="stable")]
+        return [(hashes[i], float(1.0 - similarity[i])) for i in best]
 
     def _count(self) -> int:
         table = self._chunks()

@@ -25,39 +25,38 @@ from typing import Any, Iterable
 from mnemara.fsutil import locked
 
 
-def _sql(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def purge_lance(index_dir: Path, drop_chunk_ids: Iterable[str] = (), drop_hashes: Iterable[str] = ()) -> dict[str, Any]:
-    """Delete rows (chunks by id, vectors by hash) and rewrite every table so no old bytes remain."""
+def purge_lance(index_dir: Path, drop_chunk_ids: Iterable[str] = ()) -> dict[str, Any]:
+    """Delete chunks by id, drop vectors no remaining chunk uses, and rewrite every table
+    so no old bytes remain (new version, FTS index rebuilt, older versions cleaned up)."""
     import lancedb
+    import pyarrow as pa
+    import pyarrow.compute as pc
     from lancedb.index import FTS
 
-    ids, hashes = sorted(set(drop_chunk_ids)), sorted(set(drop_hashes))
+    ids = pa.array(sorted(set(drop_chunk_ids)), pa.string())
     stats: dict[str, Any] = {"tables": 0, "chunks_deleted": 0, "vectors_deleted": 0}
     index_dir = Path(index_dir)
     if not index_dir.is_dir():
         return stats
     with locked(index_dir / ".lock"):
         db = lancedb.connect(str(index_dir))
-        for name in db.list_tables().tables:
+        names = sorted(db.list_tables().tables, key=lambda n: n != "chunks")  # chunks first
+        used: Any = None
+        for name in names:
             table = db.open_table(name)
-            columns = set(table.schema.names)
-            if name == "chunks" and ids:
-                before = table.count_rows()
-                for start in range(0, len(ids), 500):
-                    table.delete(f"id IN ({', '.join(_sql(i) for i in ids[start:start + 500])})")
-                stats["chunks_deleted"] += before - table.count_rows()
-            elif name.startswith("vec_") and hashes and "hash" in columns:
-                before = table.count_rows()
-                for start in range(0, len(hashes), 500):
-                    table.delete(f"hash IN ({', '.join(_sql(h) for h in hashes[start:start + 500])})")
-                stats["vectors_deleted"] += before - table.count_rows()
             had_fts = any(ix.index_type == "FTS" for ix in table.list_indices())
             data = table.to_arrow()
-            table = db.create_table(name, data, mode="overwrite")
-            if had_fts and data.num_rows:
+            if name == "chunks":
+                kept = data.filter(pc.invert(pc.is_in(data["id"], value_set=ids)))
+                stats["chunks_deleted"] += data.num_rows - kept.num_rows
+                used = pc.unique(kept["hash"])
+            elif name.startswith("vec_") and used is not None and "hash" in data.schema.names:
+                kept = data.filter(pc.is_in(data["hash"], value_set=used))
+                stats["vectors_deleted"] += data.num_rows - kept.num_rows
+            else:
+                kept = data
+            table = db.create_table(name, kept, mode="overwrite")
+            if had_fts and kept.num_rows:
                 table.create_index("search_text", config=FTS(), replace=True)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
