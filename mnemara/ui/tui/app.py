@@ -90,6 +90,28 @@ class MnemaraApp(App[None]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._load)
+        self._start_inbox()
+
+    # -- peer inbox ----------------------------------------------------------------------
+    def _start_inbox(self) -> None:
+        """Run the peer inbox beside the session when peer poll is configured (the ⚡ Inbox button)."""
+        cfg = self.bridge.config
+        if not (cfg.peer_poll_enabled and cfg.peer_db_path) or getattr(self.session, "peer_inbox", None):
+            return
+        from mnemara.peer import PeerInbox
+
+        inbox = PeerInbox.from_config(
+            cfg, self.instance.name, deliver=self._deliver_peer_turn, instance_root=self.instance.root,
+            debug_log=self.instance.debug_log_path, is_idle=lambda: not self.turn_running,
+            on_change=lambda _inbox: self.refresh_panel(),
+        )
+        self.session.peer_inbox = inbox
+        inbox.start()
+
+    async def _deliver_peer_turn(self, text: str) -> None:
+        """The inbox's deliver(): run the batched peer turn in the panel; raise if it did not complete."""
+        if not await self.start_turn(text, who="⚡ inbox").wait():
+            raise RuntimeError("the inbox turn did not complete")
 
     def _load(self) -> None:
         log = self._chat_screen.query_one(ChatLog)
@@ -106,7 +128,7 @@ class MnemaraApp(App[None]):
         cfg = self.bridge.config
         screen = self._chat_screen
         screen.query_one(PanelHeader).show(self.instance.name, cfg.model, cfg.role_doc_path)
-        screen.query_one(StatusLine).show_status(self.bridge.status())
+        screen.query_one(StatusLine).show_status(self.bridge.status(busy=self.turn_running))
         screen.query_one(ButtonBar).set_inbox(self.bridge.inbox_state())
 
     def say(self, text: str, kind: str = "info", who: str = "mnemara") -> None:
@@ -131,14 +153,16 @@ class MnemaraApp(App[None]):
         self.chat_input.clear()
         self.start_turn(text)
 
-    def start_turn(self, text: str) -> None:
-        self._turn = self._run_turn(text)
+    def start_turn(self, text: str, who: str = "you") -> Worker:
+        self._turn = self._run_turn(text, who)
         self.refresh_panel()
+        return self._turn
 
     @work(group="turn", exclusive=True, exit_on_error=False)
-    async def _run_turn(self, text: str) -> None:
+    async def _run_turn(self, text: str, who: str = "you") -> bool:
+        """One turn rendered as it streams; returns True when it completed without error."""
         log = self.chat_log
-        log.append(LogEntry("user", "you", text))
+        log.append(LogEntry("user", who, text))
         view = TurnView(log, self.bridge.assistant_name)
         try:
             async for event in self.session.aturn(text):
@@ -151,6 +175,8 @@ class MnemaraApp(App[None]):
         except Exception as exc:  # the panel must survive whatever the session raises
             log_event(self.instance.debug_log_path, "tui_turn_error", level="error", error=repr(exc))
             log.append(LogEntry("error", "error", f"{type(exc).__name__}: {exc}"))
+            return False
+        return view.completed
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "turn":
@@ -196,8 +222,6 @@ class MnemaraApp(App[None]):
                 self.say(result.text)
             self.start_turn(str(result.data["text"]))
             return
-        elif action == "toggle_inbox":
-            pass
         if result.text and action not in ("open_role_editor", "open_context"):
             self.say(result.text, "info" if result.ok else "error", "mnemara" if result.ok else "error")
 
@@ -229,7 +253,10 @@ class MnemaraApp(App[None]):
         self.push_screen(ContextViewer(self.bridge), callback=lambda _: self.refresh_panel())
 
     async def action_quit_panel(self) -> None:
-        """Stop a running turn (its partial answer is stored), close the session, exit."""
+        """Stop a running turn (its partial answer is stored), stop the inbox, close the session, exit."""
+        inbox = getattr(self.session, "peer_inbox", None)
+        if inbox is not None:
+            await inbox.aclose()
         if self.turn_running:
             await self.cancel_turn()
         close = getattr(self.session, "aclose", None) or getattr(self.session, "close", None)

@@ -76,13 +76,13 @@ class PanelBridge:
         inbox = getattr(self.session, "inbox", None)
         return bool(getattr(inbox, "enabled", cfg.peer_poll_enabled)) if inbox is not None else cfg.peer_poll_enabled
 
-    def status(self) -> Status:
+    def status(self, busy: bool = False) -> Status:
         cfg = self.config
         win = self.window()
-        inbox = self.inbox_state()
+        inbox = self.inbox
         return Status(
             turns=len(win.rows), max_turns=cfg.max_window_turns, tokens=win.tokens, max_tokens=cfg.max_window_tokens,
-            model=cfg.model, inbox="n/a" if inbox is None else ("on" if inbox else "off"), busy=self.busy,
+            model=cfg.model, inbox="inbox: n/a" if inbox is None else inbox.state_text, busy=busy or self.busy,
         )
 
     def log(self, event: str, **fields: Any) -> None:
