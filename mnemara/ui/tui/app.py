@@ -73,6 +73,7 @@ class MnemaraApp(App[None]):
         self.session = session
         self.bridge = PanelBridge(session)
         self._turn: Worker | None = None
+        self._quitting = False
         self.title = f"mnemara: {instance.name}"
 
     # -- widgets ---------------------------------------------------------------------
@@ -114,6 +115,8 @@ class MnemaraApp(App[None]):
             raise RuntimeError("the inbox turn did not complete")
 
     def _load(self) -> None:
+        if self._quitting:
+            return
         log = self._chat_screen.query_one(ChatLog)
         name = self.bridge.assistant_name
         window = self.bridge.window()
@@ -125,6 +128,8 @@ class MnemaraApp(App[None]):
 
     def refresh_panel(self) -> None:
         """Header, status line and buttons from the current config and store."""
+        if self._quitting:
+            return
         cfg = self.bridge.config
         screen = self._chat_screen
         screen.query_one(PanelHeader).show(self.instance.name, cfg.model, cfg.role_doc_path)
@@ -254,6 +259,9 @@ class MnemaraApp(App[None]):
 
     async def action_quit_panel(self) -> None:
         """Stop a running turn (its partial answer is stored), stop the inbox, close the session, exit."""
+        if self._quitting:
+            return
+        self._quitting = True
         inbox = getattr(self.session, "peer_inbox", None)
         if inbox is not None:
             await inbox.aclose()

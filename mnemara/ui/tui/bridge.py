@@ -68,13 +68,13 @@ class PanelBridge:
         return compute(self.config, self.window(), self.role_text(), self.manifest_text())
 
     # -- inbox (peer poll) ---------------------------------------------------
+    @property
+    def inbox(self) -> Any:
+        return getattr(self.session, "peer_inbox", None)
+
     def inbox_state(self) -> bool | None:
-        """None when peer poll is not configured; else whether delivery is on."""
-        cfg = self.config
-        if not (cfg.peer_poll_enabled and cfg.peer_db_path):
-            return None
-        inbox = getattr(self.session, "inbox", None)
-        return bool(getattr(inbox, "enabled", cfg.peer_poll_enabled)) if inbox is not None else cfg.peer_poll_enabled
+        """None when the panel runs no peer inbox (peer poll not configured); else whether delivery is ON."""
+        return None if self.inbox is None else bool(self.inbox.enabled)
 
     def status(self, busy: bool = False) -> Status:
         cfg = self.config
