@@ -6,7 +6,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
@@ -44,20 +44,100 @@ def locked(path: Path) -> Iterator[None]:
 def locked_append(path: Path, text: str) -> None:
     """Append ``text`` to ``path`` under an exclusive lock in one write call.
 
-    Safe across processes: two writers never interleave inside one record.
+    Safe across processes: two writers never interleave inside one record, and a
+    file replaced by a rewriter while we waited is appended to in its new form.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = _open_locked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
     finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (mine.st_ino, mine.st_dev) == (st.st_ino, st.st_dev)
+
+
+def _open_locked(path: Path, flags: int) -> int:
+    """Open ``path`` and hold an exclusive lock on the file that is *still* at ``path``.
+
+    Rewriters replace a file by renaming a new one over it while holding the lock
+    on the old one. Whoever opened the old file and waited for its lock would
+    otherwise write into (or rewrite) an unlinked file, so after locking we check
+    the path still names the locked inode and start again if not.
+    """
+    while True:
+        fd = os.open(path, flags, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _same_file(fd, path):
+            return fd
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _replace_locked(fd: int, path: Path, data: bytes) -> None:
+    """Swap ``data`` in at ``path`` (temp file, fsync, rename) keeping the locked file's mode."""
+    tmp_fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(tmp_fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, os.fstat(fd).st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def rewrite_locked(path: Path, transform: Callable[[str], "str | None"]) -> bool:
+    """Rewrite an append-only file atomically while holding the lock appenders take.
+
+    ``transform(old_text)`` returns the new text, or None to leave the file as it is.
+    Appenders that were waiting for the lock notice the file was replaced and append
+    to the new one, so nothing is lost. Returns True when the file was rewritten.
+    """
+    with locked_rewrite(path) as (data, replace):
+        old = data.decode("utf-8")
+        new = transform(old)
+        if new is None or new == old:
+            return False
+        replace(new.encode("utf-8"))
+        return True
+
+
+@contextmanager
+def locked_rewrite(path: Path) -> Iterator[tuple[bytes, Callable[[bytes], None]]]:
+    """Lock ``path`` and yield ``(current bytes, replace)``; ``replace(new)`` swaps it atomically.
+
+    Byte-level form of :func:`rewrite_locked` for callers that must do other work
+    (e.g. write an archive) between reading and replacing, under the same lock.
+    """
+    path = Path(path)
+    fd = _open_locked(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        yield b"".join(chunks), lambda new: _replace_locked(fd, path, new)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)

@@ -71,19 +71,28 @@ class PermissionRequest:
         """One line for a prompt, e.g. ``Bash: echo hi``."""
         return f"{self.policy_name}: {self.target}"
 
+    def __str__(self) -> str:  # prompts written for a plain question string keep working
+        return f"allow {self.describe()}? [y]es once / [n]o / [a]lways this exact target / [s]ession"
+
 
 PromptAnswer = Optional[str]
 Prompt = Callable[[PermissionRequest], Union[PromptAnswer, Awaitable[PromptAnswer]]]
 
 
+#: The spec's own policy names for in-process tools, even if a tool module forgets to declare them.
+SPEC_POLICY_NAMES = {f"{MCP_PREFIX}{OWN_SERVER}__write_memory": "WriteMemory"}
+
+
 def _own_policy_names() -> dict[str, str]:
     """Model-facing name -> policy name for in-process tools that declare one."""
+    names = dict(SPEC_POLICY_NAMES)
     try:
         from mnemara.tools import all_specs
 
-        return {s.qualified_name: s.policy_name for s in all_specs() if s.policy_name}
+        names.update({s.qualified_name: s.policy_name for s in all_specs() if s.policy_name})
     except Exception:  # a broken tool module must not take the gate down
-        return {}
+        pass
+    return names
 
 
 def stable_json(value: Any) -> str:
@@ -149,6 +158,7 @@ class PermissionGate:
         self._perm_path = str(instance.permissions_path)
         self._controls = {os.path.realpath(p) for p in (instance.config_path, instance.permissions_path)}
         self._keys_cache: dict[str, list[str]] = {}
+        self._reported: set[str] = set()
         self._persisted: dict[str, list[re.Pattern[str]]] = {}
         self._perm_problems: list[str] = []
         self._ask_lock: asyncio.Lock | None = None
@@ -191,6 +201,14 @@ class PermissionGate:
         self._refresh_persisted()
         return [*self._config_problems, *self._perm_problems]
 
+    def new_problems(self) -> list[str]:
+        """Problems not reported before (each logged to debug.log once); call at the start of a turn."""
+        fresh = [p for p in self.startup_problems if p not in self._reported]
+        for problem in fresh:
+            self._reported.add(problem)
+            self._log("permission_config_problem", "warning", problem=problem)
+        return fresh
+
     # -- permissions.json --------------------------------------------------------
     def _refresh_persisted(self) -> None:
         """(Re)load permissions.json when it changed on disk; any fault means no persisted allows."""
@@ -224,10 +242,10 @@ class PermissionGate:
         return keys
 
     def _compute_keys(self, tool_name: str) -> list[str]:
-        keys = [tool_name]
+        keys = [tool_name]  # the exact model-facing name is the most specific
         policy = self.policy_name(tool_name)
         if policy != tool_name:
-            keys.insert(0, policy)
+            keys.append(policy)
         if tool_name.startswith(MCP_PREFIX):
             server = tool_name[len(MCP_PREFIX):].split("__", 1)[0]
             keys.append(f"{MCP_PREFIX}{server}")

@@ -75,3 +75,36 @@ class RuntimeSentinel:
 
     def __len__(self) -> int:
         return len(self._recent)
+
+
+class SentinelWatch:
+    """The sentinel as a turn loop uses it: halt once, refuse every call after, know when to stop.
+
+    ``begin_turn`` clears the previous turn's halt (the window of recent calls is
+    per session). ``check`` is called from the ``PreToolUse`` hook before the
+    permission gate; a returned string is the reason to deny that call.
+    ``stop_after_tool_result`` tells the loop that the halted call's (error)
+    result has arrived, so it can stop consuming the stream.
+    """
+
+    def __init__(self, window: int = 5, threshold: int = 3) -> None:
+        self.sentinel = RuntimeSentinel(window, threshold)
+        self.halt: SentinelHalt | None = None
+        self.halted_tool_use_id: str | None = None
+
+    def begin_turn(self) -> None:
+        self.halt = None
+        self.halted_tool_use_id = None
+
+    def check(self, tool_name: str, tool_input: Any, tool_use_id: str | None = None) -> str | None:
+        if self.halt is not None:
+            return "SENTINEL HALT: the runtime sentinel ended this turn; no further tool calls run in it"
+        halt = self.sentinel.observe(tool_name, tool_input)
+        if halt is None:
+            return None
+        self.halt, self.halted_tool_use_id = halt, tool_use_id
+        return (f"SENTINEL HALT (trigger: {halt.trigger}): {halt.call} was called {halt.count} times "
+                f"in the last {halt.window} tool calls; this call was refused and the turn ends here")
+
+    def stop_after_tool_result(self, tool_use_id: str) -> bool:
+        return self.halt is not None and (self.halted_tool_use_id is None or tool_use_id == self.halted_tool_use_id)

@@ -253,6 +253,71 @@ class TurnStore:
             if cur.rowcount == 0:
                 raise UsageError(f"no row {turn_id}")
 
+    def set_blocks_many(self, updates: Iterable[tuple[int, list[dict[str, Any]], bool | None]]) -> int:
+        """Replace the content of many rows in ONE transaction: ``(id, blocks, protected-or-None)``.
+
+        Returns how many rows were updated. Used by bulk eviction and compression so
+        a pass over a large window costs one commit, not one per row.
+        """
+        payload = [(tid, normalize_blocks(blocks), prot) for tid, blocks, prot in updates]
+        changed = 0
+        with self._lock, self._tx() as conn:
+            for tid, blocks, prot in payload:
+                if prot is None:
+                    cur = conn.execute(
+                        "UPDATE turns SET content=?, tokens=? WHERE id=?",
+                        (_dumps(blocks), estimate_blocks(blocks), tid),
+                    )
+                else:
+                    cur = conn.execute(
+                        "UPDATE turns SET content=?, tokens=?, protected=? WHERE id=?",
+                        (_dumps(blocks), estimate_blocks(blocks), int(prot), tid),
+                    )
+                changed += cur.rowcount
+        return changed
+
+    def import_rows(self, rows: Iterable[Turn], *, keep_ids: bool = False, evict_live: bool = True) -> list[int]:
+        """Restore exported rows in ONE transaction; returns the ids they got.
+
+        With ``evict_live`` the current live unpinned rows leave the window first
+        (kept on disk). A pinned row whose label already exists updates that slot
+        in place; other rows are inserted with their role, blocks, timestamp,
+        flags and meta (and their original id when ``keep_ids``, for an empty store).
+        """
+        rows = list(rows)
+        ids: list[int] = []
+        with self._lock, self._tx() as conn:
+            if keep_ids and conn.execute("SELECT 1 FROM turns LIMIT 1").fetchone():
+                raise StoreError(f"{self.path}: ids can only be kept when importing into an empty store")
+            if evict_live:
+                conn.execute("UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0")
+            for t in rows:
+                if t.role not in ROLES:
+                    raise UsageError(f"role must be one of {', '.join(ROLES)}, not {t.role!r}")
+                blocks = normalize_blocks(t.blocks)
+                values = (t.role, _dumps(blocks), estimate_blocks(blocks), t.created_at, int(t.protected), _dumps(t.meta))
+                if t.pin_label is not None:
+                    validate_label(t.pin_label)
+                    found = conn.execute("SELECT id FROM turns WHERE pin_label=?", (t.pin_label,)).fetchone()
+                    if found:
+                        conn.execute(
+                            "UPDATE turns SET role=?, content=?, tokens=?, created_at=?, protected=?, meta=? WHERE id=?",
+                            (*values, found[0]),
+                        )
+                        ids.append(int(found[0]))
+                        continue
+                    slot = t.slot_pos if keep_ids and t.slot_pos is not None else self._next_slot(conn)
+                    evicted = 0
+                else:
+                    slot, evicted = None, int(t.evicted)
+                cur = conn.execute(
+                    "INSERT INTO turns(id, role, content, tokens, created_at, protected, meta, pin_label, slot_pos, evicted)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (t.id if keep_ids else None, *values, t.pin_label, slot, evicted),
+                )
+                ids.append(int(cur.lastrowid))
+        return ids
+
     def set_text(self, turn_id: int, text: str) -> None:
         """Edit a row's body: replaces its text blocks with one text block, other blocks kept."""
         turn = self.get(turn_id)

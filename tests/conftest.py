@@ -46,3 +46,41 @@ def run_cli(*args: str, input: str | None = None, env: dict[str, str] | None = N
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture
+def scripted_api(monkeypatch: pytest.MonkeyPatch):
+    """A running :class:`mnemara.testing.ScriptedAPI`; the Claude CLI of this test talks to it.
+
+    Sets ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY / CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
+    and CLAUDE_CODE_MAX_RETRIES=0 (so scripted 429/5xx fail fast) for this test only.
+    """
+    from mnemara.testing import ScriptedAPI
+
+    api = ScriptedAPI().start()
+    for key, value in api.env().items():
+        monkeypatch.setenv(key, value)
+    yield api
+    api.stop()
+
+
+@pytest.fixture
+def session_factory(mnemara_home: Path):
+    """Make AgentSessions on fresh instances; every one is closed at teardown."""
+    from mnemara.instance import Instance
+    from mnemara.session import AgentSession
+
+    made: list = []
+
+    def make(name: str = "t", **kwargs):
+        try:
+            inst = Instance.open(name)
+        except Exception:
+            inst = Instance.create(name)
+        session = AgentSession(inst, **kwargs)
+        made.append(session)
+        return session
+
+    yield make
+    for session in made:
+        session.close()

@@ -145,3 +145,33 @@ def test_malformed_payload_is_kept_raw(tmp_path: Path) -> None:
     row = read_pending(path, ME, 0, 10).rows[0]
     assert row.id == rid and row.payload is None and row.payload_json == "{not json"
     assert "not valid JSON" in (row.payload_error or "") and row.message_type is None
+
+
+def test_scanned_to_lets_the_watermark_pass_rows_for_others(tmp_path: Path) -> None:
+    path = tmp_path / "peer.db"
+    ids = make_db(path, [("lead", "writer", {"n": i}) for i in range(4)] + [("lead", "eng", {"n": 9})])
+    extra = make_db(path, [("lead", "writer", {"n": 10}), ("qa", "eng", {"n": 11}), ("lead", "writer", {"n": 12})])
+    page = read_pending(path, ME, 0, 100)
+    assert [r.id for r in page.rows] == [ids[4], extra[1]] and page.scanned_to == extra[2]
+    full = read_pending(path, ME, 0, 1)  # a full page accounts only up to its last row
+    assert full.full_page and full.scanned_to == ids[4]
+    ack_rows(path, [ids[4], extra[1]])
+    empty = read_pending(path, ME, 0, 100)
+    assert empty.rows == [] and empty.scanned_to == extra[2]
+    assert read_pending(path, ME, extra[2] + 5, 100).scanned_to == extra[2] + 5
+
+
+def test_blob_and_null_fields_are_read_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "peer.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE returns (id INTEGER PRIMARY KEY AUTOINCREMENT, agent_role, recipient_role,"
+                 " task_id, payload_json, status, submitted_at, completed_at)")
+    conn.execute("INSERT INTO returns (agent_role, recipient_role, payload_json, status, submitted_at) "
+                 "VALUES (?, 'eng', ?, 'pending', 'now')", (b"lead", b'{"type": "x", "k": 1}'))
+    conn.execute("INSERT INTO returns (agent_role, recipient_role, payload_json, status, submitted_at) "
+                 "VALUES (NULL, 'eng', 'null', 'pending', 'now')")
+    conn.commit()
+    conn.close()
+    a, b = read_pending(path, ME, 0, 10).rows
+    assert a.agent_role == "lead" and a.payload == {"type": "x", "k": 1} and a.message_type == "x"
+    assert b.agent_role == "" and b.payload is None and b.payload_error is None

@@ -259,3 +259,13 @@ def test_from_config_uses_instance_name_and_relative_path(tmp_path: Path) -> Non
     cfg2 = Config.from_dict({"peer_role": "reviewer", "peer_db_path": "~/p.db"})
     inbox2 = PeerInbox.from_config(cfg2, "scratch", deliver=Recorder())
     assert inbox2.role == "reviewer" and inbox2.db_path == Path.home() / "p.db"
+
+
+async def test_watermark_passes_rows_meant_for_other_panels(tmp_path: Path, log: Path) -> None:
+    path = new_db(tmp_path / "peer.db")
+    ids = [add(path, "lead", "writer", {"n": i}) for i in range(5)]
+    rec = Recorder()
+    inbox = make_inbox(path, rec, log)
+    await inbox.step()
+    assert inbox.watermark == ids[-1] and rec.turns == []
+    assert all(st == ("pending", None) for st in statuses(path).values())

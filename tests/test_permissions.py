@@ -65,10 +65,16 @@ def test_defaults_hold_when_config_has_no_policies(inst, isolated_home):
 def test_write_memory_policy_maps_to_mcp_name(inst):
     # WriteMemory=deny in spec naming governs the model-facing mcp__mnemara__write_memory
     gate = gate_for(inst, allowed_tools=[ToolPolicy(tool="WriteMemory", mode="deny")])
-    gate._own_names = {"mcp__mnemara__write_memory": "WriteMemory"}
-    gate.set_config(gate.config)
     d = gate.decide("mcp__mnemara__write_memory", {"text": "x"})
     assert d.verdict == "deny" and "WriteMemory" in d.reason
+    # and the model-facing name works as a policy name too
+    gate = gate_for(inst, allowed_tools=[ToolPolicy(tool="mcp__mnemara__write_memory", mode="ask")])
+    assert gate.decide("mcp__mnemara__write_memory", {"text": "x"}).verdict == "ask"
+    assert gate.startup_problems == []
+    # the exact model-facing entry beats the spec-named default entry
+    gate = gate_for(inst, allowed_tools=[ToolPolicy(tool="WriteMemory", mode="allow"),
+                                         ToolPolicy(tool="mcp__mnemara__write_memory", mode="deny")])
+    assert gate.decide("mcp__mnemara__write_memory", {"text": "x"}).verdict == "deny"
 
 
 def test_other_inprocess_tools_default_allow(inst):
@@ -327,3 +333,20 @@ def test_hand_edit_of_permissions_json_takes_effect(inst):
     assert gate.decide("Bash", {"command": "make"}).verdict == "ask"
     inst.permissions_path.write_text(json.dumps({"allowed_patterns": {"Bash": ["^make$"]}, "pad": "changed-size"}))
     assert gate.decide("Bash", {"command": "make"}).verdict == "allow"
+
+
+def test_new_problems_reported_once_and_logged(inst):
+    inst.permissions_path.write_text(json.dumps({"allowed_patterns": {"Bash": ["(bad"]}}))
+    gate = gate_for(inst)
+    first = gate.new_problems()
+    assert len(first) == 1 and "permissions.json" in first[0]
+    assert gate.new_problems() == []
+    logged = [e for e in read_events(inst.debug_log_path) if e["event"] == "permission_config_problem"]
+    assert [e["problem"] for e in logged] == first
+    # a later hand edit that adds another bad entry is reported when it appears
+    inst.permissions_path.write_text(json.dumps({"allowed_patterns": {"Bash": ["(bad", "[also"]}}))
+    assert len(gate.new_problems()) == 1
+
+
+def test_default_config_has_no_problems(inst):
+    assert gate_for(inst).startup_problems == []

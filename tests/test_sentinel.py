@@ -83,3 +83,18 @@ def test_unserialisable_args_still_compare():
     s.observe("T", {"v": obj})
     s.observe("T", {"v": obj})
     assert s.observe("T", {"v": obj}) is not None
+
+
+def test_watch_refuses_after_halt_until_next_turn():
+    from mnemara.sentinel import SentinelWatch
+
+    w = SentinelWatch()
+    poll = {"command": "status"}
+    assert w.check("Bash", poll, "t1") is None
+    assert w.check("Bash", poll, "t2") is None
+    reason = w.check("Bash", poll, "t3")
+    assert reason and "SENTINEL HALT" in reason and w.halted_tool_use_id == "t3"
+    assert w.check("Read", {"file_path": "/x"}, "t4")  # anything after the halt is refused
+    assert not w.stop_after_tool_result("t2") and w.stop_after_tool_result("t3")
+    w.begin_turn()
+    assert w.halt is None and w.check("Read", {"file_path": "/x"}, "t5") is None

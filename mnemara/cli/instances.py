@@ -127,13 +127,27 @@ def role(instance_name: str, set_path: str | None, set_url: str | None) -> None:
 @main.command()
 @instance_option
 @click.option("--category", "-c", default="note", show_default=True, help="Category written in the note heading.")
+@click.option("--allow-duplicate", is_flag=True, help="Append even when an atom already holds the same text.")
 @click.argument("text", nargs=-1, required=True)
-def note(instance_name: str, category: str, text: tuple[str, ...]) -> None:
-    """Append a memory note to today's memory/YYYY-MM-DD.md."""
-    from mnemara.memory.notes import append_note
+def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[str, ...]) -> None:
+    """Append a memory note to today's memory/YYYY-MM-DD.md.
+
+    A note whose text (ignoring case, spacing and trailing punctuation) is already
+    held by an atom is not appended again; the atom holding it is named.
+    """
+    from mnemara.memory.notes import append_note, validate_category
 
     inst = open_instance(instance_name)
-    path, stamp = append_note(inst.memory_dir, " ".join(text), category)
+    body = " ".join(text)
+    validate_category(category)
+    if not allow_duplicate and body.strip():
+        from mnemara.memory.dedupe import find_same_text
+
+        same = find_same_text(inst.memory_dir, body)
+        if same is not None:
+            click.echo(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (atom {same.id})")
+            return
+    path, stamp = append_note(inst.memory_dir, body, category)
     click.echo(f"noted in {path.name} at {stamp}")
 
 

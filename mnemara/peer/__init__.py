@@ -11,8 +11,10 @@ from mnemara.peer.db import Filter, PeerDbError, ack_rows, read_pending
 from mnemara.peer.inbox import InboxStats, PeerInbox, resolve_db_path, resolve_role
 from mnemara.peer.message import format_turn
 from mnemara.peer.rows import PeerRow
+from mnemara.peer.session_link import PeerTurnFailed, attach_inbox, session_deliverer
 
 __all__ = [
-    "Filter", "InboxStats", "PeerDbError", "PeerInbox", "PeerRow", "ack_rows", "format_turn",
+    "Filter", "InboxStats", "PeerDbError", "PeerInbox", "PeerRow", "PeerTurnFailed", "ack_rows",
+    "attach_inbox", "format_turn", "session_deliverer",
     "read_pending", "resolve_db_path", "resolve_role",
 ]

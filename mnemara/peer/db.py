@@ -49,9 +49,18 @@ class Filter:
 
 @dataclass
 class PollResult:
+    """One page of pending rows.
+
+    ``scanned_to`` is the highest id this read has accounted for: the last row's
+    id when the page is full, else the table's highest id at the moment of the
+    read (every row up to it that is not in ``rows`` is not for us, or no longer
+    pending), so a panel's watermark can move past rows meant for others.
+    """
+
     rows: list[PeerRow]
     has_completed_at: bool
     full_page: bool
+    scanned_to: int
 
 
 def _uri(path: Path, mode: str) -> str:
@@ -131,6 +140,9 @@ def read_pending(path: Path, flt: Filter, after_id: int, limit: int) -> PollResu
         if flt.senders:
             params += [*flt.senders, flt.role]
         params.append(limit)
+        # The top id is read BEFORE the page: every row up to it is visible to the page
+        # query too, so any such row the page lacks is not ours or no longer pending.
+        top = conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {TABLE}").fetchone()[0]
         raw = conn.execute(sql, params).fetchall()
     except sqlite3.Error as exc:
         raise _classify(exc, path) from None
@@ -141,7 +153,13 @@ def read_pending(path: Path, flt: Filter, after_id: int, limit: int) -> PollResu
                         task_id=r[4], submitted_at=r[5], column_type=r[6])
         for r in raw
     ]
-    return PollResult(rows=rows, has_completed_at="completed_at" in cols, full_page=len(raw) >= limit)
+    full = len(raw) >= limit
+    if full:
+        scanned_to = rows[-1].id
+    else:
+        scanned_to = max(int(top or 0), rows[-1].id if rows else 0, after_id)
+    return PollResult(rows=rows, has_completed_at="completed_at" in cols, full_page=full,
+                      scanned_to=scanned_to)
 
 
 def ack_rows(path: Path, ids: Sequence[int], with_completed_at: bool = True) -> int:

@@ -136,6 +136,7 @@ class PeerInbox:
         self._hold_until = 0.0
         self._lock = asyncio.Lock()
         self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
         self._task: asyncio.Task | None = None
         self._last_text = ""
@@ -225,9 +226,18 @@ class PeerInbox:
         return self._enabled
 
     def wake(self) -> None:
-        """Ask the runner to look again now (e.g. the session just became idle)."""
-        if self._wake is not None:
-            self._wake.set()
+        """Ask the runner to look again now (e.g. the session just became idle). Thread-safe."""
+        event, loop = self._wake, self._loop
+        if event is None or loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            event.set()
+        else:
+            loop.call_soon_threadsafe(event.set)
 
     # -- one poll + processing -------------------------------------------------
     async def step(self) -> None:
@@ -259,11 +269,11 @@ class PeerInbox:
             left = [r for r in fresh if r.id not in self._handled]
             waiting.extend(left)
             if contiguous:
-                contiguous = self._advance(result.rows)
+                contiguous = self._advance(result)
             more = result.full_page
             if not result.full_page or left:
                 break
-            cursor = result.rows[-1].id
+            cursor = result.scanned_to
         self._waiting = waiting
         self._waiting_more = more
         self._handled = {i for i in self._handled if i > self._watermark}
@@ -343,14 +353,13 @@ class PeerInbox:
         self._log("peer_delivered", rows=ids)
         return True
 
-    def _advance(self, rows: list[PeerRow]) -> bool:
-        """Move the watermark over ``rows`` (a fetched page) as far as all are handled."""
-        unhandled = [r.id for r in rows if r.id not in self._handled]
+    def _advance(self, page: db.PollResult) -> bool:
+        """Move the watermark over a fetched page as far as every row of it is handled."""
+        unhandled = [r.id for r in page.rows if r.id not in self._handled]
         if unhandled:
             self._watermark = max(self._watermark, min(unhandled) - 1)
             return False
-        if rows:
-            self._watermark = max(self._watermark, rows[-1].id)
+        self._watermark = max(self._watermark, page.scanned_to)
         return True
 
     # -- the background loop -----------------------------------------------------
@@ -361,6 +370,7 @@ class PeerInbox:
     async def run(self) -> None:
         """Poll every ``interval`` seconds until :meth:`aclose`; deliver as soon as idle."""
         self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         self._stopping = False
         next_poll = 0.0
         while not self._stopping:

@@ -31,7 +31,7 @@ class PeerRow:
     @classmethod
     def from_db(cls, *, id: int, agent_role: Any, recipient_role: Any, payload_json: Any,
                 task_id: Any = None, submitted_at: Any = None, column_type: Any = None) -> "PeerRow":
-        text = payload_json if isinstance(payload_json, str) else ("" if payload_json is None else str(payload_json))
+        text = _text(payload_json) or ""
         payload: Any = None
         error: str | None = None
         if payload_json is None:

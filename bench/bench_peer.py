@@ -1,0 +1,131 @@
+"""Peer-poll benchmark (issue 8): what a poll costs and how fast the inbox drains.
+
+Run: python bench/bench_peer.py [--rows 10000] [--polls 300]
+
+Poll cost: ``read_pending`` (open read-only, check the schema, query, close) on a
+table with ``--rows`` rows, against the same call on an EMPTY table measured in
+the same run (the baseline). Scenarios: a steady-state panel whose watermark is
+past the old rows; a fresh panel (watermark 0) whose rows are all done or for
+other panels (a scan); and a fresh panel with ``--rows`` pending rows for it
+(first page of 100). Delivery: rows per second through ``PeerInbox.step`` with a
+no-op turn, batched (100 rows a turn) and one turn per row, and silent acks.
+The machine is shared and noisy: compare ratios, not absolute times.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mnemara.peer import PeerInbox, db  # noqa: E402
+from mnemara.peer.db import Filter, read_pending  # noqa: E402
+
+ME = Filter(role="eng", senders=("lead",))
+
+
+def build(path: Path, rows: int, kind: str) -> int:
+    """A peer db with ``rows`` rows of ``kind``: 'done', 'others' (pending for another panel) or 'ours'."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    db.create_table(conn)
+    conn.execute("BEGIN")
+    for n in range(rows):
+        status = "done" if kind == "done" else "pending"
+        to = "writer" if kind == "others" else "eng"
+        conn.execute("INSERT INTO returns (agent_role, recipient_role, payload_json, status, submitted_at)"
+                     " VALUES ('lead', ?, ?, ?, '2026-01-01T00:00:00+00:00')",
+                     (to, json.dumps({"n": n, "text": "x" * 80}), status))
+    conn.execute("COMMIT")
+    top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM returns").fetchone()[0]
+    conn.close()
+    return top
+
+
+def timed(path: Path, after: int, polls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(polls):
+        read_pending(path, ME, after, 100)
+    return (time.perf_counter() - t0) / polls
+
+
+def paired(base: Path, path: Path, after: int, polls: int, repeats: int = 7) -> tuple[float, float]:
+    """Median seconds per poll of the baseline and the case, measured alternately (noise hits both)."""
+    b, c = [], []
+    for _ in range(repeats):
+        b.append(timed(base, 0, polls))
+        c.append(timed(path, after, polls))
+    return statistics.median(b), statistics.median(c)
+
+
+async def drain(path: Path, batch: bool, silent: bool) -> tuple[float, int, int]:
+    turns = 0
+
+    async def deliver(text: str) -> None:
+        nonlocal turns
+        turns += 1
+
+    inbox = PeerInbox(db_path=path, role="eng", senders=("lead",), deliver=deliver, batch=batch,
+                      silent_types=("heartbeat",) if silent else (), max_rows_per_turn=100)
+    t0 = time.perf_counter()
+    while True:
+        before = inbox.stats.delivered_rows + inbox.stats.silent_acked
+        await inbox.step()
+        if inbox.stats.delivered_rows + inbox.stats.silent_acked == before:
+            break
+    elapsed = time.perf_counter() - t0
+    return elapsed, inbox.stats.delivered_rows + inbox.stats.silent_acked, turns
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--polls", type=int, default=300)
+    parser.add_argument("--drain-rows", type=int, default=2_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        build(t / "empty.db", 0, "done")
+        top_done = build(t / "done.db", args.rows, "done")
+        build(t / "others.db", args.rows, "others")
+        build(t / "ours.db", args.rows, "ours")
+        cases = [
+            (f"{args.rows} done rows, watermark at top (steady state)", t / "done.db", top_done),
+            (f"{args.rows} done rows, watermark 0 (fresh panel, scan)", t / "done.db", 0),
+            (f"{args.rows} pending rows for another panel, watermark 0", t / "others.db", 0),
+            (f"{args.rows} pending rows for us, first page of 100", t / "ours.db", 0),
+        ]
+        print(f"poll cost (median of 7 x {args.polls} polls, each case paired with an empty-table poll)")
+        for label, path, after in cases:
+            base, cost = paired(t / "empty.db", path, after, args.polls)
+            print(f"  {label:58s} {cost * 1e6:8.1f} us vs empty {base * 1e6:7.1f} us  {cost / base:5.2f}x")
+
+        print(f"\ndelivery throughput ({args.drain_rows} pending rows, no-op turn)")
+        for label, batch, silent in [("batched, 100 rows per turn", True, False),
+                                     ("one turn per row", False, False),
+                                     ("silent acks (no turn)", True, True)]:
+            path = t / f"drain-{batch}-{silent}.db"
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            db.create_table(conn)
+            conn.execute("BEGIN")
+            for n in range(args.drain_rows):
+                payload = {"type": "heartbeat"} if silent else {"n": n}
+                db.insert_row(conn, "lead", "eng", json.dumps(payload))
+            conn.execute("COMMIT")
+            conn.close()
+            elapsed, rows, turns = asyncio.run(drain(path, batch, silent))
+            print(f"  {label:34s} {rows:6d} rows in {elapsed * 1e3:8.1f} ms  "
+                  f"{rows / elapsed:10.0f} rows/s  ({turns} turns)")
+
+
+if __name__ == "__main__":
+    main()

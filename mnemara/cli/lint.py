@@ -1,0 +1,104 @@
+"""``mnemara lint``: audit memory notes and wiki pages (read-only unless --fix is confirmed)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from mnemara.cli import main
+from mnemara.cli.common import instance_option, open_instance
+
+
+def _print_report(report: object) -> None:
+    from mnemara.memory.lint import LintReport
+
+    assert isinstance(report, LintReport)
+    for f in report.path_problems:
+        tag = "MOVED" if f.verdict == "moved" else "DEAD"
+        click.echo(f"{tag:5} {f.kind:6} {f.file}:{f.line}  {f.cited}  ({f.reason})")
+        for p in f.proposals:
+            click.echo(f"      -> {p}")
+    for f in report.dead_links:
+        hint = f"  (did you mean: {', '.join(f.suggestions)})" if f.suggestions else ""
+        click.echo(f"DEAD  link   {f.file}:{f.line}  [[{f.link}]]{hint}")
+    for c in report.candidates:
+        what = "duplicate" if c.duplicate else f"same topic {c.similarity:.2f}"
+        click.echo(f"CHECK {what}: does {c.newer} supersede {c.older}?  shared: {', '.join(c.shared_words)}")
+        click.echo(f"      older: {c.older_text[:100]!r}")
+        click.echo(f"      newer: {c.newer_text[:100]!r}")
+    for p in report.problems:
+        click.echo(f"UNREADABLE {p}")
+    unverifiable = sum(1 for f in report.paths if f.verdict == "unverifiable")
+    live = sum(1 for f in report.paths if f.verdict == "live")
+    click.echo(
+        f"checked {report.files_checked} files: {len(report.path_problems)} dead/moved paths, "
+        f"{len(report.dead_links)} dead links, {len(report.candidates)} supersession candidates "
+        f"({live} paths live, {unverifiable} unverifiable and not reported)"
+    )
+
+
+def _fix(inst: object, report: object) -> int:
+    """Offer each fixable finding; apply only the confirmed ones. Returns how many were applied."""
+    from mnemara.debuglog import log_event
+    from mnemara.memory.lint import LintReport, apply_fix
+    from mnemara.memory.status import find_atom, mark_distinct, set_status
+
+    assert isinstance(report, LintReport)
+    applied = 0
+    for f in report.path_problems:
+        if f.verdict == "moved" and len(f.proposals) == 1:
+            if click.confirm(f"{f.file}:{f.line}: replace {f.cited} with {f.proposals[0]}?", default=False):
+                if apply_fix(inst.root, f.file, f.cited, f.proposals[0]):  # type: ignore[attr-defined]
+                    applied += 1
+                    log_event(inst.debug_log_path, "lint_fix", file=f.file, old=f.cited, new=f.proposals[0])  # type: ignore[attr-defined]
+    for f in report.dead_links:
+        if len(f.suggestions) == 1:
+            if click.confirm(f"{f.file}:{f.line}: change [[{f.link}]] to [[{f.suggestions[0]}]]?", default=False):
+                if apply_fix(inst.root, f.file, f"[[{f.link}", f"[[{f.suggestions[0]}"):  # type: ignore[attr-defined]
+                    applied += 1
+                    log_event(inst.debug_log_path, "lint_fix", file=f.file, old=f.link, new=f.suggestions[0])  # type: ignore[attr-defined]
+    memory_dir = inst.memory_dir  # type: ignore[attr-defined]
+    for c in report.candidates:
+        answer = click.prompt(
+            f"does {c.newer} supersede {c.older}? [s]upersede / [d]istinct / [k]eep for later",
+            type=click.Choice(["s", "d", "k"]), default="k", show_choices=False)
+        old, new = find_atom(memory_dir, c.older), find_atom(memory_dir, c.newer)
+        if answer == "s":
+            set_status(memory_dir, old, "superseded", new=new, reason="confirmed in mnemara lint --fix")
+            log_event(inst.debug_log_path, "atom_superseded", old=old.id, new=new.id, via="lint")  # type: ignore[attr-defined]
+            applied += 1
+        elif answer == "d":
+            mark_distinct(memory_dir, old, new)
+            applied += 1
+    return applied
+
+
+@main.command()
+@instance_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--fix", is_flag=True, help="Offer fixes one by one; each needs your confirmation.")
+@click.option("--no-candidates", is_flag=True, help="Skip the same-topic (supersession) scan.")
+def lint(instance_name: str, as_json: bool, fix: bool, no_candidates: bool) -> None:
+    """Audit memory and wiki: dead or moved paths, dead [[links]], supersession candidates.
+
+    Read-only. Exit code 0 when clean, 1 when something needs you. A path is
+    DEAD only when its folder exists and the file is absent; MOVED proposes a
+    file of the same name found under the cited root.
+    """
+    from mnemara.errors import UsageError
+    from mnemara.memory.lint import run_lint
+
+    inst = open_instance(instance_name)
+    if fix and as_json:
+        raise UsageError("--fix asks questions; it cannot be combined with --json")
+    report = run_lint(inst.root, candidates=not no_candidates)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=1, ensure_ascii=False))
+    else:
+        _print_report(report)
+    if fix and report.needs_user:
+        applied = _fix(inst, report)
+        report = run_lint(inst.root, candidates=not no_candidates)
+        click.echo(f"applied {applied} fixes; {'still needs you' if report.needs_user else 'now clean'}")
+    sys.exit(1 if report.needs_user else 0)

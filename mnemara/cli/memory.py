@@ -1,0 +1,40 @@
+"""``mnemara reindex``: rebuild the RAG index of an instance from its files."""
+from __future__ import annotations
+
+import click
+
+from mnemara.cli import main
+from mnemara.cli.common import instance_option, open_instance
+
+
+@main.command()
+@instance_option
+def reindex(instance_name: str) -> None:
+    """Rebuild the RAG index (index/) from memory/ and wiki/ from scratch.
+
+    Entries added with rag_index are carried over when the old index is
+    readable. Without a reachable embedder the keyword index is rebuilt and
+    vectors are filled in by later queries.
+    """
+    from mnemara.config import Config
+    from mnemara.debuglog import log_event
+    from mnemara.errors import MnemaraError
+    from mnemara.memory.rag import RagIndex, RagUnavailable
+
+    inst = open_instance(instance_name)
+    cfg = Config.load(inst.config_path)
+    rag = RagIndex.for_instance(inst, cfg)
+    try:
+        stats = rag.rebuild()
+    except RagUnavailable as exc:
+        raise MnemaraError(f"RAG backend unavailable: {exc}") from None
+    log_event(inst.debug_log_path, "rag_reindex", **{k: v for k, v in stats.items() if k != "embedding"})
+    click.echo(f"reindexed {instance_name}: {stats['chunks']} chunks from {stats['sources']} files"
+               f" (+{stats.get('manual_carried', 0)} carried over from rag_index)")
+    embedding = stats.get("embedding") or {}
+    if embedding.get("skipped"):
+        click.echo(f"vectors: not computed ({embedding['skipped']}); queries stay keyword-only until it answers")
+    elif embedding:
+        click.echo(f"vectors: {embedding.get('embedded', 0)} embedded with {cfg.rag_embed_model}")
+    if stats.get("warning"):
+        click.echo(f"warning: {stats['warning']}", err=True)

@@ -1,0 +1,192 @@
+"""Context slash commands: /evict, /clear, /compress, /tokens, /export, /import, /skeleton, /name, /pin, /unpin.
+
+Each is a thin adapter over :mod:`mnemara.context`. ``ctx`` needs ``instance``,
+``config`` and ``store`` (an ``AgentSession`` or any object with those). Bad
+arguments raise ``ValueError`` before anything is touched, so the dispatcher
+answers with the usage line and the store stays as it was.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mnemara.commands import CommandResult, command, split_args
+from mnemara.config import update_config
+from mnemara.context import compress, eviction, exchange
+from mnemara.context.skeleton import read_skeleton
+from mnemara.debuglog import log_event
+from mnemara.errors import UsageError
+from mnemara.tokens import parse_token_count
+
+EVICT_USAGE = "/evict [stats|tools|thinking|writes|user|assistant|N|last N]"
+COMPRESS_USAGE = "/compress [N|500k|1m|smart|reads]"
+
+
+def _positive_int(text: str, what: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise ValueError(f"{what} must be a positive whole number, not {text!r}")
+    return int(text)
+
+
+def _log(ctx: Any, result: eviction.EvictionResult) -> None:
+    log_event(ctx.instance.debug_log_path, "eviction", strategy=result.strategy, rows=result.rows,
+              tokens_freed=result.tokens_freed, row_ids=result.row_ids[:1000], by="user")
+
+
+def _set_config(ctx: Any, **changes: Any) -> None:
+    """Persist config changes and apply them to the live session."""
+    new = update_config(ctx.instance.config_path, **changes)
+    ctx.config = new
+    tool_ctx = getattr(ctx, "tool_context", None)
+    if tool_ctx is not None:
+        tool_ctx.config = new
+
+
+@command("evict", usage=EVICT_USAGE, help="show eviction stats, or strip blocks / drop rows from the window")
+def evict_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if len(parts) > 2:
+        raise ValueError("too many arguments")
+    head = parts[0].lower() if parts else "stats"
+    if head == "last":
+        if len(parts) != 2:
+            raise ValueError("/evict last needs a number of rows")
+        n = _positive_int(parts[1], "N")
+        run = lambda: eviction.evict_newest(ctx.store, n)  # noqa: E731
+    elif len(parts) == 2:
+        raise ValueError(f"unexpected argument {parts[1]!r}")
+    elif head == "stats":
+        return CommandResult(eviction.format_stats(eviction.eviction_stats(ctx.store)))
+    elif head in ("tools", "thinking", "writes"):
+        fn = {"tools": eviction.evict_tool_use_blocks, "thinking": eviction.evict_thinking_blocks,
+              "writes": eviction.evict_write_pairs}[head]
+        run = lambda: fn(ctx.store)  # noqa: E731
+    elif head in ("user", "assistant"):
+        run = lambda: eviction.evict_role(ctx.store, head)  # noqa: E731
+    elif head.isdigit():
+        n = _positive_int(head, "N")
+        run = lambda: eviction.evict_oldest(ctx.store, n)  # noqa: E731
+    else:
+        raise ValueError(f"unknown argument {parts[0]!r}")
+    result = run()
+    _log(ctx, result)
+    return CommandResult(result.summary(), data=result.to_dict())
+
+
+@command("clear", usage="/clear", help="take every unpinned row out of the window (kept on disk); pinned rows stay")
+def clear_cmd(ctx: Any, args: str) -> CommandResult:
+    if args.strip():
+        raise ValueError("/clear takes no arguments")
+    result = eviction.clear_window(ctx.store)
+    _log(ctx, result)
+    pinned = len(ctx.store.pinned())
+    return CommandResult(f"cleared {result.rows} rows, ~{result.tokens_freed} tokens freed; {pinned} pinned row(s) kept",
+                         data=result.to_dict())
+
+
+@command("compress", usage=COMPRESS_USAGE, help="compress the window to 25% (or N tokens); smart: let the agent audit it; reads: stub repeated Reads")
+def compress_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if len(parts) > 1:
+        raise ValueError("too many arguments")
+    arg = parts[0].lower() if parts else ""
+    if arg == "smart":
+        prompt = compress.build_audit_prompt(ctx.store, ctx.config.max_window_tokens)
+        return CommandResult("sending a context audit turn to the agent", action="send", data={"text": prompt})
+    if arg == "reads":
+        result = compress.compress_repeated_reads(ctx.store, protect=ctx.config.preserve_compressed_reads)
+        _log(ctx, result)
+        return CommandResult(result.summary(), data=result.to_dict())
+    target = parse_token_count(arg) if arg else None
+    if target is None:
+        if compress.window_tokens(ctx.store) == 0:
+            return CommandResult("the window is empty; nothing to compress")
+        target = compress.default_target(ctx.store)
+    report = compress.compress_to(ctx.store, target, preserve_protected=ctx.config.preserve_compressed_reads)
+    for stage in report.stages:
+        _log(ctx, stage)
+    return CommandResult(report.summary(), data=report.to_dict())
+
+
+@command("tokens", usage="/tokens [N|500k|1m]", help="show the window's tokens, or set max_window_tokens live")
+def tokens_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if len(parts) > 1:
+        raise ValueError("too many arguments")
+    if not parts:
+        return CommandResult(f"window ~{compress.window_tokens(ctx.store)} tokens; max_window_tokens = {ctx.config.max_window_tokens}")
+    n = parse_token_count(parts[0])
+    _set_config(ctx, max_window_tokens=n)
+    return CommandResult(f"max_window_tokens set to {n}")
+
+
+@command("export", usage="/export [N] <path>", help="write the session (turns, config, role doc) to a markdown file")
+def export_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if len(parts) == 1:
+        last, path = None, parts[0]
+    elif len(parts) == 2:
+        last, path = _positive_int(parts[0], "N"), parts[1]
+    else:
+        raise ValueError("give an optional number of turns and a file path")
+    rows = exchange.select_for_export(ctx.store, last)
+    target = Path(path).expanduser()
+    exchange.write_export(target, exchange.export_markdown(rows, ctx.config, ctx.instance.name))
+    log_event(ctx.instance.debug_log_path, "export", file=str(target), rows=len(rows))
+    return CommandResult(f"exported {len(rows)} rows to {target}")
+
+
+@command("import", usage="/import <path>", help="restore a session from a /export file")
+def import_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if len(parts) != 1:
+        raise ValueError("give exactly one file path")
+    result = exchange.import_export(Path(parts[0]), ctx.store, ctx.instance.config_path, ctx.instance.root)
+    ctx.config = result.config
+    tool_ctx = getattr(ctx, "tool_context", None)
+    if tool_ctx is not None:
+        tool_ctx.config = result.config
+    log_event(ctx.instance.debug_log_path, "import", file=parts[0], rows=result.rows)
+    return CommandResult(result.summary())
+
+
+@command("skeleton", usage="/skeleton <path>", help="show a Python file's signatures and docstrings")
+def skeleton_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if len(parts) != 1:
+        raise ValueError("give exactly one file path")
+    sk = read_skeleton(parts[0])
+    note = f"# {sk.path}: ~{sk.skeleton_tokens} tokens instead of ~{sk.source_tokens} ({sk.reduction:.0%} smaller)"
+    return CommandResult(f"{note}\n{sk.text}", data={"skeleton": sk.text})
+
+
+@command("name", usage="/name [label]", help="set the assistant's display name; clear it with no label")
+def name_cmd(ctx: Any, args: str) -> CommandResult:
+    label = args.strip()
+    if len(label) > 64 or any(not ch.isprintable() for ch in label):
+        raise ValueError("the name must be one printable line of at most 64 characters")
+    _set_config(ctx, display_name=label)
+    return CommandResult(f"display name set to {label!r}" if label else "display name cleared")
+
+
+@command("pin", usage="/pin <row_id> [label]", help="pin a row at the next slot position")
+def pin_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if not 1 <= len(parts) <= 2:
+        raise ValueError("give a row id and an optional label")
+    row = _positive_int(parts[0], "row_id")
+    label = ctx.store.pin(row, parts[1] if len(parts) == 2 else None)
+    return CommandResult(f"row {row} pinned as slot {label!r}")
+
+
+@command("unpin", usage="/unpin <row_id|label>", help="unpin a row (it rejoins the window as a normal row)")
+def unpin_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if len(parts) != 1:
+        raise ValueError("give a row id or a slot label")
+    target = parts[0]
+    match = [t for t in ctx.store.pinned() if t.pin_label == target or str(t.id) == target]
+    if not match:
+        raise UsageError(f"no pinned row {target!r}")
+    ctx.store.unpin(match[0].id)
+    return CommandResult(f"row {match[0].id} unpinned")

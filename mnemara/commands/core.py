@@ -1,0 +1,154 @@
+"""Core slash commands: /help /show /models /swap /note /role /stop /quit /exit.
+
+``ctx`` is an ``AgentSession`` (or anything with ``instance``, ``config`` and
+``store``; ``busy`` is read when present). Commands that change config.json go
+through :func:`update_config` (atomic, validated) and refresh ``ctx.config``;
+the session re-reads config.json at the start of every turn anyway.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mnemara.commands import CommandResult, command, specs, split_args
+from mnemara.config import update_config
+from mnemara.debuglog import log_event
+from mnemara.errors import UsageError
+
+#: Shortcut -> current model id, in the order /models numbers them.
+MODEL_SHORTCUTS: dict[str, str] = {
+    "opus": "claude-opus-4-7",
+    "sonnet": "claude-sonnet-4-6",
+    "haiku": "claude-haiku-4-5",
+}
+MODEL_ID_RE = re.compile(r"claude-[a-z0-9][a-z0-9.\-]{1,80}")
+
+
+def resolve_model(arg: str) -> str:
+    """A shortcut, a /models number or a full ``claude-...`` id -> the model id."""
+    key = arg.strip().lower()
+    if not key:
+        raise ValueError("give a model: a shortcut (opus, sonnet, haiku), its /models number, or a claude-... id")
+    if key in MODEL_SHORTCUTS:
+        return MODEL_SHORTCUTS[key]
+    if key.isdigit():
+        index = int(key)
+        if not 1 <= index <= len(MODEL_SHORTCUTS):
+            raise ValueError(f"no model number {index}: /models lists 1-{len(MODEL_SHORTCUTS)}")
+        return list(MODEL_SHORTCUTS.values())[index - 1]
+    if MODEL_ID_RE.fullmatch(key):
+        return key
+    raise ValueError(f"unknown model {arg.strip()!r}: use opus, sonnet, haiku, a /models number, or a claude-... id")
+
+
+def _refresh(ctx: Any, new: Any) -> None:
+    ctx.config = new
+    tool_ctx = getattr(ctx, "tool_context", None)
+    if tool_ctx is not None:
+        tool_ctx.config = new
+
+
+@command("help", usage="/help [command]", help="list slash commands, or show one command's usage", aliases=("?",))
+def help_cmd(ctx: Any, args: str) -> CommandResult:
+    everything = specs()
+    wanted = args.strip().lstrip("/").lower()
+    if wanted:
+        for spec in everything:
+            if wanted == spec.name or wanted in spec.aliases:
+                return CommandResult(f"{spec.usage}\n  {spec.help}")
+        raise ValueError(f"no command /{wanted}")
+    width = max(len(s.usage) for s in everything)
+    lines = [f"{s.usage.ljust(width)}  {s.help}{' (TUI only)' if s.tui_only else ''}" for s in everything]
+    return CommandResult("\n".join(lines))
+
+
+@command("show", usage="/show [N]", help="print the rolling window (pinned slots first); N = newest N rows only")
+def show_cmd(ctx: Any, args: str) -> CommandResult:
+    from mnemara.transcript_text import format_turn
+
+    arg = args.strip()
+    if arg and (not arg.isdigit() or int(arg) <= 0):
+        raise ValueError(f"N must be a positive whole number, not {arg!r}")
+    cfg = ctx.config
+    win = ctx.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
+                           preserve_protected=cfg.preserve_compressed_reads)
+    rows = win.rows[-int(arg):] if arg else win.rows
+    turns = [*win.pinned, *rows]
+    if not turns:
+        return CommandResult("(the window is empty)")
+    return CommandResult("\n".join(format_turn(t, cfg.display_name) for t in turns))
+
+
+@command("models", usage="/models", help="list model shortcuts (use /swap <name|n> to switch)")
+def models_cmd(ctx: Any, args: str) -> CommandResult:
+    if args.strip():
+        raise ValueError("/models takes no arguments")
+    current = ctx.config.model
+    lines = [f"{'*' if model == current else ' '} {i}. {name:<7} {model}"
+             for i, (name, model) in enumerate(MODEL_SHORTCUTS.items(), start=1)]
+    if current not in MODEL_SHORTCUTS.values():
+        lines.append(f"* current: {current}")
+    return CommandResult("\n".join(lines))
+
+
+@command("swap", usage="/swap <opus|sonnet|haiku|n|claude-...>", help="switch model for this and future sessions (saved)")
+def swap_cmd(ctx: Any, args: str) -> CommandResult:
+    parts = split_args(args)
+    if len(parts) != 1:
+        raise ValueError("give exactly one model")
+    model = resolve_model(parts[0])
+    old = ctx.config.model
+    new = update_config(ctx.instance.config_path, model=model)
+    _refresh(ctx, new)
+    log_event(ctx.instance.debug_log_path, "model_swapped", old=old, new=model)
+    return CommandResult(f"model: {model} (was {old}; saved to config.json)", data={"model": model})
+
+
+@command("note", usage="/note [-c CATEGORY] <text>", help="append a note to today's memory file")
+def note_cmd(ctx: Any, args: str) -> CommandResult:
+    from mnemara.memory.notes import append_note
+
+    text, category = args.strip(), None
+    if text.startswith(("-c ", "--category ")):
+        _, _, rest = text.partition(" ")
+        category, _, text = rest.strip().partition(" ")
+    if not text.strip():
+        raise ValueError("give the text of the note")
+    path, stamp = append_note(ctx.instance.memory_dir, text, category)
+    return CommandResult(f"noted in memory/{path.name} at {stamp}")
+
+
+@command("role", usage="/role [path]", help="show the role doc path, or switch to another file (saved; next turn uses it)")
+def role_cmd(ctx: Any, args: str) -> CommandResult:
+    from mnemara.roledoc import check_role_file, read_role_doc
+
+    parts = split_args(args)
+    if not parts:
+        path = ctx.config.role_doc_path
+        if not path:
+            return CommandResult("(no role doc set; use /role <path>)")
+        doc = read_role_doc(path)
+        return CommandResult(f"role doc: {path}" + (f"\nwarning: {doc.warning}" if doc.warning else f" ({len(doc.text)} chars)"))
+    if len(parts) > 1:
+        raise ValueError("give one path (quote it if it has spaces)")
+    resolved = str(check_role_file(parts[0]))
+    new = update_config(ctx.instance.config_path, role_doc_path=resolved)
+    _refresh(ctx, new)
+    log_event(ctx.instance.debug_log_path, "role_doc_set", path=resolved, source="/role")
+    return CommandResult(f"role doc: {resolved} (the next turn uses it)")
+
+
+@command("stop", usage="/stop", help="cancel the turn in flight (it is kept, marked interrupted)")
+def stop_cmd(ctx: Any, args: str) -> CommandResult:
+    if args.strip():
+        raise ValueError("/stop takes no arguments")
+    if not getattr(ctx, "busy", False):
+        return CommandResult("nothing to stop", ok=False)
+    return CommandResult("stopping the current turn…", action="stop")
+
+
+@command("quit", usage="/quit", help="leave (the window is saved as it is)", aliases=("exit",))
+def quit_cmd(ctx: Any, args: str) -> CommandResult:
+    if args.strip():
+        raise UsageError("/quit takes no arguments")
+    return CommandResult("bye", action="quit")

@@ -1,0 +1,50 @@
+"""Wire context discipline into an :class:`~mnemara.session.AgentSession`.
+
+:func:`install` adds one post-turn hook and one system-prompt extra. After every
+persisted turn the hook notes the files the agent Read (for the manifest) and,
+as the config says at that moment, runs ``evict_write_pairs`` on a turn that
+wrote files (``auto_evict_after_write``) and collapses repeated Reads
+(``compress_repeated_reads``, stubs protected when ``preserve_compressed_reads``).
+The extra appends the file-stat manifest to the system prompt when
+``file_stat_manifest_enabled`` is on.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from mnemara.context.compress import compress_repeated_reads
+from mnemara.context.eviction import EvictionResult, evict_write_pairs, has_write_tool
+from mnemara.context.manifest import tracker
+from mnemara.debuglog import log_event
+
+
+def _log(session: Any, result: EvictionResult) -> None:
+    if result.rows:
+        log_event(session.instance.debug_log_path, "eviction", strategy=result.strategy, rows=result.rows,
+                  tokens_freed=result.tokens_freed, row_ids=result.row_ids[:1000], by="auto")
+
+
+def after_turn(session: Any, assistant_row_id: int) -> None:
+    """The post-turn hook: track Reads, then the opt-in automatic evictions."""
+    turn = session.store.get(assistant_row_id)
+    tracker(session.tool_context.state).observe([turn])
+    cfg = session.config
+    if cfg.auto_evict_after_write and has_write_tool(turn) and not turn.pinned:
+        _log(session, evict_write_pairs(session.store, [assistant_row_id]))
+    if cfg.compress_repeated_reads:
+        _log(session, compress_repeated_reads(session.store, protect=cfg.preserve_compressed_reads))
+
+
+def manifest_extra(session: Any) -> str:
+    """The system-prompt extra: the file-stat manifest, when enabled and any file was Read."""
+    if not session.config.file_stat_manifest_enabled:
+        return ""
+    return tracker(session.tool_context.state).manifest()
+
+
+def install(session: Any) -> None:
+    """Register the hook and the extra on ``session`` (idempotent)."""
+    if after_turn not in session.post_turn_hooks:
+        session.post_turn_hooks.append(after_turn)
+    if manifest_extra not in session.system_prompt_extras:
+        session.system_prompt_extras.append(manifest_extra)

@@ -1,0 +1,454 @@
+"""A property graph on Kuzu under ``graph/`` (one database file, opened lazily).
+
+Schema (created on first use)::
+
+    Node(id STRING PRIMARY KEY, label STRING, properties STRING /* JSON */, created_at STRING)
+    Edge(FROM Node TO Node, id STRING, relationship STRING, properties STRING /* JSON */, created_at STRING)
+
+Kuzu is a native library: a damaged database file can crash the process that
+opens it instead of raising. So an existing file is first opened by a short
+child process (a probe); only when that survives is it opened in-process.
+Every backend failure raises :class:`GraphUnavailable`; bad input raises
+:class:`UsageError`.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from mnemara.errors import UsageError
+
+DB_FILE = "graph.kuzu"
+NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ :.-]{0,63}")
+MAX_ID = 300
+MAX_PROPERTIES = 100_000
+MAX_ROWS = 500
+MAX_DEPTH = 5
+MAX_PATH = 30
+ALWAYS_REFUSED = ("BEGIN", "COMMIT", "ROLLBACK", "CHECKPOINT", "ATTACH", "USE", "INSTALL",
+                  "LOAD", "EXPORT", "IMPORT", "COPY", "DROP", "ALTER")
+SCHEMA = (
+    "CREATE NODE TABLE IF NOT EXISTS Node(id STRING, label STRING, properties STRING, created_at STRING, PRIMARY KEY(id))",
+    "CREATE REL TABLE IF NOT EXISTS Edge(FROM Node TO Node, id STRING, relationship STRING, properties STRING, created_at STRING)",
+)
+_PROBE = """
+import sys, kuzu
+db = kuzu.Database(sys.argv[1], read_only=True)
+conn = kuzu.Connection(db)
+tables = {row[1] for row in conn.execute("CALL show_tables() RETURN *").get_all()}
+if "Node" in tables:
+    conn.execute("MATCH (n:Node) RETURN count(n)").get_all()
+if "Edge" in tables:
+    conn.execute("MATCH ()-[e:Edge]->() RETURN count(e)").get_all()
+"""
+
+
+class GraphUnavailable(Exception):
+    """Kuzu cannot be used; ``str(exc)`` is the reason."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text.split(" See the docs:")[0][:300]
+
+
+class Graph:
+    """The graph of one instance (``graph_dir``). Not thread-safe; one per session."""
+
+    def __init__(self, graph_dir: Path, *, probe: bool = True) -> None:
+        self.graph_dir = Path(graph_dir)
+        self.path = self.graph_dir / DB_FILE
+        self.probe = probe
+        self._db: Any = None
+        self._conn: Any = None
+        self._probed = False
+
+    # -- connection ------------------------------------------------------------------
+    def _connection(self) -> Any:
+        if self._conn is not None:
+            return self._conn
+        try:
+            import kuzu
+        except Exception as exc:
+            raise GraphUnavailable(f"cannot import kuzu ({type(exc).__name__}: {_one_line(exc)})") from None
+        try:
+            self.graph_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise GraphUnavailable(f"cannot create {self.graph_dir}: {_one_line(exc)}") from None
+        if self.path.is_dir():
+            raise GraphUnavailable(f"{self.path} is a folder, not a Kuzu database file")
+        if self.probe and not self._probed and self.path.exists():
+            self._probe()
+        self._probed = True
+        try:
+            self._db = kuzu.Database(str(self.path))
+            conn = kuzu.Connection(self._db)
+            for statement in SCHEMA:
+                conn.execute(statement)
+        except Exception as exc:
+            self._db = None
+            raise GraphUnavailable(_one_line(exc)) from None
+        self._conn = conn
+        return conn
+
+    def _probe(self) -> None:
+        try:
+            done = subprocess.run([sys.executable, "-c", _PROBE, str(self.path)], capture_output=True,
+                                  text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GraphUnavailable(f"cannot check {self.path}: {_one_line(exc)}") from None
+        if done.returncode < 0:
+            raise GraphUnavailable(
+                f"{self.path} crashed Kuzu on open (signal {-done.returncode}); the file looks corrupt "
+                "(move it aside to start a new graph)")
+        if done.returncode != 0:
+            lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("See the docs")]
+            last = lines[-1] if lines else f"probe exit {done.returncode}"
+            raise GraphUnavailable(_one_line(Exception(re.sub(r"^\w+(Error|Exception): ", "", last))))
+
+    def close(self) -> None:
+        """Release the database (and its file lock) so other processes can open it."""
+        conn, db = self._conn, self._db
+        self._conn = self._db = None
+        for handle in (conn, db):
+            try:
+                if handle is not None:
+                    handle.close()
+            except Exception:
+                pass
+
+    def _run(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        conn = self._connection()
+        try:
+            result = conn.execute(cypher, params or {})
+            return result.get_all()
+        except RuntimeError as exc:
+            raise GraphUnavailable(_one_line(exc)) from None
+
+    # -- writing ------------------------------------------------------------------------
+    def add_node(self, label: str, properties: dict[str, Any] | None = None, node_id: str | None = None) -> dict[str, Any]:
+        """Create the node, or update label and properties of an existing one with that id."""
+        label = _check_name(label, "label")
+        props = _props(properties)
+        node_id = _check_id(node_id) if node_id else f"{label.lower().replace(' ', '_')}:{uuid.uuid4().hex[:12]}"
+        existed = bool(self._run("MATCH (n:Node {id: $id}) RETURN n.id", {"id": node_id}))
+        self._run("MERGE (n:Node {id: $id}) ON CREATE SET n.label = $label, n.properties = $props, n.created_at = $now "
+                  "ON MATCH SET n.label = $label, n.properties = $props",
+                  {"id": node_id, "label": label, "props": props, "now": _now()})
+        node = self.get_node(node_id)
+        assert node is not None
+        return {"node": node, "created": not existed}
+
+    def ensure_node(self, node_id: str, label: str, properties: dict[str, Any] | None = None) -> None:
+        """Create the node if missing; an existing node is left as it is."""
+        self._run("MERGE (n:Node {id: $id}) ON CREATE SET n.label = $label, n.properties = $props, n.created_at = $now",
+                  {"id": _check_id(node_id), "label": _check_name(label, "label"), "props": _props(properties),
+                   "now": _now()})
+
+    def add_edge(self, from_id: str, to_id: str, relationship: str, properties: dict[str, Any] | None = None,
+                 edge_id: str | None = None) -> dict[str, Any]:
+        """Create an edge (both nodes must exist). The same (from, relationship, to) updates, never duplicates."""
+        from_id, to_id = _check_id(from_id), _check_id(to_id)
+        relationship = _check_name(relationship, "relationship")
+        props = _props(properties)
+        for node in (from_id, to_id):
+            if self.get_node(node) is None:
+                raise UsageError(f"no node with id {node!r} (create it with graph_add_node first)")
+        existing = self._run("MATCH (a:Node {id: $a})-[e:Edge]->(b:Node {id: $b}) WHERE e.relationship = $r RETURN e.id",
+                             {"a": from_id, "b": to_id, "r": relationship})
+        if existing:
+            self._run("MATCH (a:Node {id: $a})-[e:Edge]->(b:Node {id: $b}) WHERE e.relationship = $r SET e.properties = $p",
+                      {"a": from_id, "b": to_id, "r": relationship, "p": props})
+            edge_id = existing[0][0]
+        else:
+            edge_id = _check_id(edge_id) if edge_id else f"e:{uuid.uuid4().hex[:16]}"
+            self._run("MATCH (a:Node {id: $a}), (b:Node {id: $b}) CREATE (a)-[:Edge {id: $id, relationship: $r, "
+                      "properties: $p, created_at: $now}]->(b)",
+                      {"a": from_id, "b": to_id, "id": edge_id, "r": relationship, "p": props, "now": _now()})
+        return {"edge": {"id": edge_id, "from": from_id, "to": to_id, "relationship": relationship,
+                         "properties": json.loads(props)}, "created": not existing}
+
+    def set_targets(self, from_id: str, relationship: str, targets: dict[str, tuple[str, dict[str, Any]]]) -> None:
+        """Make ``from_id``'s outgoing ``relationship`` edges point at exactly ``targets``.
+
+        ``targets`` maps node id -> (label, properties) for nodes to create when missing.
+        """
+        wanted = set(targets)
+        current = {row[0] for row in self._run(
+            "MATCH (a:Node {id: $a})-[e:Edge]->(b:Node) WHERE e.relationship = $r RETURN b.id",
+            {"a": from_id, "r": relationship})}
+        for stale in current - wanted:
+            self._run("MATCH (a:Node {id: $a})-[e:Edge]->(b:Node {id: $b}) WHERE e.relationship = $r DELETE e",
+                      {"a": from_id, "b": stale, "r": relationship})
+        for target in sorted(wanted - current):
+            label, props = targets[target]
+            self.ensure_node(target, label, props)
+            self.add_edge(from_id, target, relationship)
+
+    # -- reading ------------------------------------------------------------------------
+    def get_node(self, node_id: str) -> dict[str, Any] | None:
+        rows = self._run("MATCH (n:Node {id: $id}) RETURN n.id, n.label, n.properties, n.created_at", {"id": node_id})
+        return _node(rows[0]) if rows else None
+
+    def neighbors(self, node_id: str, depth: int = 1, relationship: str | None = None, limit: int = 200) -> dict[str, Any]:
+        """Nodes within ``depth`` hops (either direction), nearest first, with the edges that reached them."""
+        node_id = _check_id(node_id)
+        depth = _check_int(depth, "depth", 1, MAX_DEPTH)
+        limit = _check_int(limit, "limit", 1, 1000)
+        if relationship is not None:
+            relationship = _check_name(relationship, "relationship")
+        start = self.get_node(node_id)
+        if start is None:
+            raise UsageError(f"no node with id {node_id!r}")
+        seen = {node_id}
+        frontier = [node_id]
+        found: list[dict[str, Any]] = []
+        truncated = False
+        rel_clause = " AND e.relationship = $r" if relationship else ""
+        for level in range(1, depth + 1):
+            if not frontier or truncated:
+                break
+            params: dict[str, Any] = {"ids": frontier}
+            if relationship:
+                params["r"] = relationship
+            rows = [("out", *r) for r in self._run(
+                "MATCH (a:Node)-[e:Edge]->(b:Node) WHERE a.id IN $ids" + rel_clause +
+                " RETURN a.id, e.id, e.relationship, b.id, b.label, b.properties, b.created_at", params)]
+            rows += [("in", *r) for r in self._run(
+                "MATCH (b:Node)-[e:Edge]->(a:Node) WHERE a.id IN $ids" + rel_clause +
+                " RETURN a.id, e.id, e.relationship, b.id, b.label, b.properties, b.created_at", params)]
+            rows.sort(key=lambda r: (r[4], r[2]))
+            next_frontier = []
+            for direction, via, edge_id, rel, other, label, props, created in rows:
+                if other in seen:
+                    continue
+                if len(found) >= limit:
+                    truncated = True
+                    break
+                seen.add(other)
+                next_frontier.append(other)
+                found.append({"node": _node([other, label, props, created]), "depth": level,
+                              "via": {"edge": edge_id, "relationship": rel, "from": via if direction == "out" else other,
+                                      "to": other if direction == "out" else via}})
+            frontier = next_frontier
+        return {"node": start, "neighbors": found, "truncated": truncated}
+
+    def shortest_path(self, from_id: str, to_id: str, max_depth: int = 10) -> dict[str, Any]:
+        """The shortest undirected path between two nodes (``found: false`` when none within ``max_depth``)."""
+        from_id, to_id = _check_id(from_id), _check_id(to_id)
+        max_depth = _check_int(max_depth, "max_depth", 1, MAX_PATH)
+        for node in (from_id, to_id):
+            if self.get_node(node) is None:
+                raise UsageError(f"no node with id {node!r}")
+        if from_id == to_id:
+            return {"found": True, "length": 0, "nodes": [self.get_node(from_id)], "edges": []}
+        rows = self._run(
+            f"MATCH p = (a:Node {{id: $a}})-[:Edge* SHORTEST 1..{max_depth}]-(b:Node {{id: $b}}) "
+            "RETURN nodes(p), rels(p) LIMIT 1", {"a": from_id, "b": to_id})
+        if not rows:
+            return {"found": False, "length": None, "nodes": [], "edges": []}
+        nodes, rels = rows[0]
+        by_internal = {_internal(n["_id"]): n["id"] for n in nodes}
+        edges = [{"id": r["id"], "relationship": r["relationship"], "from": by_internal.get(_internal(r["_src"])),
+                  "to": by_internal.get(_internal(r["_dst"])), "properties": _json(r["properties"])} for r in rels]
+        return {"found": True, "length": len(rels),
+                "nodes": [_node([n["id"], n["label"], n["properties"], n["created_at"]]) for n in nodes], "edges": edges}
+
+    def match(self, pattern: dict[str, Any], limit: int = 50) -> dict[str, Any]:
+        """Nodes (``{"label", "id", "properties"}``) or edges (``{"from", "relationship", "to"}``) matching ``pattern``.
+
+        ``properties`` match when every given key has an equal value in the JSON properties.
+        """
+        if not isinstance(pattern, dict) or not pattern:
+            raise UsageError("pattern must be a non-empty JSON object")
+        limit = _check_int(limit, "limit", 1, MAX_ROWS)
+        if any(key in pattern for key in ("from", "to", "relationship")):
+            return self._match_edges(pattern, limit)
+        spec = pattern.get("node", pattern)
+        where, params = _node_filter(spec, "n")
+        rows = self._run("MATCH (n:Node)" + (f" WHERE {' AND '.join(where)}" if where else "") +
+                         " RETURN n.id, n.label, n.properties, n.created_at ORDER BY n.id LIMIT 20000", params)
+        want = _wanted_props(spec)
+        nodes = [_node(r) for r in rows]
+        nodes = [n for n in nodes if _props_match(n["properties"], want)]
+        return {"nodes": nodes[:limit], "truncated": len(nodes) > limit}
+
+    def _match_edges(self, pattern: dict[str, Any], limit: int) -> dict[str, Any]:
+        unknown = set(pattern) - {"from", "to", "relationship", "properties"}
+        if unknown:
+            raise UsageError(f"unknown pattern keys {sorted(unknown)}: use from, relationship, to, properties")
+        left, right = pattern.get("from") or {}, pattern.get("to") or {}
+        where_a, params = _node_filter(left, "a")
+        where_b, params_b = _node_filter(right, "b")
+        params.update(params_b)
+        where = where_a + where_b
+        if pattern.get("relationship") is not None:
+            where.append("e.relationship = $rel")
+            params["rel"] = _check_name(pattern["relationship"], "relationship")
+        rows = self._run(
+            "MATCH (a:Node)-[e:Edge]->(b:Node)" + (f" WHERE {' AND '.join(where)}" if where else "") +
+            " RETURN a.id, a.label, a.properties, a.created_at, e.id, e.relationship, e.properties, "
+            "b.id, b.label, b.properties, b.created_at ORDER BY e.id LIMIT 20000", params)
+        want_a, want_b, want_e = _wanted_props(left), _wanted_props(right), _wanted_props(pattern)
+        out = []
+        for r in rows:
+            a, b = _node(r[0:4]), _node(r[7:11])
+            edge = {"id": r[4], "relationship": r[5], "properties": _json(r[6])}
+            if _props_match(a["properties"], want_a) and _props_match(b["properties"], want_b) and \
+                    _props_match(edge["properties"], want_e):
+                out.append({"from": a, "edge": edge, "to": b})
+        return {"matches": out[:limit], "truncated": len(out) > limit}
+
+    def query(self, cypher: str, params: dict[str, Any] | None = None, allow_write: bool = False) -> dict[str, Any]:
+        """Run one Cypher statement with parameters; read-only unless ``allow_write``."""
+        statement = check_cypher(cypher)
+        if params is not None and (not isinstance(params, dict) or not all(
+                isinstance(k, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in params)):
+            raise UsageError("params must be a JSON object whose keys are parameter names")
+        conn = self._connection()
+        began = False
+        try:
+            if not allow_write:
+                conn.execute("BEGIN TRANSACTION READ ONLY")
+                began = True
+            result = conn.execute(statement, params or {})
+            columns = result.get_column_names()
+            rows = []
+            truncated = False
+            while result.has_next():
+                if len(rows) >= MAX_ROWS:
+                    truncated = True
+                    break
+                rows.append([_plain(v) for v in result.get_next()])
+        except RuntimeError as exc:
+            message = _one_line(exc)
+            if "read-only transaction" in message:
+                raise UsageError("graph_query is read-only: this statement writes (pass write=true to allow it)") from None
+            raise UsageError(f"Cypher error: {message}") from None
+        finally:
+            if began:
+                try:
+                    conn.execute("ROLLBACK")
+                except RuntimeError:
+                    pass
+        return {"columns": columns, "rows": rows, "truncated": truncated}
+
+    def counts(self) -> dict[str, int]:
+        nodes = self._run("MATCH (n:Node) RETURN count(n)")[0][0]
+        edges = self._run("MATCH ()-[e:Edge]->() RETURN count(e)")[0][0]
+        return {"nodes": int(nodes), "edges": int(edges)}
+
+
+# -- validation and conversion ------------------------------------------------------------
+def check_cypher(cypher: str) -> str:
+    """One statement, no transaction/file/schema commands; returns it without a trailing ';'."""
+    if not isinstance(cypher, str) or not cypher.strip():
+        raise UsageError("the Cypher query is empty")
+    statement = cypher.strip().rstrip(";").strip()
+    bare = re.sub(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`", "''", statement)
+    bare = re.sub(r"//[^\n]*|/\*.*?\*/", " ", bare, flags=re.S)
+    if ";" in bare:
+        raise UsageError("graph_query runs one statement at a time (found ';')")
+    words = set(re.findall(r"(?<![.\w$])[A-Za-z_]+", bare.upper()))
+    refused = sorted(words.intersection(ALWAYS_REFUSED))
+    if refused:
+        raise UsageError(f"graph_query does not run {', '.join(refused)} statements")
+    return statement
+
+
+def _check_name(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not NAME_RE.fullmatch(value.strip()):
+        raise UsageError(f"invalid {what} {value!r}: 1-64 of letters, digits, ' ', '_', ':', '.', '-'")
+    return value.strip()
+
+
+def _check_id(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID or any(ord(c) < 32 for c in value):
+        raise UsageError(f"invalid node/edge id {value!r}: 1-{MAX_ID} printable characters")
+    return value.strip()
+
+
+def _check_int(value: Any, what: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{what} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _props(properties: Any) -> str:
+    if properties is None:
+        properties = {}
+    if not isinstance(properties, dict):
+        raise UsageError("properties must be a JSON object")
+    try:
+        text = json.dumps(properties, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"properties are not JSON: {exc}") from None
+    if len(text) > MAX_PROPERTIES:
+        raise UsageError(f"properties exceed {MAX_PROPERTIES} characters")
+    return text
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return text
+
+
+def _node(row: Any) -> dict[str, Any]:
+    return {"id": row[0], "label": row[1], "properties": _json(row[2]) or {}, "created_at": row[3]}
+
+
+def _internal(value: dict[str, Any]) -> tuple[int, int]:
+    return (value["table"], value["offset"])
+
+
+def _node_filter(spec: Any, var: str) -> tuple[list[str], dict[str, Any]]:
+    if not isinstance(spec, dict):
+        raise UsageError("each node in a pattern must be a JSON object")
+    unknown = set(spec) - {"id", "label", "properties"}
+    if unknown:
+        raise UsageError(f"unknown node pattern keys {sorted(unknown)}: use id, label, properties")
+    where, params = [], {}
+    if spec.get("id") is not None:
+        where.append(f"{var}.id = ${var}_id")
+        params[f"{var}_id"] = _check_id(spec["id"])
+    if spec.get("label") is not None:
+        where.append(f"{var}.label = ${var}_label")
+        params[f"{var}_label"] = _check_name(spec["label"], "label")
+    return where, params
+
+
+def _wanted_props(spec: dict[str, Any]) -> dict[str, Any]:
+    want = spec.get("properties") or {}
+    if not isinstance(want, dict):
+        raise UsageError("pattern properties must be a JSON object")
+    return want
+
+
+def _props_match(props: Any, want: dict[str, Any]) -> bool:
+    return not want or (isinstance(props, dict) and all(props.get(k) == v for k, v in want.items()))
+
+
+def _plain(value: Any) -> Any:
+    """A Kuzu value as JSON-able data (internal ids dropped, JSON properties decoded)."""
+    if isinstance(value, dict):
+        out = {k: _plain(v) for k, v in value.items() if k not in ("_id", "_src", "_dst")}
+        if isinstance(out.get("properties"), str):
+            out["properties"] = _json(out["properties"])
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

@@ -1,0 +1,128 @@
+"""``mnemara lint``: a read-only audit of one instance's memory notes and wiki pages.
+
+Three checks (see :mod:`lint_paths`, :mod:`lint_links`, :mod:`similar`):
+
+* cited paths and binaries that no longer exist (DEAD) or moved (MOVED, with
+  the file proposed);
+* dead ``[[wikilinks]]``;
+* pairs of same-topic active atoms: *candidates* for a supersession judgement.
+
+``needs_user`` is true when any of these found something. :func:`apply_fix`
+rewrites one cited path or link in one file; the CLI calls it only after the
+user confirmed that very change.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mnemara.fsutil import rewrite_locked
+from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
+from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
+from mnemara.memory.notes import Atom
+from mnemara.memory.similar import normalize, same_topic_pairs
+from mnemara.memory.status import StatusBook, all_atoms
+
+CANDIDATE_THRESHOLD = 0.35
+
+
+@dataclass
+class Candidate:
+    """Two active atoms on the same topic; ``newer`` may supersede ``older`` (a person decides)."""
+
+    older: str
+    newer: str
+    similarity: float
+    shared_words: list[str]
+    older_text: str
+    newer_text: str
+    duplicate: bool = False
+
+
+@dataclass
+class LintReport:
+    paths: list[PathFinding] = field(default_factory=list)
+    links: list[LinkFinding] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
+    files_checked: int = 0
+    problems: list[str] = field(default_factory=list)  # files that could not be read
+
+    @property
+    def path_problems(self) -> list[PathFinding]:
+        return [f for f in self.paths if f.needs_user]
+
+    @property
+    def dead_links(self) -> list[LinkFinding]:
+        return [f for f in self.links if f.needs_user]
+
+    @property
+    def needs_user(self) -> bool:
+        return bool(self.path_problems or self.dead_links or self.candidates or self.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "needs_user": self.needs_user,
+            "files_checked": self.files_checked,
+            "paths": [asdict(f) for f in self.path_problems],
+            "unverifiable_paths": [asdict(f) for f in self.paths if f.verdict == "unverifiable"],
+            "live_paths": sum(1 for f in self.paths if f.verdict == "live"),
+            "dead_links": [asdict(f) for f in self.dead_links],
+            "live_links": sum(1 for f in self.links if f.verdict == "live"),
+            "supersession_candidates": [asdict(c) for c in self.candidates],
+            "unreadable": self.problems,
+        }
+
+
+def source_files(root: Path) -> list[tuple[str, Path]]:
+    """(instance-relative name, path) of every day file and wiki page."""
+    from mnemara.memory.notes import day_files
+
+    root = Path(root)
+    out = [(f"memory/{p.name}", p) for p in day_files(root / "memory")]
+    out += [(f"wiki/{slug}.md", root / "wiki" / f"{slug}.md") for slug in wiki_pages(root / "wiki")]
+    return out
+
+
+def run_lint(root: Path, *, candidates: bool = True, home: Path | None = None) -> LintReport:
+    """Audit the instance folder ``root``. Reads files only."""
+    root = Path(root)
+    report = LintReport()
+    sweeper = Sweeper(home)
+    resolver = LinkResolver(root)
+    for rel, path in source_files(root):
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            report.problems.append(f"{rel}: {exc}")
+            continue
+        report.files_checked += 1
+        report.paths.extend(sweep_text(text, rel, sweeper))
+        report.links.extend(resolver.check(text, rel))
+    if candidates:
+        report.candidates = supersession_candidates(root / "memory")
+    return report
+
+
+def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRESHOLD,
+                            limit: int = 50) -> list[Candidate]:
+    """Same-topic pairs of active atoms not already judged distinct, best first."""
+    book = StatusBook.load(memory_dir)
+    atoms: list[Atom] = [a for a in all_atoms(memory_dir) if a.text.strip() and book.status_of(a) == "active"]
+    pairs = same_topic_pairs([a.text for a in atoms], threshold=threshold, limit=limit * 2)
+    out = []
+    for pair in pairs:
+        a, b = atoms[pair.a], atoms[pair.b]
+        older, newer = (a, b) if (a.timestamp, a.file.name, a.offset) <= (b.timestamp, b.file.name, b.offset) else (b, a)
+        if book.is_distinct(older, newer):
+            continue
+        out.append(Candidate(older.id, newer.id, pair.similarity, list(pair.shared), older.text[:300],
+                             newer.text[:300], duplicate=normalize(a.text) == normalize(b.text)))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def apply_fix(root: Path, rel_file: str, old: str, new: str) -> bool:
+    """Replace the first ``old`` in ``root/rel_file`` with ``new`` (atomic, under the appenders' lock)."""
+    return rewrite_locked(Path(root) / rel_file, lambda text: text.replace(old, new, 1) if old in text else None)

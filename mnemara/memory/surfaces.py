@@ -1,0 +1,212 @@
+"""Write-to-all: one memory or wiki write reaches every surface that is on.
+
+The file write (``memory/YYYY-MM-DD.md``, ``wiki/<slug>.md``) is the primary
+action and the truth. Indexing it in RAG and linking it in the graph follow;
+when either backend is off, missing or broken the write still succeeds and the
+answer says what happened to each surface::
+
+    {"ok": true, "file": "memory/2026-04-27.md", ...,
+     "rag": {"ok": false, "error": "RAG backend unavailable: ..."},
+     "graph": {"ok": true, "edges": 2}}
+
+Graph conventions (other modules rely on them): a memory atom is the node
+``memory:<atom id>`` (label ``memory_atom``), an entity it ``applies_to`` is
+``entity:<name lower-cased>`` (label ``entity``); a wiki page is ``wiki:<slug>``
+(label ``wiki_page``) and each frontmatter tag ``tag:<tag lower-cased>``
+(label ``tag``), joined by ``tagged`` edges.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mnemara.debuglog import log_event
+from mnemara.errors import UsageError
+from mnemara.memory.notes import append_note, parse_file, validate_category
+from mnemara.memory.wiki import normalize_slug, page_tags, write_page
+
+if TYPE_CHECKING:
+    from mnemara.config import Config
+    from mnemara.instance import Instance
+    from mnemara.memory.graph import Graph
+    from mnemara.memory.rag import RagIndex
+
+STATE_KEY = "mnemara.memory.backends"
+MAX_APPLIES_TO = 20
+
+
+class BackendOff(Exception):
+    """A backend is switched off in the config (not an error; reported as skipped)."""
+
+
+class MemoryBackends:
+    """Lazily created RAG index and graph of one instance (held in a session's state)."""
+
+    def __init__(self, instance: "Instance", config: "Config") -> None:
+        self.instance = instance
+        self.config = config
+        self._rag: "RagIndex | None" = None
+        self._graph: "Graph | None" = None
+
+    def rag(self) -> "RagIndex":
+        if not self.config.rag_enabled:
+            raise BackendOff("rag_enabled is false in config.json")
+        if self._rag is None:
+            from mnemara.memory.rag import RagIndex
+
+            self._rag = RagIndex.for_instance(self.instance, self.config)
+        return self._rag
+
+    def graph(self) -> "Graph":
+        if not self.config.graph_enabled:
+            raise BackendOff("graph_enabled is false in config.json")
+        if self._graph is None:
+            from mnemara.memory.graph import Graph
+
+            self._graph = Graph(self.instance.graph_dir)
+        return self._graph
+
+    def release(self) -> None:
+        """Close the graph so other processes can open its file (it reopens on next use)."""
+        if self._graph is not None:
+            self._graph.close()
+
+
+def backends_for(instance: "Instance", config: "Config", state: dict[str, Any] | None = None) -> MemoryBackends:
+    """The backends cached in ``state`` (a session's scratch dict), created on first use."""
+    if state is None:
+        return MemoryBackends(instance, config)
+    cached = state.get(STATE_KEY)
+    if not isinstance(cached, MemoryBackends) or cached.instance.root != instance.root:
+        cached = state[STATE_KEY] = MemoryBackends(instance, config)
+    cached.config = config
+    return cached
+
+
+def normalize_applies_to(value: Any) -> list[str]:
+    """``applies_to`` as a list of entity names (a string may hold several, comma-separated)."""
+    if value is None or value == "" or value == []:
+        return []
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise UsageError("applies_to must be a string or a list of strings")
+    names = list(dict.fromkeys(" ".join(v.split()) for v in items if v.strip()))
+    if len(names) > MAX_APPLIES_TO:
+        raise UsageError(f"applies_to names at most {MAX_APPLIES_TO} entities")
+    for name in names:
+        if len(name) > 100 or any(ord(c) < 32 for c in name):
+            raise UsageError(f"invalid applies_to entity {name[:40]!r}: 1-100 printable characters")
+    return names
+
+
+def write_memory(instance: "Instance", config: "Config", text: str, category: str | None = None,
+                 applies_to: Any = None, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Append a note, mirror ``wiki/<rest>`` categories to the wiki, index it and link it.
+
+    Bad input raises :class:`UsageError` before anything is written.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError("refusing to write an empty note")
+    category = validate_category(category)
+    entities = normalize_applies_to(applies_to)
+    wiki_slug = normalize_slug(category[len("wiki/"):]) if category.startswith("wiki/") else None
+    path, stamp = append_note(instance.memory_dir, text, category)
+    result: dict[str, Any] = {"ok": True, "file": f"memory/{path.name}", "timestamp": stamp, "category": category}
+    atom = _find_atom(path, stamp, category, text)
+    if atom is not None:
+        result["atom_id"] = atom.id
+    back = backends_for(instance, config, state)
+    if wiki_slug:
+        page = write_page(instance.wiki_dir, wiki_slug, text, mode="append")
+        result["wiki"] = f"wiki/{page.slug}.md"
+    files = [path] + ([instance.wiki_dir / f"{wiki_slug}.md"] if wiki_slug else [])
+    result["rag"] = _index(back, files, config.rag_auto_index_memory or bool(wiki_slug and config.rag_auto_index_wiki),
+                           instance)
+    if entities or wiki_slug:
+        result["graph"] = _link_memory(back, atom, entities, category, wiki_slug, instance)
+    return result
+
+
+def wiki_write(instance: "Instance", config: "Config", path: str, content: str, mode: str = "replace",
+               state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write a wiki page, then index it and link its frontmatter tags."""
+    page = write_page(instance.wiki_dir, path, content, mode)
+    tags = page_tags(page.text)
+    result: dict[str, Any] = {"ok": True, "path": f"wiki/{page.slug}.md", "bytes": len(page.text.encode("utf-8")),
+                              "tags": tags}
+    back = backends_for(instance, config, state)
+    result["rag"] = _index(back, [page.path], config.rag_auto_index_wiki, instance)
+    result["graph"] = _link_page(back, page.slug, tags, instance)
+    return result
+
+
+def _find_atom(path: Path, stamp: str, category: str, text: str) -> Any:
+    try:
+        atoms = parse_file(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+    body = text.strip("\n")
+    for atom in reversed(atoms):
+        if atom.timestamp == stamp and atom.category == category and atom.text == body:
+            return atom
+    return None
+
+
+def _index(back: MemoryBackends, files: list[Path], enabled: bool, instance: "Instance") -> dict[str, Any]:
+    if not enabled:
+        return {"ok": True, "skipped": "auto-index is off (rag_auto_index_*)"}
+    from mnemara.memory.rag import RagUnavailable
+
+    try:
+        stats = back.rag().catch_up(only=files, embed_budget=64)
+    except BackendOff as exc:
+        return {"ok": True, "skipped": str(exc)}
+    except RagUnavailable as exc:
+        log_event(instance.debug_log_path, "rag_unavailable", level="warning", reason=str(exc))
+        return {"ok": False, "error": f"RAG backend unavailable: {exc}"}
+    return {"ok": True, "added": stats.get("added", 0), "removed": stats.get("removed", 0)}
+
+
+def _link_memory(back: MemoryBackends, atom: Any, entities: list[str], category: str, wiki_slug: str | None,
+                 instance: "Instance") -> dict[str, Any]:
+    from mnemara.memory.graph import GraphUnavailable
+
+    if atom is None:
+        return {"ok": False, "error": "Graph backend unavailable: the new note could not be read back"}
+    try:
+        graph = back.graph()
+        node = f"memory:{atom.id}"
+        graph.ensure_node(node, "memory_atom", {"file": f"memory/{atom.file.name}", "timestamp": atom.timestamp,
+                                                "category": category, "text": atom.text[:200]})
+        graph.set_targets(node, "applies_to", {
+            f"entity:{name.lower()}": ("entity", {"name": name}) for name in entities})
+        edges = len(entities)
+        if wiki_slug:
+            graph.set_targets(node, "written_to", {f"wiki:{wiki_slug}": ("wiki_page", {"slug": wiki_slug})})
+            edges += 1
+        return {"ok": True, "node": node, "edges": edges}
+    except BackendOff as exc:
+        return {"ok": True, "skipped": str(exc)}
+    except GraphUnavailable as exc:
+        log_event(instance.debug_log_path, "graph_unavailable", level="warning", reason=str(exc))
+        return {"ok": False, "error": f"Graph backend unavailable: {exc}"}
+    finally:
+        back.release()
+
+
+def _link_page(back: MemoryBackends, slug: str, tags: list[str], instance: "Instance") -> dict[str, Any]:
+    from mnemara.memory.graph import GraphUnavailable
+
+    try:
+        graph = back.graph()
+        node = f"wiki:{slug}"
+        graph.ensure_node(node, "wiki_page", {"slug": slug, "path": f"wiki/{slug}.md"})
+        graph.set_targets(node, "tagged", {f"tag:{tag.lower()}": ("tag", {"name": tag}) for tag in tags})
+        return {"ok": True, "node": node, "edges": len(tags)}
+    except BackendOff as exc:
+        return {"ok": True, "skipped": str(exc)}
+    except GraphUnavailable as exc:
+        log_event(instance.debug_log_path, "graph_unavailable", level="warning", reason=str(exc))
+        return {"ok": False, "error": f"Graph backend unavailable: {exc}"}
+    finally:
+        back.release()

@@ -1,0 +1,95 @@
+"""Run a :class:`PeerInbox` beside an :class:`~mnemara.session.AgentSession`.
+
+For embedders (and the REPL)::
+
+    session = AgentSession.open("eng")
+    inbox = attach_inbox(session)        # None when peer_poll_enabled is false
+    if inbox: inbox.start()              # inside the running event loop
+
+:func:`session_deliverer` makes the inbox's ``deliver`` from ``session.aturn``:
+a turn that ended with an ``ErrorEvent`` or was interrupted raises
+:class:`PeerTurnFailed`, so its rows are delivered again later. A turn halted by
+the sentinel counts as delivered (the model saw the messages and stopped to ask
+the user; delivering them again would only repeat the halt). A UI that renders
+turns itself passes its own ``deliver`` with the same contract instead.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from mnemara.peer.inbox import Deliver, PeerInbox
+
+if TYPE_CHECKING:
+    from mnemara.session import AgentSession
+
+
+class PeerTurnFailed(Exception):
+    """The turn carrying peer messages did not complete; they stay undelivered."""
+
+
+EventSink = Callable[[Any], Any]
+
+
+def session_deliverer(session: "AgentSession", on_event: EventSink | None = None,
+                      on_turn: Callable[[str], EventSink | None] | None = None) -> Deliver:
+    """A ``deliver(text)`` that runs one turn on ``session`` and raises if it did not complete.
+
+    ``on_turn(text)`` is called as an inbox turn starts (a UI shows the injected
+    message there) and may return a callable that receives that turn's events;
+    ``on_event`` receives the events of every inbox turn.
+    """
+    from mnemara import events as ev
+
+    async def deliver(text: str) -> None:
+        error: str | None = None
+        done: Any = None
+        sink = on_turn(text) if on_turn is not None else None
+        async for event in session.aturn(text):
+            if sink is not None:
+                sink(event)
+            if on_event is not None:
+                on_event(event)
+            if isinstance(event, ev.ErrorEvent):
+                error = error or event.message
+            elif isinstance(event, ev.TurnDone):
+                done = event
+        if done is None:
+            raise PeerTurnFailed("the turn ended without finishing")
+        if error or done.error:
+            raise PeerTurnFailed(error or done.error or "turn failed")
+        if done.interrupted:
+            raise PeerTurnFailed("the turn was interrupted")
+
+    return deliver
+
+
+def attach_inbox(session: "AgentSession", *, deliver: Deliver | None = None,
+                 on_event: EventSink | None = None, on_turn: Callable[[str], EventSink | None] | None = None,
+                 is_idle: Callable[[], bool] | None = None, **kwargs: Any) -> PeerInbox | None:
+    """Build the session's inbox from its config and expose it as ``session.peer_inbox``.
+
+    Returns None (and sets ``session.peer_inbox = None``) when ``peer_poll_enabled``
+    is false. The inbox is not started; call ``inbox.start()`` inside the event loop
+    that runs the session's turns. After each successful turn of the session the
+    inbox is woken, so messages that arrived meanwhile go out as soon as it is idle.
+    ``is_idle`` defaults to ``not session.busy``; a UI that runs turns in workers
+    passes its own (idle = no turn running and none about to start). Other
+    keyword arguments go to :class:`PeerInbox` (e.g. ``on_change`` to refresh a
+    status line, ``enabled=False`` to start with delivery OFF).
+    """
+    cfg = session.config
+    if not cfg.peer_poll_enabled:
+        session.peer_inbox = None  # type: ignore[attr-defined]
+        return None
+    inst = session.instance
+    inbox = PeerInbox.from_config(
+        cfg, inst.name,
+        deliver=deliver or session_deliverer(session, on_event, on_turn),
+        is_idle=is_idle or (lambda: not session.busy),
+        instance_root=inst.root,
+        debug_log=inst.debug_log_path,
+        **kwargs,
+    )
+    session.peer_inbox = inbox  # type: ignore[attr-defined]
+    session.post_turn_hooks.append(lambda _session, _row_id: inbox.wake())
+    return inbox

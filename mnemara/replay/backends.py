@@ -1,0 +1,43 @@
+"""The optional backends replay can use: the Ollama embedder and the Kuzu graph.
+
+Both are looked up lazily and both may be missing, switched off or broken;
+replay then uses its local floors (TF-IDF, ``applies_to:`` lines) and the plan
+says so.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from mnemara.config import Config
+from mnemara.instance import Instance
+from mnemara.replay.augment import EntityLookup
+
+
+def default_embedder(config: Config) -> Any:
+    """The configured Ollama embedder, or ``None`` when RAG is off or the client is absent."""
+    if not config.rag_enabled:
+        return None
+    try:
+        from mnemara.memory.embed import OllamaEmbedder
+    except ImportError:
+        return None
+    try:
+        return OllamaEmbedder(config.rag_embed_url, config.rag_embed_model)
+    except Exception:  # a bad URL/model is reported by the RAG tools; replay just goes lexical
+        return None
+
+
+def default_entity_lookup(instance: Instance, config: Config) -> EntityLookup | None:
+    """A read-only ``applies_to`` lookup on the instance graph, or ``None``."""
+    if not config.graph_enabled:
+        return None
+    try:
+        from mnemara.replay.graphlink import graph_entity_lookup
+    except ImportError:
+        return None
+    return graph_entity_lookup(instance)
+
+
+def default_backends(instance: Instance) -> tuple[Any, EntityLookup | None]:
+    config = Config.load(instance.config_path)
+    return default_embedder(config), default_entity_lookup(instance, config)

@@ -1,0 +1,339 @@
+"""Build the replay plan (phases 1-6, read-only) and apply it (the only code that writes).
+
+:func:`build_plan` reads the instance and decides everything: the plan lists
+each file it would write and each note it would archive. A dry run prints that
+list; :func:`apply_plan` carries out exactly that list and then appends the
+digest (phase 7).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from mnemara.config import Config
+from mnemara.errors import UsageError
+from mnemara.fsutil import atomic_write_text, locked_append
+from mnemara.instance import Instance
+from mnemara.replay import cluster as clustering
+from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path, load_archived
+from mnemara.replay.augment import Augmentation, EntityLookup, augment, entity_map
+from mnemara.replay.digest import render_digest
+from mnemara.replay.load import FileIssue, LoadedAtom, files_in_window, load_atoms
+from mnemara.replay.policy import ReplayPolicy, policy_path, read_policy
+from mnemara.replay.proposals import (
+    Document,
+    is_self_observation,
+    read_documents,
+    role_proposal,
+    slugify,
+    wiki_proposal,
+)
+from mnemara.replay.vectors import TfidfSpace, call_embedder, embedder_name
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Pattern:
+    slug: str
+    terms: list[str]
+    members: list[LoadedAtom]
+    augmentation: Augmentation
+    covered_by: str | None = None
+    self_observations: int = 0
+    role_covered_by: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "slug": self.slug,
+            "terms": self.terms,
+            "members": [m.key for m in self.members],
+            "entities": [{"name": n, "notes": c} for n, c in self.augmentation.entities],
+            "causal": [{"atom": k, "sentence": s} for k, s in self.augmentation.causal],
+            "covered_by": self.covered_by,
+            "self_observations": self.self_observations,
+            "role_covered_by": self.role_covered_by,
+        }
+
+
+@dataclass
+class Action:
+    """One thing ``--apply`` does. ``path`` is relative to the instance folder."""
+
+    kind: str  # write_wiki_proposal | write_role_proposal | archive | append_digest
+    path: str
+    detail: str
+    content: str = ""
+    move: ArchiveMove | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path, "detail": self.detail}
+
+    def describe(self) -> str:
+        verb = {"archive": "archive", "append_digest": "append"}.get(self.kind, "write")
+        return f"{verb} {self.path}: {self.detail}"
+
+
+@dataclass
+class ReplayResult:
+    written: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    digest: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"written": self.written, "archived": self.archived, "problems": self.problems, "digest": self.digest}
+
+
+@dataclass
+class ReplayPlan:
+    instance_root: Path
+    stamp: str
+    today: date
+    days: int
+    threshold: int
+    cluster_distance: float
+    duplicate_distance: float
+    method: str
+    policy_source: str
+    graph_status: str
+    counts: dict[str, int]
+    issues: list[FileIssue]
+    patterns: list[Pattern]
+    actions: list[Action]
+    applied: bool = False
+    result: ReplayResult | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instance": str(self.instance_root),
+            "applied": self.applied,
+            "stamp": self.stamp,
+            "days": self.days,
+            "threshold": self.threshold,
+            "cluster_distance": self.cluster_distance,
+            "duplicate_distance": self.duplicate_distance,
+            "similarity": self.method,
+            "policy": self.policy_source or None,
+            "graph": self.graph_status,
+            "counts": self.counts,
+            "file_issues": [{"file": i.file, "reason": i.reason, "skipped": i.skipped} for i in self.issues],
+            "patterns": [p.to_dict() for p in self.patterns],
+            "actions": [a.to_dict() for a in self.actions],
+            "result": self.result.to_dict() if self.result else None,
+        }
+
+
+def _when(atom: LoadedAtom) -> tuple:
+    try:
+        moment = datetime.fromisoformat(atom.atom.timestamp.replace("Z", "+00:00")).astimezone(timezone.utc)
+    except ValueError:
+        moment = datetime.max.replace(tzinfo=timezone.utc)
+    return (moment, atom.archived, atom.atom.file.name, atom.atom.offset)
+
+
+def build_plan(
+    instance: Instance,
+    *,
+    days: int | None = None,
+    threshold: int | None = None,
+    embed: Any = None,
+    entity_lookup: EntityLookup | None = None,
+    today: date | None = None,
+    now: datetime | None = None,
+    progress: Progress | None = None,
+) -> ReplayPlan:
+    """Decide what replay would do; reads only."""
+    tick: Progress = progress or (lambda phase, done, total: None)
+    now = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
+    today = today or now.date()
+    config = Config.load(instance.config_path)
+    policy = read_policy(policy_path(instance.wiki_dir, config.replay_policy_path, instance.root))
+    days = days if days is not None else policy.days or config.replay_default_days
+    threshold = threshold if threshold is not None else policy.threshold or config.replay_default_threshold
+    if days < 1:
+        raise UsageError(f"days must be at least 1, got {days}")
+    if threshold < 2:
+        raise UsageError(f"threshold must be at least 2, got {threshold}")
+
+    # phase 1: load
+    loaded = load_atoms(instance.memory_dir, days, today)
+    archived, archive_issues = load_archived(
+        instance.archive_dir, files_in_window(instance.memory_dir, days, today), len(loaded.atoms)
+    )
+    loaded.issues.extend(archive_issues)
+    tick("load", len(loaded.atoms), len(loaded.atoms))
+    candidates = [a for a in loaded.atoms + archived if a.atom.text.strip()]
+    active = [a for a in candidates if not policy.excludes(a.atom.file.name, a.atom.category, a.atom.text)]
+    excluded = sum(1 for a in candidates if not a.archived) - sum(1 for a in active if not a.archived)
+
+    # phase 2: vectors, pairs, clusters, near-duplicates
+    space = TfidfSpace([a.atom.text for a in active])
+    dense: np.ndarray | None = None
+    method = "lexical TF-IDF (no embedder)"
+    if embed is not None and active:
+        try:
+            dense = call_embedder(embed, [a.atom.text for a in active], progress=lambda d, t: tick("embed", d, t))
+            method = f"embeddings ({embedder_name(embed)})"
+        except Exception as exc:  # any embedder failure degrades to the lexical floor
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            method = f"lexical TF-IDF (embedder failed: {reason})"
+    min_similarity = 1.0 - policy.cluster_distance
+    cluster_tick = lambda d, t: tick("cluster", d, t)  # noqa: E731
+    if dense is not None:
+        pairs = clustering.dense_pairs(dense, min_similarity, progress=cluster_tick)
+    else:
+        pairs = clustering.sparse_pairs(space.rows, min_similarity, progress=cluster_tick)
+    all_groups = clustering.components(len(active), pairs)
+    groups = [g for g in all_groups if len(g) >= threshold]
+    duplicate_of: dict[int, int] = {}
+    if policy.archive:
+        order = sorted(range(len(active)), key=lambda i: _when(active[i]))
+        protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
+        retired = {i for i, a in enumerate(active) if a.archived}
+        duplicate_of = clustering.near_duplicates(order, pairs, policy.duplicate_distance, protected, retired)
+
+    # phase 3: augment
+    entities, graph_status = entity_map(active, entity_lookup)
+    tick("augment", len(groups), len(groups))
+    patterns: list[Pattern] = []
+    for group in groups:
+        members = sorted((active[i] for i in group), key=_when)
+        terms = space.top_terms(group)
+        pattern = Pattern(slugify(terms, members[0].key), terms, members, augment(members, entities))
+        pattern.self_observations = sum(1 for m in members if is_self_observation(m.atom.category))
+        patterns.append(pattern)
+
+    # phases 4 and 6: coverage and drafts
+    docs = _documents(instance, policy)
+    _mark_coverage(patterns, groups, docs, space, dense, embed, policy.cover_distance)
+    stamp = now.isoformat()
+    actions: list[Action] = []
+    taken = {d.path.name for d in docs}
+    for pattern in patterns:
+        if policy.wiki_proposals and pattern.covered_by is None:
+            name = _free_name(pattern.slug, taken, instance.wiki_proposals_dir)
+            rel = f"wiki_proposals/{name}"
+            text = wiki_proposal(pattern.slug, pattern.terms, pattern.members, pattern.augmentation, stamp, method)
+            actions.append(Action("write_wiki_proposal", rel, f"pattern of {len(pattern.members)} notes", text))
+        if policy.role_proposals and pattern.self_observations >= threshold and pattern.role_covered_by is None:
+            name = _free_name(f"{now.strftime('%Y%m%dT%H%M%SZ')}_replay-{pattern.slug}", taken, instance.role_proposals_dir)
+            text = role_proposal(pattern.slug, pattern.terms, pattern.members, pattern.augmentation, stamp, method)
+            actions.append(Action("write_role_proposal", f"role_proposals/{name}", f"{pattern.self_observations} self_observation notes", text))
+
+    # phase 5: archive moves
+    for dup in sorted(duplicate_of, key=lambda i: _when(active[i])):
+        atom, keeper = active[dup], active[duplicate_of[dup]]
+        move = ArchiveMove(atom.atom.file, atom.raw, keeper.key, atom.key)
+        rel = archive_path(instance.archive_dir, atom.atom.file).relative_to(instance.root).as_posix()
+        actions.append(Action("archive", rel, f"{atom.key} duplicates {keeper.key}", move=move))
+
+    counts = {
+        "files": len(loaded.files),
+        "atoms": len(loaded.atoms),
+        "archived_atoms": len(archived),
+        "excluded": excluded,
+        "clustered": len(active),
+        "pairs": len(pairs),
+        "clusters": sum(1 for g in all_groups if len(g) > 1),
+        "patterns": len(patterns),
+        "covered": sum(1 for p in patterns if p.covered_by),
+        "entities": sum(len(p.augmentation.entities) for p in patterns),
+        "causal": sum(len(p.augmentation.causal) for p in patterns),
+        "duplicates": len(duplicate_of),
+    }
+    plan = ReplayPlan(
+        instance.root, stamp, today, days, threshold, policy.cluster_distance, policy.duplicate_distance,
+        method, policy.source, graph_status, counts, loaded.issues, patterns, actions,
+    )
+    plan.actions.append(Action("append_digest", f"sleep/{today.isoformat()}.md", "sleep digest of this run"))
+    return plan
+
+
+def _documents(instance: Instance, policy: ReplayPolicy) -> list[Document]:
+    skip = [Path(policy.source)] if policy.source else []
+    docs: list[Document] = []
+    for folder, kind in (
+        (instance.wiki_dir, "wiki"),
+        (instance.wiki_proposals_dir, "wiki_proposal"),
+        (instance.role_proposals_dir, "role_proposal"),
+    ):
+        found, _ = read_documents(folder, kind, skip)
+        docs.extend(found)
+    return docs
+
+
+def _mark_coverage(
+    patterns: list[Pattern], groups: list[list[int]], docs: list[Document], space: TfidfSpace,
+    dense: np.ndarray | None, embed: Any, cover_distance: float,
+) -> None:
+    """Set ``covered_by``/``role_covered_by`` from slugs and centroid similarity."""
+    if not patterns:
+        return
+    doc_dense: np.ndarray | None = None
+    if dense is not None and docs:
+        try:
+            doc_dense = call_embedder(embed, [d.text for d in docs])
+        except Exception:
+            doc_dense = None
+    doc_rows = space.transform([d.text for d in docs])
+    floor = 1.0 - cover_distance - clustering.EPS
+    for pattern, group in zip(patterns, groups):
+        if doc_dense is not None and dense is not None:
+            centroid = dense[group].mean(axis=0)
+            centroid /= np.linalg.norm(centroid) or 1.0
+            sims = doc_dense @ centroid
+        else:
+            centroid = space.dense(group)
+            sims = np.array([float(np.dot(centroid[doc_rows.row(k)[0]], doc_rows.row(k)[1])) for k in range(len(docs))])
+        for k, doc in enumerate(docs):
+            close = sims[k] >= floor
+            if doc.kind in ("wiki", "wiki_proposal") and pattern.covered_by is None:
+                if close or doc.slug == pattern.slug:
+                    pattern.covered_by = f"{'wiki' if doc.kind == 'wiki' else 'wiki_proposals'}/{doc.slug}.md"
+            if doc.kind == "role_proposal" and pattern.role_covered_by is None:
+                if close or doc.path.name.endswith(f"_replay-{pattern.slug}.md"):
+                    pattern.role_covered_by = f"role_proposals/{doc.path.name}"
+
+
+def _free_name(stem: str, taken: set[str], folder: Path) -> str:
+    """``<stem>.md``, or ``<stem>-2.md`` ... when a file of that name exists or is planned."""
+    n = 1
+    while True:
+        name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
+        if name not in taken and not (folder / name).exists():
+            taken.add(name)
+            return name
+        n += 1
+
+
+def apply_plan(plan: ReplayPlan, instance: Instance) -> ReplayResult:
+    """Carry out ``plan.actions`` in order, then append the digest. Never deletes."""
+    result = ReplayResult()
+    moves: dict[Path, list[ArchiveMove]] = {}
+    for action in plan.actions:
+        if action.kind in ("write_wiki_proposal", "write_role_proposal"):
+            target = instance.root / action.path
+            if target.exists():
+                result.problems.append(f"{action.path} appeared since the plan; left as it is")
+                continue
+            atomic_write_text(target, action.content)
+            result.written.append(action.path)
+        elif action.kind == "archive" and action.move is not None:
+            moves.setdefault(action.move.source, []).append(action.move)
+    for source, batch in moves.items():
+        done, problems = apply_moves(instance.archive_dir, source, batch, plan.stamp)
+        result.archived.extend(f"{m.atom_key} -> memory/archive/{source.name} (duplicate of {m.keeper})" for m in done)
+        result.problems.extend(problems)
+    digest_rel = f"sleep/{plan.today.isoformat()}.md"
+    digest_path = instance.root / digest_rel
+    heading = "" if digest_path.exists() else f"# Sleep digest {plan.today.isoformat()}\n\n"
+    locked_append(digest_path, heading + render_digest(plan, result.archived, result.written, result.problems))
+    result.digest = digest_rel
+    plan.applied = True
+    plan.result = result
+    return result

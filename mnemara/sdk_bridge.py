@@ -1,0 +1,229 @@
+"""The seam between Mnemara and claude-agent-sdk: options in, events out.
+
+* :func:`sdk_tools` turns :class:`mnemara.tools.ToolSpec` objects into SDK
+  MCP tools bound to one :class:`ToolContext` (ONE server named ``mnemara``).
+* :func:`mcp_server_configs` maps ``config.mcp_servers`` to stdio servers.
+* :class:`TurnCollector` maps SDK messages to Mnemara events while collecting
+  the assistant row's blocks, usage and cost.
+* :func:`classify_failure` turns what the CLI reports about a failed API call
+  into one user-facing line.
+
+Only :mod:`mnemara.session` imports this module (it imports the SDK).
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock as SdkThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    create_sdk_mcp_server,
+)
+from claude_agent_sdk import SdkMcpTool
+
+from mnemara import events as ev
+from mnemara.config import Config
+from mnemara.debuglog import log_event
+from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec
+
+BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
+
+
+# -- tools ------------------------------------------------------------------------
+
+
+def _adapt(spec: ToolSpec, ctx: ToolContext) -> SdkMcpTool[Any]:
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            if inspect.iscoroutinefunction(spec.handler):
+                result = await spec.handler(ctx, args)
+            else:
+                result = await asyncio.to_thread(spec.handler, ctx, args)
+                if inspect.isawaitable(result):
+                    result = await result
+        except Exception as exc:  # a tool must never take the turn down
+            log_event(ctx.instance.debug_log_path, "tool_error", level="error", tool=spec.name, error=repr(exc))
+            result = {"ok": False, "error": f"{spec.name} failed: {exc}"}
+        if not isinstance(result, dict):
+            result = {"ok": True, "result": result}
+        return {
+            "content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False, default=str)}],
+            "is_error": result.get("ok") is False,
+        }
+
+    return SdkMcpTool(name=spec.name, description=spec.description, input_schema=spec.input_schema, handler=handler)
+
+
+def sdk_tools(specs: list[ToolSpec], ctx: ToolContext) -> list[SdkMcpTool[Any]]:
+    return [_adapt(spec, ctx) for spec in specs]
+
+
+def mnemara_server(specs: list[ToolSpec], ctx: ToolContext) -> Any:
+    """The single in-process MCP server named ``mnemara``."""
+    return create_sdk_mcp_server(SERVER_NAME, tools=sdk_tools(specs, ctx))
+
+
+def mcp_server_configs(config: Config) -> dict[str, dict[str, Any]]:
+    """``config.mcp_servers`` as SDK stdio server configs, keyed by name."""
+    out: dict[str, dict[str, Any]] = {}
+    for server in config.mcp_servers:
+        out[server.name] = {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}
+    return out
+
+
+# -- messages -> events -----------------------------------------------------------------
+
+
+def _tool_result_block(block: ToolResultBlock) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content if block.content is not None else ""}
+    if block.is_error:
+        out["is_error"] = True
+    return out
+
+
+@dataclass
+class TurnCollector:
+    """Maps the SDK message stream of one turn to events and the assistant row."""
+
+    stream: bool = True
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    result: ResultMessage | None = None
+    partial_text: str = ""  # streamed text not yet confirmed by an AssistantMessage
+    api_error: str | None = None  # AssistantMessage.error of the last failed call
+    api_error_text: str = ""
+    retries: int = 0
+
+    def feed(self, message: Any) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        if isinstance(message, StreamEvent):
+            if message.parent_tool_use_id is None:
+                event = message.event
+                if event.get("type") == "content_block_delta":
+                    delta = event.get("delta", {})
+                    if delta.get("type") == "text_delta" and delta.get("text"):
+                        self.partial_text += delta["text"]
+                        if self.stream:
+                            out.append(ev.TextDelta(delta["text"]))
+                elif event.get("type") == "message_start":
+                    self.partial_text = ""
+        elif isinstance(message, AssistantMessage):
+            if message.error:
+                self.api_error = str(message.error)
+                self.api_error_text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+                return out
+            if message.parent_tool_use_id is not None:
+                return out
+            for block in message.content:
+                if isinstance(block, TextBlock):
+                    self.blocks.append({"type": "text", "text": block.text})
+                    self.partial_text = ""
+                    out.append(ev.AssistantText(block.text))
+                elif isinstance(block, SdkThinkingBlock):
+                    self.blocks.append({"type": "thinking", "thinking": block.thinking})
+                    out.append(ev.ThinkingBlock(block.thinking))
+                elif isinstance(block, ToolUseBlock):
+                    self.blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+                    out.append(ev.ToolUse(block.id, block.name, dict(block.input)))
+        elif isinstance(message, UserMessage):
+            if message.parent_tool_use_id is None and isinstance(message.content, list):
+                for block in message.content:
+                    if isinstance(block, ToolResultBlock):
+                        stored = _tool_result_block(block)
+                        self.blocks.append(stored)
+                        out.append(ev.ToolResult(block.tool_use_id, stored["content"], bool(block.is_error)))
+        elif isinstance(message, ResultMessage):
+            self.result = message
+        elif isinstance(message, SystemMessage):
+            if message.subtype == "api_retry":
+                self.retries += 1
+        return out
+
+    def final_blocks(self, interrupted: bool) -> list[dict[str, Any]]:
+        """The blocks to store; an interrupted turn keeps the text streamed so far."""
+        if interrupted and self.partial_text:
+            return [*self.blocks, {"type": "text", "text": self.partial_text}]
+        return list(self.blocks)
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        return dict(self.result.usage or {}) if self.result else {}
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.result.total_cost_usd if self.result else None
+
+
+# -- failures ------------------------------------------------------------------------
+
+_KIND_BY_STATUS = {401: "auth", 403: "auth", 429: "rate_limit", 529: "overloaded"}
+_KIND_BY_SDK_ERROR = {
+    "authentication_failed": "auth",
+    "billing_error": "auth",
+    "rate_limit": "rate_limit",
+    "server_error": "server",
+    "overloaded": "overloaded",
+    "invalid_request": "request",
+}
+_MESSAGES = {
+    "auth": "authentication failed: the API rejected the key (check ANTHROPIC_API_KEY)",
+    "rate_limit": "rate limited by the API (HTTP 429); wait a moment and send again",
+    "overloaded": "the API is overloaded (HTTP 529); try again shortly",
+    "server": "the API answered with a server error",
+    "connection": "the connection to the API was lost before the answer finished",
+    "request": "the API refused the request",
+    "cli": "the Claude CLI stopped unexpectedly",
+    "error": "the turn failed",
+}
+
+
+def failure_kind(status: int | None, sdk_error: str | None, text: str) -> str:
+    lowered = text.lower()
+    if status in _KIND_BY_STATUS:
+        return _KIND_BY_STATUS[status]
+    if status is not None and status >= 500:
+        return "server"
+    if sdk_error and sdk_error in _KIND_BY_SDK_ERROR:
+        kind = _KIND_BY_SDK_ERROR[sdk_error]
+        if kind == "server" and ("connection" in lowered or "socket" in lowered or "terminated" in lowered):
+            return "connection"
+        return kind
+    if "overloaded" in lowered:
+        return "overloaded"
+    if "rate limit" in lowered or "429" in lowered:
+        return "rate_limit"
+    if "api key" in lowered or "authentication" in lowered or "401" in lowered or "/login" in lowered:
+        return "auth"
+    if "connection" in lowered or "socket" in lowered or "econn" in lowered or "terminated" in lowered:
+        return "connection"
+    return "error"
+
+
+def classify_failure(collector: TurnCollector) -> ev.ErrorEvent | None:
+    """An ErrorEvent when the turn's result says the API call failed, else None."""
+    result = collector.result
+    failed_result = result is not None and result.is_error
+    if not failed_result and collector.api_error is None:
+        return None
+    status = result.api_error_status if result is not None else None
+    detail = collector.api_error_text or (result.result if result is not None and result.result else "")
+    if result is not None and result.errors:
+        detail = detail or "; ".join(result.errors)
+    kind = failure_kind(status, collector.api_error, detail)
+    message = _MESSAGES[kind]
+    if kind == "server" and status:
+        message += f" (HTTP {status})"
+    detail = " ".join(detail.split())
+    if detail and len(detail) < 300:
+        message += f": {detail}"
+    return ev.ErrorEvent(message, kind)

@@ -1,0 +1,581 @@
+"""AgentSession: one instance, one turn at a time, on the real Claude Agent SDK.
+
+A turn is: write the user row -> reload config.json -> read the role doc from
+disk -> build the context (pinned slots, rolling window, per-turn extras, the
+new message; see :mod:`mnemara.transcript`) -> run it through a fresh Claude
+Code CLI process -> stream events -> persist the assistant row -> trim the
+window -> run post-turn hooks.
+
+Every turn is a new CLI conversation (the window *is* the history), so a CLI
+process serves exactly one turn. To hide the CLI's start-up time a spare
+process is started after each turn with the options the next turn will most
+likely need; the next turn uses it only if the role doc text (re-read from
+disk), the system prompt extras, the model, the tools and the environment
+are all unchanged, and otherwise starts a fresh one.
+
+Extension points (plain lists, append to them):
+
+* ``post_turn_hooks``: ``fn(session, assistant_row_id)`` after each persisted turn.
+* ``system_prompt_extras``: ``fn(session) -> str``; non-empty outputs are appended
+  to the role doc text in the system prompt.
+* ``pre_turn_context``: ``fn(session, user_text) -> str``; non-empty outputs are
+  sent as extra text blocks for this turn only (not stored).
+* ``pre_tool_use_hooks``: ``async/sync fn(session, tool_name, tool_input) -> dict | None``;
+  a non-empty dict is returned to the CLI instead of the permission decision
+  (e.g. the runtime sentinel denying a polling loop).
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from mnemara import events as ev
+from mnemara.config import Config
+from mnemara.debuglog import log_event
+from mnemara.errors import MnemaraError
+from mnemara.instance import Instance
+from mnemara.permissions import PermissionGate, PermissionRequest
+from mnemara.roledoc import RoleDoc, read_role_doc
+from mnemara.sentinel import SentinelWatch
+from mnemara.store import TurnStore
+from mnemara.tools import SERVER_NAME, ToolContext, enabled_specs
+from mnemara.transcript import build_user_content
+
+PermissionPrompt = Callable[[PermissionRequest], "Awaitable[str | None] | str | None"]
+SPARE_WAIT_SECONDS = 60.0
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def has_credentials(env: dict[str, str] | None = None) -> bool:
+    """Is there anything the CLI could authenticate with?"""
+    env = dict(os.environ if env is None else env)
+    if any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")):
+        return True
+    if any(env.get(k) for k in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")):
+        return True
+    config_dir = Path(env.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    return (config_dir / ".credentials.json").is_file()
+
+
+def _env_fingerprint() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(("ANTHROPIC_", "CLAUDE_", "BASH_"))}
+
+
+@dataclass
+class _Client:
+    """A CLI process prepared for one turn."""
+
+    key: str
+    client: Any
+    loop: asyncio.AbstractEventLoop
+    ready: "asyncio.Task[None]"
+    stderr: list[str]
+
+
+class AgentSession:
+    """Drive turns on one instance. Not thread-safe: one turn at a time."""
+
+    def __init__(self, instance: Instance, *, permission_prompt: PermissionPrompt | None = None,
+                 cwd: str | Path | None = None, warm_spare: bool = True) -> None:
+        self.instance = instance
+        self.config = Config.load(instance.config_path)
+        self.store = TurnStore(instance.turns_path)
+        self.tool_context = ToolContext(instance=instance, config=self.config, store=self.store)
+        self.permission_prompt = permission_prompt
+        self.cwd = str(cwd or os.getcwd())
+        self.warm_spare = warm_spare
+        self.busy = False
+        self.post_turn_hooks: list[Callable[["AgentSession", int], None]] = []
+        self.system_prompt_extras: list[Callable[["AgentSession"], str]] = []
+        self.pre_turn_context: list[Callable[["AgentSession", str], str]] = []
+        self.pre_tool_use_hooks: list[Callable[["AgentSession", str, dict[str, Any]], Any]] = []
+        self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
+        self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
+        self.last_role_doc: RoleDoc | None = None
+        self._spare: _Client | None = None
+        self._active: _Client | None = None
+        self._stop_requested = False
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
+        self._sync_loop: asyncio.AbstractEventLoop | None = None
+        self._sync_thread: threading.Thread | None = None
+        self._closed = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        from mnemara.context.hooks import install as install_context_hooks
+
+        install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
+
+    @classmethod
+    def open(cls, name: str, **kwargs: Any) -> "AgentSession":
+        """Open the instance called ``name`` under ``$MNEMARA_HOME``."""
+        return cls(Instance.open(name), **kwargs)
+
+    def set_permission_prompt(self, prompt: PermissionPrompt | None) -> None:
+        """Swap the UI callback that answers permission questions (y/n/a/s)."""
+        self.permission_prompt = prompt
+        self.gate.prompt = prompt
+
+    # -- per-turn inputs ------------------------------------------------------------
+    def reload_config(self) -> Config:
+        """Re-read config.json (live edits and /swap apply to the next call)."""
+        self.config = Config.load(self.instance.config_path)
+        self.tool_context.config = self.config
+        self.gate.set_config(self.config)
+        return self.config
+
+    def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
+        """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
+        if not cfg.runtime_sentinel:
+            self.sentinel = None
+            return None
+        if self.sentinel is None:
+            self.sentinel = SentinelWatch()
+        self.sentinel.begin_turn()
+        return self.sentinel
+
+    def read_role(self) -> RoleDoc:
+        """Read the role doc now; a missing/unreadable one warns on stderr and in debug.log."""
+        role = read_role_doc(self.config.role_doc_path)
+        if role.warning:
+            print(f"warning: {role.warning}", file=sys.stderr)
+            log_event(self.instance.debug_log_path, "role_doc_warning", level="warning", path=role.path, warning=role.warning)
+        self.last_role_doc = role
+        return role
+
+    def system_prompt(self, role: RoleDoc) -> str:
+        parts = [role.text]
+        for extra in self.system_prompt_extras:
+            try:
+                text = extra(self)
+            except Exception as exc:
+                log_event(self.instance.debug_log_path, "system_prompt_extra_error", level="error", error=repr(exc))
+                continue
+            if text and text.strip():
+                parts.append(text)
+        return "\n\n".join(p for p in parts if p)
+
+    def window(self) -> Any:
+        """The rolling window under the current config's caps (pinned rows + live rows)."""
+        cfg = self.config
+        return self.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
+                                 preserve_protected=cfg.preserve_compressed_reads)
+
+    def context_blocks(self, text: str, exclude_ids: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+        """The content blocks of the user message this turn would send.
+
+        The window is selected with the new user row already stored (so the caps
+        count it) and that row is then left out of the history, as it is sent last.
+        """
+        extras: list[str] = []
+        for fn in self.pre_turn_context:
+            try:
+                extras.append(fn(self, text) or "")
+            except Exception as exc:
+                log_event(self.instance.debug_log_path, "pre_turn_context_error", level="error", error=repr(exc))
+        win = self.window()
+        rows = [t for t in win.rows if t.id not in exclude_ids]
+        return build_user_content(win.pinned, rows, text, extras)
+
+    # -- SDK options ------------------------------------------------------------------
+    def _options(self, system_prompt: str, stderr_sink: list[str]) -> Any:
+        from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+
+        from mnemara.sdk_bridge import BUILTIN_TOOLS, mcp_server_configs, mnemara_server
+
+        cfg = self.config
+        servers: dict[str, Any] = mcp_server_configs(cfg)
+        specs = enabled_specs(cfg)
+        if specs:
+            servers[SERVER_NAME] = mnemara_server(specs, self.tool_context)
+        timeout_ms = str(cfg.bash_timeout_seconds * 1000)
+
+        def on_stderr(line: str) -> None:
+            stderr_sink.append(line)
+            del stderr_sink[:-50]
+
+        return ClaudeAgentOptions(
+            system_prompt=system_prompt,
+            tools=list(BUILTIN_TOOLS),
+            mcp_servers=servers,
+            model=cfg.model,
+            cwd=self.cwd,
+            setting_sources=[],
+            include_partial_messages=True,
+            verbatim_prompts=True,
+            can_use_tool=self._can_use_tool,
+            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[self._pre_tool_use], on_failure="block")]},
+            env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms},
+            stderr=on_stderr,
+        )
+
+    def _client_key(self, system_prompt: str) -> str:
+        cfg = self.config
+        material = {
+            "system": system_prompt,
+            "model": cfg.model,
+            "mcp": [s.model_dump(mode="json") for s in cfg.mcp_servers],
+            "tools": [s.name for s in enabled_specs(cfg)],
+            "bash": cfg.bash_timeout_seconds,
+            "cwd": self.cwd,
+            "env": _env_fingerprint(),
+        }
+        return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+    def _spawn(self, system_prompt: str) -> _Client:
+        from claude_agent_sdk import ClaudeSDKClient
+
+        stderr: list[str] = []
+        client = ClaudeSDKClient(self._options(system_prompt, stderr))
+        loop = asyncio.get_running_loop()
+        return _Client(self._client_key(system_prompt), client, loop, loop.create_task(client.connect()), stderr)
+
+    async def _take_client(self, system_prompt: str) -> _Client:
+        """The spare process if it fits this turn, else a freshly started one."""
+        key = self._client_key(system_prompt)
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            if spare.key == key and spare.loop is asyncio.get_running_loop():
+                try:
+                    await asyncio.wait_for(asyncio.shield(spare.ready), SPARE_WAIT_SECONDS)
+                    return spare
+                except Exception as exc:
+                    log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
+            await self._discard(spare)
+        fresh = self._spawn(system_prompt)
+        try:
+            await fresh.ready
+        except BaseException:
+            await self._discard(fresh)
+            raise
+        return fresh
+
+    def _prepare_spare(self) -> None:
+        """Start the next turn's CLI process now, with the options it will likely need."""
+        if not self.warm_spare or self._closed:
+            return
+        try:
+            self.reload_config()
+            role = read_role_doc(self.config.role_doc_path)
+            self._spare = self._spawn(self.system_prompt(role))
+        except Exception as exc:
+            log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
+
+    def _background(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _discard(self, handle: _Client | None) -> None:
+        """End a CLI process (on the loop it lives on)."""
+        if handle is None:
+            return
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        if handle.loop is current:
+            if not handle.ready.done():
+                handle.ready.cancel()
+            try:
+                await asyncio.wait_for(handle.client.disconnect(), 10)
+            except BaseException:
+                _hard_kill(handle.client)
+        elif handle.loop.is_running() and not handle.loop.is_closed():
+            fut = asyncio.run_coroutine_threadsafe(self._discard(handle), handle.loop)
+            try:
+                await asyncio.wrap_future(fut)
+            except BaseException:
+                _hard_kill(handle.client)
+        else:
+            _hard_kill(handle.client)
+
+    # -- permissions (called by the CLI) ---------------------------------------------------
+    async def _pre_tool_use(self, input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        name = str(input_data.get("tool_name", ""))
+        tool_input = input_data.get("tool_input") or {}
+        if self.sentinel is not None:
+            refusal = self.sentinel.check(name, tool_input, tool_use_id)
+            if refusal is not None:
+                log_event(self.instance.debug_log_path, "sentinel_halt", level="warning", tool=name,
+                          tool_input=tool_input, tool_use_id=tool_use_id, reason=refusal)
+                return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                               "permissionDecisionReason": refusal}}
+        for hook in list(self.pre_tool_use_hooks):
+            out = hook(self, name, tool_input)
+            if inspect.isawaitable(out):
+                out = await out
+            if out:
+                return out
+        decision = self.gate.decide(name, tool_input)
+        log_event(self.instance.debug_log_path, "tool_call", tool=name, verdict=decision.verdict, reason=decision.reason,
+                  tool_use_id=tool_use_id)
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision.verdict,
+                                       "permissionDecisionReason": decision.reason}}
+
+    async def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+        try:
+            decision = await self.gate.ask_decision(tool_name, tool_input)
+        except Exception as exc:
+            log_event(self.instance.debug_log_path, "permission_prompt_error", level="error", error=repr(exc))
+            return PermissionResultDeny(message=f"permission check failed: {exc}")
+        if decision.verdict == "allow":
+            return PermissionResultAllow()
+        return PermissionResultDeny(message=decision.reason or f"{tool_name} was denied")
+
+    # -- the turn ----------------------------------------------------------------------------------
+    async def aturn(self, text: str) -> AsyncIterator[ev.Event]:
+        """Run one turn, yielding events; the last one is always :class:`TurnDone`."""
+        if self._closed:
+            raise MnemaraError("this session is closed")
+        if self.busy:
+            raise MnemaraError("a turn is already running; /stop it first")
+        if not isinstance(text, str) or not text.strip():
+            raise MnemaraError("refusing to send an empty message")
+        self.busy = True
+        self._stop_requested = False
+        self._turn_loop = asyncio.get_running_loop()
+        try:
+            async for event in self._run_turn(text):
+                yield event
+        finally:
+            self.busy = False
+            self._active = None
+
+    async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
+        from mnemara.sdk_bridge import TurnCollector, classify_failure
+
+        log = self.instance.debug_log_path
+        user_id = self.store.append("user", text)
+        try:
+            cfg = self.reload_config()
+        except MnemaraError as exc:
+            yield self._error(exc.message, "config", user_id)
+            yield ev.TurnDone(user_row_id=user_id, error=exc.message)
+            return
+        role = self.read_role()
+        if role.warning:
+            yield ev.Notice(role.warning)
+        if not has_credentials():
+            msg = "no API key: set ANTHROPIC_API_KEY (or log in with `claude login`); your message is saved"
+            yield self._error(msg, "no_api_key", user_id)
+            yield ev.TurnDone(user_row_id=user_id, error=msg)
+            return
+        for problem in self.gate.new_problems():
+            yield ev.Notice(problem)
+        content = self.context_blocks(text, exclude_ids=(user_id,))
+        watch = self._sentinel_for_turn(cfg)
+        collector = TurnCollector(stream=cfg.stream)
+        handle: _Client | None = None
+        failure: ev.ErrorEvent | None = None
+        try:
+            handle = await self._take_client(self.system_prompt(role))
+            self._active = handle
+            if not self._stop_requested:
+                await handle.client.query(_one_message(content))
+                async for message in handle.client.receive_response():
+                    halted = False
+                    for event in collector.feed(message):
+                        yield event
+                        if watch is not None and isinstance(event, ev.ToolResult):
+                            halted = halted or watch.stop_after_tool_result(event.tool_use_id)
+                    if halted:  # the sentinel refused a call: stop consuming, end the turn cleanly
+                        break
+            if collector.result is None and not self._stop_requested and not (watch and watch.halt):
+                failure = ev.ErrorEvent(_cli_failure(handle.stderr), "cli")
+        except Exception as exc:
+            if not self._stop_requested:
+                failure = ev.ErrorEvent(_exception_message(exc, handle.stderr if handle else []), "cli")
+        finally:
+            self._active = None
+            if handle is not None:
+                self._background(self._discard(handle))
+        interrupted = self._stop_requested or (
+            collector.result is not None and (collector.result.terminal_reason or "").startswith("aborted"))
+        if failure is None and not interrupted:
+            failure = classify_failure(collector)
+        if failure is not None:
+            yield self._error(failure.message, failure.kind, user_id, stderr=handle.stderr[-5:] if handle else [])
+            self._prepare_spare()
+            yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=user_id, error=failure.message)
+            return
+        meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model,
+                "interrupted": interrupted, "user_row_id": user_id}
+        if watch is not None and watch.halt is not None:
+            notice = watch.halt.notice(user_id)
+            collector.blocks.append({"type": "text", "text": notice})
+            meta["halted"] = "sentinel"
+            log_event(log, "sentinel_halted_turn", level="warning", user_row_id=user_id, trigger=watch.halt.trigger,
+                      call=watch.halt.call, count=watch.halt.count)
+            yield ev.Halt(notice)
+        if collector.result is not None:
+            meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
+        assistant_id = self.store.append("assistant", collector.final_blocks(interrupted), meta)
+        self.store.trim(self.window())
+        if interrupted:
+            log_event(log, "turn_interrupted", user_row_id=user_id, assistant_row_id=assistant_id)
+        for hook in list(self.post_turn_hooks):
+            try:
+                hook(self, assistant_id)
+            except Exception as exc:
+                log_event(log, "post_turn_hook_error", level="error", hook=getattr(hook, "__name__", repr(hook)), error=repr(exc))
+        self._prepare_spare()
+        yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, interrupted=interrupted,
+                          assistant_row_id=assistant_id, user_row_id=user_id)
+
+    def _error(self, message: str, kind: str, user_id: int, **fields: Any) -> ev.ErrorEvent:
+        log_event(self.instance.debug_log_path, "turn_error", level="error", kind=kind, message=message,
+                  user_row_id=user_id, **fields)
+        try:
+            self.store.update_meta(user_id, error=message, error_kind=kind)
+        except MnemaraError:
+            pass
+        return ev.ErrorEvent(message, kind)
+
+    async def stop(self) -> bool:
+        """Cancel the in-flight turn: its CLI process is ended, the turn is recorded as interrupted."""
+        if not self.busy:
+            return False
+        self._stop_requested = True
+        handle = self._active
+        if handle is not None:
+            _hard_kill(handle.client)
+            try:
+                await asyncio.wait_for(handle.client.disconnect(), 10)
+            except BaseException:
+                pass
+        log_event(self.instance.debug_log_path, "turn_stop_requested")
+        return True
+
+    def request_stop(self) -> bool:
+        """Thread-safe, non-blocking :meth:`stop` (e.g. from a signal handler or another thread)."""
+        loop = self._turn_loop
+        if not self.busy or loop is None or loop.is_closed():
+            return False
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            loop.create_task(self.stop())
+        else:
+            asyncio.run_coroutine_threadsafe(self.stop(), loop)
+        return True
+
+    # -- sync API ---------------------------------------------------------------------------------
+    def _ensure_sync_loop(self) -> asyncio.AbstractEventLoop:
+        if self._sync_loop is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="mnemara-session", daemon=True)
+            thread.start()
+            self._sync_loop, self._sync_thread = loop, thread
+        return self._sync_loop
+
+    def turn(self, text: str, on_event: Callable[[ev.Event], None] | None = None) -> ev.TurnResult:
+        """Run one turn synchronously; ``on_event`` sees each event as it arrives."""
+
+        async def collect() -> ev.TurnResult:
+            out: list[ev.Event] = []
+            async for event in self.aturn(text):
+                out.append(event)
+                if on_event is not None:
+                    on_event(event)
+            return ev.TurnResult(out)
+
+        return asyncio.run_coroutine_threadsafe(collect(), self._ensure_sync_loop()).result()
+
+    # -- closing ------------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """End every CLI process of this session and close the store."""
+        if self._closed:
+            return
+        self._closed = True
+        for handle in (self._active, self._spare):
+            await self._discard(handle)
+        self._spare = self._active = None
+        pending = [t for t in self._tasks if t.get_loop() is asyncio.get_running_loop()]
+        if pending:
+            await asyncio.wait(pending, timeout=15)
+        self._finish_close()
+
+    def close(self) -> None:
+        """Synchronous :meth:`aclose` (safe to call twice)."""
+        if self._closed:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is None:
+            loop = self._sync_loop or asyncio.new_event_loop()
+            if loop is self._sync_loop:
+                asyncio.run_coroutine_threadsafe(self.aclose(), loop).result(timeout=20)
+            else:
+                try:
+                    loop.run_until_complete(self.aclose())
+                finally:
+                    loop.close()
+        else:
+            self._closed = True
+            for handle in (self._active, self._spare):
+                if handle is not None:
+                    _hard_kill(handle.client)
+            self._finish_close()
+
+    def _finish_close(self) -> None:
+        self._closed = True
+        self.store.close()
+        if self._sync_loop is not None:
+            self._sync_loop.call_soon_threadsafe(self._sync_loop.stop)
+            self._sync_loop = None
+
+    def __enter__(self) -> "AgentSession":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "AgentSession":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _one_message(content: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    yield {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
+           "session_id": "default"}
+
+
+def _hard_kill(client: Any) -> None:
+    """Last resort: kill the CLI process of ``client`` directly."""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    try:
+        if process is not None and process.returncode is None:
+            process.kill()
+    except (ProcessLookupError, OSError, RuntimeError):
+        pass
+
+
+def _cli_failure(stderr: list[str]) -> str:
+    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
+    return "the Claude CLI ended before finishing the turn" + (f": {tail[:300]}" if tail else "")
+
+
+def _exception_message(exc: BaseException, stderr: list[str]) -> str:
+    text = " ".join(str(exc).split())
+    if "not found" in text.lower() and "claude" in text.lower():
+        return f"the Claude CLI could not be started: {text[:300]}"
+    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
+    msg = f"the Claude CLI failed: {text[:300]}"
+    return msg + (f" ({tail[:200]})" if tail else "")

@@ -1,0 +1,133 @@
+"""Context slash commands through the shared dispatcher, on a plain ctx object."""
+from __future__ import annotations
+
+import hashlib
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from mnemara.commands import dispatch
+from mnemara.config import Config
+from mnemara.context.sample_session import fill_store
+from mnemara.instance import Instance
+from mnemara.store import TurnStore
+from mnemara.tools import ToolContext
+
+
+@pytest.fixture
+def ctx():
+    inst = Instance.create("cmd")
+    store = TurnStore(inst.turns_path)
+    config = Config.load(inst.config_path)
+    c = SimpleNamespace(instance=inst, config=config, store=store,
+                        tool_context=ToolContext(instance=inst, config=config, store=store))
+    yield c
+    store.close()
+
+
+def _snapshot(c):
+    files = [c.instance.turns_path, c.instance.turns_path.with_name("turns.sqlite-wal"), c.instance.config_path]
+    digests = [hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None for p in files]
+    rows = [(t.id, t.blocks, t.evicted, t.pin_label, t.slot_pos, t.protected) for t in c.store.history()]
+    return digests, rows
+
+
+BAD = [
+    "/evict foo", "/evict -3", "/evict 0", "/evict last", "/evict last x", "/evict tools now", "/evict 1 2 3",
+    "/tokens -5", "/tokens 0", "/tokens lots", "/tokens 5 6",
+    "/compress 0", "/compress -1k", "/compress banana", "/compress 5 6",
+    "/export", "/export 0 out.md", "/export x y z", "/import", "/import a b",
+    "/skeleton", "/clear now", "/name " + "x" * 65, "/pin", "/pin abc", "/unpin", '/export "unclosed',
+]
+
+
+@pytest.mark.parametrize("line", BAD)
+def test_bad_arguments_answer_with_usage_and_change_nothing(ctx, line):
+    ctx.store.upsert_slot("hp", "system", "HP 5")
+    fill_store(ctx.store, turns=4)
+    before = _snapshot(ctx)
+    res = dispatch(ctx, line)
+    assert not res.ok
+    assert "usage: /" in res.text
+    assert _snapshot(ctx) == before
+
+
+def test_evict_stats_and_each_strategy(ctx):
+    slot = ctx.store.upsert_slot("hp", "system", "HP 5")
+    fill_store(ctx.store, turns=6)
+    stats = dispatch(ctx, "/evict")
+    assert stats.ok and "12 live rows" in stats.text and "thinking" in stats.text
+    assert dispatch(ctx, "/evict stats").text == stats.text
+    r = dispatch(ctx, "/evict thinking")
+    assert r.ok and r.data["rows"] == 6 and r.data["tokens_freed"] > 0
+    assert dispatch(ctx, "/evict tools").data["rows"] == 6
+    assert dispatch(ctx, "/evict user").data["rows"] == 6
+    assert all(t.role == "assistant" for t in ctx.store.live_rows())
+    assert dispatch(ctx, "/evict 2").data["row_ids"] == [3, 5]
+    assert dispatch(ctx, "/evict last 1").data["row_ids"] == [13]
+    assert dispatch(ctx, "/evict assistant").data["rows"] == 3
+    assert ctx.store.live_rows() == [] and ctx.store.get(slot).text == "HP 5"
+    log = [json.loads(l) for l in ctx.instance.debug_log_path.read_text().splitlines() if l.strip()]
+    assert any(e.get("event") == "eviction" and e.get("by") == "user" for e in log)
+
+
+def test_clear_reports_tokens_and_keeps_pins(ctx):
+    ctx.store.upsert_slot("hp", "system", "HP 5")
+    fill_store(ctx.store, turns=3)
+    live = sum(t.tokens for t in ctx.store.live_rows())
+    res = dispatch(ctx, "/clear")
+    assert res.ok and f"~{live} tokens freed" in res.text and "1 pinned" in res.text
+    assert ctx.store.live_rows() == [] and len(ctx.store.pinned()) == 1
+
+
+def test_compress_variants(ctx):
+    fill_store(ctx.store, turns=20)
+    res = dispatch(ctx, "/compress 20k")
+    assert res.ok and res.data["target"] == 20_000 and res.data["after"] <= 20_000
+    smart = dispatch(ctx, "/compress smart")
+    assert smart.action == "send" and "[MNEMARA CONTEXT AUDIT]" in smart.data["text"]
+    reads = dispatch(ctx, "/compress reads")
+    assert reads.ok and "compress_repeated_reads" in reads.text
+    res = dispatch(ctx, "/compress")
+    assert res.ok and res.data["after"] <= res.data["before"] // 4
+
+
+def test_tokens_sets_the_cap_live_and_on_disk(ctx):
+    assert dispatch(ctx, "/tokens 500k").ok
+    assert ctx.config.max_window_tokens == 500_000 and ctx.tool_context.config.max_window_tokens == 500_000
+    assert Config.load(ctx.instance.config_path).max_window_tokens == 500_000
+    assert dispatch(ctx, "/tokens 1m").ok and ctx.config.max_window_tokens == 1_000_000
+    assert "max_window_tokens = 1000000" in dispatch(ctx, "/tokens").text
+
+
+def test_export_import_commands_round_trip(ctx, tmp_path):
+    ctx.store.upsert_slot("hp", "system", "HP 5")
+    fill_store(ctx.store, turns=3)
+    out = tmp_path / "my session.md"
+    assert dispatch(ctx, f'/export "{out}"').ok
+    assert dispatch(ctx, f'/export 2 "{tmp_path / "last2.md"}"').text.startswith("exported 3 rows")
+    inst = Instance.create("restored")
+    with TurnStore(inst.turns_path) as store:
+        other = SimpleNamespace(instance=inst, config=Config.load(inst.config_path), store=store)
+        res = dispatch(other, f'/import "{out}"')
+        assert res.ok and "imported 7 rows" in res.text
+        assert [t.blocks for t in store.history()] == [t.blocks for t in ctx.store.history()]
+        bad = tmp_path / "bad.md"
+        bad.write_text("hello\n", encoding="utf-8")
+        res = dispatch(other, f"/import {bad}")
+        assert not res.ok and "line 1" in res.text
+
+
+def test_skeleton_name_pin_unpin(ctx, tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text('def f(a: int) -> int:\n    """Double."""\n    return a * 2\n', encoding="utf-8")
+    res = dispatch(ctx, f"/skeleton {src}")
+    assert res.ok and 'def f(a: int) -> int:\n    """Double."""' in res.text
+    assert not dispatch(ctx, f"/skeleton {tmp_path}").ok
+    assert dispatch(ctx, "/name Mimir").ok and Config.load(ctx.instance.config_path).display_name == "Mimir"
+    assert dispatch(ctx, "/name").ok and ctx.config.display_name == ""
+    row = ctx.store.append("user", "remember this")
+    assert dispatch(ctx, f"/pin {row} goal").ok and ctx.store.get(row).pin_label == "goal"
+    assert not dispatch(ctx, "/unpin nothing").ok
+    assert dispatch(ctx, "/unpin goal").ok and not ctx.store.get(row).pinned

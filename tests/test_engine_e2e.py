@@ -1,0 +1,174 @@
+"""The turn engine end to end: AgentSession -> real SDK -> real Claude CLI -> scripted API."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from mnemara import events as ev
+from mnemara.config import update_config
+from mnemara.debuglog import read_events
+from mnemara.memory.notes import day_files, parse_file
+from mnemara.testing import drop, http_error, reply, thinking, tool_use
+
+pytestmark = pytest.mark.e2e
+
+
+def test_streamed_text_turn_is_persisted(scripted_api, session_factory):
+    session = session_factory()
+    scripted_api.push(reply("Hello from the scripted model, streamed in pieces."))
+    result = session.turn("hi there")
+    deltas = [e.text for e in result.events if isinstance(e, ev.TextDelta)]
+    assert len(deltas) > 1 and "".join(deltas) == "Hello from the scripted model, streamed in pieces."
+    assert result.text == "Hello from the scripted model, streamed in pieces."
+    done = result.done
+    assert not done.interrupted and done.error is None and done.cost_usd and done.cost_usd > 0
+    rows = session.store.history()
+    assert [r.role for r in rows] == ["user", "assistant"]
+    assert rows[0].text == "hi there"
+    assert rows[1].id == done.assistant_row_id and rows[1].text == result.text
+    assert rows[1].meta["usage"]["output_tokens"] == 7
+    assert scripted_api.last.user_text().endswith("hi there")
+
+
+def test_stream_off_sends_no_deltas(scripted_api, session_factory):
+    session = session_factory()
+    update_config(session.instance.config_path, stream=False)
+    scripted_api.push(reply(thinking("pondering"), "whole answer"))
+    result = session.turn("hello")
+    assert not [e for e in result.events if isinstance(e, ev.TextDelta)]
+    assert [e.thinking for e in result.events if isinstance(e, ev.ThinkingBlock)] == ["pondering"]
+    assert result.text == "whole answer"
+    stored = session.store.get(result.done.assistant_row_id).blocks
+    assert [b["type"] for b in stored] == ["thinking", "text"]
+
+
+def test_role_doc_is_reread_after_edit_and_missing_one_warns(scripted_api, session_factory, tmp_path, capsys):
+    role = tmp_path / "role.md"
+    role.write_text("You are ROLE-VERSION-ONE.", encoding="utf-8")
+    session = session_factory()
+    update_config(session.instance.config_path, role_doc_path=str(role))
+    session.turn("first")
+    role.write_text("You are ROLE-VERSION-TWO.", encoding="utf-8")
+    session.turn("second")
+    role.unlink()
+    result = session.turn("third")
+    systems = [r.system_text for r in scripted_api.message_requests()]
+    assert systems[0].endswith("You are ROLE-VERSION-ONE.")
+    assert systems[1].endswith("You are ROLE-VERSION-TWO.")
+    assert "ROLE-VERSION" not in systems[2]
+    assert any(isinstance(e, ev.Notice) and "role doc not found" in e.message for e in result.events)
+    assert result.ok
+    assert "role doc not found" in capsys.readouterr().err
+    assert any(e["event"] == "role_doc_warning" for e in read_events(session.instance.debug_log_path))
+
+
+def test_window_order_pinned_first_then_rows_then_message(scripted_api, session_factory):
+    session = session_factory()
+    session.store.append("user", "old question")
+    session.store.append("assistant", [{"type": "text", "text": "old answer"},
+                                       {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
+                                       {"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}])
+    session.store.upsert_slot("inventory", "user", "HP 10/10, sword")
+    session.store.upsert_slot("goal", "user", "find the lease timeout")
+    session.turn("new message")
+    blocks = [b["text"] for b in scripted_api.last.blocks("user") if b.get("type") == "text"]
+    ours = blocks[-3:]
+    assert ours[0].startswith("<pinned_slots>")
+    assert ours[0].index("inventory") < ours[0].index("goal")
+    assert ours[1].startswith("<conversation_history>")
+    assert ours[1].index("old question") < ours[1].index("old answer") < ours[1].index("[tool_use Bash") < ours[1].index("a.txt")
+    assert ours[2] == "new message"
+
+
+def test_window_caps_and_trim(scripted_api, session_factory):
+    session = session_factory()
+    update_config(session.instance.config_path, max_window_turns=3)
+    for i in range(4):
+        session.store.append("user" if i % 2 == 0 else "assistant", f"row-{i}")
+    session.turn("now")
+    history = scripted_api.last.blocks("user")[-2]["text"]
+    assert "row-0" not in history and "row-1" not in history and "row-2" in history and "row-3" in history
+    live = [t.text for t in session.store.live_rows()]
+    assert live == ["row-3", "now", "(scripted API: no reply was queued)"]
+    assert session.store.counts()["evicted"] == 3
+
+
+def test_write_memory_round_trip(scripted_api, session_factory):
+    session = session_factory()
+    scripted_api.push(reply(tool_use("mcp__mnemara__write_memory", {"text": "The lease timeout is 30s.", "category": "insight"})),
+                      reply("Noted."))
+    result = session.turn("remember the lease timeout")
+    assert [e.name for e in result.tool_uses] == ["mcp__mnemara__write_memory"]
+    tool_results = [e for e in result.events if isinstance(e, ev.ToolResult)]
+    assert len(tool_results) == 1 and not tool_results[0].is_error and '"ok": true' in tool_results[0].text
+    atoms = [a for f in day_files(session.instance.memory_dir) for a in parse_file(f)]
+    assert [(a.category, a.text) for a in atoms] == [("insight", "The lease timeout is 30s.")]
+    requests = scripted_api.message_requests()
+    assert "mcp__mnemara__write_memory" in requests[0].tool_names()
+    assert {"Bash", "Read", "Write", "Edit"} <= set(requests[0].tool_names())
+    assert requests[1].tool_results()[0]["tool_use_id"] == result.tool_uses[0].id
+    stored = session.store.get(result.done.assistant_row_id).blocks
+    assert [b["type"] for b in stored] == ["tool_use", "tool_result", "text"]
+
+
+@pytest.mark.parametrize("failure, kind", [
+    (http_error(401), "auth"),
+    (http_error(429), "rate_limit"),
+    (http_error(500), "server"),
+    (http_error(529), "overloaded"),
+    (None, "connection"),
+])
+def test_api_failures_give_one_clear_error_and_session_recovers(scripted_api, session_factory, failure, kind):
+    session = session_factory()
+    scripted_api.push(*(failure and [failure] or [drop(3), drop(0)]))
+    result = session.turn("this one fails")
+    errors = result.errors
+    assert len(errors) == 1 and errors[0].kind == kind
+    assert result.done.error == errors[0].message and result.done.assistant_row_id is None
+    rows = session.store.history()
+    assert [r.role for r in rows] == ["user"] and rows[0].meta["error_kind"] == kind
+    assert any(e["event"] == "turn_error" and e["kind"] == kind for e in read_events(session.instance.debug_log_path))
+    scripted_api.push(reply("recovered"))
+    again = session.turn("again")
+    assert again.ok and again.text == "recovered"
+    assert "this one fails" in scripted_api.last.user_text()
+
+
+def test_no_api_key_is_reported_and_message_kept(scripted_api, session_factory, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    session = session_factory()
+    result = session.turn("hello?")
+    assert [e.kind for e in result.errors] == ["no_api_key"]
+    assert "ANTHROPIC_API_KEY" in result.errors[0].message
+    assert [r.text for r in session.store.history()] == ["hello?"]
+    assert scripted_api.message_requests() == []
+
+
+async def test_stop_mid_stream_records_interrupted_and_next_turn_works(scripted_api, session_factory):
+    session = session_factory()
+    scripted_api.push(reply("slow " * 200, delay=0.05))
+    seen: list = []
+
+    async def run() -> None:
+        async for event in session.aturn("take your time"):
+            seen.append(event)
+
+    task = asyncio.create_task(run())
+    for _ in range(400):
+        if any(isinstance(e, ev.TextDelta) for e in seen):
+            break
+        await asyncio.sleep(0.05)
+    assert await session.stop()
+    await asyncio.wait_for(task, 20)
+    done = seen[-1]
+    assert isinstance(done, ev.TurnDone) and done.interrupted
+    row = session.store.get(done.assistant_row_id)
+    assert row.meta["interrupted"] is True and row.text.startswith("slow")
+    assert len(row.text) < len("slow " * 200)
+    assert not session.busy
+    scripted_api.push(reply("fresh"))
+    events = [e async for e in session.aturn("next")]
+    assert events[-1].interrupted is False and "fresh" in [e.text for e in events if isinstance(e, ev.AssistantText)]
+    await session.aclose()
