@@ -14,7 +14,7 @@ import pytest
 from mnemara.commands import specs
 from mnemara.config import update_config
 from mnemara.instance import Instance
-from mnemara.testing import ScriptedAPI, reply, tool_use
+from mnemara.testing import reply, tool_use
 from mnemara.ui.tui.app import MnemaraApp
 from mnemara.ui.tui.screens.context_viewer import ContextViewer
 from mnemara.ui.tui.screens.permission import PermissionScreen
@@ -26,12 +26,8 @@ SIZE = (110, 34)
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch):
-    server = ScriptedAPI().start()
-    for key, value in server.env().items():
-        monkeypatch.setenv(key, value)
-    yield server
-    server.stop()
+def api(scripted_api):
+    return scripted_api
 
 
 @pytest.fixture
