@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -21,6 +21,8 @@ from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
 from mnemara.ui.tui.screens.text_prompt import TextPrompt
 
+from tests.tui_support import instance, make_app, type_text, wait_for  # noqa: F401  (fixtures)
+
 pytestmark = pytest.mark.e2e
 SIZE = (110, 34)
 
@@ -28,39 +30,6 @@ SIZE = (110, 34)
 @pytest.fixture
 def api(scripted_api):
     return scripted_api
-
-
-@pytest.fixture
-def instance(mnemara_home: Path) -> Instance:
-    return Instance.create("panel")
-
-
-@pytest.fixture
-def make_app(instance: Instance):
-    made: list[MnemaraApp] = []
-
-    def make() -> MnemaraApp:
-        app = MnemaraApp(instance)
-        made.append(app)
-        return app
-
-    yield make
-    for app in made:
-        app.session.close()
-
-
-async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what or condition}")
-
-
-async def type_text(pilot: Any, text: str) -> None:
-    await pilot.press(*["space" if c == " " else c for c in text])
 
 
 async def send(pilot: Any, app: MnemaraApp, text: str) -> None:

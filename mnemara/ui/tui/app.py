@@ -33,6 +33,7 @@ from mnemara.ui.tui.widgets.panel_header import PanelHeader
 from mnemara.ui.tui.widgets.status_line import StatusLine
 
 STOP_GRACE_SECONDS = 5.0
+BUSY = "a turn is running: wait, or press Esc (or /stop) to cancel it"
 SessionFactory = Callable[..., Any]
 
 
@@ -153,10 +154,10 @@ class MnemaraApp(App[None]):
             self.run_command(text.strip())
             return
         if self.turn_running:
-            self.notify("a turn is running: wait, or press Esc (or /stop) to cancel it", severity="warning")
+            self.notify(BUSY, severity="warning")
             return
         self.chat_input.clear()
-        self.start_turn(text)
+        self.start_turn(text[1:] if text.startswith("//") else text)  # "//x" sends "/x" as a message
 
     def start_turn(self, text: str, who: str = "you") -> Worker:
         self._turn = self._run_turn(text, who)
@@ -223,6 +224,9 @@ class MnemaraApp(App[None]):
         elif action == "clear_log":
             self.action_clear_log()
         elif action == "send" and result.data.get("text"):
+            if self.turn_running:
+                self.say(BUSY, "error", "error")
+                return
             if result.text:
                 self.say(result.text)
             self.start_turn(str(result.data["text"]))
