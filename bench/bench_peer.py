@@ -1,6 +1,6 @@
 """Peer-poll benchmark (issue 8): what a poll costs and how fast the inbox drains.
 
-Run: python bench/bench_peer.py [--rows 10000] [--polls 300]
+Run: python bench/bench_peer.py [--rows 10000] [--polls 300] [--e2e 20]
 
 Poll cost: ``read_pending`` (open read-only, check the schema, query, close) on a
 table with ``--rows`` rows, against the same call on an EMPTY table measured in
@@ -9,6 +9,8 @@ past the old rows; a fresh panel (watermark 0) whose rows are all done or for
 other panels (a scan); and a fresh panel with ``--rows`` pending rows for it
 (first page of 100). Delivery: rows per second through ``PeerInbox.step`` with a
 no-op turn, batched (100 rows a turn) and one turn per row, and silent acks.
+With ``--e2e N``: N messages through a real AgentSession, the real Claude CLI and
+the scripted Messages API, batched versus one turn per row (wall time, API calls).
 The machine is shared and noisy: compare ratios, not absolute times.
 """
 from __future__ import annotations
@@ -85,11 +87,59 @@ async def drain(path: Path, batch: bool, silent: bool) -> tuple[float, int, int]
     return elapsed, inbox.stats.delivered_rows + inbox.stats.silent_acked, turns
 
 
+def e2e(tmp: Path, rows: int) -> None:
+    """Wall time to deliver ``rows`` messages through a real AgentSession and the real CLI
+    against the scripted Messages API: batched (1 turn) versus one turn per row."""
+    import os
+
+    from mnemara.config import update_config
+    from mnemara.instance import Instance
+    from mnemara.peer import attach_inbox
+    from mnemara.session import AgentSession
+    from mnemara.testing import ScriptedAPI
+
+    os.environ["HOME"] = str(tmp)
+    os.environ["MNEMARA_HOME"] = str(tmp / ".mnemara")
+    print(f"\nend to end through AgentSession + Claude CLI + scripted API ({rows} messages)")
+    with ScriptedAPI() as api:
+        os.environ.update(api.env())
+        results = {}
+        for label, batch in [("batched", True), ("one turn per row", False)]:
+            path = tmp / f"e2e-{batch}.db"
+            conn = sqlite3.connect(path, isolation_level=None)
+            db.create_table(conn)
+            for n in range(rows):
+                db.insert_row(conn, "lead", "eng", json.dumps({"n": n}))
+            conn.close()
+            inst = Instance.create(f"bench-{'b' if batch else 'r'}")
+            update_config(inst.config_path, peer_poll_enabled=True, peer_db_path=str(path), peer_role="eng",
+                          peer_poll_batch=batch, peer_poll_interval_seconds=0.05)
+
+            async def run() -> tuple[float, int]:
+                session = AgentSession(inst)
+                inbox = attach_inbox(session)
+                before = len(api.message_requests())
+                t0 = time.perf_counter()
+                while inbox.stats.delivered_rows < rows:
+                    await inbox.step()
+                elapsed = time.perf_counter() - t0
+                await session.aclose()
+                return elapsed, len(api.message_requests()) - before
+
+            elapsed, calls = asyncio.run(run())
+            results[label] = elapsed
+            print(f"  {label:18s} {rows} rows in {elapsed:6.2f} s  {calls:3d} API calls  "
+                  f"{rows / elapsed:7.1f} rows/s")
+        print(f"  one-turn-per-row / batched wall time: {results['one turn per row'] / results['batched']:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--polls", type=int, default=300)
     parser.add_argument("--drain-rows", type=int, default=2_000)
+    parser.add_argument("--e2e", type=int, default=0, metavar="N",
+                        help="also deliver N messages through the real CLI and the scripted API")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
@@ -125,6 +175,8 @@ def main() -> None:
             elapsed, rows, turns = asyncio.run(drain(path, batch, silent))
             print(f"  {label:34s} {rows:6d} rows in {elapsed * 1e3:8.1f} ms  "
                   f"{rows / elapsed:10.0f} rows/s  ({turns} turns)")
+        if args.e2e:
+            e2e(t, args.e2e)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Usage (spawned by the tests)::
 
     python tests/peer_writer.py rows DB ROWS_JSON [--gap S] [--wal]   insert the rows of ROWS_JSON
-    python tests/peer_writer.py lock DB SECONDS                      hold an exclusive lock
+    python tests/peer_writer.py lock DB SECONDS [immediate]          hold an exclusive (or reserved) lock
 
 Each row of ROWS_JSON is ``{"agent_role", "recipient_role", "payload": <JSON value or raw string>,
 "raw": bool, "task_id"}``. Prints one inserted id per line, then ``done``.
@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 
 def connect(path: str, wal: bool) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    conn.execute("PRAGMA synchronous=OFF")  # a test writer: speed over durability
     if wal:
         conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(
@@ -54,9 +55,9 @@ def write_rows(path: str, rows_file: str, gap: float, wal: bool) -> None:
     print("done", flush=True)
 
 
-def hold_lock(path: str, seconds: float) -> None:
+def hold_lock(path: str, seconds: float, kind: str) -> None:
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    conn.execute("BEGIN EXCLUSIVE")
+    conn.execute(f"BEGIN {kind.upper()}")
     print("locked", flush=True)
     time.sleep(seconds)
     conn.execute("COMMIT")
@@ -69,6 +70,6 @@ if __name__ == "__main__":
         gap = float(sys.argv[sys.argv.index("--gap") + 1]) if "--gap" in sys.argv else 0.0
         write_rows(db, sys.argv[3], gap, "--wal" in sys.argv)
     elif mode == "lock":
-        hold_lock(db, float(sys.argv[3]))
+        hold_lock(db, float(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "exclusive")
     else:
         raise SystemExit(f"unknown mode {mode}")

@@ -118,8 +118,9 @@ async def test_load_1000_rows_three_writers_none_lost_or_doubled(tmp_path: Path)
                              "payload": payload})
     inbox.start()
     try:
-        procs = [await spawn_writer(path, plan, tmp_path / f"w{i}.json") for i, plan in enumerate(plans)]
+        procs = [await spawn_writer(path, plan, tmp_path / f"w{i}.json", gap=0.002) for i, plan in enumerate(plans)]
         written = [await finish(p) for p in procs]
+        assert rec.turns, "the inbox delivered nothing while the writers were writing"
         all_ids = sorted(i for ids in written for i in ids)
         assert len(all_ids) == 1000 and len(set(all_ids)) == 1000
         conn = sqlite3.connect(path)
@@ -141,3 +142,46 @@ async def test_load_1000_rows_three_writers_none_lost_or_doubled(tmp_path: Path)
     assert all(st[i][0] == "done" and st[i][1] not in (None, "agent") for i in silent)
     assert all(st[i] == ("pending", None) for i in untouched)
     assert all(len(t) <= 50 for t in rec.ids_per_turn())
+
+
+async def hold_lock(db_path: Path, seconds: float, kind: str) -> asyncio.subprocess.Process:
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(WRITER), "lock", str(db_path), str(seconds), kind,
+                                                stdout=asyncio.subprocess.PIPE)
+    assert (await proc.stdout.readline()).strip() == b"locked"
+    return proc
+
+
+async def test_writer_process_lock_delays_but_loses_nothing(tmp_path: Path) -> None:
+    """An exclusive lock blocks the read; a reserved lock lets us read but blocks the silent ack."""
+    path = new_db(tmp_path / "peer.db")
+    log = tmp_path / "debug.log"
+    rec = Recorder()
+    inbox = PeerInbox(db_path=path, role="eng", senders=("lead", "qa"), deliver=rec, interval=0.05,
+                      silent_types=("heartbeat", "ack"), is_idle=lambda: not rec.busy, debug_log=log)
+    ids = await finish(await spawn_writer(path, MIX, tmp_path / "rows.json"))
+    bcast, to_us, other, unwatched, hb, ack, bad = ids
+    locker = await hold_lock(path, 0.8, "exclusive")
+    inbox.start()
+    try:
+        await asyncio.sleep(0.4)
+        assert rec.turns == [] and "peer db locked" in inbox.state_text
+        await locker.communicate()
+        await wait_until(lambda: rec.turns)
+        assert rec.ids_per_turn() == [[bcast, to_us, bad]] and statuses(path)[hb][0] == "done"
+        await inbox.aclose()
+
+        ids2 = await finish(await spawn_writer(path, MIX[4:5] + MIX[1:2], tmp_path / "rows2.json"))
+        locker = await hold_lock(path, 3.0, "immediate")
+        inbox.start()
+        await wait_until(lambda: len(rec.turns) == 2)  # reading works under a reserved lock
+        assert statuses(path)[ids2[0]] == ("pending", None)  # the ack could not be written yet
+        await locker.communicate()
+        await wait_until(lambda: statuses(path)[ids2[0]][0] == "done")
+        await asyncio.sleep(0.2)
+    finally:
+        await inbox.aclose()
+    assert rec.ids_per_turn() == [[bcast, to_us, bad], [ids2[1]]]
+    st = statuses(path)
+    assert st[other] == ("pending", None) and st[unwatched] == ("pending", None)
+    kinds = [p["problem"] for p in problems(log)]
+    assert kinds == ["locked", f"malformed_payload:{bad}", "ack_failed"]
