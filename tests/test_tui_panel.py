@@ -397,3 +397,75 @@ async def test_context_viewer_breakdown_bars(make_app, instance, isolated_home):
         lines = {line.split("  ")[0].strip(): line for line in bars.splitlines() if line.strip()}
         assert set(lines) >= {"tool schemas", "role doc", "manifest", "pinned rows", "working window", "total"}
         assert "1K/10K  10.0%" in lines["role doc"] and "█" in lines["role doc"]
+
+
+# -- errors, buttons, scrolling ------------------------------------------------------------
+
+
+async def test_a_failed_turn_shows_its_error_and_the_panel_goes_on(api, make_app):
+    from mnemara.testing import http_error
+
+    api.push(http_error(500), reply("second try works"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "first")
+        await finish_turn(pilot, app)
+        errors = [e for e in app.chat_log.entries if e.kind == "error"]
+        assert errors and "\n" not in errors[0].text
+        await send(pilot, app, "second")
+        await finish_turn(pilot, app)
+        assert "assistant: second try works" in app.chat_log.plain_text()
+
+
+async def test_compress_button_runs_the_shared_command(make_app, instance):
+    from mnemara.store import TurnStore
+
+    with TurnStore(instance.turns_path) as store:
+        for i in range(40):
+            store.append("user" if i % 2 == 0 else "assistant", f"message {i} " + "lorem ipsum " * 40)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        before = app.session.store.counts()["live_tokens"]
+        await pilot.click("#compress")
+        await pilot.pause()
+        assert "you: /compress" in app.chat_log.plain_text()
+        assert app.session.store.counts()["live_tokens"] < before
+
+
+async def test_inbox_button_is_off_limits_without_peer_poll_and_toggles_with_it(make_app, instance, tmp_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app._chat_screen.query_one("#inbox").disabled
+        assert "inbox: n/a" in app._chat_screen.query_one("#status").status.line()
+    update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(tmp_path / "peer.db"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        button = app._chat_screen.query_one("#inbox")
+        assert not button.disabled and str(button.label) == "⚡ Inbox: ON"
+        await pilot.click("#inbox")
+        await pilot.pause()
+        assert str(button.label) == "⚡ Inbox: OFF" and not app.session.peer_inbox.enabled
+        assert "⚡ Inbox: OFF" in app._chat_screen.query_one("#status").status.line()
+        await pilot.press("ctrl+c")
+    assert not app.session.peer_inbox.running
+
+
+async def test_page_keys_scroll_the_log_while_the_input_has_focus(make_app, instance):
+    from mnemara.store import TurnStore
+
+    update_config(instance.config_path, max_window_turns=200)
+    with TurnStore(instance.turns_path) as store:
+        store.append_many(("user" if i % 2 == 0 else "assistant", f"line {i}") for i in range(200))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = app.chat_log
+        assert app.chat_input.has_focus and log.scroll_y == log.max_scroll_y > 0
+        await pilot.press("pageup", "pageup")
+        assert log.scroll_y < log.max_scroll_y
+        up = log.scroll_y
+        await pilot.press("pagedown")
+        assert log.scroll_y > up and app.chat_input.has_focus

@@ -22,8 +22,6 @@ from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.debuglog import log_event
 from mnemara.instance import Instance
 from mnemara.ui.tui.bridge import PanelBridge
-from mnemara.ui.tui.screens.context_viewer import ContextViewer
-from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
 from mnemara.ui.tui.transcript_view import TurnView, entries_for
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
@@ -259,6 +257,8 @@ class MnemaraApp(App[None]):
         self.push_screen(RoleEditor(self.bridge.role_path()))
 
     def action_open_context(self) -> None:
+        from mnemara.ui.tui.screens.context_viewer import ContextViewer  # tabs, lists: loaded when first opened
+
         self.push_screen(ContextViewer(self.bridge), callback=lambda _: self.refresh_panel())
 
     async def action_quit_panel(self) -> None:
@@ -326,6 +326,8 @@ class MnemaraApp(App[None]):
         return await self._ask(request)
 
     async def _ask(self, request: Any) -> str:
+        from mnemara.ui.tui.screens.permission import PermissionScreen
+
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
         def done(choice: str | None) -> None:
