@@ -113,6 +113,9 @@ class AgentSession:
         from mnemara.context.hooks import install as install_context_hooks
 
         install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
+        from mnemara.memory.autorecall import install as install_auto_recall
+
+        install_auto_recall(self)  # notes matching the message join the turn (only when auto_recall is on)
 
     @classmethod
     def open(cls, name: str, **kwargs: Any) -> "AgentSession":
@@ -246,7 +249,9 @@ class AgentSession:
             if spare.key == key and spare.loop is asyncio.get_running_loop():
                 try:
                     await asyncio.wait_for(asyncio.shield(spare.ready), SPARE_WAIT_SECONDS)
-                    return spare
+                    if _alive(spare.client):
+                        return spare
+                    log_event(self.instance.debug_log_path, "spare_failed", level="warning", error="spare CLI exited")
                 except Exception as exc:
                     log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
             await self._discard(spare)
@@ -557,6 +562,12 @@ async def _one_message(content: list[dict[str, Any]]) -> AsyncIterator[dict[str,
            "session_id": "default"}
 
 
+def _alive(client: Any) -> bool:
+    """Is the CLI process of ``client`` still running (e.g. not killed by a terminal's Ctrl+C)?"""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    return process is not None and process.returncode is None
+
+
 def _hard_kill(client: Any) -> None:
     """Last resort: kill the CLI process of ``client`` directly."""
     process = getattr(getattr(client, "_transport", None), "_process", None)
@@ -574,8 +585,12 @@ def _cli_failure(stderr: list[str]) -> str:
 
 def _exception_message(exc: BaseException, stderr: list[str]) -> str:
     text = " ".join(str(exc).split())
+    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
     if "not found" in text.lower() and "claude" in text.lower():
         return f"the Claude CLI could not be started: {text[:300]}"
-    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
-    msg = f"the Claude CLI failed: {text[:300]}"
+    code = getattr(exc, "exit_code", None)
+    if code is not None:
+        msg = f"the Claude CLI stopped unexpectedly (exit code {code}); your message is saved, send again to retry"
+    else:
+        msg = f"the Claude CLI failed: {text[:300]}"
     return msg + (f" ({tail[:200]})" if tail else "")

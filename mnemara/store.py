@@ -291,6 +291,11 @@ class TurnStore:
                 raise StoreError(f"{self.path}: ids can only be kept when importing into an empty store")
             if evict_live:
                 conn.execute("UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0")
+            existing = {r[0] for r in conn.execute("SELECT pin_label FROM turns WHERE pin_label IS NOT NULL")}
+            new_pins = sorted((t for t in rows if t.pin_label is not None and t.pin_label not in existing),
+                              key=lambda t: (t.slot_pos if t.slot_pos is not None else 0, t.id))
+            base = self._next_slot(conn)
+            slot_for = {t.pin_label: base + rank for rank, t in enumerate(new_pins)}  # keep their relative order
             for t in rows:
                 if t.role not in ROLES:
                     raise UsageError(f"role must be one of {', '.join(ROLES)}, not {t.role!r}")
@@ -306,7 +311,7 @@ class TurnStore:
                         )
                         ids.append(int(found[0]))
                         continue
-                    slot = t.slot_pos if keep_ids and t.slot_pos is not None else self._next_slot(conn)
+                    slot = t.slot_pos if keep_ids and t.slot_pos is not None else slot_for[t.pin_label]
                     evicted = 0
                 else:
                     slot, evicted = None, int(t.evicted)

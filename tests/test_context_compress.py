@@ -95,3 +95,18 @@ def test_audit_prompt_lists_rows_and_tools(store):
     text = compress.build_audit_prompt(store, 200_000)
     assert "[MNEMARA CONTEXT AUDIT]" in text and "mcp__mnemara__evict_write_pairs" in text
     assert "| 2 | user |" in text and "| 3 | assistant |" in text and "1 pinned slot" in text
+
+
+def test_protected_read_stubs_survive_the_row_cap_like_pins(store):
+    body = "same\n" * 300
+    stub_row = store.append("assistant", _read("r1", "/z.py", body))
+    store.append("assistant", _read("r2", "/z.py", body))
+    for i in range(6):
+        store.append("user", f"later {i}")
+    compress.compress_repeated_reads(store, protect=True)
+    kept = store.window(max_turns=3, max_tokens=100_000, preserve_protected=True)
+    assert stub_row in [t.id for t in kept.rows]
+    store.trim(kept)
+    assert not store.get(stub_row).evicted
+    plain = store.window(max_turns=3, max_tokens=100_000)
+    assert stub_row not in [t.id for t in plain.rows]

@@ -4,6 +4,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mnemara.config import Config
 from mnemara.context import exchange
@@ -85,6 +87,10 @@ def test_import_into_a_used_store_appends_and_evicts_live_rows(source, tmp_path)
         assert dst.get(old).evicted and dst.get(old).text == "already here"
         assert [t.text for t in dst.pinned()] == ["HP: 73 / 100", ""]  # slot updated in place, new one added
         assert len(dst.history()) == 2 + len(store.history()) - 1
+    with TurnStore(Instance.create("other2").turns_path) as dst2:
+        dst2.append("user", "occupied")
+        exchange.import_export(out, dst2, tmp_path / "c.json", tmp_path)
+        assert [t.pin_label for t in dst2.pinned()] == ["mood", "hp"]  # exported slot order, not id order
 
 
 def test_role_doc_restored_beside_instance_when_original_is_gone(source, tmp_path):
@@ -111,6 +117,9 @@ def _good_export(source, tmp_path):
     "mutate,line_hint",
     [
         (lambda t: "# My notes\nhello\n", "line 1: not a Mnemara export"),
+        (lambda t: t.replace("mnemara-export v1", "mnemara-export v2", 1), "line 1: export format v2 is not supported"),
+        (lambda t: "", "line 1: not a Mnemara export"),
+        (lambda t: t.replace("\n", "\r\n"), "line 1: the file has CRLF (Windows) line endings"),
         (lambda t: t.replace('"max_window_turns": 7', '"max_window_turns": -3'), "max_window_turns"),
         (lambda t: t.replace('"max_window_turns": 7', '"max_window_turns": 7,,'), "invalid JSON in config"),
         (lambda t: t.replace("## turn 3 · assistant", "## turn 3 · robot"), "does not match its '## turn' heading"),
@@ -163,3 +172,38 @@ def test_export_refuses_to_overwrite_a_foreign_file_or_write_into_a_missing_fold
         exchange.write_export(tmp_path / "no" / "x.md", "x")
     with pytest.raises(UsageError, match="folder"):
         exchange.write_export(tmp_path, "x")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+nasty_text = st.text(alphabet=st.sampled_from(list("ab `\n\r\t#<>-!{}é🙂\u2028")), max_size=60)
+blocks = st.one_of(
+    nasty_text.map(lambda t: {"type": "text", "text": t}),
+    nasty_text.map(lambda t: {"type": "thinking", "thinking": t, "signature": "s"}),
+    st.builds(lambda i, n, inp: {"type": "tool_use", "id": i, "name": n, "input": inp},
+              st.text(max_size=8), st.sampled_from(["Read", "Edit", "Bash"]), st.dictionaries(st.text(max_size=6), json_values, max_size=3)),
+    st.builds(lambda c, e: {"type": "tool_result", "tool_use_id": "t", "content": c, "is_error": e}, nasty_text, st.booleans()),
+)
+rows = st.lists(st.tuples(st.sampled_from(["user", "assistant", "system"]), st.lists(blocks, max_size=4),
+                          st.dictionaries(st.text(max_size=5), json_values, max_size=2)), min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=rows, pins=st.lists(st.booleans(), min_size=6, max_size=6), evicted=st.lists(st.booleans(), min_size=6, max_size=6))
+def test_round_trip_is_exact_for_any_content(tmp_path_factory, rows, pins, evicted):
+    folder = tmp_path_factory.mktemp("rt")
+    with TurnStore(folder / "a.sqlite") as src:
+        for i, (role, blocks_, meta) in enumerate(rows):
+            rid = src.append(role, blocks_, meta)
+            if pins[i]:
+                src.pin(rid, f"slot-{i}")
+            elif evicted[i]:
+                src.evict([rid])
+        text = exchange.export_markdown(src.history(), Config())
+        doc = exchange.parse_export(text)
+        with TurnStore(folder / "b.sqlite") as dst:
+            dst.import_rows(doc.rows, keep_ids=True)
+            assert _rows(dst) == _rows(src)

@@ -70,3 +70,43 @@ def test_write_memory_duplicate_not_appended(scripted_api, session_factory) -> N
     answer = json.JSONDecoder().raw_decode(content)[0]  # the CLI may append a reminder
     assert answer["written"] is False and answer["duplicate"] is True
     assert answer["existing"]["id"] == atoms[0].id and answer["existing"]["how"] == "same text"
+
+
+def test_similarity_dedupe_with_an_embedder(tmp_path: Path) -> None:
+    from mnemara.config import Config
+    from mnemara.memory.dedupe import check_before_write
+    from mnemara.testing_ollama import FakeOllama
+
+    append_note(tmp_path, "The lease timeout is 30 seconds.", "insight")
+    append_note(tmp_path, "Invoices live in the ledger table.", "fact")
+    with FakeOllama() as fake:
+        cfg = Config(rag_embed_url=fake.url("/api/embed"), dedupe_threshold=0.97)
+        answer = check_before_write(tmp_path, "30 seconds is the lease timeout", cfg)
+        assert answer is not None and answer["existing"]["how"] == "similar meaning"
+        assert answer["existing"]["text"] == "The lease timeout is 30 seconds." and answer["existing"]["similarity"] >= 0.97
+        assert check_before_write(tmp_path, "The deploy window opens at noon.", cfg) is None
+        strict = Config(rag_embed_url=fake.url("/api/embed"), dedupe_threshold=1.0)
+        assert check_before_write(tmp_path, "The lease timeout is 30 seconds, usually.", strict) is None
+    # embedder gone: the similarity test is skipped, never blocks the write
+    down = Config(rag_embed_url="http://127.0.0.1:9/api/embed")
+    assert check_before_write(tmp_path, "30 seconds is the lease timeout", down) is None
+    dup, note = find_duplicate(tmp_path, "30 seconds is the lease timeout", embedder=None)
+    assert dup is None and "no embedder" in note
+
+
+def test_slash_note_refuses_duplicate(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from mnemara.commands import dispatch
+
+    inst = Instance.create("slash")
+    ctx = SimpleNamespace(instance=inst)
+    assert dispatch(ctx, "/note -c fact The cache TTL is 5 minutes").text.startswith("noted in")
+    again = dispatch(ctx, "/note the cache ttl is 5 minutes.")
+    assert again.text.startswith("not appended") and len(_atoms(inst)) == 1
+
+
+def test_same_text_found_across_emphasis_marks(tmp_path: Path) -> None:
+    append_note(tmp_path, "Use **ruff**format before commits.", "tooling")
+    append_note(tmp_path, "Something else entirely.", "fact")
+    assert find_same_text(tmp_path, "use ruffformat before commits") is not None

@@ -172,3 +172,51 @@ async def test_stop_mid_stream_records_interrupted_and_next_turn_works(scripted_
     events = [e async for e in session.aturn("next")]
     assert events[-1].interrupted is False and "fresh" in [e.text for e in events if isinstance(e, ev.AssistantText)]
     await session.aclose()
+
+
+async def test_crashed_cli_gives_one_error_and_next_turn_works(scripted_api, session_factory):
+    import os
+    import signal
+
+    session = session_factory()
+    scripted_api.push(reply("slow " * 200, delay=0.05))
+    seen: list = []
+
+    async def run() -> None:
+        async for event in session.aturn("crash please"):
+            seen.append(event)
+
+    task = asyncio.create_task(run())
+    for _ in range(400):
+        if any(isinstance(e, ev.TextDelta) for e in seen):
+            break
+        await asyncio.sleep(0.05)
+    process = session._active.client._transport._process  # the CLI serving this turn
+    os.kill(process.pid, signal.SIGKILL)
+    await asyncio.wait_for(task, 30)
+    errors = [e for e in seen if isinstance(e, ev.ErrorEvent)]
+    assert len(errors) == 1 and errors[0].kind == "cli" and "Claude CLI" in errors[0].message
+    assert seen[-1].error == errors[0].message and not seen[-1].interrupted
+    assert [r.text for r in session.store.history()] == ["crash please"]
+    assert any(e["event"] == "turn_error" and e["kind"] == "cli" for e in read_events(session.instance.debug_log_path))
+    scripted_api.push(reply("alive"))
+    events = [e async for e in session.aturn("still there?")]
+    assert events[-1].error is None and "alive" in [e.text for e in events if isinstance(e, ev.AssistantText)]
+    await session.aclose()
+
+
+def test_mcp_servers_of_config_are_wired_through(scripted_api, session_factory):
+    import sys
+
+    server = Path(__file__).with_name("mcp_echo_server.py")
+    session = session_factory()
+    update_config(session.instance.config_path,
+                  mcp_servers=[{"name": "echo", "command": sys.executable, "args": [str(server)], "env": {}}])
+    scripted_api.push(reply(tool_use("mcp__echo__echo", {"text": "ping"})), reply("echoed"))
+    result = session.turn("use the echo server")
+    requests = scripted_api.message_requests()
+    assert "mcp__echo__echo" in requests[0].tool_names()
+    results = [e for e in result.events if isinstance(e, ev.ToolResult)]
+    assert len(results) == 1 and not results[0].is_error and results[0].text == "echo: ping"
+    assert requests[1].tool_results()[0]["content"][0]["text"].startswith("echo: ping")
+    assert result.text == "echoed"

@@ -50,3 +50,19 @@ def test_without_peer_polling_says_how_to_enable(tmp_path: Path) -> None:
     assert not res.ok and "peer_poll_enabled" in res.text
     res = dispatch(SimpleNamespace(peer_inbox=None), "/inbox on")
     assert not res.ok
+
+
+def test_inbox_command_on_a_real_session(session_factory, tmp_path: Path) -> None:
+    from mnemara.config import update_config
+    from mnemara.peer import attach_inbox
+
+    session = session_factory("eng")
+    assert attach_inbox(session) is None
+    assert not dispatch(session, "/inbox").ok  # peer poll off in config: says how to turn it on
+    update_config(session.instance.config_path, peer_poll_enabled=True, peer_db_path="bus.db")
+    session.reload_config()
+    inbox = attach_inbox(session)
+    assert inbox is not None and inbox.db_path == session.instance.root / "bus.db" and inbox.role == "eng"
+    res = dispatch(session, "/inbox")
+    assert res.ok and res.data["state_text"] == "⚡ Inbox: OFF" and not inbox.enabled
+    assert dispatch(session, "/inbox on").data["state_text"] == "⚡ Inbox: ON"

@@ -136,3 +136,28 @@ def test_supersession_candidates_are_a_list_not_a_verdict() -> None:
     assert supersession_candidates(mem) == []
     out = run_cli("lint", "--instance", "topics")
     assert out.returncode == 0, out.stdout
+
+
+def test_fix_candidates_supersede_or_distinct_only_when_answered() -> None:
+    from datetime import datetime, timezone
+
+    from mnemara.memory.status import StatusBook, all_atoms
+
+    inst = Instance.create("judge")
+    mem = inst.memory_dir
+    for hour, text in ((9, "The staging database lives on host db-stage-01, port 5432."),
+                       (10, "The staging database moved to host db-stage-02, port 5433."),
+                       (11, "The billing ledger keeps invoices in table inv_2026."),
+                       (12, "The billing ledger now keeps invoices in table invoices_v2.")):
+        append_note(mem, text, "infra", datetime(2026, 4, 20, hour, tzinfo=timezone.utc))
+    days = {p.name: p.read_bytes() for p in mem.glob("*.md")}
+    out = run_cli("lint", "--instance", "judge", "--fix", input="k\nk\n")
+    assert out.returncode == 1 and "applied 0 fixes" in out.stdout
+    assert not (mem / "status.json").exists()
+    out = run_cli("lint", "--instance", "judge", "--fix", input="s\nd\n")
+    assert "applied 2 fixes; now clean" in out.stdout and out.returncode == 0, out.stdout
+    book = StatusBook.load(mem)
+    statuses = [book.status_of(a) for a in all_atoms(mem)]
+    assert sorted(statuses) == ["active", "active", "active", "superseded"]
+    assert {p.name: p.read_bytes() for p in mem.glob("*.md")} == days
+    assert run_cli("lint", "--instance", "judge").returncode == 0

@@ -175,3 +175,13 @@ def test_blob_and_null_fields_are_read_as_text(tmp_path: Path) -> None:
     a, b = read_pending(path, ME, 0, 10).rows
     assert a.agent_role == "lead" and a.payload == {"type": "x", "k": 1} and a.message_type == "x"
     assert b.agent_role == "" and b.payload is None and b.payload_error is None
+
+
+def test_paths_with_spaces_hash_and_question_mark(tmp_path: Path) -> None:
+    folder = tmp_path / "my peers #1"
+    folder.mkdir()
+    path = folder / "bus?v=2 %20.db"
+    ids = make_db(path, [("lead", "eng", {"n": 1})])
+    assert [r.id for r in read_pending(path, ME, 0, 10).rows] == ids
+    assert ack_rows(path, ids) == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["bus?v=2 %20.db"]

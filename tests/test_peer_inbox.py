@@ -269,3 +269,48 @@ async def test_watermark_passes_rows_meant_for_other_panels(tmp_path: Path, log:
     await inbox.step()
     assert inbox.watermark == ids[-1] and rec.turns == []
     assert all(st == ("pending", None) for st in statuses(path).values())
+
+
+def test_bad_peer_config_is_refused_naming_the_field(tmp_path: Path) -> None:
+    from mnemara.errors import ConfigError
+
+    for raw, field in [({"peer_poll_interval_seconds": 0}, "peer_poll_interval_seconds"),
+                       ({"peer_poll_interval_seconds": "soon"}, "peer_poll_interval_seconds"),
+                       ({"peer_poll_roles": 5}, "peer_poll_roles"),
+                       ({"peer_poll_batch": "sometimes"}, "peer_poll_batch")]:
+        with pytest.raises(ConfigError) as err:
+            Config.from_dict(raw)
+        assert f"'{field}" in err.value.message
+    with pytest.raises(ValueError):
+        PeerInbox(db_path=tmp_path / "p.db", role="eng", deliver=Recorder(), max_rows_per_turn=0)
+
+
+async def test_db_path_that_is_a_folder_or_empty_is_logged_once(tmp_path: Path, log: Path) -> None:
+    rec = Recorder()
+    folder = make_inbox(tmp_path, rec, log)
+    empty = PeerInbox.from_config(Config.from_dict({"peer_poll_enabled": True}), "eng", deliver=rec, debug_log=log)
+    for _ in range(3):
+        await folder.step()
+        await empty.step()
+    assert [p["problem"] for p in problems(log)] == ["not_a_file", "no_path"]
+    assert "peer db not a file" in folder.state_text and "no peer_db_path" in empty.state_text
+    assert rec.turns == []
+
+
+async def test_a_silent_row_that_cannot_be_acked_does_not_starve_later_rows(
+        tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = new_db(tmp_path / "peer.db")
+    hb = add(path, "lead", "eng", {"type": "heartbeat"})
+    loud = [add(path, "lead", "eng", {"n": i}) for i in range(5)]
+
+    def read_only_db(*args, **kw):
+        raise db.PeerDbError("cannot_open", "peer db is read-only for this panel")
+
+    monkeypatch.setattr(db, "ack_rows", read_only_db)
+    rec = Recorder()
+    inbox = make_inbox(path, rec, log, max_rows_per_turn=2)
+    await inbox.step()
+    await inbox.step()
+    assert sorted(rec.ids()) == loud and len(rec.ids()) == 5  # each once, none held back
+    assert statuses(path)[hb] == ("pending", None) and inbox.watermark == hb - 1
+    assert [p["problem"] for p in problems(log)] == ["ack_failed"]

@@ -60,6 +60,9 @@ async def test_rows_written_during_a_user_turn_arrive_in_one_batched_turn(script
     text = sent[0].user_text()
     assert [int(i) for i in ROW_ID.findall(text)] == [bcast, to_us, bad]
     assert "`mcp__bus__ack` (row ids: " in text and "`mcp__bus__send`" in text
+    assert "broadcast from lead" in text and "addressed to us" in text and "{not json" in text
+    for absent in ("for another panel", "unwatched sender", "heartbeat", '"ack"'):
+        assert absent not in text
     st = statuses(path)
     for rid in (bcast, to_us, bad, other, unwatched):
         assert st[rid] == ("pending", None)

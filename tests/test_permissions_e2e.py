@@ -49,8 +49,8 @@ def open_session(inst: Instance, home: Path, prompt=None) -> AgentSession:
 
 
 def tool_result_of(api: ScriptedAPI, request_index: int) -> dict:
-    [result] = api.message_requests()[request_index].tool_results()
-    return result
+    """The newest tool_result the model received in that request."""
+    return api.message_requests()[request_index].tool_results()[-1]
 
 
 def result_text(result: dict) -> str:
@@ -301,3 +301,100 @@ def test_malformed_entries_are_reported_and_the_turn_still_runs(api, inst, isola
         assert not [e for e in again.events if isinstance(e, ev.Notice)]
     logged = [e for e in read_events(inst.debug_log_path) if e.get("event") == "permission_config_problem"]
     assert len(logged) == 2
+
+
+# -- in-process tools by spec name and by model-facing name ----------------------------------------
+
+def _notes(inst: Instance) -> str:
+    return "".join(p.read_text() for p in sorted(inst.memory_dir.glob("*.md")))
+
+
+def test_write_memory_allowed_by_default(api, inst, isolated_home):
+    api.push(reply(tool_use("mcp__mnemara__write_memory", {"text": "remember the lease timeout"})), reply(text("ok")))
+    prompt = Answers()
+    with open_session(inst, isolated_home, prompt) as session:
+        session.turn("remember")
+    assert prompt.requests == [] and "remember the lease timeout" in _notes(inst)
+
+
+def test_write_memory_denied_by_spec_name(api, inst, isolated_home):
+    update_config(inst.config_path, allowed_tools=[{"tool": "WriteMemory", "mode": "deny", "allowed_patterns": []}])
+    api.push(reply(tool_use("mcp__mnemara__write_memory", {"text": "forbidden note"})), reply(text("ok")))
+    with open_session(inst, isolated_home, Answers("y")) as session:
+        session.turn("remember")
+    assert "forbidden note" not in _notes(inst)
+    tr = tool_result_of(api, 1)
+    assert tr.get("is_error") is True and "WriteMemory" in result_text(tr)
+
+
+def test_write_memory_gated_by_model_facing_name(api, inst, isolated_home):
+    update_config(inst.config_path, allowed_tools=[
+        {"tool": "mcp__mnemara__write_memory", "mode": "ask", "allowed_patterns": []}])
+    api.push(reply(tool_use("mcp__mnemara__write_memory", {"text": "asked note"})), reply(text("ok")))
+    prompt = Answers("n")
+    with open_session(inst, isolated_home, prompt) as session:
+        session.turn("remember")
+    assert [r.policy_name for r in prompt.requests] == ["WriteMemory"]
+    assert "asked note" not in _notes(inst)
+    assert tool_result_of(api, 1).get("is_error") is True
+
+
+# -- external MCP servers: allowed by namespace unless a more specific policy says otherwise ---------
+
+STUB = Path(__file__).with_name("mcp_stub_server.py")
+
+
+def _with_stub_server(inst: Instance, policies: list[dict]) -> None:
+    import sys
+
+    update_config(inst.config_path, mcp_servers=[{"name": "stub", "command": sys.executable, "args": [str(STUB)]}],
+                  allowed_tools=policies)
+
+
+def test_configured_mcp_server_is_allowed_but_a_specific_deny_holds(api, inst, isolated_home):
+    _with_stub_server(inst, [{"tool": "mcp__stub__shred", "mode": "deny", "allowed_patterns": []}])
+    log = isolated_home / "stub.log"
+    api.push(reply(tool_use("mcp__stub__stamp", {"path": str(log)})),
+             reply(tool_use("mcp__stub__shred", {"path": str(log)})), reply(text("done")))
+    prompt = Answers("y")
+    with open_session(inst, isolated_home, prompt) as session:
+        session.turn("stamp then shred")
+    assert "mcp__stub__stamp" in api.message_requests()[0].tool_names()
+    assert log.read_text() == "stamp\n" and prompt.requests == []
+    assert tool_result_of(api, 2).get("is_error") is True
+
+
+def test_server_wide_ask_policy_prompts(api, inst, isolated_home):
+    _with_stub_server(inst, [{"tool": "mcp__stub", "mode": "ask", "allowed_patterns": []}])
+    log = isolated_home / "stub.log"
+    api.push(reply(tool_use("mcp__stub__stamp", {"path": str(log)})), reply(text("done")))
+    prompt = Answers("n")
+    with open_session(inst, isolated_home, prompt) as session:
+        session.turn("stamp")
+    assert [r.tool_name for r in prompt.requests] == ["mcp__stub__stamp"]
+    assert not log.exists()
+
+
+def test_sentinel_role_doc_reaches_the_model(api, inst, isolated_home):
+    from tests.conftest import ROOT
+
+    role = ROOT / "examples" / "roles" / "sentinel.md"
+    update_config(inst.config_path, role_doc_path=str(role))
+    api.push(reply(text("ok")))
+    with open_session(inst, isolated_home, Answers()) as session:
+        assert session.turn("hello").ok
+    system = api.last.system_text
+    assert "### 2. Polling" in system and "SENTINEL HALT" in system
+
+
+def test_write_and_edit_ask_by_default(api, inst, isolated_home):
+    target = isolated_home / "plan.txt"
+    api.push(reply(tool_use("Write", {"file_path": str(target), "content": "draft one\n"})),
+             reply(tool_use("Edit", {"file_path": str(target), "old_string": "one", "new_string": "two"})),
+             reply(text("done")))
+    prompt = Answers("y", "n")
+    with open_session(inst, isolated_home, prompt) as session:
+        session.turn("write then edit")
+    assert [(r.policy_name, r.target) for r in prompt.requests] == [("Write", str(target)), ("Edit", str(target))]
+    assert target.read_text() == "draft one\n"  # the write ran, the refused edit did not
+    assert tool_result_of(api, 2).get("is_error") is True

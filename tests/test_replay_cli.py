@@ -64,6 +64,8 @@ def test_bad_arguments_and_inputs_are_refused_with_one_line():
     assert out.returncode == 2 and "--threshold" in out.stderr
     out = run_cli("replay", "--instance", "cli", "--days", "0")
     assert out.returncode == 2 and "--days" in out.stderr
+    out = run_cli("replay", "--instance", "cli", "--days", "99999999")
+    assert out.returncode == 2 and "--days" in out.stderr
     out = run_cli("replay", "--instance", "ghost")
     assert out.returncode == 2 and out.stderr.startswith("error: no instance 'ghost'")
     out = run_cli("replay", "--instance", "../etc")

@@ -83,3 +83,22 @@ def test_dry_run_over_odd_files_writes_nothing():
     before = tree_hash(inst.root)
     plan = run_replay(inst, now=NOW)
     assert tree_hash(inst.root) == before and plan.issues[0].reason.startswith("not valid UTF-8")
+
+
+def test_symlinked_day_file_is_reported_and_left_alone(tmp_path):
+    inst = make_instance()
+    target = tmp_path / "elsewhere.md"
+    target.write_text("".join(f"## 2026-05-10T0{i}:00:00+00:00 insight\n{LEASE[0]}\n\n" for i in range(3)))
+    (inst.memory_dir / f"{DAY}.md").symlink_to(target)
+    before = target.read_bytes()
+    plan = run_replay(inst, now=NOW, apply=True)
+    assert plan.issues[0].reason.startswith("a symbolic link") and plan.result.archived == []
+    assert target.read_bytes() == before and (inst.memory_dir / f"{DAY}.md").is_symlink()
+
+
+def test_a_huge_window_does_not_overflow():
+    inst = make_instance()
+    add(inst, "one", hours_ago=1)
+    assert files_in_window(inst.memory_dir, 10**9, NOW.date())
+    (inst.wiki_dir / "replay_policy.md").write_text("days: 999999\n")
+    assert run_replay(inst, now=NOW).counts["atoms"] == 1

@@ -194,3 +194,43 @@ def test_plan_to_dict_is_json():
     data = json.loads(json.dumps(run_replay(inst, now=NOW).to_dict()))
     assert data["applied"] is False and data["counts"]["duplicates"] == 1
     assert {a["kind"] for a in data["actions"]} == {"write_wiki_proposal", "write_role_proposal", "archive", "append_digest"}
+
+
+def test_lint_statuses_are_honoured():
+    from mnemara.memory.notes import parse_file
+    from mnemara.memory.status import mark_distinct, set_status
+
+    inst = make_instance()
+    _seed(inst)
+    atoms = [a for p in sorted(inst.memory_dir.glob("*.md")) for a in parse_file(p)]
+    first, repeat = atoms[0], next(a for a in atoms[1:] if a.text == atoms[0].text)
+    mark_distinct(inst.memory_dir, first, repeat)  # the user said: not the same note
+    assert run_replay(inst, now=NOW).counts["duplicates"] == 0
+    polls = [a for a in atoms if a.category == "self_observation"]
+    set_status(inst.memory_dir, polls[0], "deprecated")
+    plan = run_replay(inst, now=NOW)
+    assert plan.counts["excluded"] == 1
+    assert not any(a.kind == "write_role_proposal" for a in plan.actions)  # 2 left, below threshold
+
+
+def test_unreadable_status_sidecar_is_reported_not_fatal():
+    inst = make_instance()
+    _seed(inst)
+    (inst.memory_dir / "status.json").write_text("{not json")
+    plan = run_replay(inst, now=NOW)
+    assert plan.issues[0].file == "status.json" and "statuses ignored" in plan.issues[0].reason
+    assert plan.counts["duplicates"] == 1
+
+
+def test_embedding_near_duplicates_must_also_match_in_wording():
+    inst = make_instance()
+    add(inst, "The lease timeout in server.py is 30 seconds.", hours_ago=3)
+    add(inst, "The lease timeout in server.py is 60 seconds.", hours_ago=2)
+    add(inst, "The lease timeout in server.py is 30 seconds.", hours_ago=1)
+
+    def same_vector(texts):  # an embedder that cannot tell the numbers apart
+        return [[1.0, 0.0] for _ in texts]
+
+    plan = run_replay(inst, now=NOW, embed=same_vector)
+    moves = [a.detail for a in plan.actions if a.kind == "archive"]
+    assert len(moves) == 1 and moves[0].startswith("2026-05-10.md@2026-05-10T21:00:00+00:00 duplicates")

@@ -108,3 +108,24 @@ def test_supersede_memory_tool(scripted_api, session_factory) -> None:
     assert first["ok"] and first["superseded_by"] == new.id
     assert second["ok"] is False and "not an atom reference" in second["error"]
     assert list(inactive_atoms(session.instance.memory_dir)) == [chunk_id(old)]
+
+
+@pytest.mark.e2e
+def test_superseded_atom_absent_from_rag_query(scripted_api, session_factory) -> None:
+    from mnemara.testing import reply, tool_use
+
+    session = session_factory("recall")
+    old, new = _two(session.instance.memory_dir)
+    set_status(session.instance.memory_dir, old, "superseded", new=new, reason="moved")
+    scripted_api.push(
+        reply(tool_use("mcp__mnemara__rag_query", {"question": "staging DB", "k": 5})),
+        reply(tool_use("mcp__mnemara__rag_query", {"question": "staging DB", "k": 5, "include_superseded": True})),
+        reply("ok"),
+    )
+    session.turn("where is the staging db?")
+    texts = [r.tool_results()[-1]["content"] for r in scripted_api.message_requests()[1:3]]
+    texts = [t if isinstance(t, str) else t[0]["text"] for t in texts]
+    plain, everything = (json.JSONDecoder().raw_decode(t)[0] for t in texts)
+    assert [h["id"] for h in plain["hits"]] == [chunk_id(new)] and plain["skipped_inactive"] == 1
+    marked = {h["id"]: h.get("status") for h in everything["hits"]}
+    assert marked == {chunk_id(new): None, chunk_id(old): "superseded"}

@@ -30,7 +30,7 @@ class _StderrProgress:
 
 @main.command()
 @instance_option
-@click.option("--days", type=click.IntRange(min=1), default=None, help="Look back this many days (default: policy, then replay_default_days).")
+@click.option("--days", type=click.IntRange(min=1, max=36500), default=None, help="Look back this many days (default: policy, then replay_default_days).")
 @click.option("--threshold", type=click.IntRange(min=2), default=None, help="Minimum notes in a cluster to count as a pattern (default: policy, then replay_default_threshold).")
 @click.option("--apply", "apply_", is_flag=True, help="Write proposals, archive duplicates and the digest. Without it nothing is written.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (or result) as JSON.")
@@ -57,7 +57,7 @@ def render_text(plan) -> str:  # type: ignore[no-untyped-def]
     head = "replay (applied)" if plan.applied else "replay dry run: nothing written; --apply would do the actions below"
     lines = [
         head,
-        f"window: last {plan.days} days, {c['files']} day files, {c['atoms']} atoms ({c['excluded']} excluded by policy)",
+        f"window: last {plan.days} days, {c['files']} day files, {c['atoms']} atoms ({c['excluded']} excluded by policy or status)",
         f"similarity: {plan.method}; {plan.graph_status}",
         f"policy: {plan.policy_source or 'defaults'}; threshold {plan.threshold}",
         f"patterns: {c['patterns']} ({c['covered']} already covered); near-duplicates: {c['duplicates']}",

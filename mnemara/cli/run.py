@@ -32,6 +32,8 @@ def _chat(instance, no_tui: bool, banner: str, auto: list[str] | None = None) ->
     from mnemara.ui.repl import run_repl
 
     session = AgentSession(instance)
+    for problem in session.gate.new_problems():  # bad regexes / policies: say so before anything runs
+        print(f"warning: {problem}", file=sys.stderr)
     try:
         if auto is not None:
             return run_repl(session, stdin=io.StringIO("\n".join(auto) + "\n"), banner=banner)

@@ -114,6 +114,11 @@ def note_cmd(ctx: Any, args: str) -> CommandResult:
         category, _, text = rest.strip().partition(" ")
     if not text.strip():
         raise ValueError("give the text of the note")
+    from mnemara.memory.dedupe import find_same_text
+
+    same = find_same_text(ctx.instance.memory_dir, text)
+    if same is not None:
+        return CommandResult(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (atom {same.id})")
     path, stamp = append_note(ctx.instance.memory_dir, text, category)
     return CommandResult(f"noted in memory/{path.name} at {stamp}")
 

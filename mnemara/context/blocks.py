@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from mnemara.store import Turn
 
@@ -70,19 +70,30 @@ def file_path_of(block: dict[str, Any]) -> str | None:
     return os.path.normpath(value) if isinstance(value, str) and value else None
 
 
-def tool_uses(turns: Iterable[Turn]) -> Iterable[tuple[Turn, int, dict[str, Any]]]:
-    """Every ``tool_use`` block as (turn, index in turn, block), in store order."""
+def _own_blocks(turn: Turn) -> list[dict[str, Any]]:
+    return turn.blocks
+
+
+def tool_uses(
+    turns: Iterable[Turn], blocks_of: Callable[[Turn], list[dict[str, Any]]] = _own_blocks
+) -> Iterator[tuple[Turn, int, dict[str, Any]]]:
+    """Every ``tool_use`` block as (turn, index in turn, block), in store order.
+
+    ``blocks_of`` gives a row's current blocks (e.g. after in-memory edits).
+    """
     for turn in turns:
-        for i, block in enumerate(turn.blocks):
+        for i, block in enumerate(blocks_of(turn)):
             if block.get("type") == "tool_use":
                 yield turn, i, block
 
 
-def result_index(turns: Iterable[Turn]) -> dict[str, tuple[Turn, int]]:
+def result_index(
+    turns: Iterable[Turn], blocks_of: Callable[[Turn], list[dict[str, Any]]] = _own_blocks
+) -> dict[str, tuple[Turn, int]]:
     """Map ``tool_use_id`` -> (turn, block index) of its ``tool_result``."""
     out: dict[str, tuple[Turn, int]] = {}
     for turn in turns:
-        for i, block in enumerate(turn.blocks):
+        for i, block in enumerate(blocks_of(turn)):
             if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 out[block["tool_use_id"]] = (turn, i)
     return out

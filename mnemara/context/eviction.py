@@ -25,8 +25,10 @@ from mnemara.context.blocks import (
     file_path_of,
     is_stub_result,
     is_stub_use,
+    result_index,
     short_target,
     stub_result,
+    tool_uses,
 )
 from mnemara.store import Turn, TurnStore
 from mnemara.tokens import estimate_blocks
@@ -124,22 +126,6 @@ def select_rows(live: list[Turn], ids: Iterable[int] | None) -> tuple[list[Turn]
     return chosen, sorted(wanted - {t.id for t in chosen})
 
 
-def _uses(rw: RowRewrite) -> Iterable[tuple[Turn, int, dict[str, Any]]]:
-    for turn in rw.turns:
-        for i, block in enumerate(rw.current(turn)):
-            if block.get("type") == "tool_use":
-                yield turn, i, block
-
-
-def _results(rw: RowRewrite) -> dict[str, tuple[Turn, int]]:
-    out: dict[str, tuple[Turn, int]] = {}
-    for turn in rw.turns:
-        for i, block in enumerate(rw.current(turn)):
-            if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                out[block["tool_use_id"]] = (turn, i)
-    return out
-
-
 # -- planners: edit a RowRewrite in memory; ``selected`` None means every row --------
 def plan_thinking(rw: RowRewrite, selected: set[int] | None = None) -> None:
     for turn in rw.turns:
@@ -159,8 +145,8 @@ def tool_use_shell(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def plan_tool_use(rw: RowRewrite, selected: set[int] | None = None) -> None:
-    results = _results(rw)
-    for turn, i, block in list(_uses(rw)):
+    results = result_index(rw.turns, rw.current)
+    for turn, i, block in list(tool_uses(rw.turns, rw.current)):
         if selected is not None and turn.id not in selected:
             continue
         if not is_stub_use(block):
@@ -179,7 +165,7 @@ def file_stub(path: str) -> dict[str, Any]:
 
 
 def plan_write_pairs(rw: RowRewrite, selected: set[int] | None = None) -> None:
-    results = _results(rw)
+    results = result_index(rw.turns, rw.current)
     earlier_reads: dict[str, list[tuple[Turn, int, dict[str, Any]]]] = {}
 
     def stub_call(turn: Turn, i: int, block: dict[str, Any], path: str) -> None:
@@ -194,7 +180,7 @@ def plan_write_pairs(rw: RowRewrite, selected: set[int] | None = None) -> None:
             if not is_stub_result(rblock):
                 rw.replace(rturn, ri, stub_result(rblock, json.dumps(file_stub(path), ensure_ascii=False)))
 
-    for turn, i, block in list(_uses(rw)):
+    for turn, i, block in list(tool_uses(rw.turns, rw.current)):
         name = block.get("name")
         path = file_path_of(block)
         if path is None:

@@ -202,7 +202,12 @@ def _parse_row_head(lines: _Lines, raw: Any, at: int, heading: tuple[int, str]) 
 def parse_export(text: str, source: str = "export") -> ExportDoc:
     """Parse an export completely or raise :class:`UsageError` naming the line that failed."""
     lines = _Lines(source, text.split("\n"))
+    if lines.peek() == MARKER + "\r":
+        raise lines.fail("the file has CRLF (Windows) line endings; convert it back to LF line endings and import again")
     if lines.peek() != MARKER:
+        newer = re.fullmatch(r"<!-- mnemara-export v(\d+) -->", lines.peek() or "")
+        if newer:
+            raise lines.fail(f"export format v{newer.group(1)} is not supported by this Mnemara (it reads v1); upgrade mnemara")
         raise lines.fail(f"not a Mnemara export (the first line must be {MARKER!r})")
     lines.i += 1
     while (lines.peek() or "").strip() != "## config":

@@ -13,7 +13,6 @@ import hashlib
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Iterable
 
 from mnemara.context.blocks import READ_TOOL, WRITE_TOOLS, file_path_of

@@ -14,16 +14,19 @@ Two tests, cheapest first:
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from mnemara.memory.notes import Atom
+from mnemara.memory.notes import Atom, day_files, parse_text
 from mnemara.memory.similar import content_words, cosine, normalize
 from mnemara.memory.status import StatusBook, all_atoms
 
 SIMILAR_CANDIDATES = 5
+MARKS_RE = re.compile(r"[*_`~]+")  # the emphasis marks normalize() drops
 
 
 class Embedder(Protocol):
@@ -46,11 +49,25 @@ class Duplicate:
 
 
 def find_same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> Atom | None:
-    """The oldest atom whose normalised text equals ``text``'s."""
+    """The oldest atom whose normalised text equals ``text``'s.
+
+    Without ``atoms``, day files that do not even contain the note's longest
+    word (a plain substring test on the case-folded file) are not parsed.
+    """
     want = normalize(text)
     if not want:
         return None
-    for atom in atoms if atoms is not None else all_atoms(memory_dir):
+    if atoms is None:
+        key = max(want.split(), key=len)
+        atoms = []
+        for path in day_files(memory_dir):
+            try:
+                raw = path.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if key in MARKS_RE.sub("", unicodedata.normalize("NFKC", raw).casefold()):
+                atoms.extend(parse_text(raw, path))
+    for atom in atoms:
         if normalize(atom.text) == want:
             return atom
     return None

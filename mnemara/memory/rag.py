@@ -46,6 +46,8 @@ CHUNKS = "chunks"
 KIND_RE = re.compile(r"[a-z0-9_-]{1,40}")
 MANIFEST = "sources.json"
 OPTIMIZE_EVERY = 100  # write operations between compactions
+UNINDEXED_LIMIT = 500  # rows outside the full-text index before it is updated
+FTS_INDEX = "search_text_idx"
 EMBED_BATCH = 64
 QUERY_EMBED_BUDGET = 256  # at most this many pending texts are embedded while answering a query
 TEXT_LIMIT = 2000
@@ -95,6 +97,7 @@ class RagIndex:
         self._embed_failed_at = 0.0
         self._pending: set[str] | None = None  # chunk hashes without a vector (None: not yet reconciled)
         self._seen_version: int | None = None
+        self._matrix: tuple[Any, list[str], Any] | None = None  # (table name+version, hashes, unit vectors)
 
     @classmethod
     def for_instance(cls, instance: "Instance", config: "Config", **kwargs: Any) -> "RagIndex":
@@ -253,40 +256,57 @@ class RagIndex:
             with locked(self.index_dir / ".lock"):
                 return self._write_sources(changed, embed_budget=embed_budget, locked_already=True)
         table = self._chunks(create=True)
-        added = removed = 0
+        existing = self._existing(table, list(changed))
+        fresh: list[Chunk] = []
+        stale: list[str] = []
         for source, chunks in changed.items():
-            existing = {r["id"]: r["sig"] for r in table.search().where(f"source = {_sql(source)}")
-                        .select(["id", "sig"]).limit(1_000_000).to_list()}
+            old = existing.get(source, {})
             new = {c.id: c for c in chunks}
-            stale = [i for i, sig in existing.items() if i not in new or new[i].signature != sig]
-            fresh = [c for c in chunks if existing.get(c.id) != c.signature]
-            for start in range(0, len(stale), 500):
-                table.delete(f"id IN ({', '.join(_sql(i) for i in stale[start:start + 500])})")
-            if fresh:
-                table.add([_row(c) for c in fresh])
-                if self._pending is not None:
-                    self._pending.update(c.hash for c in fresh)
-            added += len(fresh)
-            removed += len(stale)
+            stale += [i for i, sig in old.items() if i not in new or new[i].signature != sig]
+            fresh += [c for c in chunks if old.get(c.id) != c.signature]
+        for start in range(0, len(stale), 500):
+            table.delete(f"id IN ({', '.join(_sql(i) for i in stale[start:start + 500])})")
+        if fresh:
+            table.add([_row(c) for c in fresh])  # one fragment for the whole batch
+            if self._pending is not None:
+                self._pending.update(c.hash for c in fresh)
+        added, removed = len(fresh), len(stale)
         self._after_write(table, bool(added or removed))
         stats: dict[str, Any] = {"added": added, "removed": removed, "sources": len(changed)}
         if embed_budget != 0 and added:
             stats["embedding"] = self._sync_vectors(embed_budget)
         return stats
 
+    def _existing(self, table: Any, sources: list[str]) -> dict[str, dict[str, str]]:
+        """source -> {chunk id: signature} of the rows already stored for ``sources``."""
+        out: dict[str, dict[str, str]] = {}
+        for start in range(0, len(sources), 200):
+            part = ", ".join(_sql(src) for src in sources[start:start + 200])
+            for row in table.search().where(f"source IN ({part})").select(["source", "id", "sig"]) \
+                    .limit(10_000_000).to_list():
+                out.setdefault(row["source"], {})[row["id"]] = row["sig"]
+        return out
+
     def _after_write(self, table: Any, wrote: bool) -> None:
+        """Keep the full-text index current and compact now and then.
+
+        Rows added after the index was built are still searched, but by a slow
+        flat scan; once there are many of them the index is brought up to date.
+        """
         if not wrote:
             return
         if not any(ix.index_type == "FTS" for ix in table.list_indices()):
             from lancedb.index import FTS
 
-            table.create_index("search_text", config=FTS(), replace=True)
+            table.create_index("search_text", config=FTS(), replace=True, name=FTS_INDEX)
         counter = self.index_dir / "writes_since_optimize"
         try:
             writes = int(counter.read_text(encoding="utf-8").strip() or 0) + 1
         except (FileNotFoundError, ValueError):
             writes = 1
-        if writes >= OPTIMIZE_EVERY:
+        stats = table.index_stats(FTS_INDEX)
+        unindexed = stats.num_unindexed_rows if stats is not None else 0
+        if writes >= OPTIMIZE_EVERY or unindexed > UNINDEXED_LIMIT:
             table.optimize(cleanup_older_than=timedelta(hours=1))
             writes = 0
         atomic_write_text(counter, str(writes))
@@ -406,25 +426,25 @@ class RagIndex:
         return _fuse(keyword, vector, k, degraded)
 
     def _vector_channel(self, table: Any, question: str, depth: int, where: str | None) -> tuple[list[dict[str, Any]], str]:
-        if table is None:
-            return [], ""
         problem = self._embedder_ready()
         if problem:
             return [], f"keyword-only: {problem}"
-        sync = self._sync_vectors(QUERY_EMBED_BUDGET)
+        sync = self._sync_vectors(QUERY_EMBED_BUDGET) if table is not None else {}
         if sync.get("skipped"):
             return [], f"keyword-only: {sync['skipped']}"
         try:
             qvec = self._embed([question], query=True)[0]
         except EmbedError as exc:
             return [], f"keyword-only: {exc}"
-        vtable = self._vector_table()
+        vtable = self._vector_table() if table is not None else None
         if vtable is None:
             return [], ""
-        hits = vtable.search(qvec).distance_type("cosine").select(["hash", "_distance"]).limit(depth * 2).to_list()
+        hits = self._nearest(vtable, qvec, depth * 2)
         if not hits:
             return [], ""
-        order = {h["hash"]: (n, h["_distance"]) for n, h in enumerate(hits)}
+        order: dict[str, tuple[int, float]] = {}
+        for n, (digest, distance) in enumerate(hits):
+            order.setdefault(digest, (n, distance))
         clause = f"hash IN ({', '.join(_sql(h) for h in order)})" + (f" AND {where}" if where else "")
         rows = table.search().where(clause).select(_COLUMNS + ["hash"]).limit(depth * 4).to_list()
         for row in rows:
@@ -432,6 +452,35 @@ class RagIndex:
         rows.sort(key=lambda r: (order[r["hash"]][0], r["id"]))
         partial = f"vector channel partial: {len(self._pending or ())} chunks not embedded yet" if sync.get("pending") else ""
         return rows[:depth], partial
+
+    def _nearest(self, vtable: Any, qvec: list[float], limit: int) -> list[tuple[str, float]]:
+        """(hash, cosine distance) of the ``limit`` nearest stored vectors.
+
+        The vectors live in LanceDB; the scan is an in-memory matrix product over a
+        copy that is reloaded whenever the table's version changes (10k x 768
+        floats: 30 MB, a few ms per query, no index to train or keep fresh).
+        """
+        import numpy as np
+
+        key = (vtable.name, vtable.version)
+        if self._matrix is None or self._matrix[0] != key:
+            data = vtable.to_arrow()
+            vectors = data.column("vector").combine_chunks()
+            dim = vectors.type.list_size
+            matrix = np.asarray(vectors.flatten(), dtype=np.float32).reshape(-1, dim)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            self._matrix = (key, data.column("hash").to_pylist(), matrix / norms)
+        _, hashes, matrix = self._matrix
+        query = np.asarray(qvec, dtype=np.float32)
+        if not hashes or query.shape[0] != matrix.shape[1]:
+            return []
+        query /= float(np.linalg.norm(query)) or 1.0
+        similarity = matrix @ query
+        count = min(limit, len(hashes))
+        best = np.argpartition(-similarity, count - 1)[:count]
+        best = best[np.argsort(-similarity[best], kind="stable")]
+        return [(hashes[i], float(1.0 - similarity[i])) for i in best]
 
     def _count(self) -> int:
         table = self._chunks()

@@ -187,3 +187,33 @@ def forget_fingerprints(memory_dir: Path, fps: set[str]) -> int:
         if gone:
             book.save()
     return gone
+
+
+def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: str | None = None,
+                 include_inactive: bool = False) -> dict[str, Any]:
+    """``rag.query`` without superseded/deprecated atoms (unless ``include_inactive``).
+
+    Asks the index for enough extra hits to still return ``k`` after skipping;
+    the answer says how many were skipped. With ``include_inactive`` every hit of
+    an inactive atom carries its ``status`` (and ``superseded_by``).
+    """
+    inactive = inactive_atoms(memory_dir)
+    if not inactive:
+        return rag.query(question, k, kind)
+    answer = rag.query(question, min(100, k + len(inactive)), kind)
+    hits, skipped = [], 0
+    for hit in answer.get("hits", []):
+        entry = inactive.get(hit.get("id", ""))
+        if entry is None:
+            hits.append(hit)
+        elif include_inactive:
+            hit["status"] = entry.get("status")
+            if entry.get("superseded_by"):
+                hit["superseded_by"] = entry["superseded_by"]
+            hits.append(hit)
+        else:
+            skipped += 1
+    answer["hits"] = hits[:k]
+    if skipped:
+        answer["skipped_inactive"] = skipped
+    return answer

@@ -17,8 +17,11 @@ Graph conventions (other modules rely on them): a memory atom is the node
 """
 from __future__ import annotations
 
+import atexit
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from mnemara.debuglog import log_event
 from mnemara.errors import UsageError
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 
 STATE_KEY = "mnemara.memory.backends"
 MAX_APPLIES_TO = 20
+RELEASE_AFTER = 1.5  # seconds of graph inactivity before the Kuzu file is closed
 
 
 class BackendOff(Exception):
@@ -46,15 +50,61 @@ class MemoryBackends:
         self.instance = instance
         self.config = config
         self._rag: "RagIndex | None" = None
+        self._rag_key: tuple[Any, ...] = ()
         self._graph: "Graph | None" = None
+        self.rag_lock = threading.RLock()  # tools run in worker threads; one backend call at a time
+        self.graph_lock = threading.RLock()
+        self.release_after = RELEASE_AFTER
+        self._release_timer: threading.Timer | None = None
+        atexit.register(self.release)
+
+    @contextmanager
+    def using_rag(self) -> Iterator["RagIndex"]:
+        with self.rag_lock:
+            yield self.rag()
+
+    @contextmanager
+    def using_graph(self) -> Iterator["Graph"]:
+        """The graph for one call; its file is released soon after for other processes."""
+        with self.graph_lock:
+            self._cancel_release()
+            try:
+                yield self.graph()
+            finally:
+                self.release_soon()
+
+    def release_soon(self) -> None:
+        """Release the graph after ``release_after`` idle seconds (at once when 0).
+
+        Opening and closing Kuzu costs tens of milliseconds or more, so a burst
+        of graph calls shares one open database; when the agent goes quiet the
+        file lock is dropped so ``mnemara replay`` or another process can open it.
+        """
+        with self.graph_lock:
+            self._cancel_release()
+            if self.release_after <= 0:
+                self.release()
+                return
+            timer = threading.Timer(self.release_after, self.release)
+            timer.daemon = True
+            timer.start()
+            self._release_timer = timer
+
+    def _cancel_release(self) -> None:
+        if self._release_timer is not None:
+            self._release_timer.cancel()
+            self._release_timer = None
 
     def rag(self) -> "RagIndex":
         if not self.config.rag_enabled:
             raise BackendOff("rag_enabled is false in config.json")
-        if self._rag is None:
+        key = (self.config.rag_embed_url, self.config.rag_embed_model, self.config.rag_auto_index_memory,
+               self.config.rag_auto_index_wiki)
+        if self._rag is None or key != self._rag_key:  # config edits apply to the next call
             from mnemara.memory.rag import RagIndex
 
             self._rag = RagIndex.for_instance(self.instance, self.config)
+            self._rag_key = key
         return self._rag
 
     def graph(self) -> "Graph":
@@ -68,8 +118,9 @@ class MemoryBackends:
 
     def release(self) -> None:
         """Close the graph so other processes can open its file (it reopens on next use)."""
-        if self._graph is not None:
-            self._graph.close()
+        with self.graph_lock:
+            if self._graph is not None:
+                self._graph.close()
 
 
 def backends_for(instance: "Instance", config: "Config", state: dict[str, Any] | None = None) -> MemoryBackends:
@@ -158,7 +209,8 @@ def _index(back: MemoryBackends, files: list[Path], enabled: bool, instance: "In
     from mnemara.memory.rag import RagUnavailable
 
     try:
-        stats = back.rag().catch_up(only=files, embed_budget=64)
+        with back.using_rag() as rag:
+            stats = rag.catch_up(only=files, embed_budget=64)
     except BackendOff as exc:
         return {"ok": True, "skipped": str(exc)}
     except RagUnavailable as exc:
@@ -174,39 +226,39 @@ def _link_memory(back: MemoryBackends, atom: Any, entities: list[str], category:
     if atom is None:
         return {"ok": False, "error": "Graph backend unavailable: the new note could not be read back"}
     try:
-        graph = back.graph()
-        node = f"memory:{atom.id}"
-        graph.ensure_node(node, "memory_atom", {"file": f"memory/{atom.file.name}", "timestamp": atom.timestamp,
-                                                "category": category, "text": atom.text[:200]})
-        graph.set_targets(node, "applies_to", {
-            f"entity:{name.lower()}": ("entity", {"name": name}) for name in entities})
-        edges = len(entities)
-        if wiki_slug:
-            graph.set_targets(node, "written_to", {f"wiki:{wiki_slug}": ("wiki_page", {"slug": wiki_slug})})
-            edges += 1
-        return {"ok": True, "node": node, "edges": edges}
+        with back.using_graph() as graph:
+            return _link_atom(graph, atom, entities, category, wiki_slug)
     except BackendOff as exc:
         return {"ok": True, "skipped": str(exc)}
     except GraphUnavailable as exc:
         log_event(instance.debug_log_path, "graph_unavailable", level="warning", reason=str(exc))
         return {"ok": False, "error": f"Graph backend unavailable: {exc}"}
-    finally:
-        back.release()
+
+
+def _link_atom(graph: "Graph", atom: Any, entities: list[str], category: str, wiki_slug: str | None) -> dict[str, Any]:
+    node = f"memory:{atom.id}"
+    graph.ensure_node(node, "memory_atom", {"file": f"memory/{atom.file.name}", "timestamp": atom.timestamp,
+                                            "category": category, "text": atom.text[:200]})
+    graph.set_targets(node, "applies_to", {
+        f"entity:{name.lower()}": ("entity", {"name": name}) for name in entities})
+    edges = len(entities)
+    if wiki_slug:
+        graph.set_targets(node, "written_to", {f"wiki:{wiki_slug}": ("wiki_page", {"slug": wiki_slug})})
+        edges += 1
+    return {"ok": True, "node": node, "edges": edges}
 
 
 def _link_page(back: MemoryBackends, slug: str, tags: list[str], instance: "Instance") -> dict[str, Any]:
     from mnemara.memory.graph import GraphUnavailable
 
     try:
-        graph = back.graph()
-        node = f"wiki:{slug}"
-        graph.ensure_node(node, "wiki_page", {"slug": slug, "path": f"wiki/{slug}.md"})
-        graph.set_targets(node, "tagged", {f"tag:{tag.lower()}": ("tag", {"name": tag}) for tag in tags})
-        return {"ok": True, "node": node, "edges": len(tags)}
+        with back.using_graph() as graph:
+            node = f"wiki:{slug}"
+            graph.ensure_node(node, "wiki_page", {"slug": slug, "path": f"wiki/{slug}.md"})
+            graph.set_targets(node, "tagged", {f"tag:{tag.lower()}": ("tag", {"name": tag}) for tag in tags})
+            return {"ok": True, "node": node, "edges": len(tags)}
     except BackendOff as exc:
         return {"ok": True, "skipped": str(exc)}
     except GraphUnavailable as exc:
         log_event(instance.debug_log_path, "graph_unavailable", level="warning", reason=str(exc))
         return {"ok": False, "error": f"Graph backend unavailable: {exc}"}
-    finally:
-        back.release()

@@ -81,13 +81,14 @@ def _classify(exc: sqlite3.Error, path: Path) -> PeerDbError:
     return PeerDbError("sqlite_error", f"peer db {path}: {text}")
 
 
-def _check_file(path: Path) -> None:
-    if not str(path):
+def _check_file(path: Path | None) -> Path:
+    if path is None:
         raise PeerDbError("no_path", "peer_poll_enabled is true but peer_db_path is empty")
     if not path.exists():
         raise PeerDbError("missing", f"peer db {path} does not exist (waiting for it to appear)")
     if not path.is_file():
         raise PeerDbError("not_a_file", f"peer db {path} is not a file")
+    return path
 
 
 def _columns(conn: sqlite3.Connection, path: Path) -> set[str]:
@@ -122,13 +123,12 @@ def _select_sql(cols: set[str], n_senders: int) -> str:
     )
 
 
-def read_pending(path: Path, flt: Filter, after_id: int, limit: int) -> PollResult:
+def read_pending(path: Path | None, flt: Filter, after_id: int, limit: int) -> PollResult:
     """Pending rows for ``flt`` with ``id > after_id``, oldest first (read-only, no writes).
 
-    Raises :class:`PeerDbError` for a missing file, a lock, a missing table or column.
+    Raises :class:`PeerDbError` for no path, a missing file, a lock, a missing table or column.
     """
-    path = Path(path)
-    _check_file(path)
+    path = _check_file(None if path is None else Path(path))
     try:
         conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=READ_TIMEOUT_S, isolation_level=None)
     except sqlite3.Error as exc:
@@ -162,16 +162,15 @@ def read_pending(path: Path, flt: Filter, after_id: int, limit: int) -> PollResu
                       scanned_to=scanned_to)
 
 
-def ack_rows(path: Path, ids: Sequence[int], with_completed_at: bool = True) -> int:
+def ack_rows(path: Path | None, ids: Sequence[int], with_completed_at: bool = True) -> int:
     """Mark still-pending rows ``ids`` done (``completed_at`` set) in one short transaction.
 
     Returns how many rows changed. Rows another panel already acknowledged are
     left as they are. Raises :class:`PeerDbError` (nothing written) on failure.
     """
-    path = Path(path)
     if not ids:
         return 0
-    _check_file(path)
+    path = _check_file(None if path is None else Path(path))
     try:
         conn = sqlite3.connect(_uri(path, "rw"), uri=True, timeout=WRITE_TIMEOUT_S, isolation_level=None)
     except sqlite3.Error as exc:

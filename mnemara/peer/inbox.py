@@ -79,10 +79,13 @@ def resolve_role(config: "Config", instance_name: str) -> str:
     return (config.peer_role or "").strip() or instance_name
 
 
-def resolve_db_path(raw: str, base: Path | None = None) -> Path:
-    """``peer_db_path`` with ``~`` expanded; a relative path is taken from ``base`` (the instance folder)."""
+def resolve_db_path(raw: str, base: Path | None = None) -> Path | None:
+    """``peer_db_path`` with ``~`` expanded; a relative path is taken from ``base`` (the instance folder).
+
+    None when the setting is empty (the inbox then reports "no peer_db_path").
+    """
     if not raw.strip():
-        return Path("")
+        return None
     path = Path(raw.strip()).expanduser()
     if not path.is_absolute() and base is not None:
         path = Path(base) / path
@@ -93,7 +96,7 @@ class PeerInbox:
     def __init__(
         self,
         *,
-        db_path: Path,
+        db_path: Path | None,
         role: str,
         deliver: Deliver,
         senders: Sequence[str] = (),
@@ -111,7 +114,7 @@ class PeerInbox:
     ) -> None:
         if max_rows_per_turn < 1:
             raise ValueError("max_rows_per_turn must be at least 1")
-        self.db_path = Path(db_path)
+        self.db_path = Path(db_path) if db_path is not None else None
         self.role = role
         self.filter = db.Filter(role=role, senders=tuple(s for s in senders if s))
         self.interval = float(interval)
@@ -201,7 +204,7 @@ class PeerInbox:
         senders = ", ".join(self.filter.senders) or "(none)"
         lines = [
             self.state_text,
-            f"role: {self.role}   peer db: {self.db_path}",
+            f"role: {self.role}   peer db: {self.db_path or '(peer_db_path is empty)'}",
             f"broadcasts accepted from: {senders}   poll every {self.interval:g}s   "
             f"{'batched' if self.batch else 'one turn per message'}",
             f"delivered: {self.stats.delivered_rows} rows in {self.stats.delivered_turns} turns   "
@@ -248,6 +251,7 @@ class PeerInbox:
         async with self._lock:
             try:
                 await self._step()
+                self._problems.clear("internal")
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug or an unforeseen error must not stop the panel
@@ -271,7 +275,9 @@ class PeerInbox:
             if contiguous:
                 contiguous = self._advance(result)
             more = result.full_page
-            if not result.full_page or left:
+            # Stop at rows that wait for delivery (OFF, busy, a failed turn); rows whose
+            # silent ack failed only wait for the next poll and do not block later pages.
+            if not result.full_page or any(r.message_type not in self.silent_types for r in left):
                 break
             cursor = result.scanned_to
         self._waiting = waiting

@@ -6,9 +6,10 @@ result does not depend on input order).
 
 Finding the links must not compare all pairs. For sparse TF-IDF rows we use
 *prefix filtering*: features are numbered rarest first, and each row is indexed
-only under its leading features until the norm of the rest drops below the
-similarity bound ``t``. By Cauchy-Schwarz a row whose dot product with ``x``
-reaches ``t`` must share one of ``x``'s indexed features, so probing the index
+only under its leading features until the rest can no longer reach the
+similarity bound ``t`` with any row (bounded by its norm, and by its weights
+times each feature's largest weight anywhere). So a row whose dot product with
+``x`` reaches ``t`` must share one of ``x``'s indexed features, so probing the index
 with every feature of a row finds all its partners exactly; only those
 candidates get a real dot product. Dense embeddings are compared in blocks with
 one matrix product per block (exact, BLAS-fast).
@@ -37,12 +38,19 @@ class Pair:
         return max(0.0, 1.0 - self.similarity)
 
 
-def sparse_pairs(rows: SparseRows, min_similarity: float, progress: Progress | None = None) -> list[Pair]:
-    """All pairs of rows with cosine >= ``min_similarity`` (rows are unit vectors)."""
+def sparse_pairs(
+    rows: SparseRows, min_similarity: float, progress: Progress | None = None, stats: dict[str, int] | None = None
+) -> list[Pair]:
+    """All pairs of rows with cosine >= ``min_similarity`` (rows are unit vectors).
+
+    ``stats["candidates"]`` (when a dict is given) counts the dot products computed.
+    """
     n = len(rows)
     bound = max(min_similarity - EPS, 0.0)
     postings: list[list[int]] = [[] for _ in range(rows.width)]
     scratch = np.zeros(rows.width, dtype=np.float32)
+    max_weight = np.zeros(rows.width, dtype=np.float64)
+    np.maximum.at(max_weight, rows.indices, rows.data.astype(np.float64))
     pairs: list[Pair] = []
     for j in range(n):
         idx, val = rows.row(j)
@@ -50,20 +58,29 @@ def sparse_pairs(rows: SparseRows, min_similarity: float, progress: Progress | N
             lists = [postings[f] for f in idx.tolist() if postings[f]]
             if lists:
                 cand = np.unique(np.fromiter((c for lst in lists for c in lst), dtype=np.int64))
+                if stats is not None:
+                    stats["candidates"] = stats.get("candidates", 0) + len(cand)
                 sims = _dots(rows, cand, idx, val, scratch)
                 for c, s in zip(cand[sims >= bound].tolist(), sims[sims >= bound].tolist()):
                     pairs.append(Pair(c, j, min(float(s), 1.0)))
-            for f in idx[: _prefix_length(val, bound)].tolist():
+            for f in idx[: _prefix_length(val, max_weight[idx], bound)].tolist():
                 postings[f].append(j)
         if progress and (j % 500 == 0 or j == n - 1):
             progress(j + 1, n)
     return pairs
 
 
-def _prefix_length(values: np.ndarray, bound: float) -> int:
-    """How many leading features to index so the unindexed rest has norm < ``bound``."""
-    suffix = np.cumsum((values.astype(np.float64) ** 2)[::-1])[::-1]  # suffix[i] = |values[i:]|^2
-    below = np.nonzero(suffix < bound * bound)[0]
+def _prefix_length(values: np.ndarray, max_weight: np.ndarray, bound: float) -> int:
+    """How many leading features to index so the rest cannot reach ``bound`` with any row.
+
+    Two upper bounds on the dot product of the unindexed rest with a unit row:
+    its norm (Cauchy-Schwarz) and the sum of its weights times each feature's
+    largest weight in any row. Indexing stops where the smaller drops below.
+    """
+    v = values.astype(np.float64)
+    norm = np.sqrt(np.cumsum((v * v)[::-1])[::-1])  # norm[i] = |v[i:]|
+    weighted = np.cumsum((v * max_weight)[::-1])[::-1]
+    below = np.nonzero(np.minimum(norm, weighted) < bound)[0]
     return int(below[0]) if len(below) else len(values)
 
 

@@ -17,7 +17,7 @@ def render_digest(plan: "ReplayPlan", archived: list[str], written: list[str], p
         f"cluster distance {plan.cluster_distance}, duplicate distance {plan.duplicate_distance}",
         f"- similarity: {plan.method}",
         f"- policy: {plan.policy_source or 'defaults (no replay policy file)'}",
-        f"- phase 1 load: {c['atoms']} atoms, {c['excluded']} excluded by policy, {len(plan.issues)} file issues",
+        f"- phase 1 load: {c['atoms']} atoms, {c['excluded']} excluded by policy or status, {len(plan.issues)} file issues",
         f"- phase 2 cluster: {c['clusters']} clusters, {c['patterns']} patterns (>= {plan.threshold} members)",
         f"- phase 3 augment: {plan.graph_status}; {c['entities']} recurring entities, {c['causal']} causal statements",
         f"- phase 4 wiki proposals: {sum(1 for w in written if w.startswith('wiki_proposals/'))} written, "

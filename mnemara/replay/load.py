@@ -1,7 +1,8 @@
 """Phase 1: load the atoms of the last N day files, skipping (and reporting) odd files.
 
 A day file is hand-editable, so anything can be in it. A file is *skipped* (its
-atoms take no part in replay, it is never rewritten) when it is not valid UTF-8,
+atoms take no part in replay, it is never rewritten) when it is a symbolic link
+(rewriting would replace the link, not its target), is not valid UTF-8,
 has a line longer than :data:`MAX_LINE_BYTES`, is larger than
 :data:`MAX_FILE_BYTES`, cannot be read, or holds text but no note heading.
 Each skip is one :class:`FileIssue` with a plain reason; nothing raises.
@@ -62,7 +63,10 @@ class LoadResult:
 
 def files_in_window(memory_dir: Path, days: int, today: date) -> list[Path]:
     """Day files dated within the last ``days`` days, today included, oldest first."""
-    first = today - timedelta(days=days - 1)
+    try:
+        first = today - timedelta(days=days - 1)
+    except OverflowError:
+        first = date.min
     out = []
     for path in day_files(memory_dir):
         try:
@@ -111,6 +115,8 @@ def check_file(path: Path) -> tuple[bytes | None, FileIssue | None]:
     """Read ``path`` and return its bytes, or ``None`` and the reason it is skipped."""
     name = path.name
     try:
+        if path.is_symlink():
+            return None, FileIssue(name, "a symbolic link (replay only rewrites real day files)")
         if not path.is_file():
             return None, FileIssue(name, "not a regular file")
         size = path.stat().st_size

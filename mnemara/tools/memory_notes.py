@@ -1,14 +1,19 @@
-"""``write_memory(text, category)``: the agent appends a note to today's memory file.
+"""``write_memory(text, category, applies_to)``: the agent appends a note to today's memory file.
 
 Same on-disk format as ``mnemara note`` and ``/note`` (see :mod:`mnemara.memory.notes`).
 Policy name ``WriteMemory``; model-facing name ``mcp__mnemara__write_memory``.
+The note is the primary write; it then reaches the other surfaces
+(:func:`mnemara.memory.surfaces.write_memory`): a ``wiki/<rest>`` category also
+writes ``wiki/<rest>.md``, the note is indexed for ``rag_query`` and
+``applies_to`` links it to entity nodes in the graph. A failing backend is
+reported in the answer and never undoes the note.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from mnemara.errors import MnemaraError
-from mnemara.memory.notes import DEFAULT_CATEGORY, append_note
+from mnemara.memory.notes import DEFAULT_CATEGORY
 from mnemara.tools import ToolContext, ToolSpec
 
 WRITE_MEMORY_SCHEMA: dict[str, Any] = {
@@ -17,7 +22,12 @@ WRITE_MEMORY_SCHEMA: dict[str, Any] = {
         "text": {"type": "string", "description": "The note to remember, in plain prose."},
         "category": {
             "type": "string",
-            "description": "A short tag for the note, e.g. insight, decision, todo, self_observation.",
+            "description": "A short tag for the note, e.g. insight, decision, todo, self_observation. "
+                           "wiki/<page> also appends the note to that wiki page.",
+        },
+        "applies_to": {
+            "type": ["array", "string"], "items": {"type": "string"},
+            "description": "Entities the note is about (names); linked in the graph with applies_to edges.",
         },
     },
     "required": ["text"],
@@ -33,15 +43,15 @@ def write_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(category, str):
         return {"ok": False, "error": "category must be a string"}
     from mnemara.memory.dedupe import check_before_write
+    from mnemara.memory.surfaces import write_memory as write_everywhere
 
     duplicate = check_before_write(ctx.instance.memory_dir, text, ctx.config) if text.strip() else None
     if duplicate is not None:
         return duplicate
     try:
-        path, stamp = append_note(ctx.instance.memory_dir, text, category)
+        return write_everywhere(ctx.instance, ctx.config, text, category, args.get("applies_to"), ctx.state)
     except MnemaraError as exc:
         return {"ok": False, "error": exc.message}
-    return {"ok": True, "file": f"memory/{path.name}", "timestamp": stamp, "category": category.strip()}
 
 
 def specs() -> list[ToolSpec]:

@@ -23,7 +23,15 @@ def _safe(backend: str, func: Callable[[ToolContext, dict[str, Any]], dict[str, 
         from mnemara.memory.surfaces import BackendOff
 
         try:
-            answer = func(ctx, args or {})
+            back = _backends(ctx)
+            if backend == "Graph":
+                with back.using_graph():
+                    answer = func(ctx, args or {})
+            elif backend == "RAG":
+                with back.rag_lock:
+                    answer = func(ctx, args or {})
+            else:
+                answer = func(ctx, args or {})
             return {"ok": True, **answer} if "ok" not in answer else answer
         except MnemaraError as exc:
             return {"ok": False, "error": exc.message}
@@ -34,9 +42,6 @@ def _safe(backend: str, func: Callable[[ToolContext, dict[str, Any]], dict[str, 
             if name in ("RagUnavailable", "GraphUnavailable"):
                 return {"ok": False, "error": f"{backend} backend unavailable: {exc}"}
             return {"ok": False, "error": f"{backend or 'tool'} failed: {name}: {exc}"}
-        finally:
-            if backend == "Graph":
-                _backends(ctx).release()
 
     handler.__name__ = func.__name__
     return handler
@@ -93,8 +98,11 @@ def rag_index(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def rag_query(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from mnemara.memory.status import query_active
+
     kind = _arg(args, "kind", str, None)
-    return _backends(ctx).rag().query(_arg(args, "question", str), _arg(args, "k", int, 5), kind or None)
+    return query_active(_backends(ctx).rag(), ctx.instance.memory_dir, _arg(args, "question", str),
+                        _arg(args, "k", int, 5), kind or None, _arg(args, "include_superseded", bool, False))
 
 
 # -- graph ----------------------------------------------------------------------------
@@ -178,7 +186,9 @@ def specs() -> list[ToolSpec]:
         ToolSpec("rag_query", "Search memory notes, wiki pages and indexed text (keyword BM25 fused with vectors "
                  "when an embedder answers). Each hit shows its per-channel ranks and scores.",
                  _schema(["question"], question=_STR, k={"type": "integer", "minimum": 1, "maximum": 100},
-                         kind={**_STR, "description": "memory, wiki, manual or a kind given to rag_index"}),
+                         kind={**_STR, "description": "memory, wiki, manual or a kind given to rag_index"},
+                         include_superseded={"type": "boolean", "description": "Also return superseded and "
+                                             "deprecated notes (marked with their status)."}),
                  _safe("RAG", rag_query), "RagQuery", _rag_on),
         ToolSpec("graph_add_node", "Add (or update, same id) a node of the property graph.",
                  _schema(["label"], label=_STR, properties=_OBJ, id=_STR),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from typing import Any, Callable, Iterator, TextIO
 
 from mnemara import events as ev
@@ -119,12 +120,106 @@ def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
     return prompt
 
 
-def tty_prompt(request: Any) -> str | None:
+class InterruptWatcher:
+    """While a turn runs on a terminal, Ctrl+C stops the turn instead of signalling.
+
+    A terminal's Ctrl+C normally sends SIGINT to the whole foreground process
+    group, which would also kill the CLI processes (the one serving the turn and
+    the spare). So during a turn the terminal's ISIG and ICANON flags are cleared
+    and this thread reads keys itself: ``\x03`` calls ``on_interrupt``, other
+    keys are dropped. :meth:`paused` hands the terminal back in line mode (still
+    without signals) for a permission question.
+    """
+
+    def __init__(self, on_interrupt: Callable[[], Any], fd: int | None = None) -> None:
+        self.on_interrupt = on_interrupt
+        self.fd = sys.stdin.fileno() if fd is None else fd
+        self._saved: list | None = None
+        self._running = threading.Event()
+        self._pause = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _mode(self, line_mode: bool) -> None:
+        import termios
+
+        assert self._saved is not None
+        attrs = list(self._saved)
+        attrs[6] = list(attrs[6])
+        attrs[3] &= ~termios.ISIG
+        if not line_mode:
+            attrs[3] &= ~(termios.ICANON | termios.ECHO)
+            attrs[6][termios.VMIN], attrs[6][termios.VTIME] = 0, 0
+        termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
+
+    def __enter__(self) -> "InterruptWatcher":
+        import termios
+
+        try:
+            self._saved = termios.tcgetattr(self.fd)
+        except (termios.error, OSError):
+            return self  # not a terminal: nothing to watch
+        self._mode(line_mode=False)
+        self._running.set()
+        self._thread = threading.Thread(target=self._watch, name="mnemara-ctrl-c", daemon=True)
+        self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        import os
+        import select
+
+        while self._running.is_set():
+            if self._pause.is_set():
+                time.sleep(0.05)
+                continue
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready and not self._pause.is_set() and self._running.is_set():
+                if b"\x03" in os.read(self.fd, 64):
+                    self.on_interrupt()
+
+    def paused(self) -> "_Paused":
+        return _Paused(self)
+
+    def __exit__(self, *exc: object) -> None:
+        import termios
+
+        self._running.clear()
+        if self._thread is not None:
+            self._thread.join(timeout=1)
+        if self._saved is not None:
+            termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+
+
+class _Paused:
+    def __init__(self, watcher: InterruptWatcher) -> None:
+        self.watcher = watcher
+
+    def __enter__(self) -> None:
+        self.watcher._pause.set()
+        if self.watcher._saved is not None:
+            self.watcher._mode(line_mode=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.watcher._saved is not None and self.watcher._running.is_set():
+            self.watcher._mode(line_mode=False)
+        self.watcher._pause.clear()
+
+
+def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
     """A permission prompt on the terminal (runs in the session's thread while the REPL waits)."""
-    try:
-        return input(_permission_answer_line(request))
-    except EOFError:
-        return None
+
+    def prompt(request: Any) -> str | None:
+        watcher = watcher_ref[0] if watcher_ref else None
+        try:
+            if watcher is None:
+                return input(_permission_answer_line(request))
+            with watcher.paused():
+                answer = input(_permission_answer_line(request))
+            return None if "\x03" in answer else answer
+        except EOFError:
+            return None
+
+    return prompt
 
 
 def handle_line(session: Any, line: str, render: Renderer) -> bool:
@@ -170,7 +265,8 @@ def run_tty(session: Any, banner: str = "") -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
-    session.set_permission_prompt(tty_prompt)
+    watcher_ref: list[InterruptWatcher] = []
+    session.set_permission_prompt(tty_prompt_for(watcher_ref))
     prompt = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
     render = Renderer(sys.stdout, sys.stdout, session.config.display_name)
     if banner:
@@ -182,33 +278,20 @@ def run_tty(session: Any, banner: str = "") -> int:
             continue
         except EOFError:
             return 0
-        if not _run_interruptible(session, line, render):
-            return 0
 
-
-def _run_interruptible(session: Any, line: str, render: Renderer) -> bool:
-    """Like :func:`handle_line`, but a Ctrl+C while the turn runs stops the turn, not the REPL."""
-    done = threading.Event()
-    outcome: list[bool] = [True]
-
-    def work() -> None:
-        try:
-            outcome[0] = handle_line(session, line, render)
-        except Exception as exc:  # keep the REPL alive; the message is stored already
-            render.info.write(f"error: {exc}\n")
-        finally:
-            done.set()
-
-    worker = threading.Thread(target=work, name="mnemara-repl-turn", daemon=True)
-    worker.start()
-    while not done.is_set():
-        try:
-            done.wait(0.1)
-        except KeyboardInterrupt:
+        def interrupt() -> None:
             if session.request_stop():
-                render.info.write("\n(stopping…)\n")
-    worker.join()
-    return outcome[0]
+                render.info.write("\r\n(stopping…)\r\n")
+                render.info.flush()
+
+        with InterruptWatcher(interrupt) as watcher:
+            watcher_ref[:] = [watcher]
+            try:
+                keep_going = handle_line(session, line, render)
+            finally:
+                watcher_ref.clear()
+        if not keep_going:
+            return 0
 
 
 def run_repl(session: Any, *, stdin: TextIO | None = None, stdout: TextIO | None = None,

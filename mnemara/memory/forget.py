@@ -1,0 +1,327 @@
+"""Accountable forgetting: remove a note everywhere this instance holds it, with a receipt.
+
+``plan_forget`` finds what a target reaches without changing anything; the
+target is an atom reference (atom id or ``memory:<day>.md#<offset>``) or a
+query, which selects every atom whose normalised text *contains* the
+normalised query (plain substring, never a fuzzy ranking: forgetting must be
+predictable). ``execute`` then, in this order:
+
+1. blanks each atom in its day file (and in ``memory/archive`` when asked):
+   the note's bytes become as many newline bytes, so the byte offsets, and
+   therefore the ids, of every other note stay valid;
+2. removes the copy a ``wiki/...`` category mirrored into a wiki page;
+3. brings the RAG index in line and rewrites its tables so the old bytes are
+   gone from disk (:mod:`scrub`); the note's vectors go too;
+4. rewrites the graph without the atom's node, its edges and entity/tag
+   nodes left with no edge;
+5. redacts the text in ``turns.sqlite`` rows (tool calls and results that
+   carried it) and vacuums the database (unless ``keep_turns``);
+6. drops the atom's status entry.
+
+The receipt (``forget_receipt`` in ``debug.log``) names what was removed and
+from where, never the text itself (a SHA-256 and a length stand in for it),
+and what forget cannot reach.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mnemara.errors import UsageError
+from mnemara.fsutil import rewrite_locked
+from mnemara.memory.notes import Atom, parse_file, parse_text
+from mnemara.memory.similar import normalize
+from mnemara.memory.status import ATOM_ID_RE, CHUNK_ID_RE, all_atoms, chunk_id, find_atom, fingerprint
+
+MIN_QUERY = 4
+REDACTED = "[forgotten]"
+NOT_REACHABLE = [
+    "text already sent to the model provider in earlier turns (their logs, prompt caches)",
+    "exports and copies written outside this instance folder (/export files, backups, other instances)",
+]
+
+
+@dataclass
+class ForgetPlan:
+    target: str
+    atoms: list[Atom] = field(default_factory=list)
+    archive_included: bool = False
+    wiki_pages: list[str] = field(default_factory=list)
+    turn_rows: list[int] = field(default_factory=list)
+    graph_nodes: list[str] = field(default_factory=list)
+    manual_chunks: list[str] = field(default_factory=list)  # rag_index entries quoting the text
+    found_elsewhere: list[str] = field(default_factory=list)  # other instance files holding the text (untouched)
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        return [chunk_id(a) for a in self.atoms if a.file.parent.name != "archive"]
+
+    def describe(self) -> list[str]:
+        lines = [f"forget {len(self.atoms)} note(s):"]
+        for a in self.atoms:
+            where = "memory/archive" if a.file.parent.name == "archive" else "memory"
+            lines.append(f"  {a.id}  ({where}/{a.file.name}, {a.category}): {a.text[:80]!r}")
+        lines.append(f"  RAG index chunks: {', '.join(self.chunk_ids + self.manual_chunks) or 'none'}")
+        lines.append(f"  graph nodes: {', '.join(self.graph_nodes) or 'none'}")
+        if self.wiki_pages:
+            lines.append(f"  wiki pages holding a mirrored copy: {', '.join(self.wiki_pages)}")
+        lines.append(f"  conversation rows to redact: {len(self.turn_rows)}")
+        if self.found_elsewhere:
+            lines.append(f"  also found (NOT changed): {', '.join(self.found_elsewhere)}")
+        for item in self.unreachable():
+            lines.append(f"  cannot reach: {item}")
+        return lines
+
+    def unreachable(self) -> list[str]:
+        out = list(NOT_REACHABLE)
+        if not self.archive_included:
+            out.append("memory/archive (use --include-archive)")
+        return out
+
+
+def _variants(text: str) -> list[str]:
+    """The forms a note's text takes in stored JSON and truncated copies, longest first."""
+    forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+    for cut in (500, 300, 200):
+        if len(text) > cut:
+            forms |= {text[:cut], json.dumps(text[:cut])[1:-1]}
+    return sorted((f for f in forms if len(f) >= MIN_QUERY), key=len, reverse=True)
+
+
+def _archive_atoms(archive_dir: Path) -> list[Atom]:
+    out: list[Atom] = []
+    for path in sorted(Path(archive_dir).glob("*.md")):
+        try:
+            out.extend(parse_file(path))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def select_atoms(memory_dir: Path, target: str, include_archive: bool) -> list[Atom]:
+    target = (target or "").strip()
+    if ATOM_ID_RE.match(target) or CHUNK_ID_RE.match(target):
+        return [find_atom(memory_dir, target)]
+    query = normalize(target)
+    if len(query) < MIN_QUERY:
+        raise UsageError(f"the query {target!r} is too short to forget by (at least {MIN_QUERY} characters)")
+    pool = all_atoms(memory_dir) + (_archive_atoms(Path(memory_dir) / "archive") if include_archive else [])
+    found = [a for a in pool if query in normalize(a.text)]
+    if not found:
+        raise UsageError(f"no note contains {target!r}" + ("" if include_archive else " (the archive was not searched)"))
+    return found
+
+
+def plan_forget(root: Path, target: str, *, include_archive: bool = False, keep_turns: bool = False) -> ForgetPlan:
+    """What forgetting ``target`` would remove. Reads only."""
+    root = Path(root)
+    plan = ForgetPlan(target=target, archive_included=include_archive)
+    plan.atoms = select_atoms(root / "memory", target, include_archive)
+    plan.graph_nodes = [f"memory:{a.id}" for a in plan.atoms]
+    for a in plan.atoms:
+        if a.category.startswith("wiki/"):
+            page = root / "wiki" / f"{a.category[len('wiki/'):]}.md"
+            if page.is_file() and a.text in page.read_text(encoding="utf-8", errors="replace"):
+                plan.wiki_pages.append(f"wiki/{a.category[len('wiki/'):]}.md")
+    if not keep_turns and (root / "turns.sqlite").exists():
+        from mnemara.store import TurnStore
+
+        with TurnStore(root / "turns.sqlite") as store:
+            for turn in store.history():
+                raw = json.dumps(turn.blocks, ensure_ascii=False)
+                if any(v in raw for a in plan.atoms for v in _variants(a.text)):
+                    plan.turn_rows.append(turn.id)
+    plan.manual_chunks = _manual_chunks_quoting(root, plan.atoms)
+    plan.found_elsewhere = _scan_elsewhere(root, plan, keep_turns) + _graph_nodes_quoting(root, plan)
+    return plan
+
+
+def _manual_chunks_quoting(root: Path, atoms: list[Atom]) -> list[str]:
+    """Ids of ``rag_index`` entries (not memory/wiki files) whose text contains a forgotten note."""
+    if not (root / "index").is_dir():
+        return []
+    try:
+        from mnemara.memory.rag import RagIndex
+
+        table = RagIndex(root)._chunks()
+        if table is None:
+            return []
+        rows = table.search().where("kind != 'memory' AND kind != 'wiki'").select(["id", "text"]) \
+            .limit(10_000_000).to_list()
+    except Exception:
+        return []
+    return sorted(r["id"] for r in rows if any(v in r["text"] for a in atoms for v in _variants(a.text)))
+
+
+def _graph_nodes_quoting(root: Path, plan: ForgetPlan) -> list[str]:
+    """Graph nodes other than the notes' own whose properties quote the text (reported, not changed)."""
+    from mnemara.memory.graph import DB_FILE
+
+    path = root / "graph" / DB_FILE
+    if not path.exists():
+        return []
+    try:
+        import kuzu
+
+        db = kuzu.Database(str(path), read_only=True)
+        conn = kuzu.Connection(db)
+        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
+        conn.close()
+        db.close()
+    except Exception:
+        return []
+    own = set(plan.graph_nodes)
+    needles = [json.dumps(v)[1:-1] for a in plan.atoms for v in _variants(a.text)] + \
+              [v for a in plan.atoms for v in _variants(a.text)]
+    return [f"graph node {nid}" for nid, props in rows if nid not in own and any(n in (props or "") for n in needles)]
+
+
+def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]:
+    """Instance files outside what forget rewrites that still contain the text."""
+    handled = {a.file.resolve() for a in plan.atoms} | {(root / p).resolve() for p in plan.wiki_pages}
+    skip_dirs = {root / "index", root / "graph"}
+    needles = [v.encode("utf-8") for a in plan.atoms for v in _variants(a.text)]
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if Path(folder, d) not in skip_dirs]
+        for name in files:
+            path = Path(folder, name)
+            if path.resolve() in handled or (not keep_turns and name.startswith("turns.sqlite")):
+                continue
+            try:
+                if path.stat().st_size > 50_000_000:
+                    continue
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if any(n in data for n in needles):
+                out.append(str(path.relative_to(root)))
+    return sorted(out)
+
+
+def _blank_atoms(path: Path, atoms: list[Atom]) -> int:
+    """Replace each atom's bytes in ``path`` by as many newlines; returns how many were blanked."""
+    wanted = {(a.offset, a.timestamp, a.text) for a in atoms}
+    count = 0
+
+    def transform(text: str) -> str | None:
+        nonlocal count
+        data = text.encode("utf-8")
+        current = parse_text(text, path)
+        spans = []
+        for i, atom in enumerate(current):
+            if (atom.offset, atom.timestamp, atom.text) in wanted:
+                end = current[i + 1].offset if i + 1 < len(current) else len(data)
+                spans.append((atom.offset, end))
+        if not spans:
+            return None
+        for start, end in spans:
+            data = data[:start] + b"\n" * (end - start) + data[end:]
+        count = len(spans)
+        return data.decode("utf-8")
+
+    rewrite_locked(path, transform)
+    return count
+
+
+def _remove_from_wiki(page: Path, texts: list[str]) -> None:
+    def transform(old: str) -> str | None:
+        new = old
+        for text in texts:
+            new = new.replace(text, "")
+        return new if new != old else None
+
+    rewrite_locked(page, transform)
+
+
+def _redact_turns(db_path: Path, rows: list[int], texts: list[str]) -> int:
+    from mnemara.store import TurnStore
+
+    needles = [v for t in texts for v in _variants(t)]
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            for needle in needles:
+                value = value.replace(needle, REDACTED)
+            return value
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        return value
+
+    with TurnStore(db_path) as store:
+        conn = store._conn
+        conn.execute("PRAGMA secure_delete = ON")
+        for row_id in rows:
+            store.set_blocks(row_id, scrub(store.get(row_id).blocks))
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return len(rows)
+
+
+def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
+    """Carry out ``plan``; returns the receipt (also written to debug.log)."""
+    from mnemara.debuglog import log_event
+    from mnemara.memory.status import forget_fingerprints
+
+    root = Path(instance.root)
+    receipt: dict[str, Any] = {"target_sha256": hashlib.sha256(plan.target.encode()).hexdigest(), "removed": [],
+                               "rag": {}, "graph": {}, "turn_rows_redacted": 0, "wiki_pages": plan.wiki_pages}
+    by_file: dict[Path, list[Atom]] = {}
+    for a in plan.atoms:
+        by_file.setdefault(a.file, []).append(a)
+        receipt["removed"].append({"atom": a.id, "file": str(a.file.relative_to(root)), "category": a.category,
+                                   "text_sha256": hashlib.sha256(a.text.encode()).hexdigest(), "chars": len(a.text)})
+    for path, atoms in by_file.items():
+        _blank_atoms(path, atoms)
+    for page in plan.wiki_pages:
+        _remove_from_wiki(root / page, [a.text for a in plan.atoms])
+    receipt["rag"] = _forget_in_rag(instance, config, plan)
+    receipt["graph"] = _forget_in_graph(root, plan)
+    if plan.turn_rows:
+        receipt["turn_rows_redacted"] = _redact_turns(root / "turns.sqlite", plan.turn_rows, [a.text for a in plan.atoms])
+    receipt["status_entries_dropped"] = forget_fingerprints(root / "memory", {fingerprint(a) for a in plan.atoms})
+    receipt["found_elsewhere_not_changed"] = plan.found_elsewhere
+    receipt["cannot_reach"] = plan.unreachable()
+    log_event(instance.debug_log_path, "forget_receipt", **receipt)
+    return receipt
+
+
+def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
+    root = Path(instance.root)
+    if not (root / "index").is_dir() or not any((root / "index").iterdir()):
+        return {"ok": True, "skipped": "no index"}
+    try:
+        from mnemara.memory.rag import RagIndex
+        from mnemara.memory.scrub import purge_lance
+
+        rag = RagIndex.for_instance(instance, config)
+        files = sorted({a.file for a in plan.atoms if a.file.parent.name != "archive"})
+        files += [root / p for p in plan.wiki_pages]
+        rag.catch_up(only=files)
+        rag._db = None
+        stats = purge_lance(root / "index", plan.chunk_ids + plan.manual_chunks)
+        return {"ok": True, "chunks": plan.chunk_ids + plan.manual_chunks, **stats}
+    except Exception as exc:  # the files are already clean; say what is left
+        return {"ok": False, "error": f"RAG backend unavailable: {type(exc).__name__}: {exc}",
+                "left": "run `mnemara reindex` once the index works again"}
+
+
+def _forget_in_graph(root: Path, plan: ForgetPlan) -> dict[str, Any]:
+    from mnemara.memory.graph import DB_FILE
+
+    path = root / "graph" / DB_FILE
+    if not path.exists():
+        return {"ok": True, "skipped": "no graph"}
+    try:
+        from mnemara.memory.scrub import rewrite_graph
+
+        return {"ok": True, "nodes": plan.graph_nodes, **rewrite_graph(path, plan.graph_nodes)}
+    except Exception as exc:
+        return {"ok": False, "error": f"Graph backend unavailable: {type(exc).__name__}: {exc}"}

@@ -1,0 +1,141 @@
+"""mnemara forget: the note leaves the day file, the RAG index (bytes too), the graph and turns together."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from mnemara.config import update_config
+from mnemara.debuglog import read_events
+from mnemara.instance import Instance
+from mnemara.memory.notes import append_note
+from mnemara.memory.status import all_atoms
+from mnemara.testing_ollama import FakeOllama
+from tests.conftest import run_cli
+
+SECRET = "ZEBRAQUARTZ"
+
+
+def _holders(root: Path, needle: str = SECRET) -> list[str]:
+    out = []
+    for folder, _, files in os.walk(root):
+        for name in files:
+            data = Path(folder, name).read_bytes()
+            if needle.encode() in data or needle.lower().encode() in data:
+                out.append(str(Path(folder, name).relative_to(root)))
+    return sorted(out)
+
+
+@pytest.fixture
+def populated(isolated_home: Path):
+    from mnemara.config import Config
+    from mnemara.memory.rag import RagIndex
+    from mnemara.memory.surfaces import write_memory
+    from mnemara.store import TurnStore
+
+    with FakeOllama() as fake:
+        inst = Instance.create("f")
+        update_config(inst.config_path, rag_embed_url=fake.url("/api/embed"))
+        cfg = Config.load(inst.config_path)
+        append_note(inst.memory_dir, "Deploys run on Tuesdays after the standup.", "fact")
+        secret = f"The {SECRET} lease timeout is 37 seconds."
+        result = write_memory(inst, cfg, secret, "insight", applies_to=["lease manager"])
+        assert result["graph"]["ok"] and result["rag"]["ok"], result
+        append_note(inst.memory_dir, "The lease manager retries three times.", "fact")
+        with TurnStore(inst.turns_path) as store:
+            store.append("user", "remember the lease timeout")
+            store.append("assistant", [{"type": "tool_use", "id": "t1", "name": "mcp__mnemara__write_memory",
+                                        "input": {"text": secret}},
+                                       {"type": "tool_result", "tool_use_id": "t1", "content": json.dumps({"ok": True})}])
+        rag = RagIndex.for_instance(inst, cfg)
+        hits = rag.query(f"{SECRET} lease timeout")["hits"]
+        assert SECRET in hits[0]["text"] and "vector" in hits[0]["channels"]
+        yield inst, fake
+
+
+def test_forget_leaves_no_trace(populated) -> None:
+    inst, fake = populated
+    assert {"memory", "index", "graph", "turns"} <= {h.split("/")[0].split(".")[0] for h in _holders(inst.root)}
+    before = {a.id: a.text for a in all_atoms(inst.memory_dir)}
+    dry = run_cli("forget", "--instance", "f", SECRET, "--dry-run")
+    assert dry.returncode == 0 and "dry run: nothing changed" in dry.stdout and "graph nodes: memory:" in dry.stdout
+    assert "memory/archive (use --include-archive)" in dry.stdout
+    out = run_cli("forget", "--instance", "f", SECRET, "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _holders(inst.root) == []
+    after = {a.id: a.text for a in all_atoms(inst.memory_dir)}
+    assert after == {k: v for k, v in before.items() if SECRET not in v}  # other ids unchanged
+    receipt = [e for e in read_events(inst.debug_log_path) if e["event"] == "forget_receipt"][-1]
+    assert receipt["removed"][0]["file"].startswith("memory/") and receipt["rag"]["ok"] and receipt["graph"]["ok"]
+    assert receipt["turn_rows_redacted"] == 1 and receipt["graph"]["nodes_deleted"] == 2  # the atom + orphan entity
+    assert any("model provider" in c for c in receipt["cannot_reach"])
+    # everything else still works: recall of the other notes, the graph, the window
+    from mnemara.config import Config
+    from mnemara.memory.rag import RagIndex
+
+    hits = RagIndex.for_instance(inst, Config.load(inst.config_path)).query("lease manager retries")["hits"]
+    assert hits and "retries three times" in hits[0]["text"] and all(SECRET not in h["text"] for h in hits)
+    shown = run_cli("show", "--instance", "f")
+    assert shown.returncode == 0 and "[forgotten]" in shown.stdout
+
+
+def test_confirmation_declined_and_dry_run_change_nothing(populated) -> None:
+    inst, _ = populated
+    def snap() -> dict[str, bytes]:
+        return {str(p): p.read_bytes() for p in inst.root.rglob("*") if p.is_file() and p.name != "debug.log"}
+    before = snap()
+    assert "nothing changed" in run_cli("forget", "--instance", "f", SECRET, input="n\n").stdout
+    assert run_cli("forget", "--instance", "f", SECRET, "--dry-run").returncode == 0
+    assert snap() == before
+
+
+def test_archive_only_when_asked(isolated_home: Path) -> None:
+    inst = Instance.create("a")
+    append_note(inst.memory_dir, f"{SECRET} in the live notes", "fact")
+    append_note(inst.archive_dir, f"{SECRET} in the archive", "fact")
+    out = run_cli("forget", "--instance", "a", SECRET, "--yes")
+    assert out.returncode == 0, out.stderr
+    assert _holders(inst.root) == ["memory/archive/" + next(inst.archive_dir.glob("*.md")).name]
+    out = run_cli("forget", "--instance", "a", SECRET, "--yes", "--include-archive")
+    assert out.returncode == 0 and _holders(inst.root) == []
+
+
+@pytest.mark.parametrize("target,message", [
+    ("ab", "too short"),
+    ("nothing like this anywhere", "no note contains"),
+    ("memory:2030-01-01.md#0", "does not exist"),
+])
+def test_refusals_change_nothing(isolated_home: Path, target: str, message: str) -> None:
+    inst = Instance.create("r")
+    append_note(inst.memory_dir, "A note that stays.", "fact")
+    before = {p.name: p.read_bytes() for p in inst.memory_dir.glob("*.md")}
+    out = run_cli("forget", "--instance", "r", target, "--yes")
+    assert out.returncode == 2 and message in out.stderr, out.stderr
+    assert {p.name: p.read_bytes() for p in inst.memory_dir.glob("*.md")} == before
+
+
+def test_manual_index_entries_go_and_other_graph_nodes_are_reported(isolated_home: Path) -> None:
+    from mnemara.config import Config
+    from mnemara.memory.graph import Graph
+    from mnemara.memory.rag import RagIndex
+
+    inst = Instance.create("m")
+    secret = f"The {SECRET} relay uses port 7411."
+    append_note(inst.memory_dir, secret, "fact")
+    append_note(inst.memory_dir, "An unrelated note about relays.", "fact")
+    rag = RagIndex.for_instance(inst, Config.load(inst.config_path))
+    rag.index_text(f"Copied from memory: {secret}", kind="manual", source_path="clip-1")
+    rag.index_text("A manual entry about something else.", kind="manual", source_path="clip-2")
+    graph = Graph(inst.graph_dir)
+    graph.add_node("quote", {"said": secret}, node_id="quote-1")
+    graph.close()
+    out = run_cli("forget", "--instance", "m", SECRET, "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "also found (NOT changed): graph node quote-1" in out.stdout
+    assert _holders(inst.root) == ["graph/graph.kuzu"]
+    receipt = [e for e in read_events(inst.debug_log_path) if e["event"] == "forget_receipt"][-1]
+    assert "manual:clip-1#0" in receipt["rag"]["chunks"] and receipt["found_elsewhere_not_changed"] == ["graph node quote-1"]
+    left = RagIndex.for_instance(inst, Config.load(inst.config_path)).query("manual entry something else")["hits"]
+    assert left and left[0]["source"] == "manual:clip-2"

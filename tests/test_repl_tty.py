@@ -1,0 +1,84 @@
+"""The terminal REPL in a real pseudo-terminal: prompt, streaming, Ctrl+C stops a turn, history."""
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mnemara.instance import Instance
+from mnemara.store import TurnStore
+from mnemara.testing import reply
+from tests.conftest import ROOT, cli_env
+
+pytestmark = pytest.mark.e2e
+
+
+class Terminal:
+    def __init__(self, *args: str) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen([sys.executable, "-m", "mnemara", *args], stdin=slave, stdout=slave,
+                                     stderr=slave, env=cli_env({"PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm"}), cwd=str(ROOT), close_fds=True, start_new_session=True)
+        os.close(slave)
+        self.buffer = ""
+        self.seen = ""
+
+    def expect(self, text: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"{text!r} not seen; screen so far:\n{self.buffer[-2000:]}")
+            ready, _, _ = select.select([self.master], [], [], min(left, 0.2))
+            if ready:
+                try:
+                    self.buffer += os.read(self.master, 65536).decode("utf-8", "replace")
+                except OSError:
+                    break
+        if text not in self.buffer:
+            raise AssertionError(f"{text!r} not seen before the terminal closed:\n{self.buffer[-2000:]}")
+        self.seen += self.buffer[: self.buffer.index(text) + len(text)]
+        self.buffer = self.buffer[self.buffer.index(text) + len(text):]  # later expects look past this match
+
+    def send(self, data: str) -> None:
+        os.write(self.master, data.encode())
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(timeout=30)
+        finally:
+            os.close(self.master)
+
+
+def test_terminal_repl_streams_stops_on_ctrl_c_and_keeps_history(scripted_api, mnemara_home):
+    inst = Instance.create("tty")
+    scripted_api.push(reply("first reply"), reply("slow " * 300, delay=0.05), reply("after the stop"))
+    term = Terminal("run", "--instance", "tty", "--no-tui")
+    try:
+        term.expect("you>")
+        term.send("hello there\r")
+        term.expect("first reply")
+        term.expect("you>")
+        term.send("go slowly\r")
+        term.expect("slow slow")
+        term.send("\x03")
+        term.expect("(turn interrupted)")
+        term.expect("you>")
+        term.send("and now?\r")
+        term.expect("after the stop")
+        term.expect("you>")
+        term.send("\x04")
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    with TurnStore(inst.turns_path) as store:
+        rows = store.history()
+    assert [r.role for r in rows] == ["user", "assistant"] * 3
+    assert rows[3].meta["interrupted"] is True and rows[5].text == "after the stop"
+    history = inst.prompt_history_path.read_text()
+    assert "hello there" in history and "and now?" in history
