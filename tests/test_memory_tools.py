@@ -1,15 +1,15 @@
 """The memory tools through their ToolSpec handlers: write-to-all, degrade per backend, refusals."""
 from __future__ import annotations
 
-import shutil
 import subprocess
+import time
 import sys
 
 import pytest
 
 from mnemara.memory.graph import Graph
 from mnemara.memory.notes import day_files, parse_file
-from mnemara.memory.surfaces import write_memory
+from mnemara.memory.surfaces import backends_for, write_memory
 from mnemara.tools import all_specs
 from tests.conftest import ROOT, cli_env
 from tests.memory_support import call, context, corrupt_folder, make_instance
@@ -114,6 +114,7 @@ def test_corrupt_kuzu_degrades_graph_tools_but_writes_succeed() -> None:
     inst, cfg = make_instance()
     ctx = context(inst, cfg)
     assert call(ctx, "graph_add_node", label="entity", id="entity:a")["ok"]
+    backends_for(inst, cfg, ctx.state).release()  # the panel that wrote it is gone
     ctx.state.clear()
     corrupt_folder(inst.graph_dir)
     fresh = context(inst, cfg)
@@ -158,15 +159,29 @@ def test_tool_argument_refusals() -> None:
     assert list(inst.wiki_dir.rglob("*.md")) == [] and list(inst.role_proposals_dir.iterdir()) == []
 
 
-def test_graph_tools_release_the_database_between_calls() -> None:
+def test_graph_tools_release_the_database_when_idle() -> None:
     inst, cfg = make_instance()
     ctx = context(inst, cfg)
+    backends = backends_for(inst, cfg, ctx.state)
+    backends.release_after = 60
     call(ctx, "graph_add_node", label="entity", id="a")
     call(ctx, "graph_add_node", label="entity", id="b")
     assert call(ctx, "graph_add_edge", from_id="a", to_id="b", relationship="r")["created"]
-    other = Graph(inst.graph_dir)  # e.g. `mnemara replay` in another process while the panel runs
-    assert other.shortest_path("a", "b")["length"] == 1
-    other.close()
+    probe = ("import sys; from mnemara.memory.graph import Graph, GraphUnavailable\n"
+             "try:\n    print(Graph(sys.argv[1], probe=False).shortest_path('a', 'b')['length'])\n"
+             "except GraphUnavailable as exc:\n    print('unavailable', exc)")
+
+    def other_process() -> str:  # e.g. `mnemara replay` while the panel runs
+        return subprocess.run([sys.executable, "-c", probe, str(inst.graph_dir)], capture_output=True, text=True,
+                              env=cli_env(), cwd=str(ROOT), timeout=60).stdout.strip()
+
+    assert "lock" in other_process()  # a burst of calls keeps the database open...
+    backends.release_after = 0.3
+    assert call(ctx, "graph_neighbors", node_id="a")["neighbors"][0]["node"]["id"] == "b"
+    deadline = time.monotonic() + 30
+    while (answer := other_process()) != "1":  # ...and releases it once the agent goes quiet
+        assert "lock" in answer and time.monotonic() < deadline
+        time.sleep(0.3)
     assert call(ctx, "graph_shortest_path", from_id="b", to_id="a")["found"]
     assert call(ctx, "graph_query", cypher="MATCH (n:Node) RETURN count(n) AS n")["rows"] == [[2]]
     assert call(ctx, "graph_match", pattern_json={"label": "entity"})["nodes"][0]["id"] == "a"

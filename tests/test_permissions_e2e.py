@@ -385,3 +385,16 @@ def test_sentinel_role_doc_reaches_the_model(api, inst, isolated_home):
         assert session.turn("hello").ok
     system = api.last.system_text
     assert "### 2. Polling" in system and "SENTINEL HALT" in system
+
+
+def test_write_and_edit_ask_by_default(api, inst, isolated_home):
+    target = isolated_home / "plan.txt"
+    api.push(reply(tool_use("Write", {"file_path": str(target), "content": "draft one\n"})),
+             reply(tool_use("Edit", {"file_path": str(target), "old_string": "one", "new_string": "two"})),
+             reply(text("done")))
+    prompt = Answers("y", "n")
+    with open_session(inst, isolated_home, prompt) as session:
+        session.turn("write then edit")
+    assert [(r.policy_name, r.target) for r in prompt.requests] == [("Write", str(target)), ("Edit", str(target))]
+    assert target.read_text() == "draft one\n"  # the write ran, the refused edit did not
+    assert tool_result_of(api, 2).get("is_error") is True

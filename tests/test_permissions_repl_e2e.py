@@ -84,3 +84,19 @@ def test_run_reports_bad_permission_entries_at_start(mnemara_home):
     assert any("config.json" in l and "allowed_tools[0]" in l and "'(bad'" in l for l in lines)
     assert any("permissions.json" in l and "['Bash'][0]" in l and "'[unclosed'" in l for l in lines)
     assert json.loads(inst.permissions_path.read_text()) == {"allowed_patterns": {"Bash": ["[unclosed"]}}
+
+
+def test_repl_shows_the_sentinel_halt(scripted_api, mnemara_home, isolated_home):
+    inst = Instance.create("perm")
+    cfg = json.loads(inst.config_path.read_text())
+    cfg["runtime_sentinel"] = True
+    inst.config_path.write_text(json.dumps(cfg))
+    counter = isolated_home / "polls.txt"
+    command = f"echo poll >> {counter}"
+    for _ in range(4):
+        scripted_api.push(reply(tool_use("Bash", {"command": command})))
+    scripted_api.push(reply("finished"))
+    out, err = run("poll it\ns\n")  # one 's' covers Bash; the sentinel still stops the loop
+    assert counter.read_text() == "poll\npoll\n"
+    assert "SENTINEL HALT" in out and "trigger: polling" in out and command in out
+    assert err.count("permission: allow Bash") == 1

@@ -214,3 +214,19 @@ def test_a_second_process_sees_new_chunks(tmp_path: Path) -> None:
     second.index_text("written by another panel about gizmos")
     time.sleep(0.01)
     assert first.query("gizmos")["hits"]
+
+
+def test_full_text_index_is_kept_current(tmp_path: Path) -> None:
+    from mnemara.memory.notes import format_note
+    from mnemara.memory.rag import FTS_INDEX, UNINDEXED_LIMIT
+    from datetime import datetime, timezone
+
+    seeded(tmp_path)
+    rag = RagIndex(tmp_path)
+    rag.query("lease")
+    when = datetime(2026, 2, 1, tzinfo=timezone.utc)
+    bulk = "".join(format_note(f"bulk note {n} about widgets", "ops", when) for n in range(UNINDEXED_LIMIT + 50))
+    (tmp_path / "memory" / "2026-02-01.md").write_text(bulk)
+    assert rag.query("widgets", k=3)["hits"]
+    stats = rag._chunks().index_stats(FTS_INDEX)
+    assert stats.num_unindexed_rows == 0 and stats.num_indexed_rows == UNINDEXED_LIMIT + 50 + 4

@@ -17,6 +17,7 @@ Graph conventions (other modules rely on them): a memory atom is the node
 """
 from __future__ import annotations
 
+import atexit
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 STATE_KEY = "mnemara.memory.backends"
 MAX_APPLIES_TO = 20
+RELEASE_AFTER = 1.5  # seconds of graph inactivity before the Kuzu file is closed
 
 
 class BackendOff(Exception):
@@ -52,6 +54,9 @@ class MemoryBackends:
         self._graph: "Graph | None" = None
         self.rag_lock = threading.RLock()  # tools run in worker threads; one backend call at a time
         self.graph_lock = threading.RLock()
+        self.release_after = RELEASE_AFTER
+        self._release_timer: threading.Timer | None = None
+        atexit.register(self.release)
 
     @contextmanager
     def using_rag(self) -> Iterator["RagIndex"]:
@@ -60,12 +65,35 @@ class MemoryBackends:
 
     @contextmanager
     def using_graph(self) -> Iterator["Graph"]:
-        """The graph for one call; its file is released afterwards for other processes."""
+        """The graph for one call; its file is released soon after for other processes."""
         with self.graph_lock:
+            self._cancel_release()
             try:
                 yield self.graph()
             finally:
+                self.release_soon()
+
+    def release_soon(self) -> None:
+        """Release the graph after ``release_after`` idle seconds (at once when 0).
+
+        Opening and closing Kuzu costs tens of milliseconds or more, so a burst
+        of graph calls shares one open database; when the agent goes quiet the
+        file lock is dropped so ``mnemara replay`` or another process can open it.
+        """
+        with self.graph_lock:
+            self._cancel_release()
+            if self.release_after <= 0:
                 self.release()
+                return
+            timer = threading.Timer(self.release_after, self.release)
+            timer.daemon = True
+            timer.start()
+            self._release_timer = timer
+
+    def _cancel_release(self) -> None:
+        if self._release_timer is not None:
+            self._release_timer.cancel()
+            self._release_timer = None
 
     def rag(self) -> "RagIndex":
         if not self.config.rag_enabled:

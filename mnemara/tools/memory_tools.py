@@ -24,12 +24,14 @@ def _safe(backend: str, func: Callable[[ToolContext, dict[str, Any]], dict[str, 
 
         try:
             back = _backends(ctx)
-            lock = back.graph_lock if backend == "Graph" else back.rag_lock if backend == "RAG" else None
-            if lock is None:
-                answer = func(ctx, args or {})
-            else:
-                with lock:
+            if backend == "Graph":
+                with back.using_graph():
                     answer = func(ctx, args or {})
+            elif backend == "RAG":
+                with back.rag_lock:
+                    answer = func(ctx, args or {})
+            else:
+                answer = func(ctx, args or {})
             return {"ok": True, **answer} if "ok" not in answer else answer
         except MnemaraError as exc:
             return {"ok": False, "error": exc.message}
@@ -40,9 +42,6 @@ def _safe(backend: str, func: Callable[[ToolContext, dict[str, Any]], dict[str, 
             if name in ("RagUnavailable", "GraphUnavailable"):
                 return {"ok": False, "error": f"{backend} backend unavailable: {exc}"}
             return {"ok": False, "error": f"{backend or 'tool'} failed: {name}: {exc}"}
-        finally:
-            if backend == "Graph":
-                _backends(ctx).release()
 
     handler.__name__ = func.__name__
     return handler
