@@ -90,6 +90,7 @@ def main() -> None:
             dt, text = timed(master, folder, line, args.repeat)
             print(f"{line:<20} {dt * 1000:>10.1f} {dt / base:>11.1f}  {text[:90]}")
 
+        hook_cost(folder)
         small = folder / "small.sqlite"
         with TurnStore(small) as s:
             fill_store(s, turns=60, seed=7)
@@ -99,6 +100,44 @@ def main() -> None:
             recorded = record(folder / "recorded.sqlite", turns=args.record)
             took = time.perf_counter() - t0
             freed_table(folder, recorded, f"session recorded through the real Claude CLI ({args.record} turns, {took:.0f} s to record)")
+
+
+def hook_cost(folder: Path, repeat: int = 50) -> None:
+    """Per-turn cost of the context hooks with every flag on, against selecting the window itself."""
+    from mnemara.context.hooks import after_turn, manifest_extra
+    from mnemara.tools import ToolContext
+
+    inst = Instance.at(folder / "hooks", name="hooks")
+    project = folder / "hooks" / "project"
+    project.mkdir()
+    cfg = Config.load(inst.config_path)
+    for flag in ("auto_evict_after_write", "compress_repeated_reads", "preserve_compressed_reads", "file_stat_manifest_enabled"):
+        setattr(cfg, flag, True)
+    with TurnStore(inst.turns_path) as store:
+        rows = []
+        for i in range(10):  # a 20-row window: user + assistant with a Read and an Edit of a real file
+            f = project / f"m{i % 4}.py"
+            f.write_text("x = 1\n" * 300, encoding="utf-8")
+            rows += [("user", f"step {i}"), ("assistant", [
+                {"type": "tool_use", "id": f"r{i}", "name": "Read", "input": {"file_path": str(f)}},
+                {"type": "tool_result", "tool_use_id": f"r{i}", "content": "x = 1\n" * 300},
+                {"type": "tool_use", "id": f"e{i}", "name": "Edit", "input": {"file_path": str(f), "old_string": "x", "new_string": "y"}},
+                {"type": "tool_result", "tool_use_id": f"e{i}", "content": "ok"}])]
+        store.append_many(rows)
+        session = SimpleNamespace(instance=inst, config=cfg, store=store,
+                                  tool_context=ToolContext(instance=inst, config=cfg, store=store))
+        last = store.live_rows()[-1].id
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            store.window(cfg.max_window_turns, cfg.max_window_tokens)
+        base = (time.perf_counter() - t0) / repeat
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            after_turn(session, last)
+            manifest_extra(session)
+        hooks = (time.perf_counter() - t0) / repeat
+    print(f"\n# per-turn context hooks, every flag on, 20-row window: {hooks * 1000:.2f} ms "
+          f"= {hooks / base:.1f}x selecting the window ({base * 1000:.2f} ms)")
 
 
 def freed_table(folder: Path, source: Path, title: str) -> None:

@@ -131,6 +131,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dense", action="store_true", help="also time the embedding path")
     parser.add_argument("--baseline", action="store_true", help="also time the pair search against all-pairs")
+    parser.add_argument("--apply", action="store_true", help="also time --apply and the idempotent second run")
     args = parser.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
     modes = [("tfidf", None)] + ([("dense", hashed_embedder())] if args.dense else [])
@@ -155,6 +156,20 @@ def main() -> None:
             )
 
 
+    if args.apply:
+        for size in args.sizes:
+            with tempfile.TemporaryDirectory() as home:
+                inst = generate(Path(home), size)
+                start = time.perf_counter()
+                first = run_replay(inst, now=NOW, apply=True)
+                mid = time.perf_counter()
+                second = run_replay(inst, now=NOW, apply=True)
+                end = time.perf_counter()
+            print(
+                f"[apply] {size:>6} atoms: first apply {mid - start:.3f} s ({len(first.result.written)} written, "
+                f"{len(first.result.archived)} archived); second apply {end - mid:.3f} s "
+                f"({len(second.result.written)} written, {len(second.result.archived)} archived)"
+            )
     if args.baseline:
         phases = {}
         for size in args.sizes:

@@ -13,6 +13,9 @@ likely need; the next turn uses it only if the role doc text (re-read from
 disk), the system prompt extras, the model, the tools and the environment
 are all unchanged, and otherwise starts a fresh one.
 
+``warm_spare=False`` (or ``MNEMARA_WARM_SPARE=0``) turns the spare off: every
+turn then starts its own CLI, exactly like ``claude_agent_sdk.query()``.
+
 Extension points (plain lists, append to them):
 
 * ``post_turn_hooks``: ``fn(session, assistant_row_id)`` after each persisted turn.
@@ -86,14 +89,19 @@ class AgentSession:
     """Drive turns on one instance. Not thread-safe: one turn at a time."""
 
     def __init__(self, instance: Instance, *, permission_prompt: PermissionPrompt | None = None,
-                 cwd: str | Path | None = None, warm_spare: bool = True) -> None:
+                 cwd: str | Path | None = None, warm_spare: bool | None = None) -> None:
         self.instance = instance
         self.config = Config.load(instance.config_path)
         self.store = TurnStore(instance.turns_path)
         self.tool_context = ToolContext(instance=instance, config=self.config, store=self.store)
         self.permission_prompt = permission_prompt
         self.cwd = str(cwd or os.getcwd())
+        if warm_spare is None:
+            warm_spare = os.environ.get("MNEMARA_WARM_SPARE", "1").strip().lower() not in ("0", "false", "no", "off")
         self.warm_spare = warm_spare
+        self.stats = {"spare_used": 0, "fresh_started": 0}  # how each turn got its CLI process
+        #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
+        self.warn_to_stderr = True
         self.busy = False
         self.post_turn_hooks: list[Callable[["AgentSession", int], None]] = []
         self.system_prompt_extras: list[Callable[["AgentSession"], str]] = []
@@ -122,6 +130,17 @@ class AgentSession:
         """Open the instance called ``name`` under ``$MNEMARA_HOME``."""
         return cls(Instance.open(name), **kwargs)
 
+    @classmethod
+    def at(cls, folder: str | Path, *, config: Config | None = None, **kwargs: Any) -> "AgentSession":
+        """Embed: a session on an instance living in ``folder`` (created if missing).
+
+        ``config``, when given, is saved to the folder's config.json first.
+        """
+        instance = Instance.at(Path(folder))
+        if config is not None:
+            config.save(instance.config_path)
+        return cls(instance, **kwargs)
+
     def set_permission_prompt(self, prompt: PermissionPrompt | None) -> None:
         """Swap the UI callback that answers permission questions (y/n/a/s)."""
         self.permission_prompt = prompt
@@ -149,7 +168,8 @@ class AgentSession:
         """Read the role doc now; a missing/unreadable one warns on stderr and in debug.log."""
         role = read_role_doc(self.config.role_doc_path)
         if role.warning:
-            print(f"warning: {role.warning}", file=sys.stderr)
+            if self.warn_to_stderr:
+                print(f"warning: {role.warning}", file=sys.stderr)
             log_event(self.instance.debug_log_path, "role_doc_warning", level="warning", path=role.path, warning=role.warning)
         self.last_role_doc = role
         return role
@@ -250,12 +270,14 @@ class AgentSession:
                 try:
                     await asyncio.wait_for(asyncio.shield(spare.ready), SPARE_WAIT_SECONDS)
                     if _alive(spare.client):
+                        self.stats["spare_used"] += 1
                         return spare
                     log_event(self.instance.debug_log_path, "spare_failed", level="warning", error="spare CLI exited")
                 except Exception as exc:
                     log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
             await self._discard(spare)
         fresh = self._spawn(system_prompt)
+        self.stats["fresh_started"] += 1
         try:
             await fresh.ready
         except BaseException:
@@ -278,6 +300,20 @@ class AgentSession:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def prewarm(self) -> None:
+        """Start the first turn's CLI now, in the background, for the sync :meth:`turn` API.
+
+        A UI calls this when it opens, so the user's first message does not wait
+        for the SDK import and the CLI start-up. No-op without ``warm_spare``.
+        """
+        if self.warm_spare and not self._closed and self._spare is None:
+            self._ensure_sync_loop().call_soon_threadsafe(self._prepare_spare)
+
+    async def aprewarm(self) -> None:
+        """:meth:`prewarm` for callers that drive :meth:`aturn` on their own event loop."""
+        if self.warm_spare and not self._closed and self._spare is None:
+            self._prepare_spare()
 
     async def _discard(self, handle: _Client | None) -> None:
         """End a CLI process (on the loop it lives on)."""
@@ -411,8 +447,14 @@ class AgentSession:
             failure = classify_failure(collector)
         if failure is not None:
             yield self._error(failure.message, failure.kind, user_id, stderr=handle.stderr[-5:] if handle else [])
+            partial_id = None
+            if collector.blocks:  # tools already ran: keep what happened before the failure
+                partial_id = self.store.append("assistant", collector.final_blocks(False), {
+                    "usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model,
+                    "user_row_id": user_id, "error": failure.message, "error_kind": failure.kind})
             self._prepare_spare()
-            yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=user_id, error=failure.message)
+            yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=user_id,
+                              assistant_row_id=partial_id, error=failure.message)
             return
         meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model,
                 "interrupted": interrupted, "user_row_id": user_id}

@@ -119,6 +119,7 @@ def _good_export(source, tmp_path):
         (lambda t: "# My notes\nhello\n", "line 1: not a Mnemara export"),
         (lambda t: t.replace("mnemara-export v1", "mnemara-export v2", 1), "line 1: export format v2 is not supported"),
         (lambda t: "", "line 1: not a Mnemara export"),
+        (lambda t: t.replace("\n", "\r\n"), "line 1: the file has CRLF (Windows) line endings"),
         (lambda t: t.replace('"max_window_turns": 7', '"max_window_turns": -3'), "max_window_turns"),
         (lambda t: t.replace('"max_window_turns": 7', '"max_window_turns": 7,,'), "invalid JSON in config"),
         (lambda t: t.replace("## turn 3 · assistant", "## turn 3 · robot"), "does not match its '## turn' heading"),

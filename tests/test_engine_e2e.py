@@ -47,17 +47,20 @@ def test_stream_off_sends_no_deltas(scripted_api, session_factory):
 def test_role_doc_is_reread_after_edit_and_missing_one_warns(scripted_api, session_factory, tmp_path, capsys):
     role = tmp_path / "role.md"
     role.write_text("You are ROLE-VERSION-ONE.", encoding="utf-8")
-    session = session_factory()
+    session = session_factory(warm_spare=True)
     update_config(session.instance.config_path, role_doc_path=str(role))
     session.turn("first")
+    session.turn("second, same role doc: the spare CLI serves it")
+    assert session.stats == {"spare_used": 1, "fresh_started": 1}
     role.write_text("You are ROLE-VERSION-TWO.", encoding="utf-8")
-    session.turn("second")
+    session.turn("third")
+    assert session.stats == {"spare_used": 1, "fresh_started": 2}  # the spare had the old text
     role.unlink()
-    result = session.turn("third")
+    result = session.turn("fourth")
     systems = [r.system_text for r in scripted_api.message_requests()]
-    assert systems[0].endswith("You are ROLE-VERSION-ONE.")
-    assert systems[1].endswith("You are ROLE-VERSION-TWO.")
-    assert "ROLE-VERSION" not in systems[2]
+    assert systems[0].endswith("You are ROLE-VERSION-ONE.") and systems[1].endswith("You are ROLE-VERSION-ONE.")
+    assert systems[2].endswith("You are ROLE-VERSION-TWO.")
+    assert "ROLE-VERSION" not in systems[3]
     assert any(isinstance(e, ev.Notice) and "role doc not found" in e.message for e in result.events)
     assert result.ok
     assert "role doc not found" in capsys.readouterr().err
@@ -220,3 +223,28 @@ def test_mcp_servers_of_config_are_wired_through(scripted_api, session_factory):
     assert len(results) == 1 and not results[0].is_error and results[0].text == "echo: ping"
     assert requests[1].tool_results()[0]["content"][0]["text"].startswith("echo: ping")
     assert result.text == "echoed"
+
+
+def test_failure_after_a_tool_ran_keeps_the_partial_turn(scripted_api, session_factory):
+    session = session_factory()
+    scripted_api.push(reply(tool_use("mcp__mnemara__write_memory", {"text": "kept note"})), http_error(500))
+    result = session.turn("write then fail")
+    assert [e.kind for e in result.errors] == ["server"]
+    row = session.store.get(result.done.assistant_row_id)
+    assert [b["type"] for b in row.blocks] == ["tool_use", "tool_result"]
+    assert row.meta["error_kind"] == "server"
+    atoms = [a for f in day_files(session.instance.memory_dir) for a in parse_file(f)]
+    assert [a.text for a in atoms] == ["kept note"]
+
+
+def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
+    import time
+
+    session = session_factory(warm_spare=True)
+    session.prewarm()
+    deadline = time.monotonic() + 60
+    while (session._spare is None or not session._spare.ready.done()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    scripted_api.push(reply("warm hello"))
+    assert session.turn("first").text == "warm hello"
+    assert session.stats == {"spare_used": 1, "fresh_started": 0}

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from mnemara.config import Config
+from mnemara.config import Config, update_config
 from mnemara.instance import Instance
 from mnemara.memory.notes import day_files, parse_file
 from mnemara.store import TurnStore
@@ -39,7 +39,8 @@ def test_run_piped_reads_lines_runs_commands_and_exits_at_eof(scripted_api, mnem
 
 
 def test_permission_answer_is_read_from_the_next_line(scripted_api, mnemara_home, tmp_path):
-    Instance.create("perm")
+    inst = Instance.create("perm")
+    update_config(inst.config_path, role_doc_path=str(tmp_path / "gone.md"))  # missing: warn, keep going
     target = tmp_path / "made.txt"
     scripted_api.push(reply(tool_use("Bash", {"command": f"echo made > {target}"})), reply("ran it"),
                       reply(tool_use("Bash", {"command": f"echo again >> {target}"})), reply("was denied"))
@@ -47,6 +48,7 @@ def test_permission_answer_is_read_from_the_next_line(scripted_api, mnemara_home
     assert proc.returncode == 0, proc.stderr
     assert target.read_text() == "made\n"
     assert proc.stderr.count("permission: allow Bash") == 2
+    assert proc.stderr.count("warning: role doc not found") == 2  # once per turn, not twice
     results = [r.tool_results() for r in scripted_api.message_requests() if r.tool_results()]
     assert not results[0][0].get("is_error") and results[1][0].get("is_error")
 

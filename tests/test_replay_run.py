@@ -220,3 +220,17 @@ def test_unreadable_status_sidecar_is_reported_not_fatal():
     plan = run_replay(inst, now=NOW)
     assert plan.issues[0].file == "status.json" and "statuses ignored" in plan.issues[0].reason
     assert plan.counts["duplicates"] == 1
+
+
+def test_embedding_near_duplicates_must_also_match_in_wording():
+    inst = make_instance()
+    add(inst, "The lease timeout in server.py is 30 seconds.", hours_ago=3)
+    add(inst, "The lease timeout in server.py is 60 seconds.", hours_ago=2)
+    add(inst, "The lease timeout in server.py is 30 seconds.", hours_ago=1)
+
+    def same_vector(texts):  # an embedder that cannot tell the numbers apart
+        return [[1.0, 0.0] for _ in texts]
+
+    plan = run_replay(inst, now=NOW, embed=same_vector)
+    moves = [a.detail for a in plan.actions if a.kind == "archive"]
+    assert len(moves) == 1 and moves[0].startswith("2026-05-10.md@2026-05-10T21:00:00+00:00 duplicates")

@@ -23,6 +23,7 @@ def _open_panel(instance, session) -> bool:
         from mnemara.ui.tui.app import MnemaraApp
     except ImportError:
         return False
+    session.warn_to_stderr = False  # stderr would tear the panel; it shows Notice events instead
     MnemaraApp(instance, session=session).run()
     return True
 

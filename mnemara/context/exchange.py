@@ -202,6 +202,8 @@ def _parse_row_head(lines: _Lines, raw: Any, at: int, heading: tuple[int, str]) 
 def parse_export(text: str, source: str = "export") -> ExportDoc:
     """Parse an export completely or raise :class:`UsageError` naming the line that failed."""
     lines = _Lines(source, text.split("\n"))
+    if lines.peek() == MARKER + "\r":
+        raise lines.fail("the file has CRLF (Windows) line endings; convert it back to LF line endings and import again")
     if lines.peek() != MARKER:
         newer = re.fullmatch(r"<!-- mnemara-export v(\d+) -->", lines.peek() or "")
         if newer:

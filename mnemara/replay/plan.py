@@ -7,6 +7,7 @@ digest (phase 7).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -33,7 +34,7 @@ from mnemara.replay.proposals import (
     slugify,
     wiki_proposal,
 )
-from mnemara.replay.vectors import TfidfSpace, call_embedder, embedder_name
+from mnemara.replay.vectors import SparseRows, TfidfSpace, call_embedder, embedder_name
 
 Progress = Callable[[str, int, int], None]
 INACTIVE = ("superseded", "deprecated")
@@ -203,6 +204,8 @@ def build_plan(
         protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
         retired = {i for i, a in enumerate(active) if a.archived}
         dup_pairs = _not_marked_distinct(pairs, active, book)
+        if dense is not None:
+            dup_pairs = _lexically_near(dup_pairs, space, policy.duplicate_distance)
         duplicate_of = clustering.near_duplicates(order, dup_pairs, policy.duplicate_distance, protected, retired)
 
     # phase 3: augment
@@ -290,6 +293,17 @@ def _mark_coverage(
             doc_dense = None
     doc_rows = space.transform([d.text for d in docs])
     floor = 1.0 - cover_distance - clustering.EPS
+    is_wiki = np.array([d.kind in ("wiki", "wiki_proposal") for d in docs], dtype=bool)
+    is_role = np.array([d.kind == "role_proposal" for d in docs], dtype=bool)
+    wiki_slugs: dict[str, int] = {}
+    role_slugs: dict[str, int] = {}
+    for k, doc in enumerate(docs):
+        if doc.kind == "role_proposal":
+            match = re.fullmatch(r".*?_replay-(.+)\.md", doc.path.name)
+            if match:
+                role_slugs.setdefault(match.group(1), k)
+        else:
+            wiki_slugs.setdefault(doc.slug, k)
     for pattern, group in zip(patterns, groups):
         if doc_dense is not None and dense is not None:
             centroid = dense[group].mean(axis=0)
@@ -297,15 +311,48 @@ def _mark_coverage(
             sims = doc_dense @ centroid
         else:
             centroid = space.dense(group)
-            sims = np.array([float(np.dot(centroid[doc_rows.row(k)[0]], doc_rows.row(k)[1])) for k in range(len(docs))])
-        for k, doc in enumerate(docs):
-            close = sims[k] >= floor
-            if doc.kind in ("wiki", "wiki_proposal") and pattern.covered_by is None:
-                if close or doc.slug == pattern.slug:
-                    pattern.covered_by = f"{'wiki' if doc.kind == 'wiki' else 'wiki_proposals'}/{doc.slug}.md"
-            if doc.kind == "role_proposal" and pattern.role_covered_by is None:
-                if close or doc.path.name.endswith(f"_replay-{pattern.slug}.md"):
-                    pattern.role_covered_by = f"role_proposals/{doc.path.name}"
+            sims = _sparse_dots(doc_rows, centroid)
+        close = np.asarray(sims) >= floor
+        k = _first(close & is_wiki, wiki_slugs.get(pattern.slug))
+        if k is not None:
+            pattern.covered_by = f"{'wiki' if docs[k].kind == 'wiki' else 'wiki_proposals'}/{docs[k].slug}.md"
+        k = _first(close & is_role, role_slugs.get(pattern.slug))
+        if k is not None:
+            pattern.role_covered_by = f"role_proposals/{docs[k].path.name}"
+
+
+def _first(mask: np.ndarray, also: int | None) -> int | None:
+    """The lowest index set in ``mask`` or equal to ``also``."""
+    hits = np.flatnonzero(mask)
+    found = [int(hits[0])] if len(hits) else []
+    if also is not None:
+        found.append(also)
+    return min(found) if found else None
+
+
+def _lexically_near(pairs: list[clustering.Pair], space: TfidfSpace, max_distance: float) -> list[clustering.Pair]:
+    """Embedding near-duplicates that are near-identical in wording too.
+
+    Embeddings can put "timeout is 30 s" and "timeout is 60 s" within 0.10; archiving
+    one for the other would hide a fact, so a move also needs the TF-IDF rows to agree.
+    """
+    out = []
+    for pair in pairs:
+        if pair.distance >= max_distance:
+            continue
+        a_idx, a_val = space.rows.row(pair.a)
+        b_idx, b_val = space.rows.row(pair.b)
+        common, ia, ib = np.intersect1d(a_idx, b_idx, assume_unique=True, return_indices=True)
+        if 1.0 - float(np.dot(a_val[ia], b_val[ib])) < max_distance:
+            out.append(pair)
+    return out
+
+
+def _sparse_dots(rows: SparseRows, vector: np.ndarray) -> np.ndarray:
+    """Dot product of every sparse row with a dense vector, in one pass."""
+    products = vector[rows.indices] * rows.data
+    sums = np.concatenate(([0.0], np.cumsum(products, dtype=np.float64)))
+    return sums[rows.indptr[1:]] - sums[rows.indptr[:-1]]
 
 
 def _free_name(stem: str, taken: set[str], folder: Path) -> str:

@@ -252,6 +252,7 @@ def handle_line(session: Any, line: str, render: Renderer) -> bool:
 def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     """The non-terminal REPL: one line per message, exit at end of input."""
     lines = LineSource(stdin)
+    session.warn_to_stderr = False  # the renderer prints Notice events to stderr itself
     session.set_permission_prompt(line_prompt(lines, stderr))
     render = Renderer(stdout, stderr, session.config.display_name)
     for line in lines:
@@ -266,6 +267,7 @@ def run_tty(session: Any, banner: str = "") -> int:
     from prompt_toolkit.history import FileHistory
 
     watcher_ref: list[InterruptWatcher] = []
+    session.warn_to_stderr = False
     session.set_permission_prompt(tty_prompt_for(watcher_ref))
     prompt = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
     render = Renderer(sys.stdout, sys.stdout, session.config.display_name)
@@ -298,6 +300,7 @@ def run_repl(session: Any, *, stdin: TextIO | None = None, stdout: TextIO | None
              stderr: TextIO | None = None, banner: str = "") -> int:
     """Pick the terminal or the piped REPL for ``stdin``; returns an exit code."""
     stdin = stdin or sys.stdin
+    session.prewarm()  # the first turn's CLI starts while the user types
     if stdin.isatty() and (stdout or sys.stdout).isatty():
         return run_tty(session, banner)
     return run_piped(session, stdin, stdout or sys.stdout, stderr or sys.stderr)

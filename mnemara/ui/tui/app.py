@@ -22,8 +22,6 @@ from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.debuglog import log_event
 from mnemara.instance import Instance
 from mnemara.ui.tui.bridge import PanelBridge
-from mnemara.ui.tui.screens.context_viewer import ContextViewer
-from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
 from mnemara.ui.tui.transcript_view import TurnView, entries_for
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
@@ -33,6 +31,7 @@ from mnemara.ui.tui.widgets.panel_header import PanelHeader
 from mnemara.ui.tui.widgets.status_line import StatusLine
 
 STOP_GRACE_SECONDS = 5.0
+BUSY = "a turn is running: wait, or press Esc (or /stop) to cancel it"
 SessionFactory = Callable[..., Any]
 
 
@@ -73,6 +72,7 @@ class MnemaraApp(App[None]):
         self.session = session
         self.bridge = PanelBridge(session)
         self._turn: Worker | None = None
+        self._quitting = False
         self.title = f"mnemara: {instance.name}"
 
     # -- widgets ---------------------------------------------------------------------
@@ -90,8 +90,32 @@ class MnemaraApp(App[None]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._load)
+        self._start_inbox()
+
+    # -- peer inbox ----------------------------------------------------------------------
+    def _start_inbox(self) -> None:
+        """Run the peer inbox beside the session when peer poll is configured (the ⚡ Inbox button)."""
+        cfg = self.bridge.config
+        if not (cfg.peer_poll_enabled and cfg.peer_db_path) or getattr(self.session, "peer_inbox", None):
+            return
+        from mnemara.peer import PeerInbox
+
+        inbox = PeerInbox.from_config(
+            cfg, self.instance.name, deliver=self._deliver_peer_turn, instance_root=self.instance.root,
+            debug_log=self.instance.debug_log_path, is_idle=lambda: not self.turn_running,
+            on_change=lambda _inbox: self.refresh_panel(),
+        )
+        self.session.peer_inbox = inbox
+        inbox.start()
+
+    async def _deliver_peer_turn(self, text: str) -> None:
+        """The inbox's deliver(): run the batched peer turn in the panel; raise if it did not complete."""
+        if not await self.start_turn(text, who="⚡ inbox").wait():
+            raise RuntimeError("the inbox turn did not complete")
 
     def _load(self) -> None:
+        if self._quitting:
+            return
         log = self._chat_screen.query_one(ChatLog)
         name = self.bridge.assistant_name
         window = self.bridge.window()
@@ -103,10 +127,12 @@ class MnemaraApp(App[None]):
 
     def refresh_panel(self) -> None:
         """Header, status line and buttons from the current config and store."""
+        if self._quitting:
+            return
         cfg = self.bridge.config
         screen = self._chat_screen
         screen.query_one(PanelHeader).show(self.instance.name, cfg.model, cfg.role_doc_path)
-        screen.query_one(StatusLine).show_status(self.bridge.status())
+        screen.query_one(StatusLine).show_status(self.bridge.status(busy=self.turn_running))
         screen.query_one(ButtonBar).set_inbox(self.bridge.inbox_state())
 
     def say(self, text: str, kind: str = "info", who: str = "mnemara") -> None:
@@ -126,19 +152,21 @@ class MnemaraApp(App[None]):
             self.run_command(text.strip())
             return
         if self.turn_running:
-            self.notify("a turn is running: wait, or press Esc (or /stop) to cancel it", severity="warning")
+            self.notify(BUSY, severity="warning")
             return
         self.chat_input.clear()
-        self.start_turn(text)
+        self.start_turn(text[1:] if text.startswith("//") else text)  # "//x" sends "/x" as a message
 
-    def start_turn(self, text: str) -> None:
-        self._turn = self._run_turn(text)
+    def start_turn(self, text: str, who: str = "you") -> Worker:
+        self._turn = self._run_turn(text, who)
         self.refresh_panel()
+        return self._turn
 
     @work(group="turn", exclusive=True, exit_on_error=False)
-    async def _run_turn(self, text: str) -> None:
+    async def _run_turn(self, text: str, who: str = "you") -> bool:
+        """One turn rendered as it streams; returns True when it completed without error."""
         log = self.chat_log
-        log.append(LogEntry("user", "you", text))
+        log.append(LogEntry("user", who, text))
         view = TurnView(log, self.bridge.assistant_name)
         try:
             async for event in self.session.aturn(text):
@@ -151,6 +179,8 @@ class MnemaraApp(App[None]):
         except Exception as exc:  # the panel must survive whatever the session raises
             log_event(self.instance.debug_log_path, "tui_turn_error", level="error", error=repr(exc))
             log.append(LogEntry("error", "error", f"{type(exc).__name__}: {exc}"))
+            return False
+        return view.completed
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "turn":
@@ -192,12 +222,13 @@ class MnemaraApp(App[None]):
         elif action == "clear_log":
             self.action_clear_log()
         elif action == "send" and result.data.get("text"):
+            if self.turn_running:
+                self.say(BUSY, "error", "error")
+                return
             if result.text:
                 self.say(result.text)
             self.start_turn(str(result.data["text"]))
             return
-        elif action == "toggle_inbox":
-            pass
         if result.text and action not in ("open_role_editor", "open_context"):
             self.say(result.text, "info" if result.ok else "error", "mnemara" if result.ok else "error")
 
@@ -226,10 +257,18 @@ class MnemaraApp(App[None]):
         self.push_screen(RoleEditor(self.bridge.role_path()))
 
     def action_open_context(self) -> None:
+        from mnemara.ui.tui.screens.context_viewer import ContextViewer  # tabs, lists: loaded when first opened
+
         self.push_screen(ContextViewer(self.bridge), callback=lambda _: self.refresh_panel())
 
     async def action_quit_panel(self) -> None:
-        """Stop a running turn (its partial answer is stored), close the session, exit."""
+        """Stop a running turn (its partial answer is stored), stop the inbox, close the session, exit."""
+        if self._quitting:
+            return
+        self._quitting = True
+        inbox = getattr(self.session, "peer_inbox", None)
+        if inbox is not None:
+            await inbox.aclose()
         if self.turn_running:
             await self.cancel_turn()
         close = getattr(self.session, "aclose", None) or getattr(self.session, "close", None)
@@ -287,6 +326,8 @@ class MnemaraApp(App[None]):
         return await self._ask(request)
 
     async def _ask(self, request: Any) -> str:
+        from mnemara.ui.tui.screens.permission import PermissionScreen
+
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
         def done(choice: str | None) -> None:

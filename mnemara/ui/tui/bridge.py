@@ -68,21 +68,21 @@ class PanelBridge:
         return compute(self.config, self.window(), self.role_text(), self.manifest_text())
 
     # -- inbox (peer poll) ---------------------------------------------------
-    def inbox_state(self) -> bool | None:
-        """None when peer poll is not configured; else whether delivery is on."""
-        cfg = self.config
-        if not (cfg.peer_poll_enabled and cfg.peer_db_path):
-            return None
-        inbox = getattr(self.session, "inbox", None)
-        return bool(getattr(inbox, "enabled", cfg.peer_poll_enabled)) if inbox is not None else cfg.peer_poll_enabled
+    @property
+    def inbox(self) -> Any:
+        return getattr(self.session, "peer_inbox", None)
 
-    def status(self) -> Status:
+    def inbox_state(self) -> bool | None:
+        """None when the panel runs no peer inbox (peer poll not configured); else whether delivery is ON."""
+        return None if self.inbox is None else bool(self.inbox.enabled)
+
+    def status(self, busy: bool = False) -> Status:
         cfg = self.config
         win = self.window()
-        inbox = self.inbox_state()
+        inbox = self.inbox
         return Status(
             turns=len(win.rows), max_turns=cfg.max_window_turns, tokens=win.tokens, max_tokens=cfg.max_window_tokens,
-            model=cfg.model, inbox="n/a" if inbox is None else ("on" if inbox else "off"), busy=self.busy,
+            model=cfg.model, inbox="inbox: n/a" if inbox is None else inbox.state_text, busy=busy or self.busy,
         )
 
     def log(self, event: str, **fields: Any) -> None:

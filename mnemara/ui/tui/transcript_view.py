@@ -85,6 +85,14 @@ class TurnView:
         self._streaming: int | None = None  # index of the assistant entry receiving deltas
         self._streamed = ""
         self.done: Any = None
+        self.errors = 0
+
+    @property
+    def completed(self) -> bool:
+        """The turn ended normally: a TurnDone, not interrupted, no error."""
+        done = self.done
+        return (done is not None and not getattr(done, "interrupted", False)
+                and not getattr(done, "error", None) and not self.errors)
 
     def _end_stream(self) -> None:
         self._streaming = None
@@ -129,7 +137,11 @@ class TurnView:
 
     def _on_ErrorEvent(self, event: Any) -> None:
         self._end_stream()
+        self.errors += 1
         self.log.append(LogEntry("error", "error", event.message))
+
+    def _on_Notice(self, event: Any) -> None:
+        self.log.append(LogEntry("info", getattr(event, "level", "notice"), event.message))
 
     def _on_TurnDone(self, event: Any) -> None:
         self._end_stream()

@@ -20,6 +20,14 @@ from mnemara.fsutil import atomic_write_text
 from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
 
 
+def display_path(path: Path) -> str:
+    """``~/...`` for paths under the home folder, else the path as given."""
+    try:
+        return "~/" + str(path.expanduser().resolve().relative_to(Path.home().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def load_text(path: Path) -> tuple[str, str | None]:
     """The file's text, or empty text and a note saying why (missing = a new file)."""
     try:
@@ -54,7 +62,7 @@ class RoleEditor(ModalScreen[bool]):
         text, note = load_text(self.path)
         self._saved_text = text if note is None else None
         with Vertical(id="role-box"):
-            yield Static(f"📄 {self.path}", id="role-title", markup=False)
+            yield Static(f"📄 {display_path(self.path)}", id="role-title", markup=False)
             yield TextArea(text, id="role-text", language="markdown", soft_wrap=True, show_line_numbers=True)
             yield Static(note or "Ctrl+S saves · Esc closes · changes apply on the next turn", id="role-status",
                          markup=False)

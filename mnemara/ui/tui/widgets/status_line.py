@@ -23,14 +23,14 @@ class Status:
     tokens: int
     max_tokens: int
     model: str
-    inbox: str  # "on", "off" or "n/a" (peer poll not configured)
+    inbox: str  # the inbox's state text, or "inbox: n/a" when peer poll is not configured
     busy: bool = False
 
     def line(self) -> str:
         busy = " | working… (Esc or /stop cancels)" if self.busy else ""
         return (
             f"turns: {self.turns}/{self.max_turns} | tokens: {human_tokens(self.tokens)}/{human_tokens(self.max_tokens)}"
-            f" | model: {self.model} | inbox: {self.inbox}{busy}"
+            f" | model: {self.model} | {self.inbox}{busy}"
         )
 
 

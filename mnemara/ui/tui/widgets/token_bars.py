@@ -24,9 +24,9 @@ def bar(tokens: int, cap: int, width: int) -> tuple[str, str]:
 
 
 class TokenBars(Widget):
-    """Renders a :class:`Breakdown` (one line per part, then the total)."""
+    """Renders a :class:`Breakdown`: per part a bar line and a dim note line, then the total."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"token-bars--fill", "token-bars--empty", "token-bars--over"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"token-bars--fill", "token-bars--empty", "token-bars--over", "token-bars--note"}
 
     def __init__(self, breakdown: Breakdown, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -37,7 +37,7 @@ class TokenBars(Widget):
         self.refresh(layout=True)
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        return len(self.breakdown.parts) + 2
+        return len(self.breakdown.parts) + sum(1 for p in self.breakdown.parts if p.note) + 2
 
     def render(self) -> Text:
         b = self.breakdown
@@ -45,6 +45,7 @@ class TokenBars(Widget):
         fill = self.get_component_rich_style("token-bars--fill", partial=True)
         empty = self.get_component_rich_style("token-bars--empty", partial=True)
         over = self.get_component_rich_style("token-bars--over", partial=True)
+        muted = self.get_component_rich_style("token-bars--note", partial=True)
         out = Text(no_wrap=True, overflow="ellipsis", end="")
         rows = [(p.name, p.tokens, p.note) for p in b.parts] + [("", 0, ""), ("total", b.total, "")]
         for name, tokens, note in rows:
@@ -57,9 +58,8 @@ class TokenBars(Widget):
             out.append(full, style=over if tokens > b.cap else fill)
             out.append(rest, style=empty)
             figure = f" {human_tokens(tokens):>5}/{human_tokens(b.cap)} {pct:5.1f}%"
-            out.append(figure)
+            out.append(figure + "\n")
             if note:
-                out.append(f"  {note}", style=empty)
-            out.append("\n")
+                out.append(" " * NAME_WIDTH + note + "\n", style=muted)
         out.rstrip()
         return out

@@ -1,0 +1,179 @@
+"""Chat panel benchmark (issue 9): start-up to an interactive panel, and a 5,000-message log.
+
+Run: python bench/bench_tui.py [--messages 5000] [--repeats 5]
+
+1. Start-up: `mnemara run` on a pseudo-terminal, timed until the status line of
+   the panel is drawn (the panel is interactive), against `python -c pass` on the
+   same kind of terminal. No model call is involved.
+2. Log: messages appended one by one to the chat log of a headless app, the
+   screen refreshed after each, timing the first and the last 100 appends; the
+   same for a naive log made of one mounted Static widget per message (the
+   baseline). Then PageUp/PageDown through the full log.
+
+Prints ratios measured in this one run (the machine is shared: compare ratios).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import os
+import pty
+import select
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+READY_MARK = b"turns: "
+
+
+# -- 1. start-up -------------------------------------------------------------------------
+
+
+def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: float = 60.0) -> tuple[float, float]:
+    """Run ``cmd`` on a fresh 100x30 pty. Returns (seconds until ``mark`` was printed or exit, seconds to exit)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    seen = b""
+    ready_at = None
+    quit_sent = False
+    try:
+        while time.perf_counter() - started < timeout:
+            ready, _, _ = select.select([master], [], [], 0.01)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen = (seen + chunk)[-4096:]
+            if ready_at is None and mark is not None and mark in seen:
+                ready_at = time.perf_counter() - started
+            if ready_at is not None and not quit_sent:
+                os.write(master, b"\x03")  # Ctrl+C: quit after saving
+                quit_sent = True
+            if proc.poll() is not None:
+                break
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    ended = time.perf_counter() - started
+    return (ready_at if ready_at is not None else ended), ended
+
+
+def bench_startup(repeats: int) -> None:
+    from mnemara.instance import Instance
+
+    home = Path(tempfile.mkdtemp(prefix="mnemara-bench-tui-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_"))}
+    env.update(HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), PYTHONPATH=str(ROOT), TERM="xterm-256color")
+    os.environ["MNEMARA_HOME"] = env["MNEMARA_HOME"]
+    Instance.create("bench")
+    base, panel, quits = [], [], []
+    for _ in range(repeats):
+        base.append(on_pty([sys.executable, "-c", "pass"], env, None)[1])
+        ready, ended = on_pty([sys.executable, "-m", "mnemara", "run", "--instance", "bench"], env, READY_MARK)
+        panel.append(ready)
+        quits.append(ended - ready)
+    b, p, q = statistics.median(base), statistics.median(panel), statistics.median(quits)
+    print("start-up (median of %d, on a pty)" % repeats)
+    print(f"  python -c pass                      {b * 1000:8.1f} ms")
+    print(f"  mnemara run -> panel interactive    {p * 1000:8.1f} ms   ({p / b:5.1f}x python -c pass)")
+    print(f"  Ctrl+C -> process gone              {q * 1000:8.1f} ms")
+
+
+# -- 2. the log --------------------------------------------------------------------------
+
+
+async def time_appends(kind: str, total: int, window: int = 100) -> dict[str, float]:
+    from textual.app import App, ComposeResult
+    from textual.containers import VerticalScroll
+    from textual.widgets import Static
+
+    from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
+
+    class LogApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatLog(id="log") if kind == "chatlog" else VerticalScroll(id="log")
+
+    app = LogApp()
+    out: dict[str, float] = {}
+    async with app.run_test(size=(100, 30)) as pilot:
+        log = app.query_one("#log")
+        await pilot.pause()
+
+        async def append(i: int) -> None:
+            text = f"message {i}: " + "lorem ipsum dolor sit amet " * 3
+            if kind == "chatlog":
+                log.append(LogEntry("assistant" if i % 2 else "user", "assistant" if i % 2 else "you", text))
+            else:
+                await log.mount(Static(f"{'assistant' if i % 2 else 'you'}: {text}"))
+                log.scroll_end(animate=False, immediate=True)
+
+        t0 = time.perf_counter()
+        for i in range(window):
+            await append(i)
+            await pilot.pause()
+        out["first"] = time.perf_counter() - t0
+        for i in range(window, total - window):
+            await append(i)
+            if i % 50 == 0:
+                await pilot.pause()
+        await pilot.pause()
+        t0 = time.perf_counter()
+        for i in range(total - window, total):
+            await append(i)
+            await pilot.pause()
+        out["last"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for key in ["pageup"] * 25 + ["pagedown"] * 25:
+            log.scroll_page_up(animate=False) if key == "pageup" else log.scroll_page_down(animate=False)
+            await pilot.pause()
+        out["scroll"] = (time.perf_counter() - t0) / 50
+        if kind == "chatlog":
+            out["renders"] = float(log.renders)
+    return out
+
+
+def bench_log(total: int, baseline_total: int) -> None:
+    ours = asyncio.run(time_appends("chatlog", total))
+    naive = asyncio.run(time_appends("static", baseline_total))
+    print(f"chat log ({total} messages; screen refreshed after each timed append)")
+    print(f"  ChatLog: first 100 appends {ours['first'] * 10:7.2f} ms each, last 100 {ours['last'] * 10:7.2f} ms each"
+          f"  -> last/first {ours['last'] / ours['first']:5.2f}x")
+    print(f"           entries rendered: {int(ours['renders'])} for {total} appends (each entry once)")
+    print(f"           PageUp/PageDown through the full log: {ours['scroll'] * 1000:6.2f} ms per page")
+    print(f"  baseline (one Static widget per message, {baseline_total} messages):")
+    print(f"           first 100 {naive['first'] * 10:7.2f} ms each, last 100 {naive['last'] * 10:7.2f} ms each"
+          f"  -> last/first {naive['last'] / naive['first']:5.2f}x")
+    print(f"           PageUp/PageDown: {naive['scroll'] * 1000:6.2f} ms per page")
+    print(f"  ChatLog last-100 append vs baseline last-100 append: {naive['last'] / ours['last']:5.1f}x faster")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=5000)
+    parser.add_argument("--baseline-messages", type=int, default=2000,
+                        help="messages for the one-widget-per-message baseline (it gets slow)")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    bench_startup(args.repeats)
+    bench_log(args.messages, args.baseline_messages)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""AgentSession without a turn: construction, embedding in a folder, refusals, lazy public API."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import mnemara
+from mnemara.config import Config
+from mnemara.errors import MnemaraError
+from mnemara.session import AgentSession, has_credentials
+from tests.conftest import ROOT, cli_env
+
+
+def test_session_at_a_folder_with_a_given_config(tmp_path):
+    session = AgentSession.at(tmp_path / "embedded", config=Config(model="claude-haiku-4-5", max_window_turns=4))
+    try:
+        assert (tmp_path / "embedded" / "turns.sqlite").exists()
+        assert Config.load(tmp_path / "embedded" / "config.json").model == "claude-haiku-4-5"
+        assert session.config.max_window_turns == 4 and not session.busy
+    finally:
+        session.close()
+    session.close()  # twice is fine
+
+
+async def test_empty_message_and_closed_session_are_refused(tmp_path):
+    session = AgentSession.at(tmp_path / "x")
+    with pytest.raises(MnemaraError, match="empty message"):
+        async for _ in session.aturn("   "):
+            pass
+    assert session.store.history() == []
+    await session.aclose()
+    with pytest.raises(MnemaraError, match="closed"):
+        async for _ in session.aturn("hi"):
+            pass
+
+
+def test_system_prompt_extras_and_broken_extra(tmp_path):
+    session = AgentSession.at(tmp_path / "x")
+    try:
+        session.system_prompt_extras.append(lambda s: "EXTRA-ONE")
+        session.system_prompt_extras.append(lambda s: "")
+        session.system_prompt_extras.append(lambda s: 1 / 0)
+        role = session.read_role()
+        assert session.system_prompt(role) == "EXTRA-ONE"
+        session.pre_turn_context.append(lambda s, text: f"recall for {text}")
+        blocks = session.context_blocks("q")
+        assert [b["text"] for b in blocks] == ["recall for q", "q"]
+    finally:
+        session.close()
+
+
+def test_credentials_detection(tmp_path):
+    assert not has_credentials({"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "c")})
+    assert has_credentials({"ANTHROPIC_API_KEY": "k"})
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / ".credentials.json").write_text("{}")
+    assert has_credentials({"CLAUDE_CONFIG_DIR": str(tmp_path / "c")})
+
+
+def test_public_api_is_lazy():
+    code = ("import sys, mnemara; assert 'claude_agent_sdk' not in sys.modules; "
+            "from mnemara import AgentSession, Instance, Config, events; "
+            "assert AgentSession.__module__ == 'mnemara.session' and 'claude_agent_sdk' not in sys.modules")
+    proc = subprocess.run([sys.executable, "-c", code], env=cli_env(), cwd=str(ROOT), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert {"AgentSession", "Instance", "Config", "events"} <= set(dir(mnemara))
+    with pytest.raises(AttributeError):
+        mnemara.nope  # noqa: B018

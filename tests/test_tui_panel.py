@@ -1,0 +1,471 @@
+"""The chat panel driven by Textual's pilot against the real session, SDK and Claude CLI.
+
+Only the model is scripted (mnemara.testing.ScriptedAPI on 127.0.0.1); the
+store, the role doc file, the permission gate and the CLI are real.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemara.commands import specs
+from mnemara.config import update_config
+from mnemara.instance import Instance
+from mnemara.testing import reply, tool_use
+from mnemara.ui.tui.app import MnemaraApp
+from mnemara.ui.tui.screens.context_viewer import ContextViewer
+from mnemara.ui.tui.screens.permission import PermissionScreen
+from mnemara.ui.tui.screens.role_editor import RoleEditor
+from mnemara.ui.tui.screens.text_prompt import TextPrompt
+
+from tests.tui_support import instance, make_app, type_text, wait_for  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.e2e
+SIZE = (110, 34)
+
+
+@pytest.fixture
+def api(scripted_api):
+    return scripted_api
+
+
+async def send(pilot: Any, app: MnemaraApp, text: str) -> None:
+    app.chat_input.focus()
+    await type_text(pilot, text)
+    await pilot.press("ctrl+s")
+
+
+async def finish_turn(pilot: Any, app: MnemaraApp) -> None:
+    await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, what="the turn to end")
+    await pilot.pause()
+
+
+# -- chatting ------------------------------------------------------------------------------
+
+
+async def test_send_with_ctrl_s_streams_the_answer_under_the_display_name(api, make_app, instance):
+    answer = "The lease timeout lives in server.py as LEASE_SECONDS, read at start-up."
+    api.push(reply(answer, delay=0.03, chunk_size=6))
+    update_config(instance.config_path, display_name="Mimir")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.chat_input.focus()
+        await type_text(pilot, "where is")
+        await pilot.press("enter")  # Enter is a newline, not send
+        await type_text(pilot, "the timeout?")
+        assert app.chat_input.text == "where is\nthe timeout?" and app._turn is None
+        await pilot.press("ctrl+s")
+        assert app.chat_input.text == ""
+        seen: set[str] = set()
+
+        def streamed() -> bool:
+            for entry in app.chat_log.entries:
+                if entry.kind == "assistant":
+                    seen.add(entry.text)
+            return not app.turn_running and app._turn is not None
+
+        await wait_for(pilot, streamed, what="the streamed answer")
+        log = app.chat_log.plain_text()
+        assert "you: where is\nthe timeout?" in log
+        assert f"Mimir: {answer}" in log and "assistant:" not in log
+        assert any(0 < len(s) < len(answer) and answer.startswith(s) for s in seen), seen  # arrived in pieces
+        assert api.last.user_text().endswith("where is\nthe timeout?")
+        rows = app.session.store.history()
+        assert [r.role for r in rows] == ["user", "assistant"] and rows[1].text == answer
+        assert "turns: 2/20" in app._chat_screen.query_one("#status").status.line()
+
+
+@pytest.mark.parametrize("answer, allowed", [("y", True), ("n", False)])
+async def test_permission_modal_answers_the_gate(api, make_app, answer, allowed):
+    api.push(reply(tool_use("Bash", {"command": "echo tui-permission-ok"})), reply("done"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "run it")
+        modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen,
+                               what="the permission modal")
+        assert modal.request.tool_name == "Bash" and modal.request.target == "echo tui-permission-ok"
+        assert "target: echo tui-permission-ok" in str(modal.query_one("#permission-target").render())
+        await pilot.press(answer)
+        await finish_turn(pilot, app)
+        assert not isinstance(app.screen, PermissionScreen)
+        results = api.message_requests()[1].tool_results()
+        assert len(results) == 1
+        text = str(results[0].get("content"))
+        if allowed:
+            assert "tui-permission-ok" in text and not results[0].get("is_error")
+        else:
+            assert "denied" in text.lower() and results[0].get("is_error")
+        log = app.chat_log.plain_text()
+        assert "▸ tool: Bash command=echo tui-permission-ok" in log and "▸ result" in log
+
+
+async def test_escape_cancels_a_running_turn_and_the_panel_stays_usable(api, make_app):
+    api.push(reply("slow " * 60, delay=0.2, chunk_size=5))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "go slowly")
+        await wait_for(pilot, lambda: any(e.kind == "assistant" for e in app.chat_log.entries), what="first delta")
+        await type_text(pilot, "still typing")  # the input works while the turn runs
+        assert app.chat_input.text == "still typing"
+        started = time.monotonic()
+        await pilot.press("escape")
+        await finish_turn(pilot, app)
+        assert time.monotonic() - started < 10
+        assert app.chat_input.text == "still typing"  # Escape cancelled the turn, it did not clear the input
+        await pilot.press("escape")
+        assert app.chat_input.text == ""  # now that nothing runs, Escape clears the input
+        assert app.session.store.history()[-1].meta.get("interrupted") is True
+
+
+async def test_stop_command_cancels_a_running_turn(api, make_app):
+    api.push(reply("slow " * 60, delay=0.2, chunk_size=5))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "go slowly")
+        await wait_for(pilot, lambda: any(e.kind == "assistant" for e in app.chat_log.entries), what="first delta")
+        await send(pilot, app, "/stop")
+        await finish_turn(pilot, app)
+        assert app.session.store.history()[-1].meta.get("interrupted") is True
+
+
+async def test_ctrl_l_clears_the_screen_but_not_the_store(api, make_app, instance):
+    api.push(reply("an answer"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "a question")
+        await finish_turn(pilot, app)
+        before = [(r.id, r.role, r.text) for r in app.session.store.history()]
+        assert len(before) == 2 and app.chat_log.entries
+        await pilot.press("ctrl+l")
+        assert app.chat_log.entries == []
+        assert [(r.id, r.role, r.text) for r in app.session.store.history()] == before
+
+
+async def test_history_is_shown_when_the_panel_opens(make_app, instance):
+    from mnemara.store import TurnStore
+
+    with TurnStore(instance.turns_path) as store:
+        store.append("user", "earlier question")
+        store.append("assistant", "earlier answer")
+        store.upsert_slot("health", "system", "HP 73/100")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = app.chat_log.plain_text()
+        assert "📌 00 slot: health (system): HP 73/100" in log
+        assert "you: earlier question\nassistant: earlier answer" in log
+
+
+async def test_help_lists_every_command_and_unknown_ones_are_named(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/help")
+        await pilot.pause()
+        log = app.chat_log.plain_text()
+        for spec in specs():
+            assert f"/{spec.name}" in log, spec.name
+        await send(pilot, app, "/frobnicate now")
+        await pilot.pause()
+        assert "unknown command /frobnicate" in app.chat_log.plain_text()
+
+
+async def test_ctrl_c_quits_after_closing_the_session(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0 and app.session._closed
+
+
+# -- role doc editor -------------------------------------------------------------------------
+
+
+async def test_role_editor_saves_and_the_next_request_uses_it(api, make_app, instance, isolated_home):
+    role = isolated_home / "role.md"
+    role.write_text("You are ROLE-VERSION-ONE.", encoding="utf-8")
+    update_config(instance.config_path, role_doc_path=str(role))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "first")
+        await finish_turn(pilot, app)
+        await pilot.click("#role")
+        editor = await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor) and app.screen, what="editor")
+        area = editor.editor
+        assert area.text == "You are ROLE-VERSION-ONE."
+        area.select_all()
+        await type_text(pilot, "You are ROLE-VERSION-TWO.")
+        await pilot.press("ctrl+s")
+        assert role.read_text(encoding="utf-8") == "You are ROLE-VERSION-TWO."
+        await pilot.press("escape")
+        assert not isinstance(app.screen, RoleEditor)
+        await send(pilot, app, "second")
+        await finish_turn(pilot, app)
+    systems = [r.system_text for r in api.message_requests()]
+    assert systems[0].endswith("You are ROLE-VERSION-ONE.")
+    assert systems[1].endswith("You are ROLE-VERSION-TWO.")
+
+
+async def test_role_editor_without_a_role_doc_creates_one_and_points_config_at_it(make_app, instance):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/role_doc")
+        editor = await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor) and app.screen, what="editor")
+        await type_text(pilot, "Be terse.")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert instance.role_copy_path.read_text(encoding="utf-8") == "Be terse."
+    from mnemara.config import Config
+
+    assert Config.load(instance.config_path).role_doc_path == str(instance.role_copy_path)
+
+
+async def test_role_editor_warns_before_discarding_unsaved_text(make_app, instance, isolated_home):
+    role = isolated_home / "role.md"
+    role.write_text("original", encoding="utf-8")
+    update_config(instance.config_path, role_doc_path=str(role))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#role")
+        editor = await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor) and app.screen, what="editor")
+        await type_text(pilot, "draft ")
+        await pilot.press("escape")
+        assert app.screen is editor and "unsaved" in str(editor.query_one("#role-status").render())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, RoleEditor)
+    assert role.read_text(encoding="utf-8") == "original"
+
+
+async def test_role_editor_copy_and_paste_go_through_the_clipboard(make_app, instance, isolated_home, monkeypatch, tmp_path):
+    from tests.test_tui_widgets import fake_wayland_clipboard
+
+    clip = fake_wayland_clipboard(monkeypatch, tmp_path)
+    role = isolated_home / "role.md"
+    role.write_text("alpha", encoding="utf-8")
+    update_config(instance.config_path, role_doc_path=str(role))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#role")
+        await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor), what="editor")
+        await pilot.click("#role-copy")
+        assert clip.read_text(encoding="utf-8") == "alpha"
+        clip.write_text(" beta", encoding="utf-8")
+        app.screen.editor.move_cursor((0, 5))
+        await pilot.click("#role-paste")
+        assert app.screen.editor.text == "alpha beta"
+
+
+async def test_role_editor_says_when_there_is_no_clipboard(make_app, monkeypatch):
+    import pyperclip
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    for var in ("DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(pyperclip, "paste", pyperclip.lazy_load_stub_paste)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#role")
+        editor = await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor) and app.screen, what="editor")
+        before = editor.editor.text
+        await pilot.click("#role-paste")
+        assert "no clipboard available" in str(editor.query_one("#role-status").render())
+        assert editor.editor.text == before
+
+
+# -- context viewer ---------------------------------------------------------------------------
+
+
+def seed(instance: Instance) -> dict[str, int]:
+    from mnemara.store import TurnStore
+
+    with TurnStore(instance.turns_path) as store:
+        ids = {
+            "q": store.append("user", "question one"),
+            "a": store.append("assistant", "answer one"),
+            "health": store.upsert_slot("health", "system", "HP 73/100"),
+            "stamina": store.upsert_slot("stamina", "system", "stamina 41/100"),
+        }
+    return ids
+
+
+async def open_viewer(pilot: Any, app: MnemaraApp) -> ContextViewer:
+    await send(pilot, app, "/context")
+    return await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
+
+
+async def answer_prompt(pilot: Any, app: MnemaraApp, text: str | None) -> None:
+    prompt = await wait_for(pilot, lambda: isinstance(app.screen, TextPrompt) and app.screen, what="prompt")
+    field = prompt.query_one("#prompt-input")
+    if text is not None:
+        field.value = ""
+        await type_text(pilot, text)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def pick(pilot: Any, viewer: ContextViewer, tab: str, list_id: str, turn_id: int) -> None:
+    await pilot.click(f"#--content-tab-{tab}")
+    await pilot.pause()
+    option_list = viewer.query_one(list_id)
+    option_list.highlighted = option_list.get_option_index(str(turn_id))
+    await pilot.pause()
+    assert viewer.selected == turn_id
+
+
+async def test_context_viewer_rename_move_edit_and_add_slot_change_the_store(make_app, instance):
+    ids = seed(instance)
+    app = make_app()
+    store = app.session.store
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await open_viewer(pilot, app)
+        await pick(pilot, viewer, "tab-pinned", "#pinned-list", ids["health"])
+        assert "00  📌 slot: health" in str(viewer.query_one("#detail-header").render())
+
+        await pilot.click("#slot-rename")
+        await answer_prompt(pilot, app, "hp")
+        assert [(t.pin_label, t.slot_pos, t.id) for t in store.pinned()] == [("hp", 0, ids["health"]), ("stamina", 1, ids["stamina"])]
+
+        await pilot.click("#slot-rename")
+        await answer_prompt(pilot, app, "not a slug!")
+        assert "invalid slot label" in str(viewer.query_one("#ctx-status").render())
+        assert [t.pin_label for t in store.pinned()] == ["hp", "stamina"]
+
+        await pick(pilot, viewer, "tab-pinned", "#pinned-list", ids["stamina"])
+        await pilot.click("#slot-move")
+        await answer_prompt(pilot, app, "00")
+        assert [t.pin_label for t in store.pinned()] == ["stamina", "hp"]
+        option_texts = [str(o.prompt) for o in viewer.query_one("#pinned-list").options]
+        assert option_texts[0].startswith("00  📌 slot: stamina") and option_texts[1].startswith("01  📌 slot: hp")
+
+        await pick(pilot, viewer, "tab-pinned", "#pinned-list", ids["health"])
+        body = viewer.query_one("#detail-body")
+        await pilot.click("#detail-body")
+        body.select_all()
+        await type_text(pilot, "HP 99/100")
+        await pilot.click("#detail-save")
+        edited = store.get(ids["health"])
+        assert edited.text == "HP 99/100" and edited.pin_label == "hp" and edited.slot_pos == 1
+
+        await pilot.click("#slot-add")
+        await answer_prompt(pilot, app, "mood")
+        assert [(t.pin_label, t.slot_pos) for t in store.pinned()] == [("stamina", 0), ("hp", 1), ("mood", 2)]
+        await pilot.click("#slot-add")
+        await answer_prompt(pilot, app, "mood")
+        assert "already exists" in str(viewer.query_one("#ctx-status").render())
+        assert len(store.pinned()) == 3
+
+
+async def test_context_viewer_pins_unpins_and_evicts_rows(make_app, instance):
+    ids = seed(instance)
+    app = make_app()
+    store = app.session.store
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await open_viewer(pilot, app)
+        await pick(pilot, viewer, "tab-rows", "#rows-list", ids["a"])
+        await pilot.click("#row-pin")
+        await answer_prompt(pilot, app, None)  # accept the suggested label
+        assert store.get(ids["a"]).pin_label == f"row-{ids['a']}" and store.get(ids["a"]).slot_pos == 2
+
+        await pick(pilot, viewer, "tab-pinned", "#pinned-list", ids["a"])
+        await pilot.click("#slot-unpin")
+        assert not store.get(ids["a"]).pinned
+
+        await pick(pilot, viewer, "tab-rows", "#rows-list", ids["q"])
+        await pilot.click("#row-evict")
+        assert store.get(ids["q"]).evicted
+        assert str(ids["q"]) not in [o.id for o in viewer.query_one("#rows-list").options]
+
+        viewer.query_one("#role-filter").value = "assistant"
+        await pilot.pause()
+        assert [o.id for o in viewer.query_one("#rows-list").options] == [str(ids["a"])]
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ContextViewer)
+
+
+async def test_context_viewer_breakdown_bars(make_app, instance, isolated_home):
+    seed(instance)
+    role = isolated_home / "role.md"
+    role.write_text("r" * 4000, encoding="utf-8")
+    update_config(instance.config_path, role_doc_path=str(role), max_window_tokens=10_000)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await open_viewer(pilot, app)
+        bars = str(viewer.query_one("#ctx-bars").render())
+        lines = {line.split("  ")[0].strip(): line for line in bars.splitlines() if line.strip()}
+        assert set(lines) >= {"tool schemas", "role doc", "manifest", "pinned rows", "working window", "total"}
+        assert "1K/10K  10.0%" in lines["role doc"] and "█" in lines["role doc"]
+
+
+# -- errors, buttons, scrolling ------------------------------------------------------------
+
+
+async def test_a_failed_turn_shows_its_error_and_the_panel_goes_on(api, make_app):
+    from mnemara.testing import http_error
+
+    api.push(http_error(500), reply("second try works"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "first")
+        await finish_turn(pilot, app)
+        errors = [e for e in app.chat_log.entries if e.kind == "error"]
+        assert errors and "\n" not in errors[0].text
+        await send(pilot, app, "second")
+        await finish_turn(pilot, app)
+        assert "assistant: second try works" in app.chat_log.plain_text()
+
+
+async def test_compress_button_runs_the_shared_command(make_app, instance):
+    from mnemara.store import TurnStore
+
+    with TurnStore(instance.turns_path) as store:
+        for i in range(40):
+            store.append("user" if i % 2 == 0 else "assistant", f"message {i} " + "lorem ipsum " * 40)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        before = app.session.store.counts()["live_tokens"]
+        await pilot.click("#compress")
+        await pilot.pause()
+        assert "you: /compress" in app.chat_log.plain_text()
+        assert app.session.store.counts()["live_tokens"] < before
+
+
+async def test_inbox_button_is_off_limits_without_peer_poll_and_toggles_with_it(make_app, instance, tmp_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app._chat_screen.query_one("#inbox").disabled
+        assert "inbox: n/a" in app._chat_screen.query_one("#status").status.line()
+    update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(tmp_path / "peer.db"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        button = app._chat_screen.query_one("#inbox")
+        assert not button.disabled and str(button.label) == "⚡ Inbox: ON"
+        await pilot.click("#inbox")
+        await pilot.pause()
+        assert str(button.label) == "⚡ Inbox: OFF" and not app.session.peer_inbox.enabled
+        assert "⚡ Inbox: OFF" in app._chat_screen.query_one("#status").status.line()
+        await pilot.press("ctrl+c")
+    assert not app.session.peer_inbox.running
+
+
+async def test_page_keys_scroll_the_log_while_the_input_has_focus(make_app, instance):
+    from mnemara.store import TurnStore
+
+    update_config(instance.config_path, max_window_turns=200)
+    with TurnStore(instance.turns_path) as store:
+        store.append_many(("user" if i % 2 == 0 else "assistant", f"line {i}") for i in range(200))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = app.chat_log
+        assert app.chat_input.has_focus and log.scroll_y == log.max_scroll_y > 0
+        await pilot.press("pageup", "pageup")
+        assert log.scroll_y < log.max_scroll_y
+        up = log.scroll_y
+        await pilot.press("pagedown")
+        assert log.scroll_y > up and app.chat_input.has_focus

@@ -1,0 +1,45 @@
+"""Fixtures shared by the chat panel's tests (imported by those test modules)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from mnemara.instance import Instance
+from mnemara.ui.tui.app import MnemaraApp
+
+
+@pytest.fixture
+def instance(mnemara_home: Path) -> Instance:
+    return Instance.create("panel")
+
+
+@pytest.fixture
+def make_app(instance: Instance):
+    """Panels on ``instance`` with a real AgentSession each; sessions are closed at teardown."""
+    made: list[MnemaraApp] = []
+
+    def make() -> MnemaraApp:
+        app = MnemaraApp(instance)
+        made.append(app)
+        return app
+
+    yield make
+    for app in made:
+        app.session.close()
+
+
+async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what or condition}")
+
+
+async def type_text(pilot: Any, text: str) -> None:
+    await pilot.press(*["space" if c == " " else c for c in text])
