@@ -9,6 +9,7 @@ session's gate are answered in a modal. The main screen holds the keys
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, Callable
 
 from textual import on, work
@@ -176,10 +177,13 @@ class MnemaraApp(App[None]):
         log.append(LogEntry("user", who, text))
         view = TurnView(log, self.bridge.assistant_name)
         try:
-            async for event in self.session.aturn(text):
-                view.feed(event)
-                if type(event).__name__ == "TurnDone":
-                    break
+            # aclosing: the session's turn generator is finished here (its `busy` flag cleared) before
+            # the worker ends, so the status line drawn on the worker's state change is already idle.
+            async with contextlib.aclosing(self.session.aturn(text)) as events:
+                async for event in events:
+                    view.feed(event)
+                    if type(event).__name__ == "TurnDone":
+                        break
         except asyncio.CancelledError:
             log.append(LogEntry("info", "stopped", "the turn was cancelled"))
             raise
