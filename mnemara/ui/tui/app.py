@@ -40,7 +40,6 @@ class ChatScreen(Screen):
 
     BINDINGS = [
         Binding("ctrl+s", "app.send", "Send", priority=True),
-        Binding("ctrl+c", "app.quit_panel", "Quit", priority=True),
         Binding("ctrl+l", "app.clear_log", "Clear log", priority=True),
         Binding("pageup", "app.scroll_log(-1)", "Page up", priority=True, show=False),
         Binding("pagedown", "app.scroll_log(1)", "Page down", priority=True, show=False),
@@ -58,7 +57,7 @@ class ChatScreen(Screen):
 class MnemaraApp(App[None]):
     CSS_PATH = "styles/app.tcss"
     ENABLE_COMMAND_PALETTE = False
-    BINDINGS = [Binding("ctrl+c", "quit_panel", "Quit", show=False)]
+    BINDINGS = [Binding("ctrl+c", "quit_panel", "Quit", show=False, priority=True)]  # from every screen
 
     def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None) -> None:
         super().__init__()
@@ -191,6 +190,8 @@ class MnemaraApp(App[None]):
         worker = self._turn
         if worker is None or not self.turn_running:
             return False
+        if type(self.screen).__name__ == "PermissionScreen":
+            self.screen.dismiss("n")  # a question nobody will answer now: deny it
         stop = getattr(self.session, "stop", None)
         if stop is not None:
             result = stop()
@@ -264,6 +265,8 @@ class MnemaraApp(App[None]):
     async def action_quit_panel(self) -> None:
         """Stop a running turn (its partial answer is stored), stop the inbox, close the session, exit."""
         if self._quitting:
+            return
+        if isinstance(self.screen, RoleEditor) and not self.screen.confirm_quit():
             return
         self._quitting = True
         inbox = getattr(self.session, "peer_inbox", None)
