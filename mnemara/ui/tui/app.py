@@ -62,10 +62,12 @@ class MnemaraApp(App[None]):
     def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None) -> None:
         super().__init__()
         self.instance = instance
+        self._owns_session = False
         if session is None:
             if session_factory is None:
                 from mnemara.session import AgentSession as session_factory  # heavy: only when the panel opens
             session = session_factory(instance, permission_prompt=self.ask_permission)
+            self._owns_session = True
         elif hasattr(session, "set_permission_prompt"):
             session.set_permission_prompt(self.ask_permission)
         self.session = session
@@ -274,15 +276,28 @@ class MnemaraApp(App[None]):
             await inbox.aclose()
         if self.turn_running:
             await self.cancel_turn()
-        close = getattr(self.session, "aclose", None) or getattr(self.session, "close", None)
-        if close is not None:
-            try:
-                result = close()
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception as exc:
-                log_event(self.instance.debug_log_path, "tui_close_error", level="error", error=repr(exc))
+        await self._close_session()
         self.exit()
+
+    async def _close_session(self) -> None:
+        """Close the session on this loop (its CLI processes live here)."""
+        close = getattr(self.session, "aclose", None) or getattr(self.session, "close", None)
+        if close is None:
+            return
+        try:
+            result = close()
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception as exc:
+            log_event(self.instance.debug_log_path, "tui_close_error", level="error", error=repr(exc))
+
+    async def on_unmount(self) -> None:
+        """However the app ends, a session it made itself is closed and the inbox stopped."""
+        inbox = getattr(self.session, "peer_inbox", None)
+        if inbox is not None:
+            await inbox.aclose()
+        if self._owns_session:
+            await self._close_session()
 
     @on(Button.Pressed, "#send")
     def _send_button(self) -> None:
