@@ -138,6 +138,15 @@ class Sweeper:
     def __init__(self, home: Path | None = None) -> None:
         self.home = Path(home or os.path.expanduser("~")).resolve()
         self._walks: dict[Path, dict[str, list[Path]]] = {}
+        self._seen: dict[Path, bool] = {}
+        self._roots: dict[Path, Path | None] = {}
+
+    def _exists(self, path: Path) -> bool:
+        """``lexists`` with a per-run cache (many notes cite the same folders)."""
+        known = self._seen.get(path)
+        if known is None:
+            known = self._seen[path] = _exists(path)
+        return known
 
     def check(self, cite: Citation, file: str) -> PathFinding:
         if cite.kind == "binary" and "/" not in cite.cited:
@@ -145,19 +154,19 @@ class Sweeper:
         finding = PathFinding(file, cite.line, cite.cited, cite.kind, "live")
         path = Path(os.path.expanduser(cite.cited)) if cite.cited.startswith("~/") else Path(cite.cited)
         path = Path(str(path).rstrip("/") or "/")
-        if _exists(path):
+        if self._exists(path):
             return finding
         if cite.span and cite.span.strip() != cite.cited and _exists(Path(os.path.expanduser(cite.span.strip()))):
             return finding  # a whole code span naming a path with spaces
         parent = path.parent
-        if _exists(parent) and self._split_at_space(path, cite.rest):
+        if self._exists(parent) and self._split_at_space(path, cite.rest):
             finding.verdict, finding.reason = "unverifiable", "the path continues past a space in prose"
             return finding
         proposals = self._same_name_elsewhere(path)
         if proposals:
             finding.verdict, finding.proposals = "moved", proposals
             finding.reason = "absent here; a file of the same name exists under the cited root"
-        elif _exists(parent):
+        elif self._exists(parent):
             finding.verdict, finding.reason = "dead", f"{parent} exists but has no {path.name!r}"
         else:
             finding.verdict, finding.reason = "unverifiable", f"the parent folder {parent} does not exist either"
@@ -181,8 +190,10 @@ class Sweeper:
         return any(name.startswith(first + " ") for name in names) and bool(rest[:1].isspace())
 
     def _search_root(self, path: Path) -> Path | None:
+        if path.parent in self._roots:
+            return self._roots[path.parent]
         anc = path.parent
-        while not _exists(anc) and anc != anc.parent:
+        while not self._exists(anc) and anc != anc.parent:
             anc = anc.parent
         root = None
         for _ in range(3):
@@ -190,6 +201,7 @@ class Sweeper:
                 break
             root = anc
             anc = anc.parent
+        self._roots[path.parent] = root
         return root
 
     def _same_name_elsewhere(self, path: Path) -> list[str]:

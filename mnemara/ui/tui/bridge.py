@@ -67,6 +67,16 @@ class PanelBridge:
     def breakdown(self) -> Breakdown:
         return compute(self.config, self.window(), self.role_text(), self.manifest_text())
 
+    def recall_lines(self) -> list[str]:
+        """What auto-recall added to the last turn and why (empty when it did not run)."""
+        record = getattr(getattr(self.session, "auto_recall", None), "last", None)
+        if record is None:
+            return []
+        lines = record.describe()
+        for n, hit in enumerate(record.injected, 1):
+            lines.append(f"[{n}] {hit['id']}\n{hit['text']}")
+        return lines
+
     # -- inbox (peer poll) ---------------------------------------------------
     @property
     def inbox(self) -> Any:

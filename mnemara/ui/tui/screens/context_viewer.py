@@ -1,8 +1,9 @@
 """The context viewer: where the tokens go, and the rows and pinned slots the next turn is built from.
 
 Tabs: *Breakdown* (bars against the window's token cap), *Rows* (the working
-window, filtered by role; evict, pin) and *Pinned* (slots in slot order with
-their ``03`` badge; rename, add, move, unpin). The detail pane on the right
+window, filtered by role; evict, pin), *Pinned* (slots in slot order with
+their ``03`` badge; rename, add, move, unpin) and, after a turn that ran
+auto-recall, *Recall* (what was injected and every hit's per-channel scores). The detail pane on the right
 shows the selected row: a read-only header and an editable body that
 💾 Save edit writes back to the same row. Every change goes straight to the
 store (and to ``debug.log``), then the lists are redrawn from the store.
@@ -83,6 +84,10 @@ class ContextViewer(ModalScreen[None]):
                             yield Button("➕ Add slot", id="slot-add", compact=True)
                             yield Button("⇅ Move", id="slot-move", compact=True)
                             yield Button("Unpin", id="slot-unpin", compact=True)
+                    recall = self.bridge.recall_lines()
+                    if recall:  # only after a turn that ran auto-recall
+                        with TabPane("Recall", id="tab-recall"):
+                            yield Static("\n".join(recall), id="recall-text", markup=False)
                 with Vertical(id="ctx-detail"):
                     yield Static("select a row", id="detail-header", markup=False)
                     yield TextArea("", id="detail-body", soft_wrap=True)
