@@ -497,3 +497,26 @@ async def test_ctrl_c_over_unsaved_role_text_warns_once_then_quits(make_app, ins
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: app.session._closed, what="the session to close")
     assert app.return_code == 0 and role.read_text(encoding="utf-8") == "original"
+
+
+async def test_a_peer_message_arrives_as_a_turn_in_the_panel(api, make_app, instance, tmp_path):
+    import sqlite3
+
+    from mnemara.peer import db
+
+    peer_db = tmp_path / "peer.db"
+    with sqlite3.connect(peer_db) as conn:
+        db.create_table(conn)
+        db.insert_row(conn, "panel-b", "panel", '{"type": "task", "text": "please check the lease timeout"}')
+    update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
+                  peer_poll_interval_seconds=0.2)
+    api.push(reply("Checked: LEASE_SECONDS is 30."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "Checked: LEASE_SECONDS is 30." in app.chat_log.plain_text(),
+                       what="the inbox turn's answer")
+        await finish_turn(pilot, app)
+        inbox_entries = [e for e in app.chat_log.entries if e.who == "⚡ inbox"]
+        assert len(inbox_entries) == 1 and "please check the lease timeout" in inbox_entries[0].text
+        assert "please check the lease timeout" in api.last.user_text()
+        assert app.session.peer_inbox.stats.delivered_turns == 1
