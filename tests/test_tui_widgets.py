@@ -154,3 +154,13 @@ def test_tui_only_commands_open_screens_and_say_so_elsewhere():
     refused = dispatch(None, "/context now")
     assert not refused.ok and refused.action is None and "takes no arguments" in refused.text
     assert {s.name for s in specs() if s.tui_only} >= {"role_doc", "context"}
+
+
+def test_the_repl_says_the_panel_only_commands_are_tui_only(cli, mnemara_home):
+    assert cli("init", "--instance", "r", "--role", "").returncode == 0
+    out = cli("run", "--instance", "r", "--no-tui", input="/context\n/role_doc\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "/context is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it",
+        "/role_doc is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it",
+    ]
