@@ -43,8 +43,9 @@ async def test_streaming_updates_rerender_one_entry_and_shift_later_lines():
         first = log.append(LogEntry("assistant", "assistant", "a"))
         log.append(LogEntry("user", "you", "after"))
         before = log.renders
-        log.update_entry(first, text="word " * 30)  # wraps onto several lines
-        await pilot.pause()
+        for n in range(1, 31):  # deltas arriving in a burst are drawn together
+            log.update_entry(first, text="word " * n)  # wraps onto several lines
+        await pilot.pause(0.2)
         assert log.renders == before + 1
         assert log.entry_at_line(log.virtual_size.height - 1) == 1
         assert log.entries[0].text.startswith("word word")
