@@ -70,17 +70,17 @@ def time_turns(session, msgs: list[str]) -> tuple[list[float], int]:
 
 
 def real_turns(session, msgs: list[str]) -> tuple[list[float], list[float]]:
-    """Whole turns through the real Claude CLI against the scripted API: off, then on."""
+    """Whole turns through the real Claude CLI against the scripted API, off and on alternating."""
     from mnemara.config import update_config
     from mnemara.testing import ScriptedAPI
 
     out: tuple[list[float], list[float]] = ([], [])
     with ScriptedAPI() as api:
         os.environ.update(api.env())
-        for flag, bucket in ((False, out[0]), (True, out[1])):
-            update_config(session.instance.config_path, auto_recall=flag)
-            session.turn("warm-up")
-            for msg in msgs:
+        session.turn("warm-up")
+        for msg in msgs:
+            for flag, bucket in ((False, out[0]), (True, out[1])):
+                update_config(session.instance.config_path, auto_recall=flag)
                 t0 = time.perf_counter()
                 session.turn(msg)
                 bucket.append((time.perf_counter() - t0) * 1000)

@@ -147,6 +147,12 @@ class TurnCollector:
         elif isinstance(message, SystemMessage):
             if message.subtype == "api_retry":
                 self.retries += 1
+                data = message.data
+                status = data.get("error_status")
+                delay = (data.get("retry_delay_ms") or 0) / 1000
+                why = f"{data.get('error') or 'error'}" + (f" (HTTP {status})" if status else "")
+                out.append(ev.Notice(f"API {why}; retrying in {delay:.1f}s "
+                                     f"(attempt {data.get('attempt', '?')} of {data.get('max_retries', '?')})", "info"))
         return out
 
     def final_blocks(self, interrupted: bool) -> list[dict[str, Any]]:

@@ -7,7 +7,10 @@ Code CLI process -> stream events -> persist the assistant row -> trim the
 window -> run post-turn hooks.
 
 Every turn is a new CLI conversation (the window *is* the history), so a CLI
-process serves exactly one turn. To hide the CLI's start-up time a spare
+process serves exactly one turn. The role doc is read from disk at the start
+of every turn; the CLI fixes its system prompt per process (checked: even
+``--system-prompt-file`` is read once), so the API calls of one turn's tool
+loop share that text and an edit applies from the next turn. To hide the CLI's start-up time a spare
 process is started after each turn with the options the next turn will most
 likely need; the next turn uses it only if the role doc text (re-read from
 disk), the system prompt extras, the model, the tools and the environment
@@ -238,6 +241,8 @@ class AgentSession:
             hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[self._pre_tool_use], on_failure="block")]},
             env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms},
             stderr=on_stderr,
+            # Mnemara's store is the history: no per-turn session transcripts piling up in ~/.claude/projects.
+            extra_args={"no-session-persistence": None},
         )
 
     def _client_key(self, system_prompt: str) -> str:

@@ -248,3 +248,34 @@ def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
     scripted_api.push(reply("warm hello"))
     assert session.turn("first").text == "warm hello"
     assert session.stats == {"spare_used": 1, "fresh_started": 0}
+
+
+def test_bash_timeout_seconds_bounds_bash(scripted_api, session_factory):
+    import time
+
+    session = session_factory(permission_prompt=lambda request: "y")
+    update_config(session.instance.config_path, bash_timeout_seconds=1)
+    scripted_api.push(reply(tool_use("Bash", {"command": "sleep 8; echo too-late", "timeout": 600000})), reply("ok"))
+    start = time.monotonic()
+    result = session.turn("run the slow thing")
+    assert time.monotonic() - start < 7.5
+    (res,) = [e for e in result.events if isinstance(e, ev.ToolResult)]
+    assert "too-late" not in res.text and res.is_error  # killed at the 1 s cap despite asking for 600 s
+
+
+def test_cli_retry_is_reported_and_the_turn_succeeds(scripted_api, session_factory, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "1")
+    session = session_factory()
+    scripted_api.push(http_error(529), reply("after one retry"))
+    result = session.turn("try hard")
+    assert result.ok and result.text == "after one retry"
+    notices = [e.message for e in result.events if isinstance(e, ev.Notice)]
+    assert len(notices) == 1 and "overloaded (HTTP 529); retrying" in notices[0] and "attempt 1 of 1" in notices[0]
+
+
+def test_turns_leave_no_cli_session_transcripts(scripted_api, session_factory, isolated_home):
+    session = session_factory()
+    session.turn("one")
+    session.turn("two")
+    projects = isolated_home / ".claude" / "projects"
+    assert not projects.exists() or not any(projects.rglob("*.jsonl"))

@@ -41,8 +41,12 @@ def populated(isolated_home: Path):
         cfg = Config.load(inst.config_path)
         append_note(inst.memory_dir, "Deploys run on Tuesdays after the standup.", "fact")
         secret = f"The {SECRET} lease timeout is 37 seconds."
-        result = write_memory(inst, cfg, secret, "insight", applies_to=["lease manager"])
+        state: dict = {}
+        result = write_memory(inst, cfg, secret, "insight", applies_to=["lease manager"], state=state)
         assert result["graph"]["ok"] and result["rag"]["ok"], result
+        from mnemara.memory.surfaces import backends_for
+
+        backends_for(inst, cfg, state).release()  # close Kuzu now, not after its idle delay
         append_note(inst.memory_dir, "The lease manager retries three times.", "fact")
         with TurnStore(inst.turns_path) as store:
             store.append("user", "remember the lease timeout")

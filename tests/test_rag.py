@@ -230,3 +230,33 @@ def test_full_text_index_is_kept_current(tmp_path: Path) -> None:
     assert rag.query("widgets", k=3)["hits"]
     stats = rag._chunks().index_stats(FTS_INDEX)
     assert stats.num_unindexed_rows == 0 and stats.num_indexed_rows == UNINDEXED_LIMIT + 50 + 4
+
+
+def test_two_processes_indexing_at_once_lose_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, cli_env
+
+    seeded(tmp_path)
+    other = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys; from pathlib import Path; from mnemara.memory.rag import RagIndex\n"
+            "from mnemara.memory.notes import append_note\n"
+            "root = Path(sys.argv[1]); rag = RagIndex(root)\n"
+            "for n in range(15):\n"
+            "    append_note(root / 'memory', f'other panel note {n} mentions walrus{n}', 'ops')\n"
+            "    rag.index_text(f'manual from the other panel number {n} about narwhal{n}')\n"
+            "    rag.query('walrus')\n"), str(tmp_path)],
+        env=cli_env(), cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rag = RagIndex(tmp_path)
+    for n in range(15):
+        append_note(tmp_path / "memory", f"this panel note {n} mentions otter{n}", "ops")
+        rag.query("otter")
+    out, err = other.communicate(timeout=240)
+    assert other.returncode == 0, err[-2000:]
+    for word in [f"otter{n}" for n in range(15)] + [f"walrus{n}" for n in range(15)] + \
+                [f"narwhal{n}" for n in range(15)]:
+        hits = rag.query(word, k=1)["hits"]
+        assert hits and word in hits[0]["text"], word
+    assert rag.status()["by_kind"] == {"memory": 3 + 30, "wiki": 1, "manual": 15}

@@ -129,3 +129,14 @@ def test_superseded_atom_absent_from_rag_query(scripted_api, session_factory) ->
     assert [h["id"] for h in plain["hits"]] == [chunk_id(new)] and plain["skipped_inactive"] == 1
     marked = {h["id"]: h.get("status") for h in everything["hits"]}
     assert marked == {chunk_id(new): None, chunk_id(old): "superseded"}
+
+
+def test_broken_sidecar_does_not_take_recall_down(tmp_path: Path) -> None:
+    from mnemara.memory.rag import RagIndex
+    from mnemara.memory.status import query_active
+
+    (tmp_path / "memory").mkdir()
+    old, new = _two(tmp_path / "memory")
+    (tmp_path / "memory" / "status.json").write_text("[broken")
+    answer = query_active(RagIndex(tmp_path), tmp_path / "memory", "staging DB", 5)
+    assert len(answer["hits"]) == 2 and "not filtered" in answer["warning"]

@@ -80,15 +80,14 @@ def test_run_opens_the_panel_sends_with_ctrl_s_and_quits_with_ctrl_c(tmux, scrip
 
     screen = tmux.wait_for("turns: 0/20")
     assert "mnemara: smoke" in screen and "Send ⌃S" in screen
-    tmux("send-keys", "-t", "smoke", "-l", "hello from tmux")
-    tmux.wait_for("hello from tmux")
-    tmux("send-keys", "-t", "smoke", "C-s")
+    # Text and Ctrl+S in one send-keys: the terminal delivers them in one burst, and all of it must be sent.
+    tmux("send-keys", "-t", "smoke", "hello from tmux, what can you do?", "C-s")
     screen = tmux.wait_for("Hello from the scripted model, in a real terminal.")
-    assert "you: hello from tmux" in screen
+    assert "you: hello from tmux, what can you do?" in screen
     tmux.wait_for("turns: 2/20")
 
     tmux("send-keys", "-t", "smoke", "C-c")
     tmux.wait_for("PANEL-EXIT=0", timeout=30)
     with TurnStore(Instance.open("smoke").turns_path) as store:
         assert [(r.role, r.text) for r in store.history()] == [
-            ("user", "hello from tmux"), ("assistant", "Hello from the scripted model, in a real terminal.")]
+            ("user", "hello from tmux, what can you do?"), ("assistant", "Hello from the scripted model, in a real terminal.")]

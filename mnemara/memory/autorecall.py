@@ -148,10 +148,10 @@ class AutoRecall:
             except BackendOff as exc:
                 record.error = str(exc)
             except Exception as exc:  # never fail a turn because recall could not run
-                record.error = f"RAG backend unavailable: {exc}"
+                record.error = f"recall failed: {type(exc).__name__}: {exc}"
             else:
                 record.fusion = answer.get("fusion", "")
-                record.degraded = answer.get("degraded", "")
+                record.degraded = " ".join(x for x in (answer.get("degraded", ""), answer.get("warning", "")) if x)
                 for hit in answer.get("hits", []):
                     evidence = relevance(message, hit)
                     passed = evidence["relevance"] >= record.threshold and len(record.injected) < record.k

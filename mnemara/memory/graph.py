@@ -161,11 +161,12 @@ class Graph:
         from_id, to_id = _check_id(from_id), _check_id(to_id)
         relationship = _check_name(relationship, "relationship")
         props = _props(properties)
-        for node in (from_id, to_id):
-            if self.get_node(node) is None:
-                raise UsageError(f"no node with id {node!r} (create it with graph_add_node first)")
-        existing = self._run("MATCH (a:Node {id: $a})-[e:Edge]->(b:Node {id: $b}) WHERE e.relationship = $r RETURN e.id",
-                             {"a": from_id, "b": to_id, "r": relationship})
+        found = self._run("MATCH (a:Node {id: $a}), (b:Node {id: $b}) OPTIONAL MATCH (a)-[e:Edge]->(b) "
+                          "WHERE e.relationship = $r RETURN e.id", {"a": from_id, "b": to_id, "r": relationship})
+        if not found:
+            missing = next((n for n in (from_id, to_id) if self.get_node(n) is None), from_id)
+            raise UsageError(f"no node with id {missing!r} (create it with graph_add_node first)")
+        existing = [row for row in found if row[0] is not None]
         if existing:
             self._run("MATCH (a:Node {id: $a})-[e:Edge]->(b:Node {id: $b}) WHERE e.relationship = $r SET e.properties = $p",
                       {"a": from_id, "b": to_id, "r": relationship, "p": props})

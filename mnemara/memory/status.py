@@ -197,7 +197,12 @@ def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: st
     the answer says how many were skipped. With ``include_inactive`` every hit of
     an inactive atom carries its ``status`` (and ``superseded_by``).
     """
-    inactive = inactive_atoms(memory_dir)
+    try:
+        inactive = inactive_atoms(memory_dir)
+    except ConfigError as exc:  # a broken sidecar must not take recall down with it
+        answer = rag.query(question, k, kind)
+        answer["warning"] = f"superseded notes not filtered: {exc.message}"
+        return answer
     if not inactive:
         return rag.query(question, k, kind)
     answer = rag.query(question, min(100, k + len(inactive)), kind)

@@ -56,7 +56,7 @@ class MemoryBackends:
         self.graph_lock = threading.RLock()
         self.release_after = RELEASE_AFTER
         self._release_timer: threading.Timer | None = None
-        atexit.register(self.release)
+        self._exit_hook = False
 
     @contextmanager
     def using_rag(self) -> Iterator["RagIndex"]:
@@ -85,6 +85,9 @@ class MemoryBackends:
             if self.release_after <= 0:
                 self.release()
                 return
+            if not self._exit_hook:  # close cleanly if the process ends inside the idle window
+                atexit.register(self.release)
+                self._exit_hook = True
             timer = threading.Timer(self.release_after, self.release)
             timer.daemon = True
             timer.start()
@@ -125,8 +128,10 @@ class MemoryBackends:
 
 def backends_for(instance: "Instance", config: "Config", state: dict[str, Any] | None = None) -> MemoryBackends:
     """The backends cached in ``state`` (a session's scratch dict), created on first use."""
-    if state is None:
-        return MemoryBackends(instance, config)
+    if state is None:  # a one-off caller (a CLI command, a script): nothing to share, close at once
+        once = MemoryBackends(instance, config)
+        once.release_after = 0
+        return once
     cached = state.get(STATE_KEY)
     if not isinstance(cached, MemoryBackends) or cached.instance.root != instance.root:
         cached = state[STATE_KEY] = MemoryBackends(instance, config)

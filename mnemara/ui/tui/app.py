@@ -9,6 +9,7 @@ session's gate are answered in a modal. The main screen holds the keys
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, Callable
 
 from textual import on, work
@@ -39,7 +40,7 @@ class ChatScreen(Screen):
     """Header, log, status, input, buttons; the panel's keys live here."""
 
     BINDINGS = [
-        Binding("ctrl+s", "app.send", "Send", priority=True),
+        Binding("ctrl+s", "app.send", "Send"),  # the input binds it too; see ChatInput
         Binding("ctrl+l", "app.clear_log", "Clear log", priority=True),
         Binding("pageup", "app.scroll_log(-1)", "Page up", priority=True, show=False),
         Binding("pagedown", "app.scroll_log(1)", "Page down", priority=True, show=False),
@@ -145,17 +146,24 @@ class MnemaraApp(App[None]):
         return self._turn is not None and self._turn.state in (WorkerState.PENDING, WorkerState.RUNNING)
 
     def action_send(self) -> None:
-        text = self.chat_input.text
+        """Ctrl+S while the input is not focused: submit through the input, after its pending keys."""
+        self.chat_input.submit_in_order()
+
+    @on(ChatInput.Submitted)
+    def _submitted(self, event: ChatInput.Submitted) -> None:
+        self.send_text(event.text)
+
+    def send_text(self, text: str) -> None:
+        """Run a slash command, or start a turn; text refused while a turn runs goes back to the input."""
         if not text.strip():
             return
         if is_command(text.strip()):
-            self.chat_input.clear()
             self.run_command(text.strip())
             return
         if self.turn_running:
+            self.chat_input.put_back(text)
             self.notify(BUSY, severity="warning")
             return
-        self.chat_input.clear()
         self.start_turn(text[1:] if text.startswith("//") else text)  # "//x" sends "/x" as a message
 
     def start_turn(self, text: str, who: str = "you") -> Worker:
@@ -170,10 +178,13 @@ class MnemaraApp(App[None]):
         log.append(LogEntry("user", who, text))
         view = TurnView(log, self.bridge.assistant_name)
         try:
-            async for event in self.session.aturn(text):
-                view.feed(event)
-                if type(event).__name__ == "TurnDone":
-                    break
+            # aclosing: the session's turn generator is finished here (its `busy` flag cleared) before
+            # the worker ends, so the status line drawn on the worker's state change is already idle.
+            async with contextlib.aclosing(self.session.aturn(text)) as events:
+                async for event in events:
+                    view.feed(event)
+                    if type(event).__name__ == "TurnDone":
+                        break
         except asyncio.CancelledError:
             log.append(LogEntry("info", "stopped", "the turn was cancelled"))
             raise
@@ -301,7 +312,7 @@ class MnemaraApp(App[None]):
 
     @on(Button.Pressed, "#send")
     def _send_button(self) -> None:
-        self.action_send()
+        self.chat_input.submit_in_order()
 
     @on(Button.Pressed, "#role")
     def _role_button(self) -> None:

@@ -43,7 +43,7 @@ class RoleEditor(ModalScreen[bool]):
 
     CSS_PATH = "../styles/role_editor.tcss"
     BINDINGS = [
-        Binding("ctrl+s", "save", "save", priority=True),
+        Binding("ctrl+s", "save", "save"),  # not priority: it must come after the keys typed before it
         Binding("escape", "close", "close"),
     ]
 
