@@ -43,8 +43,9 @@ async def test_streaming_updates_rerender_one_entry_and_shift_later_lines():
         first = log.append(LogEntry("assistant", "assistant", "a"))
         log.append(LogEntry("user", "you", "after"))
         before = log.renders
-        log.update_entry(first, text="word " * 30)  # wraps onto several lines
-        await pilot.pause()
+        for n in range(1, 31):  # deltas arriving in a burst are drawn together
+            log.update_entry(first, text="word " * n)  # wraps onto several lines
+        await pilot.pause(0.2)
         assert log.renders == before + 1
         assert log.entry_at_line(log.virtual_size.height - 1) == 1
         assert log.entries[0].text.startswith("word word")
@@ -154,3 +155,13 @@ def test_tui_only_commands_open_screens_and_say_so_elsewhere():
     refused = dispatch(None, "/context now")
     assert not refused.ok and refused.action is None and "takes no arguments" in refused.text
     assert {s.name for s in specs() if s.tui_only} >= {"role_doc", "context"}
+
+
+def test_the_repl_says_the_panel_only_commands_are_tui_only(cli, mnemara_home):
+    assert cli("init", "--instance", "r", "--role", "").returncode == 0
+    out = cli("run", "--instance", "r", "--no-tui", input="/context\n/role_doc\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "/context is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it",
+        "/role_doc is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it",
+    ]

@@ -23,7 +23,9 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
+STREAM_FRAME = 1 / 30  # seconds between re-draws of an entry that is streaming in
 KINDS = ("user", "assistant", "thinking", "tool", "result", "halt", "error", "info")
 
 
@@ -70,6 +72,8 @@ class ChatLog(ScrollView, can_focus=True):
         self._width = 0
         self.renders = 0  # how many entries were rendered (bench/tests read it)
         self._style_signature: tuple[str, ...] = ()
+        self._stale: set[int] = set()
+        self._flush_timer: Timer | None = None
 
     # -- public API -------------------------------------------------------------
     def append(self, entry: LogEntry) -> int:
@@ -84,13 +88,26 @@ class ChatLog(ScrollView, can_focus=True):
         return len(self.entries) - 1
 
     def update_entry(self, index: int, text: str | None = None, detail: str | None = None) -> None:
-        """Change an entry's text/detail in place and re-render that entry only."""
+        """Change an entry's text/detail in place; it is re-drawn (alone) at most every STREAM_FRAME seconds.
+
+        Streaming calls this once per delta; coalescing keeps a long answer from
+        being re-wrapped hundreds of times a second.
+        """
         entry = self.entries[index]
         if text is not None:
             entry.text = text
         if detail is not None:
             entry.detail = detail
-        self._rerender(index)
+        self._stale.add(index)
+        if self._flush_timer is None and self._width:
+            self._flush_timer = self.set_timer(STREAM_FRAME, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_timer = None
+        stale, self._stale = self._stale, set()
+        for index in sorted(stale):
+            if index < len(self.entries):
+                self._rerender(index)
 
     def toggle(self, index: int) -> bool:
         """Expand or collapse a collapsible entry; returns its new state."""
@@ -104,6 +121,7 @@ class ChatLog(ScrollView, can_focus=True):
 
     def clear(self) -> None:
         """Forget everything on screen (the turn store is not involved)."""
+        self._stale.clear()
         self.entries.clear()
         self._strips.clear()
         self._starts.clear()
