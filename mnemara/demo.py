@@ -24,6 +24,7 @@ AUTO_MESSAGES = [
     "hello, what is this?",
     "please remember that I tried the demo",
     "keep track of my progress",
+    "/show",
 ]
 
 

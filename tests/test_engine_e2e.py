@@ -279,3 +279,17 @@ def test_turns_leave_no_cli_session_transcripts(scripted_api, session_factory, i
     session.turn("two")
     projects = isolated_home / ".claude" / "projects"
     assert not projects.exists() or not any(projects.rglob("*.jsonl"))
+
+
+def test_config_broken_mid_session_gives_one_error_then_recovers(scripted_api, session_factory):
+    session = session_factory()
+    good = session.instance.config_path.read_text(encoding="utf-8")
+    session.instance.config_path.write_text("{oops", encoding="utf-8")
+    result = session.turn("hello while broken")
+    assert [e.kind for e in result.errors] == ["config"] and "config.json" in result.errors[0].message
+    assert session.instance.config_path.read_text(encoding="utf-8") == "{oops"
+    assert scripted_api.message_requests() == []
+    session.instance.config_path.write_text(good, encoding="utf-8")
+    scripted_api.push(reply("fixed"))
+    assert session.turn("and now").text == "fixed"
+    assert "hello while broken" in scripted_api.last.user_text()

@@ -143,3 +143,29 @@ def test_manual_index_entries_go_and_other_graph_nodes_are_reported(isolated_hom
     assert "manual:clip-1#0" in receipt["rag"]["chunks"] and receipt["found_elsewhere_not_changed"] == ["graph node quote-1"]
     left = RagIndex.for_instance(inst, Config.load(inst.config_path)).query("manual entry something else")["hits"]
     assert left and left[0]["source"] == "manual:clip-2"
+
+
+def test_forget_waits_for_a_session_to_release_the_graph(isolated_home: Path) -> None:
+    import threading
+
+    from mnemara.config import Config
+    from mnemara.memory.graph import Graph
+    from mnemara.memory.surfaces import write_memory
+
+    inst = Instance.create("busy")
+    cfg = Config.load(inst.config_path)
+    state: dict = {}
+    write_memory(inst, cfg, f"{SECRET} belongs to the relay team.", "fact", applies_to=["relay"], state=state)
+    from mnemara.memory.surfaces import backends_for
+
+    backends_for(inst, cfg, state).release()
+    holder = Graph(inst.graph_dir)
+    holder.counts()  # opens the file and holds its lock, as a running session does
+    timer = threading.Timer(1.5, holder.close)
+    timer.start()
+    try:
+        out = run_cli("forget", "--instance", "busy", SECRET, "--yes")
+    finally:
+        timer.join()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _holders(inst.root) == []

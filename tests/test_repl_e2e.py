@@ -79,6 +79,8 @@ def test_demo_runs_the_whole_loop_without_a_key(mnemara_home):
     assert proc.returncode == 0, proc.stderr
     assert "scripted stand-in for Claude" in proc.stdout
     assert "mcp__mnemara__write_memory" in proc.stderr and '"ok": true' in proc.stderr
+    assert "mcp__mnemara__upsert_slot" in proc.stderr
+    assert "slot: demo-progress" in proc.stdout  # /show prints the pinned slot first
     assert not mnemara_home.exists() or list(mnemara_home.iterdir()) == []
 
 
@@ -90,3 +92,11 @@ def test_programmatic_example_as_subprocess(scripted_api, mnemara_home):
     assert "A rolling window keeps the newest turns." in proc.stdout
     assert "] user: 'What is it?'" in proc.stdout
     assert scripted_api.last.system_text.rstrip().endswith("call write_memory with a one-line note.")
+
+
+def test_run_refuses_a_malformed_config_and_leaves_it_alone(mnemara_home):
+    inst = Instance.create("broken")
+    inst.config_path.write_text('{"model": ', encoding="utf-8")
+    proc = run_cli("run", "--instance", "broken", "--no-tui", input="hello\n", timeout=60)
+    assert proc.returncode == 2 and "invalid JSON" in proc.stderr and "config.json" in proc.stderr
+    assert inst.config_path.read_text(encoding="utf-8") == '{"model": '

@@ -469,3 +469,54 @@ async def test_page_keys_scroll_the_log_while_the_input_has_focus(make_app, inst
         up = log.scroll_y
         await pilot.press("pagedown")
         assert log.scroll_y > up and app.chat_input.has_focus
+
+
+async def test_ctrl_c_while_a_permission_question_is_open_denies_it_and_quits(api, make_app):
+    api.push(reply(tool_use("Bash", {"command": "echo never-run"})), reply("ok"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "run it")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "PermissionScreen", what="the permission modal")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.session._closed, what="the session to close")
+    assert app.return_code == 0
+    assert all("never-run" not in str(r.get("content")) for req in api.message_requests() for r in req.tool_results())
+
+
+async def test_ctrl_c_over_unsaved_role_text_warns_once_then_quits(make_app, instance, isolated_home):
+    role = isolated_home / "role.md"
+    role.write_text("original", encoding="utf-8")
+    update_config(instance.config_path, role_doc_path=str(role))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#role")
+        editor = await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor) and app.screen, what="editor")
+        await type_text(pilot, "draft ")
+        await pilot.press("ctrl+c")
+        assert app.screen is editor and "Ctrl+C again" in str(editor.query_one("#role-status").render())
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.session._closed, what="the session to close")
+    assert app.return_code == 0 and role.read_text(encoding="utf-8") == "original"
+
+
+async def test_a_peer_message_arrives_as_a_turn_in_the_panel(api, make_app, instance, tmp_path):
+    import sqlite3
+
+    from mnemara.peer import db
+
+    peer_db = tmp_path / "peer.db"
+    with sqlite3.connect(peer_db) as conn:
+        db.create_table(conn)
+        db.insert_row(conn, "panel-b", "panel", '{"type": "task", "text": "please check the lease timeout"}')
+    update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
+                  peer_poll_interval_seconds=0.2)
+    api.push(reply("Checked: LEASE_SECONDS is 30."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "Checked: LEASE_SECONDS is 30." in app.chat_log.plain_text(),
+                       what="the inbox turn's answer")
+        await finish_turn(pilot, app)
+        inbox_entries = [e for e in app.chat_log.entries if e.who == "⚡ inbox"]
+        assert len(inbox_entries) == 1 and "please check the lease timeout" in inbox_entries[0].text
+        assert "please check the lease timeout" in api.last.user_text()
+        assert app.session.peer_inbox.stats.delivered_turns == 1

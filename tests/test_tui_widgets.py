@@ -43,8 +43,9 @@ async def test_streaming_updates_rerender_one_entry_and_shift_later_lines():
         first = log.append(LogEntry("assistant", "assistant", "a"))
         log.append(LogEntry("user", "you", "after"))
         before = log.renders
-        log.update_entry(first, text="word " * 30)  # wraps onto several lines
-        await pilot.pause()
+        for n in range(1, 31):  # deltas arriving in a burst are drawn together
+            log.update_entry(first, text="word " * n)  # wraps onto several lines
+        await pilot.pause(0.2)
         assert log.renders == before + 1
         assert log.entry_at_line(log.virtual_size.height - 1) == 1
         assert log.entries[0].text.startswith("word word")
@@ -154,3 +155,43 @@ def test_tui_only_commands_open_screens_and_say_so_elsewhere():
     refused = dispatch(None, "/context now")
     assert not refused.ok and refused.action is None and "takes no arguments" in refused.text
     assert {s.name for s in specs() if s.tui_only} >= {"role_doc", "context"}
+
+
+def test_the_repl_says_the_panel_only_commands_are_tui_only(cli, mnemara_home):
+    assert cli("init", "--instance", "r", "--role", "").returncode == 0
+    out = cli("run", "--instance", "r", "--no-tui", input="/context\n/role_doc\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "/context is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it",
+        "/role_doc is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it",
+    ]
+
+
+async def test_a_resize_rewraps_newest_first_in_chunks():
+    from mnemara.ui.tui.widgets.chat_log import REWRAP_CHUNK
+
+    app = LogApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        total = 3 * REWRAP_CHUNK
+        for i in range(total):
+            log.append(LogEntry("user", "you", f"message {i} " + "lorem ipsum " * 4))  # ~65 cells: wraps at 60
+        await pilot.pause()
+        assert log.virtual_size.height == total  # one line each at width 80
+        before = log.renders
+        log.on_resize(None)  # same width: nothing to do (the scrollbar is always shown)
+        assert log.renders == before
+        await pilot.resize_terminal(60, 20)
+        await wait_until(pilot, lambda: not log._wrap_queue)
+        assert log.renders == before + total  # each entry re-wrapped exactly once
+        assert log.virtual_size.height == 2 * total and log.scroll_y == log.max_scroll_y
+        assert all(len(strips) == 2 for strips in log._strips)
+
+
+async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.02)

@@ -38,6 +38,7 @@ from mnemara.memory.similar import normalize
 from mnemara.memory.status import ATOM_ID_RE, CHUNK_ID_RE, all_atoms, chunk_id, find_atom, fingerprint
 
 MIN_QUERY = 4
+GRAPH_LOCK_WAIT = 10.0  # seconds to wait for another process to release the Kuzu file
 REDACTED = "[forgotten]"
 NOT_REACHABLE = [
     "text already sent to the model provider in earlier turns (their logs, prompt caches)",
@@ -319,9 +320,18 @@ def _forget_in_graph(root: Path, plan: ForgetPlan) -> dict[str, Any]:
     path = root / "graph" / DB_FILE
     if not path.exists():
         return {"ok": True, "skipped": "no graph"}
-    try:
-        from mnemara.memory.scrub import rewrite_graph
+    import time
 
-        return {"ok": True, "nodes": plan.graph_nodes, **rewrite_graph(path, plan.graph_nodes)}
-    except Exception as exc:
-        return {"ok": False, "error": f"Graph backend unavailable: {type(exc).__name__}: {exc}"}
+    from mnemara.memory.scrub import rewrite_graph
+
+    deadline = time.monotonic() + GRAPH_LOCK_WAIT
+    while True:
+        try:
+            return {"ok": True, "nodes": plan.graph_nodes, **rewrite_graph(path, plan.graph_nodes)}
+        except Exception as exc:
+            if "lock" in str(exc).lower() and time.monotonic() < deadline:
+                time.sleep(0.25)  # a session keeps Kuzu open for a moment after its last graph call
+                continue
+            return {"ok": False, "error": f"Graph backend unavailable: {type(exc).__name__}: {exc}",
+                    "left": f"graph nodes {', '.join(plan.graph_nodes)} (close the session holding the graph "
+                            "and delete them with graph_query, allow_write)"}

@@ -262,6 +262,9 @@ def _handle_line(session: Any, line: str, render: Renderer) -> bool:
     except KeyboardInterrupt:
         session.request_stop()
         render.info.write("\n(stopping…)\n")
+        deadline = time.monotonic() + 30
+        while session.busy and time.monotonic() < deadline:  # let the stop land before the next line
+            time.sleep(0.05)
     return True
 
 

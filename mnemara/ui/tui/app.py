@@ -41,7 +41,6 @@ class ChatScreen(Screen):
 
     BINDINGS = [
         Binding("ctrl+s", "app.send", "Send"),  # the input binds it too; see ChatInput
-        Binding("ctrl+c", "app.quit_panel", "Quit", priority=True),
         Binding("ctrl+l", "app.clear_log", "Clear log", priority=True),
         Binding("pageup", "app.scroll_log(-1)", "Page up", priority=True, show=False),
         Binding("pagedown", "app.scroll_log(1)", "Page down", priority=True, show=False),
@@ -59,15 +58,17 @@ class ChatScreen(Screen):
 class MnemaraApp(App[None]):
     CSS_PATH = "styles/app.tcss"
     ENABLE_COMMAND_PALETTE = False
-    BINDINGS = [Binding("ctrl+c", "quit_panel", "Quit", show=False)]
+    BINDINGS = [Binding("ctrl+c", "quit_panel", "Quit", show=False, priority=True)]  # from every screen
 
     def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None) -> None:
         super().__init__()
         self.instance = instance
+        self._owns_session = False
         if session is None:
             if session_factory is None:
                 from mnemara.session import AgentSession as session_factory  # heavy: only when the panel opens
             session = session_factory(instance, permission_prompt=self.ask_permission)
+            self._owns_session = True
         elif hasattr(session, "set_permission_prompt"):
             session.set_permission_prompt(self.ask_permission)
         self.session = session
@@ -202,6 +203,8 @@ class MnemaraApp(App[None]):
         worker = self._turn
         if worker is None or not self.turn_running:
             return False
+        if type(self.screen).__name__ == "PermissionScreen":
+            self.screen.dismiss("n")  # a question nobody will answer now: deny it
         stop = getattr(self.session, "stop", None)
         if stop is not None:
             result = stop()
@@ -276,21 +279,36 @@ class MnemaraApp(App[None]):
         """Stop a running turn (its partial answer is stored), stop the inbox, close the session, exit."""
         if self._quitting:
             return
+        if isinstance(self.screen, RoleEditor) and not self.screen.confirm_quit():
+            return
         self._quitting = True
         inbox = getattr(self.session, "peer_inbox", None)
         if inbox is not None:
             await inbox.aclose()
         if self.turn_running:
             await self.cancel_turn()
-        close = getattr(self.session, "aclose", None) or getattr(self.session, "close", None)
-        if close is not None:
-            try:
-                result = close()
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception as exc:
-                log_event(self.instance.debug_log_path, "tui_close_error", level="error", error=repr(exc))
+        await self._close_session()
         self.exit()
+
+    async def _close_session(self) -> None:
+        """Close the session on this loop (its CLI processes live here)."""
+        close = getattr(self.session, "aclose", None) or getattr(self.session, "close", None)
+        if close is None:
+            return
+        try:
+            result = close()
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception as exc:
+            log_event(self.instance.debug_log_path, "tui_close_error", level="error", error=repr(exc))
+
+    async def on_unmount(self) -> None:
+        """However the app ends, a session it made itself is closed and the inbox stopped."""
+        inbox = getattr(self.session, "peer_inbox", None)
+        if inbox is not None:
+            await inbox.aclose()
+        if self._owns_session:
+            await self._close_session()
 
     @on(Button.Pressed, "#send")
     def _send_button(self) -> None:

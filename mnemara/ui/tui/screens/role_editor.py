@@ -57,10 +57,11 @@ class RoleEditor(ModalScreen[bool]):
         self.path = Path(path)
         self.saved = False
         self._saved_text = ""
+        self._warned = False
 
     def compose(self) -> ComposeResult:
         text, note = load_text(self.path)
-        self._saved_text = text if note is None else None
+        self._saved_text = text
         with Vertical(id="role-box"):
             yield Static(f"📄 {display_path(self.path)}", id="role-title", markup=False)
             yield TextArea(text, id="role-text", language="markdown", soft_wrap=True, show_line_numbers=True)
@@ -94,6 +95,7 @@ class RoleEditor(ModalScreen[bool]):
             self._say(f"not saved: {exc}", error=True)
             return
         self._saved_text = text
+        self._warned = False
         self.saved = True
         self._say(f"saved {len(text)} characters to {self.path.name}; the next turn uses it")
         self.post_message(self.Saved(self.path))
@@ -118,11 +120,23 @@ class RoleEditor(ModalScreen[bool]):
             return
         self._say(f"copied {len(text)} characters")
 
+    @property
+    def dirty(self) -> bool:
+        return self.editor.text != self._saved_text
+
+    def _first_warning(self, again: str) -> bool:
+        """True the first time unsaved text is about to be dropped (and say so)."""
+        if self.dirty and not self._warned:
+            self._warned = True
+            self._say(f"unsaved changes: Ctrl+S to save, {again} again to discard", error=True)
+            return True
+        return False
+
+    def confirm_quit(self) -> bool:
+        """May the app quit now? Not on the first Ctrl+C over unsaved text."""
+        return not self._first_warning("Ctrl+C")
+
     @on(Button.Pressed, "#role-close")
     def action_close(self) -> None:
-        if self._saved_text is not None and self.editor.text != self._saved_text:
-            if not getattr(self, "_warned", False):
-                self._warned = True
-                self._say("unsaved changes: Ctrl+S to save, Esc again to discard", error=True)
-                return
-        self.dismiss(self.saved)
+        if not self._first_warning("Esc"):
+            self.dismiss(self.saved)
