@@ -33,6 +33,7 @@ Extension points (plain lists, append to them):
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import inspect
 import json
@@ -525,6 +526,11 @@ class AgentSession:
             return ev.TurnResult(out)
 
         return asyncio.run_coroutine_threadsafe(collect(), self._ensure_sync_loop()).result()
+
+    def run_coroutine(self, coro: Any) -> concurrent.futures.Future:
+        """Schedule ``coro`` on the loop that runs :meth:`turn` (for helpers that must share it,
+        e.g. the REPL's peer inbox); returns a concurrent future."""
+        return asyncio.run_coroutine_threadsafe(coro, self._ensure_sync_loop())
 
     # -- closing ------------------------------------------------------------------------------------
     async def aclose(self) -> None:
