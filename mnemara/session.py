@@ -33,17 +33,27 @@ Extension points (plain lists, append to them):
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import inspect
 import json
 import os
 import sys
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from mnemara import events as ev
+from mnemara.cli_process import (
+    CliHandle,
+    alive,
+    cli_failure,
+    env_fingerprint,
+    exception_message,
+    hard_kill,
+    has_credentials,
+    one_message,
+)
 from mnemara.config import Config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
@@ -57,35 +67,6 @@ from mnemara.transcript import build_user_content
 
 PermissionPrompt = Callable[[PermissionRequest], "Awaitable[str | None] | str | None"]
 SPARE_WAIT_SECONDS = 60.0
-
-
-# -- helpers ------------------------------------------------------------------------------
-
-
-def has_credentials(env: dict[str, str] | None = None) -> bool:
-    """Is there anything the CLI could authenticate with?"""
-    env = dict(os.environ if env is None else env)
-    if any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")):
-        return True
-    if any(env.get(k) for k in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")):
-        return True
-    config_dir = Path(env.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    return (config_dir / ".credentials.json").is_file()
-
-
-def _env_fingerprint() -> dict[str, str]:
-    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(("ANTHROPIC_", "CLAUDE_", "BASH_"))}
-
-
-@dataclass
-class _Client:
-    """A CLI process prepared for one turn."""
-
-    key: str
-    client: Any
-    loop: asyncio.AbstractEventLoop
-    ready: "asyncio.Task[None]"
-    stderr: list[str]
 
 
 class AgentSession:
@@ -113,8 +94,8 @@ class AgentSession:
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
         self.last_role_doc: RoleDoc | None = None
-        self._spare: _Client | None = None
-        self._active: _Client | None = None
+        self._spare: CliHandle | None = None
+        self._active: CliHandle | None = None
         self._stop_requested = False
         self._turn_loop: asyncio.AbstractEventLoop | None = None
         self._sync_loop: asyncio.AbstractEventLoop | None = None
@@ -254,19 +235,19 @@ class AgentSession:
             "tools": [s.name for s in enabled_specs(cfg)],
             "bash": cfg.bash_timeout_seconds,
             "cwd": self.cwd,
-            "env": _env_fingerprint(),
+            "env": env_fingerprint(),
         }
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
-    def _spawn(self, system_prompt: str) -> _Client:
+    def _spawn(self, system_prompt: str) -> CliHandle:
         from claude_agent_sdk import ClaudeSDKClient
 
         stderr: list[str] = []
         client = ClaudeSDKClient(self._options(system_prompt, stderr))
         loop = asyncio.get_running_loop()
-        return _Client(self._client_key(system_prompt), client, loop, loop.create_task(client.connect()), stderr)
+        return CliHandle(self._client_key(system_prompt), client, loop, loop.create_task(client.connect()), stderr)
 
-    async def _take_client(self, system_prompt: str) -> _Client:
+    async def _take_client(self, system_prompt: str) -> CliHandle:
         """The spare process if it fits this turn, else a freshly started one."""
         key = self._client_key(system_prompt)
         spare, self._spare = self._spare, None
@@ -274,7 +255,7 @@ class AgentSession:
             if spare.key == key and spare.loop is asyncio.get_running_loop():
                 try:
                     await asyncio.wait_for(asyncio.shield(spare.ready), SPARE_WAIT_SECONDS)
-                    if _alive(spare.client):
+                    if alive(spare.client):
                         self.stats["spare_used"] += 1
                         return spare
                     log_event(self.instance.debug_log_path, "spare_failed", level="warning", error="spare CLI exited")
@@ -320,7 +301,7 @@ class AgentSession:
         if self.warm_spare and not self._closed and self._spare is None:
             self._prepare_spare()
 
-    async def _discard(self, handle: _Client | None) -> None:
+    async def _discard(self, handle: CliHandle | None) -> None:
         """End a CLI process (on the loop it lives on)."""
         if handle is None:
             return
@@ -334,15 +315,15 @@ class AgentSession:
             try:
                 await asyncio.wait_for(handle.client.disconnect(), 10)
             except BaseException:
-                _hard_kill(handle.client)
+                hard_kill(handle.client)
         elif handle.loop.is_running() and not handle.loop.is_closed():
             fut = asyncio.run_coroutine_threadsafe(self._discard(handle), handle.loop)
             try:
                 await asyncio.wrap_future(fut)
             except BaseException:
-                _hard_kill(handle.client)
+                hard_kill(handle.client)
         else:
-            _hard_kill(handle.client)
+            hard_kill(handle.client)
 
     # -- permissions (called by the CLI) ---------------------------------------------------
     async def _pre_tool_use(self, input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
@@ -422,13 +403,13 @@ class AgentSession:
         content = self.context_blocks(text, exclude_ids=(user_id,))
         watch = self._sentinel_for_turn(cfg)
         collector = TurnCollector(stream=cfg.stream)
-        handle: _Client | None = None
+        handle: CliHandle | None = None
         failure: ev.ErrorEvent | None = None
         try:
             handle = await self._take_client(self.system_prompt(role))
             self._active = handle
             if not self._stop_requested:
-                await handle.client.query(_one_message(content))
+                await handle.client.query(one_message(content))
                 async for message in handle.client.receive_response():
                     halted = False
                     for event in collector.feed(message):
@@ -438,10 +419,10 @@ class AgentSession:
                     if halted:  # the sentinel refused a call: stop consuming, end the turn cleanly
                         break
             if collector.result is None and not self._stop_requested and not (watch and watch.halt):
-                failure = ev.ErrorEvent(_cli_failure(handle.stderr), "cli")
+                failure = ev.ErrorEvent(cli_failure(handle.stderr), "cli")
         except Exception as exc:
             if not self._stop_requested:
-                failure = ev.ErrorEvent(_exception_message(exc, handle.stderr if handle else []), "cli")
+                failure = ev.ErrorEvent(exception_message(exc, handle.stderr if handle else []), "cli")
         finally:
             self._active = None
             if handle is not None:
@@ -501,7 +482,7 @@ class AgentSession:
         self._stop_requested = True
         handle = self._active
         if handle is not None:
-            _hard_kill(handle.client)
+            hard_kill(handle.client)
             try:
                 await asyncio.wait_for(handle.client.disconnect(), 10)
             except BaseException:
@@ -546,6 +527,11 @@ class AgentSession:
 
         return asyncio.run_coroutine_threadsafe(collect(), self._ensure_sync_loop()).result()
 
+    def run_coroutine(self, coro: Any) -> concurrent.futures.Future:
+        """Schedule ``coro`` on the loop that runs :meth:`turn` (for helpers that must share it,
+        e.g. the REPL's peer inbox); returns a concurrent future."""
+        return asyncio.run_coroutine_threadsafe(coro, self._ensure_sync_loop())
+
     # -- closing ------------------------------------------------------------------------------------
     async def aclose(self) -> None:
         """End every CLI process of this session and close the store."""
@@ -581,7 +567,7 @@ class AgentSession:
             self._closed = True
             for handle in (self._active, self._spare):
                 if handle is not None:
-                    _hard_kill(handle.client)
+                    hard_kill(handle.client)
             self._finish_close()
 
     def _finish_close(self) -> None:
@@ -602,42 +588,3 @@ class AgentSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-async def _one_message(content: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    yield {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
-           "session_id": "default"}
-
-
-def _alive(client: Any) -> bool:
-    """Is the CLI process of ``client`` still running (e.g. not killed by a terminal's Ctrl+C)?"""
-    process = getattr(getattr(client, "_transport", None), "_process", None)
-    return process is not None and process.returncode is None
-
-
-def _hard_kill(client: Any) -> None:
-    """Last resort: kill the CLI process of ``client`` directly."""
-    process = getattr(getattr(client, "_transport", None), "_process", None)
-    try:
-        if process is not None and process.returncode is None:
-            process.kill()
-    except (ProcessLookupError, OSError, RuntimeError):
-        pass
-
-
-def _cli_failure(stderr: list[str]) -> str:
-    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
-    return "the Claude CLI ended before finishing the turn" + (f": {tail[:300]}" if tail else "")
-
-
-def _exception_message(exc: BaseException, stderr: list[str]) -> str:
-    text = " ".join(str(exc).split())
-    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
-    if "not found" in text.lower() and "claude" in text.lower():
-        return f"the Claude CLI could not be started: {text[:300]}"
-    code = getattr(exc, "exit_code", None)
-    if code is not None:
-        msg = f"the Claude CLI stopped unexpectedly (exit code {code}); your message is saved, send again to retry"
-    else:
-        msg = f"the Claude CLI failed: {text[:300]}"
-    return msg + (f" ({tail[:200]})" if tail else "")

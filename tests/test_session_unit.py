@@ -9,7 +9,8 @@ import pytest
 import mnemara
 from mnemara.config import Config
 from mnemara.errors import MnemaraError
-from mnemara.session import AgentSession, has_credentials
+from mnemara.cli_process import has_credentials
+from mnemara.session import AgentSession
 from tests.conftest import ROOT, cli_env
 
 

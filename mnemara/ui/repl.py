@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterator, TextIO
 
 from mnemara import events as ev
 from mnemara.commands import dispatch, is_command
+from mnemara.ui.repl_inbox import ReplInbox
+from mnemara.ui.repl_inbox import stdout as repl_stdout
 
 PREVIEW = 160
 
@@ -51,9 +53,10 @@ class LineSource:
 class Renderer:
     """Writes a turn's events: assistant text to ``out``, everything else to ``info``."""
 
-    def __init__(self, out: TextIO, info: TextIO, assistant_name: str = "") -> None:
+    def __init__(self, out: TextIO, info: TextIO, assistant_name: str = "", stream: bool = True) -> None:
         self.out, self.info = out, info
         self.assistant_name = assistant_name
+        self.stream = stream  # False: print each message whole (inbox turns above a live prompt)
         self._streamed = False  # deltas printed since the last complete message
         self._line_open = False
 
@@ -70,6 +73,8 @@ class Renderer:
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextDelta):
+            if not self.stream:
+                return
             self.out.write(event.text)
             self.out.flush()
             self._streamed = self._line_open = True
@@ -222,8 +227,19 @@ def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
     return prompt
 
 
-def handle_line(session: Any, line: str, render: Renderer) -> bool:
-    """Run one input line (message or slash command). Returns False when the REPL should end."""
+def handle_line(session: Any, line: str, render: Renderer, inbox: Any = None) -> bool:
+    """Run one input line (message or slash command). Returns False when the REPL should end.
+
+    With a peer ``inbox`` (:class:`mnemara.ui.repl_inbox.ReplInbox`) no inbox turn starts
+    while the line is handled, and a running one is waited for first.
+    """
+    if inbox is None or not line.strip():
+        return _handle_line(session, line, render)
+    with inbox.user_line():
+        return _handle_line(session, line, render)
+
+
+def _handle_line(session: Any, line: str, render: Renderer) -> bool:
     text = line.strip()
     if not text:
         return True
@@ -256,11 +272,23 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     """The non-terminal REPL: one line per message, exit at end of input."""
     lines = LineSource(stdin)
     session.warn_to_stderr = False  # the renderer prints Notice events to stderr itself
-    session.set_permission_prompt(line_prompt(lines, stderr))
-    render = Renderer(stdout, stderr, session.config.display_name)
-    for line in lines:
-        if not handle_line(session, line, render):
-            break
+    name = session.config.display_name
+    render = Renderer(stdout, stderr, name)
+    inbox = ReplInbox.attach(session, lambda: Renderer(stdout, stderr, name), lambda: stderr)
+    prompt = line_prompt(lines, stderr)
+    session.set_permission_prompt(inbox.guard_prompt(prompt) if inbox else prompt)
+    if inbox is not None:
+        stderr.write(inbox.banner() + " (checked before each input line and at end of input)\n")
+    try:
+        while True:
+            if inbox is not None:
+                inbox.step()  # peer rows pending now are delivered between input lines
+            line = lines.next()
+            if line is None or not handle_line(session, line, render):
+                break
+    finally:
+        if inbox is not None:
+            inbox.close()
     return 0
 
 
@@ -271,15 +299,34 @@ def run_tty(session: Any, banner: str = "") -> int:
 
     watcher_ref: list[InterruptWatcher] = []
     session.warn_to_stderr = False
-    session.set_permission_prompt(tty_prompt_for(watcher_ref))
+    name = session.config.display_name
+    inbox = ReplInbox.attach(session, lambda: Renderer(repl_stdout(), repl_stdout(), name, stream=False),
+                              repl_stdout)
+    ask = tty_prompt_for(watcher_ref)
+    session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
     prompt = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
-    render = Renderer(sys.stdout, sys.stdout, session.config.display_name)
     if banner:
         print(banner)
+    if inbox is None:
+        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name), watcher_ref, None)
+    from prompt_toolkit.patch_stdout import patch_stdout
+
+    print(inbox.banner())
+    try:
+        with patch_stdout(raw=True):  # inbox turns print above the prompt while you type
+            inbox.start()
+            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name), watcher_ref, inbox)
+    finally:
+        inbox.close()
+
+
+def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
     while True:
         try:
             line = prompt.prompt("you> ")
         except KeyboardInterrupt:
+            if inbox is not None:
+                inbox.stop_running_turn()
             continue
         except EOFError:
             return 0
@@ -292,7 +339,7 @@ def run_tty(session: Any, banner: str = "") -> int:
         with InterruptWatcher(interrupt) as watcher:
             watcher_ref[:] = [watcher]
             try:
-                keep_going = handle_line(session, line, render)
+                keep_going = handle_line(session, line, render, inbox)
             finally:
                 watcher_ref.clear()
         if not keep_going:

@@ -1,0 +1,76 @@
+"""The Claude CLI processes a session runs turns on: handles, liveness, failure lines.
+
+No SDK import here: these helpers only look at what ``ClaudeSDKClient`` holds.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+
+def has_credentials(env: dict[str, str] | None = None) -> bool:
+    """Is there anything the CLI could authenticate with?"""
+    env = dict(os.environ if env is None else env)
+    if any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")):
+        return True
+    if any(env.get(k) for k in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")):
+        return True
+    config_dir = Path(env.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    return (config_dir / ".credentials.json").is_file()
+
+
+def env_fingerprint() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(("ANTHROPIC_", "CLAUDE_", "BASH_"))}
+
+
+@dataclass
+class CliHandle:
+    """A CLI process prepared for one turn."""
+
+    key: str
+    client: Any
+    loop: asyncio.AbstractEventLoop
+    ready: "asyncio.Task[None]"
+    stderr: list[str]
+
+
+async def one_message(content: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    yield {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
+           "session_id": "default"}
+
+
+def alive(client: Any) -> bool:
+    """Is the CLI process of ``client`` still running (e.g. not killed by a terminal's Ctrl+C)?"""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    return process is not None and process.returncode is None
+
+
+def hard_kill(client: Any) -> None:
+    """Last resort: kill the CLI process of ``client`` directly."""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    try:
+        if process is not None and process.returncode is None:
+            process.kill()
+    except (ProcessLookupError, OSError, RuntimeError):
+        pass
+
+
+def cli_failure(stderr: list[str]) -> str:
+    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
+    return "the Claude CLI ended before finishing the turn" + (f": {tail[:300]}" if tail else "")
+
+
+def exception_message(exc: BaseException, stderr: list[str]) -> str:
+    text = " ".join(str(exc).split())
+    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
+    if "not found" in text.lower() and "claude" in text.lower():
+        return f"the Claude CLI could not be started: {text[:300]}"
+    code = getattr(exc, "exit_code", None)
+    if code is not None:
+        msg = f"the Claude CLI stopped unexpectedly (exit code {code}); your message is saved, send again to retry"
+    else:
+        msg = f"the Claude CLI failed: {text[:300]}"
+    return msg + (f" ({tail[:200]})" if tail else "")
