@@ -13,12 +13,19 @@ def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
     """Write ``text`` to ``path`` via a temp file in the same folder and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _write_and_replace(path, text.encode(encoding))
+
+
+def _write_and_replace(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to a temp file beside ``path``, fsync it, then rename it over ``path``."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -89,20 +96,7 @@ def _open_locked(path: Path, flags: int) -> int:
 
 def _replace_locked(fd: int, path: Path, data: bytes) -> None:
     """Swap ``data`` in at ``path`` (temp file, fsync, rename) keeping the locked file's mode."""
-    tmp_fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(tmp_fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, os.fstat(fd).st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    _write_and_replace(path, data, os.fstat(fd).st_mode & 0o777)
 
 
 def rewrite_locked(path: Path, transform: Callable[[str], "str | None"]) -> bool:

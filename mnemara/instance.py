@@ -35,7 +35,7 @@ SUBDIRS = (
 def mnemara_home() -> Path:
     """The root of all instances: ``$MNEMARA_HOME`` or ``~/.mnemara``."""
     env = os.environ.get("MNEMARA_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".mnemara"
+    return Path(env).expanduser().absolute() if env else Path.home() / ".mnemara"
 
 
 def validate_name(name: str) -> str:
@@ -122,6 +122,11 @@ class Instance:
     def open(cls, name: str, home: Path | None = None) -> "Instance":
         """Open an existing instance or raise :class:`InstanceNotFound`."""
         root = cls.path_for(name, home)
+        if root.is_dir() and not (root / "config.json").exists():
+            raise InstanceNotFound(
+                f"{root} exists but has no config.json, so it is not an instance (restore config.json, "
+                f"or move the folder away and run: mnemara init --instance {name})"
+            )
         if not (root / "config.json").is_file():
             raise InstanceNotFound(
                 f"no instance {name!r} under {root.parent} (create it with: mnemara init --instance {name})"

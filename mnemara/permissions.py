@@ -172,6 +172,7 @@ class PermissionGate:
         self._modes: dict[str, Verdict] = {}
         self._config_patterns: dict[str, list[re.Pattern[str]]] = {}
         known = set(BUILTIN_DEFAULTS) | set(POLICY_ALIASES) | set(self._own_names.values())
+        self._known = known
         source = self.instance.config_path.name
         for index, policy in enumerate(config.allowed_tools):
             entry = f"{source}: allowed_tools[{index}] ({policy.tool!r})"
@@ -225,6 +226,11 @@ class PermissionGate:
         self._perm_stamp = stamp
         patterns, problems = load_permissions(Path(path))
         self._persisted = {tool: [re.compile(p) for p in pats] for tool, pats in patterns.items()}
+        name = Path(path).name
+        for tool in patterns:
+            if tool not in self._known and not tool.startswith(MCP_PREFIX):
+                problems.append(f"{name}: allowed_patterns[{tool!r}]: no such tool, so these patterns never apply "
+                                f"(known: {', '.join(sorted(self._known))}, or mcp__<server>__<tool>)")
         self._perm_problems = problems
 
     # -- naming ---------------------------------------------------------------

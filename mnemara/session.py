@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
+import importlib
 import inspect
 import json
 import os
@@ -59,6 +60,7 @@ from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
 from mnemara.instance import Instance
 from mnemara.permissions import PermissionGate, PermissionRequest
+from mnemara.role_refresh import RoleDocWatch, refresh_output
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sentinel import SentinelWatch
 from mnemara.store import TurnStore
@@ -94,6 +96,7 @@ class AgentSession:
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
         self.last_role_doc: RoleDoc | None = None
+        self._role_watch: RoleDocWatch | None = None
         self._spare: CliHandle | None = None
         self._active: CliHandle | None = None
         self._stop_requested = False
@@ -156,6 +159,7 @@ class AgentSession:
                 print(f"warning: {role.warning}", file=sys.stderr)
             log_event(self.instance.debug_log_path, "role_doc_warning", level="warning", path=role.path, warning=role.warning)
         self.last_role_doc = role
+        self._role_watch = RoleDocWatch(role.path, role.text)
         return role
 
     def system_prompt(self, role: RoleDoc) -> str:
@@ -219,7 +223,10 @@ class AgentSession:
             include_partial_messages=True,
             verbatim_prompts=True,
             can_use_tool=self._can_use_tool,
-            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[self._pre_tool_use], on_failure="block")]},
+            hooks={
+                "PreToolUse": [HookMatcher(matcher=None, hooks=[self._pre_tool_use], on_failure="block")],
+                "PostToolUse": [HookMatcher(matcher=None, hooks=[self._post_tool_use])],
+            },
             env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms},
             stderr=on_stderr,
             # Mnemara's store is the history: no per-turn session transcripts piling up in ~/.claude/projects.
@@ -295,11 +302,18 @@ class AgentSession:
         """
         if self.warm_spare and not self._closed and self._spare is None:
             self._ensure_sync_loop().call_soon_threadsafe(self._prepare_spare)
+        self._preload_backends()
 
     async def aprewarm(self) -> None:
         """:meth:`prewarm` for callers that drive :meth:`aturn` on their own event loop."""
         if self.warm_spare and not self._closed and self._spare is None:
             self._prepare_spare()
+        self._preload_backends()
+
+    def _preload_backends(self) -> None:
+        """Import LanceDB in a daemon thread so the first memory write does not pay 1-3 s for it."""
+        if self.config.rag_enabled:
+            threading.Thread(target=_import_quietly, args=("lancedb",), name="mnemara-preload", daemon=True).start()
 
     async def _discard(self, handle: CliHandle | None) -> None:
         """End a CLI process (on the loop it lives on)."""
@@ -347,6 +361,15 @@ class AgentSession:
                   tool_use_id=tool_use_id)
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision.verdict,
                                        "permissionDecisionReason": decision.reason}}
+
+    async def _post_tool_use(self, input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        """Hand a role doc edited mid-turn to the model with this tool result."""
+        watch = self._role_watch
+        text = watch.changed_text() if watch is not None else None
+        if text is None:
+            return {}
+        log_event(self.instance.debug_log_path, "role_doc_refreshed_mid_turn", path=watch.path, tool_use_id=tool_use_id)
+        return refresh_output(text)
 
     async def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
@@ -588,3 +611,10 @@ class AgentSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _import_quietly(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except Exception:  # the backend reports itself as unavailable when it is used
+        pass

@@ -34,6 +34,9 @@ def estimate_blocks(blocks: list[dict[str, Any]]) -> int:
     return total
 
 
+MAX_TOKEN_COUNT = 100_000_000  # far above any model's context; larger values are typos
+
+
 def parse_token_count(text: str) -> int:
     """Parse ``20000``, ``500k``, ``1m`` (case-insensitive, ``_`` and ``,`` allowed). Raises ValueError."""
     s = text.strip().lower().replace("_", "").replace(",", "")
@@ -49,4 +52,6 @@ def parse_token_count(text: str) -> int:
     n = int(value * mult)
     if n <= 0:
         raise ValueError(f"token count must be positive, got {text!r}")
+    if n > MAX_TOKEN_COUNT:
+        raise ValueError(f"token count {text!r} is too large (at most 100m)")
     return n

@@ -198,3 +198,39 @@ def test_errors_are_logged_as_json_lines(cli, mnemara_home: Path) -> None:
     records = [json.loads(line) for line in (mnemara_home / "w" / "debug.log").read_text().splitlines()]
     assert records[-1]["event"] == "cli_error" and records[-1]["level"] == "error"
     assert "role doc not found" in records[-1]["message"] and records[-1]["command"] == "role"
+
+
+def test_filesystem_trouble_is_one_error_line_not_a_traceback(cli, mnemara_home, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    r = cli("init", "--instance", "x", env={"MNEMARA_HOME": str(blocker)})
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in r.stderr and str(blocker) in r.stderr and blocker.read_text() == "x"
+    assert cli("init", "--instance", "m").returncode == 0
+    import shutil
+
+    memory = mnemara_home / "m" / "memory"
+    shutil.rmtree(memory)
+    memory.write_text("")  # a file where the notes folder belongs
+    r = cli("note", "--instance", "m", "a note")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert memory.read_text() == ""
+
+
+def test_a_folder_without_config_json_is_named_as_such(cli, mnemara_home):
+    assert cli("init", "--instance", "c").returncode == 0
+    (mnemara_home / "c" / "config.json").unlink()
+    r = cli("show", "--instance", "c")
+    assert r.returncode == 2 and "has no config.json" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_relative_mnemara_home_is_reported_as_an_absolute_path(cli, tmp_path):
+    from tests.conftest import ROOT
+
+    r = cli("init", "--instance", "rel", env={"MNEMARA_HOME": "rel-home"})
+    try:
+        assert r.returncode == 0 and f"at {ROOT / 'rel-home' / 'rel'}" in r.stdout
+    finally:
+        import shutil
+
+        shutil.rmtree(ROOT / "rel-home", ignore_errors=True)

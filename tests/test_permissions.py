@@ -316,6 +316,16 @@ def test_bad_entries_in_permissions_json_are_skipped_and_named(inst):
     assert gate.decide("Bash", {"command": "ls"}).verdict == "allow"
 
 
+def test_misspelt_tool_in_permissions_json_is_reported(inst):
+    inst.permissions_path.write_text(json.dumps({"allowed_patterns": {"Bsh": ["^ls$"], "Bash": ["^pwd$"]}}))
+    gate = gate_for(inst)
+    problems = gate.startup_problems
+    assert len(problems) == 1 and "permissions.json" in problems[0] and "'Bsh'" in problems[0]
+    assert "no such tool" in problems[0] and "\n" not in problems[0]
+    assert gate.decide("Bash", {"command": "pwd"}).verdict == "allow"
+    assert gate.decide("Bash", {"command": "ls"}).verdict == "ask"
+
+
 def test_unreadable_permissions_json(inst):
     # a directory in its place cannot be read even by root
     inst.permissions_path.unlink()

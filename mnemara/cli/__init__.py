@@ -18,7 +18,7 @@ from mnemara.errors import MnemaraError
 
 
 class _Group(click.Group):
-    """Turns :class:`MnemaraError` into one ``error:`` line and its exit code."""
+    """Turns :class:`MnemaraError` (and an ``OSError``) into one ``error:`` line and its exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -32,6 +32,10 @@ class _Group(click.Group):
                 log_event(inst.debug_log_path, "cli_error", "error", command=ctx.invoked_subcommand, message=exc.message)
             click.echo(f"error: {exc.message}", err=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:  # a file where a folder belongs, no permission, a full disk ...: one line, no traceback
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+            sys.exit(2)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -173,7 +173,7 @@ def name_cmd(ctx: Any, args: str) -> CommandResult:
 def pin_cmd(ctx: Any, args: str) -> CommandResult:
     parts = split_args(args)
     if not 1 <= len(parts) <= 2:
-        raise ValueError("give a row id and an optional label")
+        raise ValueError("give a row id and an optional one-word label (a slug like my-slot)")
     row = _positive_int(parts[0], "row_id")
     label = ctx.store.pin(row, parts[1] if len(parts) == 2 else None)
     return CommandResult(f"row {row} pinned as slot {label!r}")

@@ -109,6 +109,8 @@ def note_cmd(ctx: Any, args: str) -> CommandResult:
     from mnemara.memory.notes import append_note
 
     text, category = args.strip(), None
+    if text in ("-c", "--category"):
+        raise ValueError(f"{text} needs a category and then the text of the note")
     if text.startswith(("-c ", "--category ")):
         _, _, rest = text.partition(" ")
         category, _, text = rest.strip().partition(" ")

@@ -22,7 +22,7 @@ def inbox_command(ctx: Any, args: str) -> CommandResult:
     if inbox is None:
         return CommandResult(
             "peer polling is off for this panel: set peer_poll_enabled to true and peer_db_path "
-            "in config.json, then restart the panel",
+            "in config.json, then start `mnemara run` again",
             ok=False,
         )
     if word in ("", "toggle"):

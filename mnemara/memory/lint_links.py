@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mnemara.memory.lint_paths import fenced_lines
+
 LINK_RE = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 CODE_SPAN_RE = re.compile(r"`[^`\n]*`")
 
@@ -55,12 +57,8 @@ def wiki_pages(wiki_dir: Path) -> list[str]:
 def extract_links(text: str) -> list[tuple[int, str]]:
     """(line, target) of every wikilink outside code."""
     out = []
-    fence = False
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        if fence:
+    for n, line, fenced in fenced_lines(text):
+        if fenced:
             continue
         for match in LINK_RE.finditer(CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)):
             target = match.group(1).split("|", 1)[0].split("#", 1)[0].strip()

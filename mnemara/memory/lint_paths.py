@@ -71,7 +71,7 @@ class Citation:
     span: str = ""  # the whole code span when the token sat inside one
 
 
-def _fenced_lines(text: str) -> list[tuple[int, str, bool]]:
+def fenced_lines(text: str) -> list[tuple[int, str, bool]]:
     """(line number, line, inside a fenced code block)."""
     out = []
     fence = False
@@ -101,7 +101,7 @@ def is_pathlike(token: str) -> bool:
 def extract(text: str) -> list[Citation]:
     """Every path and prompt binary cited in ``text``, in order."""
     found: list[Citation] = []
-    for n, line, fenced in _fenced_lines(text):
+    for n, line, fenced in fenced_lines(text):
         spans = [(m.start(1), m.end(1), m.group(1)) for m in CODE_SPAN_RE.finditer(line)] if not fenced else []
         prompt = PROMPT_RE.match(line) if fenced else None
         commands = [prompt.group(1)] if prompt else []

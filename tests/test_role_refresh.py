@@ -1,0 +1,53 @@
+"""A role doc edited while a turn's tool loop runs reaches the turn's next API call."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mnemara.config import update_config
+from mnemara.debuglog import read_events
+from mnemara.role_refresh import RoleDocWatch
+from mnemara.testing import reply, tool_use
+
+
+def test_watch_reports_each_edit_once(tmp_path: Path) -> None:
+    role = tmp_path / "role.md"
+    role.write_text("one", encoding="utf-8")
+    watch = RoleDocWatch(str(role), "one")
+    assert watch.changed_text() is None
+    role.write_text("two!", encoding="utf-8")
+    assert watch.changed_text() == "two!"
+    assert watch.changed_text() is None
+    role.unlink()
+    assert watch.changed_text() is None  # a vanished file is not "new text"
+    assert RoleDocWatch("", "").changed_text() is None
+
+
+@pytest.mark.e2e
+def test_edit_during_tool_loop_reaches_next_call(scripted_api, session_factory, tmp_path: Path) -> None:
+    role = tmp_path / "role.md"
+    role.write_text("You are ROLE-BEFORE.", encoding="utf-8")
+    session = session_factory()
+    cfg = session.instance.config_path
+    raw = json.loads(cfg.read_text())
+    raw["role_doc_path"] = str(role)
+    for policy in raw["allowed_tools"]:
+        if policy["tool"] == "Bash":
+            policy["mode"] = "allow"
+    cfg.write_text(json.dumps(raw))
+    command = f"printf 'You are ROLE-AFTER.' > {role}"
+    scripted_api.push(reply(tool_use("Bash", {"command": command})), reply("done"))
+    result = session.turn("please update the role doc")
+    assert result.ok
+    first, second = scripted_api.message_requests()[-2:]
+    assert "ROLE-BEFORE" in first.system_text
+    assert "ROLE-AFTER" not in json.dumps(first.messages)
+    assert "<role_doc_updated>" in json.dumps(second.messages) and "ROLE-AFTER" in json.dumps(second.messages)
+    assert any(e["event"] == "role_doc_refreshed_mid_turn" for e in read_events(session.instance.debug_log_path))
+    scripted_api.push(reply("next"))
+    session.turn("and now?")
+    assert scripted_api.last.system_text.endswith("You are ROLE-AFTER.")
+    assert "<role_doc_updated>" not in json.dumps(scripted_api.last.messages[-1])
+    update_config(cfg, role_doc_path="")
