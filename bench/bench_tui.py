@@ -8,7 +8,7 @@ Run: python bench/bench_tui.py [--messages 5000] [--repeats 5]
 2. Log: messages appended one by one to the chat log of a headless app, the
    screen refreshed after each, timing the first and the last 100 appends; the
    same for a naive log made of one mounted Static widget per message (the
-   baseline). Then PageUp/PageDown through the full log.
+   baseline). Then PageUp/PageDown through the full log, and a terminal resize.
 
 Prints ratios measured in this one run (the machine is shared: compare ratios).
 """
@@ -148,6 +148,13 @@ async def time_appends(kind: str, total: int, window: int = 100) -> dict[str, fl
         out["scroll"] = (time.perf_counter() - t0) / 50
         if kind == "chatlog":
             out["renders"] = float(log.renders)
+            t0 = time.perf_counter()
+            log._width -= 20  # what a narrower terminal does (the same call as on_resize)
+            log._rewrap_all()
+            out["resize_visible"] = time.perf_counter() - t0  # newest chunk re-wrapped, screen can draw
+            while log._wrap_queue:
+                await asyncio.sleep(0.001)
+            out["resize_all"] = time.perf_counter() - t0
     return out
 
 
@@ -161,6 +168,8 @@ def bench_log(total: int, baseline_total: int) -> None:
           f"baseline {naive['bulk'] * 1e6:8.0f} us each")
     print(f"           entries rendered: {int(ours['renders'])} for {total} appends (each entry once)")
     print(f"           PageUp/PageDown through the full log: {ours['scroll'] * 1000:6.2f} ms per page")
+    print(f"           terminal resize: newest entries right after {ours['resize_visible'] * 1000:6.1f} ms, all {total} "
+          f"entries re-wrapped after {ours['resize_all'] * 1000:6.1f} ms (in chunks, the app keeps responding)")
     print(f"  baseline (one Static widget per message, {baseline_total} messages):")
     print(f"           first 100 {naive['first'] * 10:7.2f} ms each, last 100 {naive['last'] * 10:7.2f} ms each"
           f"  -> last/first {naive['last'] / naive['first']:5.2f}x")

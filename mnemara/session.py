@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
+import importlib
 import inspect
 import json
 import os
@@ -301,11 +302,18 @@ class AgentSession:
         """
         if self.warm_spare and not self._closed and self._spare is None:
             self._ensure_sync_loop().call_soon_threadsafe(self._prepare_spare)
+        self._preload_backends()
 
     async def aprewarm(self) -> None:
         """:meth:`prewarm` for callers that drive :meth:`aturn` on their own event loop."""
         if self.warm_spare and not self._closed and self._spare is None:
             self._prepare_spare()
+        self._preload_backends()
+
+    def _preload_backends(self) -> None:
+        """Import LanceDB in a daemon thread so the first memory write does not pay 1-3 s for it."""
+        if self.config.rag_enabled:
+            threading.Thread(target=_import_quietly, args=("lancedb",), name="mnemara-preload", daemon=True).start()
 
     async def _discard(self, handle: CliHandle | None) -> None:
         """End a CLI process (on the loop it lives on)."""
@@ -603,3 +611,10 @@ class AgentSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _import_quietly(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except Exception:  # the backend reports itself as unavailable when it is used
+        pass
