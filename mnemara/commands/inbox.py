@@ -13,7 +13,7 @@ from mnemara.commands import CommandResult, command
 USAGE = "/inbox [on|off|status]"
 
 
-@command("inbox", usage=USAGE, help="Toggle delivery of peer messages (ON/OFF) and show the inbox state")
+@command("inbox", usage=USAGE, help="toggle delivery of peer messages (ON/OFF) and show the inbox state")
 def inbox_command(ctx: Any, args: str) -> CommandResult:
     inbox = getattr(ctx, "peer_inbox", None)
     word = args.strip().lower()

@@ -14,7 +14,7 @@ from mnemara.errors import UsageError
 USAGE = "/proposals [all|N]"
 
 
-@command("proposals", usage=USAGE, help="List pending role-amendment proposals (all: every status; N: show one)")
+@command("proposals", usage=USAGE, help="list pending role-amendment proposals (all: every status; N: show one)")
 def proposals_command(ctx: Any, args: str) -> CommandResult:
     from mnemara.memory.proposals import list_proposals
 

@@ -8,7 +8,7 @@ from mnemara.commands import CommandResult, command
 USAGE = "/recall [on|off]"
 
 
-@command("recall", usage=USAGE, help="Show what auto-recall added to the last turn (and why); on/off switches it")
+@command("recall", usage=USAGE, help="show what auto-recall added to the last turn (and why); on/off switches it")
 def recall_command(ctx: Any, args: str) -> CommandResult:
     word = args.strip().lower()
     if word not in ("", "on", "off"):

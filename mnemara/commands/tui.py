@@ -13,7 +13,7 @@ _ONLY = "is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TU
 
 
 @command("role_doc", usage="/role_doc", tui_only=True,
-         help="TUI: open the role doc editor (edit live; Ctrl+S saves; the next turn uses it)")
+         help="open the role doc editor (edit live; Ctrl+S saves; the next turn uses it)")
 def role_doc(ctx: Any, args: str) -> CommandResult:
     if args:
         raise ValueError("/role_doc takes no arguments (to switch files use /role <path>)")
@@ -21,7 +21,7 @@ def role_doc(ctx: Any, args: str) -> CommandResult:
 
 
 @command("context", usage="/context", tui_only=True,
-         help="TUI: open the context viewer (token breakdown, rows, pinned slots, edit in place)")
+         help="open the context viewer (token breakdown, rows, pinned slots, edit in place)")
 def context(ctx: Any, args: str) -> CommandResult:
     if args:
         raise ValueError("/context takes no arguments")
