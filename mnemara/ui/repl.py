@@ -11,6 +11,7 @@ end of input denies.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -22,6 +23,7 @@ from mnemara.ui.repl_inbox import ReplInbox
 from mnemara.ui.repl_inbox import stdout as repl_stdout
 
 PREVIEW = 160
+_ESCAPES = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|O.|.)?")
 
 
 def _short(value: Any, limit: int = PREVIEW) -> str:
@@ -131,9 +133,10 @@ class InterruptWatcher:
     A terminal's Ctrl+C normally sends SIGINT to the whole foreground process
     group, which would also kill the CLI processes (the one serving the turn and
     the spare). So during a turn the terminal's ISIG and ICANON flags are cleared
-    and this thread reads keys itself: ``\x03`` calls ``on_interrupt``, other
-    keys are dropped. :meth:`paused` hands the terminal back in line mode (still
-    without signals) for a permission question.
+    and this thread reads keys itself: ``\x03`` calls ``on_interrupt``; other
+    keys are kept as :meth:`typed_ahead` text, which the next prompt starts with
+    (so typing while the answer streams is not lost). :meth:`paused` hands the
+    terminal back in line mode (still without signals) for a permission question.
     """
 
     def __init__(self, on_interrupt: Callable[[], Any], fd: int | None = None) -> None:
@@ -141,6 +144,7 @@ class InterruptWatcher:
         self.fd = sys.stdin.fileno() if fd is None else fd
         self._saved: list | None = None
         self._running = threading.Event()
+        self._typed = bytearray()
         self._pause = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -179,8 +183,22 @@ class InterruptWatcher:
                 continue
             ready, _, _ = select.select([self.fd], [], [], 0.1)
             if ready and not self._pause.is_set() and self._running.is_set():
-                if b"\x03" in os.read(self.fd, 64):
+                data = os.read(self.fd, 64)
+                if b"\x03" in data:
                     self.on_interrupt()
+                self._typed += data.replace(b"\x03", b"")
+
+    def typed_ahead(self) -> str:
+        """Printable text typed during the turn (Backspace applied; arrows, Enter and control keys dropped)."""
+        text = _ESCAPES.sub("", self._typed.decode("utf-8", "ignore"))
+        out: list[str] = []
+        for ch in text:
+            if ch in "\x7f\x08":
+                if out:
+                    out.pop()
+            elif ch.isprintable():
+                out.append(ch)
+        return "".join(out)
 
     def paused(self) -> "_Paused":
         return _Paused(self)
@@ -321,9 +339,10 @@ def run_tty(session: Any, banner: str = "") -> int:
 
 
 def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
+    typed = ""
     while True:
         try:
-            line = prompt.prompt("you> ")
+            line = prompt.prompt("you> ", default=typed)
         except KeyboardInterrupt:
             if inbox is not None:
                 inbox.stop_running_turn()
@@ -342,6 +361,7 @@ def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, in
                 keep_going = handle_line(session, line, render, inbox)
             finally:
                 watcher_ref.clear()
+        typed = watcher.typed_ahead()
         if not keep_going:
             return 0
 

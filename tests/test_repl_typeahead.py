@@ -1,0 +1,46 @@
+"""Keys typed while a turn streams in the terminal REPL start the next prompt instead of being lost."""
+from __future__ import annotations
+
+import pytest
+
+from mnemara.instance import Instance
+from mnemara.testing import reply
+from mnemara.ui.repl import InterruptWatcher
+from tests.test_repl_inbox import PlainTerminal
+
+
+@pytest.mark.parametrize("typed, expected", [
+    (b"next question", "next question"),
+    (b"nexx\x7ft q", "next q"),                  # Backspace applied
+    (b"a\x1b[Db\x1bOAc", "abc"),                 # arrow keys dropped
+    (b"line one\rline\n", "line oneline"),       # Enter never sends what you typed blind
+    ("caf\u00e9 \u2713".encode(), "caf\u00e9 \u2713"),
+    (b"\x01\x02ok\x1b", "ok"),
+])
+def test_typed_ahead_text(typed, expected):
+    watcher = InterruptWatcher(lambda: None, fd=-1)
+    watcher._typed += typed
+    assert watcher.typed_ahead() == expected
+
+
+@pytest.mark.e2e
+def test_text_typed_during_a_turn_is_the_next_prompt(scripted_api, mnemara_home):
+    Instance.create("ahead")
+    scripted_api.push(reply("slow " * 80, delay=0.05, chunk_size=5), reply("got your second message"))
+    term = PlainTerminal("run", "--instance", "ahead", "--no-tui")
+    try:
+        term.expect("you>")
+        term.send("first\r")
+        term.expect("slow slow")
+        term.send("second mes")
+        term.send("x\x7fsage")
+        term.expect("you> second message")
+        term.send("\r")
+        term.expect("got your second message")
+        term.expect("you>")
+        term.send("\x04")
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    assert scripted_api.message_requests()[-1].user_text().endswith("second message")
