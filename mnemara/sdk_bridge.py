@@ -145,6 +145,12 @@ class TurnCollector:
         elif isinstance(message, ResultMessage):
             self.result = message
         elif isinstance(message, SystemMessage):
+            if message.subtype == "init":
+                for server in message.data.get("mcp_servers") or []:
+                    status = server.get("status") if isinstance(server, dict) else None
+                    if status in ("failed", "needs-auth"):
+                        out.append(ev.Notice(f"MCP server {server.get('name')!r} {status.replace('-', ' ')}: its tools "
+                                             "are unavailable this turn (check mcp_servers in config.json)"))
             if message.subtype == "api_retry":
                 self.retries += 1
                 data = message.data
