@@ -520,3 +520,18 @@ async def test_a_peer_message_arrives_as_a_turn_in_the_panel(api, make_app, inst
         assert len(inbox_entries) == 1 and "please check the lease timeout" in inbox_entries[0].text
         assert "please check the lease timeout" in api.last.user_text()
         assert app.session.peer_inbox.stats.delivered_turns == 1
+
+
+async def test_the_manifest_bar_counts_the_file_stat_manifest(api, make_app, instance, isolated_home):
+    notes = isolated_home / "notes.txt"
+    notes.write_text("the lease timeout is 30 seconds\n" * 20, encoding="utf-8")
+    update_config(instance.config_path, file_stat_manifest_enabled=True)
+    api.push(reply(tool_use("Read", {"file_path": str(notes)})), reply("read it"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "read the notes")
+        await finish_turn(pilot, app)
+        viewer = await open_viewer(pilot, app)
+        manifest = {p.name: p for p in viewer.query_one("#ctx-bars").breakdown.parts}["manifest"]
+        assert manifest.tokens > 0 and manifest.note == ""
+        assert "notes.txt" in app.bridge.manifest_text()

@@ -56,11 +56,11 @@ class PanelBridge:
         return read_role_doc(self.config.role_doc_path).text
 
     def manifest_text(self) -> str:
-        build = getattr(self.session, "manifest_text", None)
-        if not callable(build):
-            return ""
+        """The file-stat manifest the next system prompt will carry (empty when off or nothing was Read)."""
         try:
-            return str(build() or "")
+            from mnemara.context.hooks import manifest_extra
+
+            return str(manifest_extra(self.session) or "")
         except Exception:  # the manifest is informational; never break the viewer
             return ""
 
