@@ -166,11 +166,12 @@ def test_terminal_repl_delivers_in_the_background_and_inbox_toggles(scripted_api
         add(path, "lead", "eng", {"type": "task", "text": "while delivery is off"})
         term.send("hello\r")
         term.expect("tty user answer")
-        term.expect("you>")  # keys typed while a turn of yours runs are dropped: wait for the prompt
+        term.expect("you>")  # keys typed while a turn of yours runs go to the next prompt: wait for it
         time.sleep(1.0)  # several polls while OFF
         assert len(scripted_api.message_requests()) == 2
         term.send("/inbox on\r")
         term.expect("tty second inbox answer")
+        term.expect("you>")  # the prompt is back (a key sent while /inbox on was handled would be typed ahead)
         term.send("\x04")
         assert term.close() == 0
     finally:
