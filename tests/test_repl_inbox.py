@@ -1,10 +1,8 @@
 """The REPL runs the peer inbox: between input lines when piped, in the background on a terminal."""
 from __future__ import annotations
 
-import os
 import queue
 import re
-import select
 import subprocess
 import sys
 import threading
@@ -131,22 +129,8 @@ def test_piped_inbox_turn_cannot_ask_permission_and_does_not_eat_the_next_line(s
 class PlainTerminal(Terminal):
     """A Terminal whose expect() ignores escape sequences (prompt-toolkit redraws the prompt between writes)."""
 
-    def expect(self, text: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while text not in ANSI.sub("", self.buffer):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"{text!r} not seen; screen so far:\n{ANSI.sub('', self.buffer)[-2000:]}")
-            ready, _, _ = select.select([self.master], [], [], min(left, 0.2))
-            if ready:
-                try:
-                    self.buffer += os.read(self.master, 65536).decode("utf-8", "replace")
-                except OSError:
-                    break
-        plain = ANSI.sub("", self.buffer)
-        if text not in plain:
-            raise AssertionError(f"{text!r} not seen before the terminal closed:\n{plain[-2000:]}")
-        self.buffer = plain[plain.index(text) + len(text):]
+    def screen(self, raw: str) -> str:
+        return ANSI.sub("", raw)
 
 
 def test_terminal_repl_delivers_in_the_background_and_inbox_toggles(scripted_api, mnemara_home, tmp_path):

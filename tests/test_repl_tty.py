@@ -27,22 +27,28 @@ class Terminal:
         self.buffer = ""
         self.seen = ""
 
+    def screen(self, raw: str) -> str:
+        """What ``expect`` matches against; subclasses may clean the raw output."""
+        return raw
+
     def expect(self, text: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
-        while text not in self.buffer:
+        while text not in self.screen(self.buffer):
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"{text!r} not seen; screen so far:\n{self.buffer[-2000:]}")
+                raise AssertionError(f"{text!r} not seen; screen so far:\n{self.screen(self.buffer)[-2000:]}")
             ready, _, _ = select.select([self.master], [], [], min(left, 0.2))
             if ready:
                 try:
                     self.buffer += os.read(self.master, 65536).decode("utf-8", "replace")
                 except OSError:
                     break
-        if text not in self.buffer:
-            raise AssertionError(f"{text!r} not seen before the terminal closed:\n{self.buffer[-2000:]}")
-        self.seen += self.buffer[: self.buffer.index(text) + len(text)]
-        self.buffer = self.buffer[self.buffer.index(text) + len(text):]  # later expects look past this match
+        shown = self.screen(self.buffer)
+        if text not in shown:
+            raise AssertionError(f"{text!r} not seen before the terminal closed:\n{shown[-2000:]}")
+        end = shown.index(text) + len(text)
+        self.seen += shown[:end]
+        self.buffer = shown[end:]  # later expects look past this match
 
     def send(self, data: str) -> None:
         os.write(self.master, data.encode())
