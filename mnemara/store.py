@@ -14,11 +14,12 @@ partial index, so it costs O(window), not O(history).
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import StoreError, UsageError
@@ -459,10 +460,6 @@ class TurnStore:
             rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
         return [_row_to_turn(r) for r in reversed(rows)]
 
-    def iter_rows(self, ids: Iterable[int]) -> Iterator[Turn]:
-        for i in ids:
-            yield self.get(i)
-
     def window(
         self,
         max_turns: int,
@@ -549,8 +546,6 @@ class TurnStore:
 
 def validate_label(label: str) -> str:
     """Slot labels are slugs: 1-64 of letters, digits, '_', '-', '.'."""
-    import re
-
     if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", label):
         raise UsageError(f"invalid slot label {label!r}: use a slug of letters, digits, '_', '-', '.' (1-64)")
     return label
