@@ -50,3 +50,48 @@ def test_graph_query_bypasses_of_the_old_filter_are_refused(scripted_api, sessio
     assert not is_error and json.loads(text[:text.rindex("}") + 1])["rows"] == [[0]]  # nothing was created
     assert config.read_bytes() == before and Config.load(config)
     assert not attach.exists()
+
+
+def test_read_of_a_per_process_path_is_refused_and_the_turn_ends(scripted_api, session_factory, isolated_home):
+    """Variants (/proc/thread-self, /proc/<pid>, /dev/fd, symlinks, pipes): tests/test_policy_holes.py.
+
+    The CLI itself refuses some spellings (/proc/self/fd/1); these two reach our hook."""
+    session = session_factory()
+    link = isolated_home / "notes.txt"
+    link.symlink_to("/proc/self/fd/1")
+    scripted_api.push(reply(tool_use("Read", {"file_path": "/dev/fd/3"})),
+                      reply(tool_use("Read", {"file_path": str(link)})), reply("done"))
+    result = session.turn("read your own stdout")
+    assert result.ok and result.text == "done", result.errors
+    for request in scripted_api.message_requests()[1:3]:
+        text, is_error = tool_text(request)
+        assert is_error and "per-process" in text, text
+
+
+def test_server_wide_deny_blocks_write_memory_through_the_cli(scripted_api, session_factory):
+    """Variants (every own tool, the per-tool override): tests/test_policy_holes.py."""
+    session = session_factory()
+    config = Config.load(session.instance.config_path)
+    config.allowed_tools = [*config.allowed_tools, {"tool": "mcp__mnemara", "mode": "deny"}]
+    config.save(session.instance.config_path)
+    session.reload_config()
+    scripted_api.push(reply(tool_use(f"{T}write_memory", {"text": "exfiltrated", "category": "insight"})),
+                      reply("done"))
+    result = session.turn("remember")
+    assert result.ok, result.errors
+    text, is_error = tool_text(scripted_api.message_requests()[1])
+    assert is_error and "denied" in text
+    assert not any(session.instance.memory_dir.glob("*.md"))
+
+
+def test_run_warns_about_a_loose_bash_pattern_at_start(cli, mnemara_home):
+    """Probing details: tests/test_policy_holes.py::test_loose_bash_patterns_are_found_by_probing."""
+    assert cli("init", "--instance", "w", input="\n").returncode == 0
+    path = mnemara_home / "w" / "config.json"
+    data = json.loads(path.read_text())
+    data["allowed_tools"][0]["allowed_patterns"] = ["^git status$", "^ls( |$)"]
+    path.write_text(json.dumps(data))
+    done = cli("run", "-i", "w", "--no-tui", input="/quit\n")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "'^ls( |$)'" in warnings[0] and "allowed_tools[0]" in warnings[0], done.stderr
