@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import importlib
 import inspect
 import json
 import os
@@ -55,6 +54,7 @@ from mnemara.cli_process import (
     has_credentials,
     one_message,
 )
+from mnemara.backend_loader import preload_backend
 from mnemara.config import Config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
@@ -313,7 +313,7 @@ class AgentSession:
     def _preload_backends(self) -> None:
         """Import LanceDB in a daemon thread so the first memory write does not pay 1-3 s for it."""
         if self.config.rag_enabled:
-            threading.Thread(target=_import_quietly, args=("lancedb",), name="mnemara-preload", daemon=True).start()
+            preload_backend("lancedb")
 
     async def _discard(self, handle: CliHandle | None) -> None:
         """End a CLI process (on the loop it lives on)."""
@@ -612,9 +612,3 @@ class AgentSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-
-def _import_quietly(module: str) -> None:
-    try:
-        importlib.import_module(module)
-    except Exception:  # the backend reports itself as unavailable when it is used
-        pass
