@@ -53,8 +53,7 @@ def test_a_real_018_instance_migrates_and_then_works(old_instance, scripted_api,
 
     scripted_api.push(
         reply(tool_use("Bash", {"command": "echo migrated-ok"})), reply("ran it"),
-        # RAG on the second turn: the first import of LanceDB races the background pre-import
-        # (issue 18 owns that loader); the note search itself is what this test is about.
+        # the second turn searches the 0.18 notes
         reply(tool_use("mcp__mnemara__rag_query", {"question": "billing database port"})), reply("found it"),
     )
     proc = run_cli("run", "--instance", "old", "--no-tui", input="run the check\nwhat do you remember?\n",
