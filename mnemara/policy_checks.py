@@ -87,8 +87,7 @@ def _literal_prefix(pattern: str) -> str:
     """The plain text a pattern starts with (``^git\\ status$`` -> ``git status``), best effort."""
     text = pattern
     for anchor in ("^", "\\A"):
-        if text.startswith(anchor):
-            text = text[len(anchor):]
+        text = text.removeprefix(anchor)
     out = []
     i = 0
     while i < len(text):
