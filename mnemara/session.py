@@ -8,8 +8,8 @@ window -> run post-turn hooks.
 
 Every turn is a new CLI conversation (the window *is* the history), so a CLI
 process serves exactly one turn. The role doc is read from disk at the start
-of every turn; the CLI fixes its system prompt per process (checked: even
-``--system-prompt-file`` is read once), so the API calls of one turn's tool
+of every turn and handed to the CLI as ``--system-prompt-file`` (see
+:mod:`mnemara.prompt_file`; never argv); the CLI reads that file once per process, so the API calls of one turn's tool
 loop share that text and an edit applies from the next turn. To hide the CLI's start-up time a spare
 process is started after each turn with the options the next turn will most
 likely need; the next turn uses it only if the role doc text (re-read from
@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import importlib
 import inspect
 import json
 import os
@@ -55,11 +54,13 @@ from mnemara.cli_process import (
     has_credentials,
     one_message,
 )
+from mnemara.backend_loader import preload_backend
 from mnemara.config import Config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
 from mnemara.instance import Instance
 from mnemara.permissions import PermissionGate, PermissionRequest
+from mnemara.prompt_file import PromptFile
 from mnemara.role_refresh import RoleDocWatch, refresh_output
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sentinel import SentinelWatch
@@ -197,7 +198,7 @@ class AgentSession:
         return build_user_content(win.pinned, rows, text, extras)
 
     # -- SDK options ------------------------------------------------------------------
-    def _options(self, system_prompt: str, stderr_sink: list[str]) -> Any:
+    def _options(self, system_prompt: Any, stderr_sink: list[str]) -> Any:
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
         from mnemara.sdk_bridge import BUILTIN_TOOLS, mcp_server_configs, mnemara_server
@@ -250,9 +251,12 @@ class AgentSession:
         from claude_agent_sdk import ClaudeSDKClient
 
         stderr: list[str] = []
-        client = ClaudeSDKClient(self._options(system_prompt, stderr))
+        prompt = PromptFile(system_prompt)  # never argv: no 128 KiB limit, not visible in `ps`
+        client = ClaudeSDKClient(self._options(prompt.sdk_value(), stderr))
         loop = asyncio.get_running_loop()
-        return CliHandle(self._client_key(system_prompt), client, loop, loop.create_task(client.connect()), stderr)
+        ready = loop.create_task(client.connect())
+        ready.add_done_callback(prompt.remove_after)  # the CLI has read it once connected (or failed/cancelled)
+        return CliHandle(self._client_key(system_prompt), client, loop, ready, stderr)
 
     async def _take_client(self, system_prompt: str) -> CliHandle:
         """The spare process if it fits this turn, else a freshly started one."""
@@ -313,7 +317,7 @@ class AgentSession:
     def _preload_backends(self) -> None:
         """Import LanceDB in a daemon thread so the first memory write does not pay 1-3 s for it."""
         if self.config.rag_enabled:
-            threading.Thread(target=_import_quietly, args=("lancedb",), name="mnemara-preload", daemon=True).start()
+            preload_backend("lancedb")
 
     async def _discard(self, handle: CliHandle | None) -> None:
         """End a CLI process (on the loop it lives on)."""
@@ -612,9 +616,3 @@ class AgentSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-
-def _import_quietly(module: str) -> None:
-    try:
-        importlib.import_module(module)
-    except Exception:  # the backend reports itself as unavailable when it is used
-        pass

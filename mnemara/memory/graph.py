@@ -22,7 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mnemara.errors import UsageError
+from mnemara.backend_loader import load_backend
+from mnemara.errors import BackendUnavailable, UsageError
 
 DB_FILE = "graph.kuzu"
 NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ :.-]{0,63}")
@@ -49,7 +50,7 @@ if "Edge" in tables:
 """
 
 
-class GraphUnavailable(Exception):
+class GraphUnavailable(BackendUnavailable):
     """Kuzu cannot be used; ``str(exc)`` is the reason."""
 
 
@@ -77,10 +78,7 @@ class Graph:
     def _connection(self) -> Any:
         if self._conn is not None:
             return self._conn
-        try:
-            import kuzu
-        except Exception as exc:
-            raise GraphUnavailable(f"cannot import kuzu ({type(exc).__name__}: {_one_line(exc)})") from None
+        kuzu = load_backend("kuzu", GraphUnavailable)
         try:
             self.graph_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
