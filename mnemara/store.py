@@ -142,6 +142,11 @@ class TurnStore:
         if existed:
             if "meta" not in tables or "turns" not in tables:
                 conn.close()
+                from mnemara.legacy.detect import legacy_turns
+
+                if legacy_turns(self.path):
+                    raise StoreError(f"{self.path}: a Mnemara 0.18 turns store; convert the instance with: "
+                                     f"mnemara migrate --instance {self.path.parent.name}")
                 raise StoreError(f"{self.path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
             found = dict(conn.execute("SELECT key, value FROM meta"))
             if found.get("app") != APP_ID:
