@@ -83,8 +83,7 @@ def show(instance_name: str, count: int | None, show_all: bool) -> None:
             rows = store.history(count)
             pinned: list = []
         else:
-            win = store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-                               preserve_protected=cfg.preserve_compressed_reads)
+            win = store.window_for(cfg)
             pinned, rows = win.pinned, (win.rows[-count:] if count else win.rows)
     if not pinned and not rows:
         click.echo("(the window is empty)")
