@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
@@ -43,7 +43,7 @@ class PermissionScreen(ModalScreen[str]):
     """
 
     CSS_PATH = "../styles/permission.tcss"
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer('y')", "allow once"),
         Binding("n,escape", "answer('n')", "deny"),
         Binding("a", "answer('a')", "always"),
