@@ -10,11 +10,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+from textual.widgets.button import ButtonVariant
 
 from mnemara.permissions import FILE_TOOLS
 from mnemara.target_text import show_target
 
-CHOICES = (
+CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("y", "y: once", "success"),
     ("n", "n: deny", "error"),
     ("a", "a: always this target", "primary"),
