@@ -110,3 +110,20 @@ def test_server_wide_deny_denies_every_own_tool_even_with_default_writememory_al
     gate.set_config(config)  # the exact model-facing name still overrides the server for one tool
     assert gate.decide("mcp__mnemara__rag_query", {}).verdict == "allow"
     assert gate.decide("mcp__mnemara__write_memory", {}).verdict == "deny"
+
+
+# -- item 11: the sentinel is not fooled by a reworded Bash description ---------------------
+def test_sentinel_ignores_bash_description_but_not_the_command() -> None:
+    from mnemara.sentinel import RuntimeSentinel
+
+    sentinel = RuntimeSentinel()
+    assert sentinel.observe("Bash", {"command": "make", "description": "build"}) is None
+    assert sentinel.observe("Bash", {"command": "make", "description": "build again"}) is None
+    halt = sentinel.observe("Bash", {"command": "make", "description": "one more try"})
+    assert halt is not None and halt.count == 3
+    other = RuntimeSentinel()
+    for n in range(3):
+        assert other.observe("Bash", {"command": f"make {n}", "description": "build"}) is None
+    kept = RuntimeSentinel()  # description is only cosmetic for Bash; other tools keep every field
+    for n in range(3):
+        assert kept.observe("mcp__x__y", {"q": 1, "description": str(n)}) is None

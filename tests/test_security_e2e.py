@@ -5,9 +5,11 @@ Each test is one behaviour; variants live in the fast in-process tests named in 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from mnemara import events as ev
 from mnemara.config import Config
 from mnemara.testing import reply, tool_use
 
@@ -95,3 +97,21 @@ def test_run_warns_about_a_loose_bash_pattern_at_start(cli, mnemara_home):
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "'^ls( |$)'" in warnings[0] and "allowed_tools[0]" in warnings[0], done.stderr
+
+
+def test_sentinel_halts_polls_that_differ_only_in_description(scripted_api, session_factory, isolated_home):
+    """Unit variant: tests/test_policy_holes.py::test_sentinel_ignores_bash_description_but_not_the_command."""
+    session = session_factory()
+    counter = isolated_home / "polls.txt"
+    command = f"echo poll >> {counter}"
+    config = Config.load(session.instance.config_path)
+    config.runtime_sentinel = True
+    config.allowed_tools = [{"tool": "Bash", "mode": "ask", "allowed_patterns": [f"^{re.escape(command)}$"]}]
+    config.save(session.instance.config_path)
+    session.reload_config()
+    for n in range(4):
+        scripted_api.push(reply(tool_use("Bash", {"command": command, "description": f"check the build, try {n}"})))
+    scripted_api.push(reply("finished"))
+    result = session.turn("wait for the build")
+    assert counter.read_text() == "poll\npoll\n"
+    assert any(e.source == "sentinel" for e in result.events if isinstance(e, ev.Halt))
