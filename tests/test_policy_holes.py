@@ -127,3 +127,24 @@ def test_sentinel_ignores_bash_description_but_not_the_command() -> None:
     kept = RuntimeSentinel()  # description is only cosmetic for Bash; other tools keep every field
     for n in range(3):
         assert kept.observe("mcp__x__y", {"q": 1, "description": str(n)}) is None
+
+
+# -- item 11: a refused wiki/... category writes neither the page nor the note -------------
+@pytest.mark.parametrize("attack", ["symlink", "too_big"])
+def test_write_memory_with_a_refused_wiki_category_appends_no_note(attack: str, tmp_path: Path) -> None:
+    from mnemara.memory.notes import day_files
+    from tests.memory_support import call, context, make_instance
+
+    inst, cfg = make_instance()
+    outside = tmp_path / "outside.md"
+    outside.write_text("kept\n")
+    if attack == "symlink":
+        (inst.wiki_dir / "leak.md").symlink_to(outside)
+        text = "a note"
+    else:
+        (inst.wiki_dir / "leak.md").write_text("x" * 999_990 + "\n")
+        text = "y" * 100
+    answer = call(context(inst, cfg), "write_memory", text=text, category="wiki/leak")
+    assert answer["ok"] is False and "refused" in answer["error"]
+    assert day_files(inst.memory_dir) == []
+    assert outside.read_text() == "kept\n"

@@ -115,3 +115,18 @@ def test_sentinel_halts_polls_that_differ_only_in_description(scripted_api, sess
     result = session.turn("wait for the build")
     assert counter.read_text() == "poll\npoll\n"
     assert any(e.source == "sentinel" for e in result.events if isinstance(e, ev.Halt))
+
+
+def test_write_memory_refused_wiki_category_writes_no_note(scripted_api, session_factory, tmp_path):
+    """Both or neither; variants: tests/test_policy_holes.py::test_write_memory_with_a_refused_wiki_category_appends_no_note."""
+    session = session_factory()
+    outside = tmp_path / "outside.md"
+    outside.write_text("kept\n")
+    (session.instance.wiki_dir / "leak.md").symlink_to(outside)
+    scripted_api.push(reply(tool_use(f"{T}write_memory", {"text": "secret plan", "category": "wiki/leak"})),
+                      reply("done"))
+    assert session.turn("note it").ok
+    text, _ = tool_text(scripted_api.message_requests()[1])
+    answer = json.loads(text[:text.rindex("}") + 1])
+    assert answer["ok"] is False and "refused" in answer["error"]
+    assert not any(session.instance.memory_dir.glob("*.md")) and outside.read_text() == "kept\n"
