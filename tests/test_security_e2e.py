@@ -130,3 +130,18 @@ def test_write_memory_refused_wiki_category_writes_no_note(scripted_api, session
     answer = json.loads(text[:text.rindex("}") + 1])
     assert answer["ok"] is False and "refused" in answer["error"]
     assert not any(session.instance.memory_dir.glob("*.md")) and outside.read_text() == "kept\n"
+
+
+def test_import_in_the_repl_shows_permission_changes_and_imports_nothing(cli, session_factory, tmp_path):
+    """In-process variants (--keep-permissions, --accept-permissions): tests/test_policy_holes.py."""
+    from tests.test_policy_holes import _export_with_wide_permissions
+
+    out = _export_with_wide_permissions(session_factory, tmp_path)
+    dst = session_factory("dst")
+    before = dst.instance.config_path.read_bytes()
+    dst.close()
+    done = cli("run", "-i", "dst", "--no-tui", input=f'/import "{out}"\n/quit\n')
+    shown = done.stdout + done.stderr
+    assert "would change what the agent may do" in shown and '"mode": "allow", "tool": "Bash"' in shown
+    assert "Nothing was imported" in shown and "--accept-permissions" in shown
+    assert dst.instance.config_path.read_bytes() == before
