@@ -11,13 +11,16 @@ This module knows paths and names only; it imports nothing heavy.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
-from mnemara.errors import InstanceExists, InstanceNotFound, UsageError
+from mnemara.errors import InstanceBusy, InstanceExists, InstanceNotFound, UsageError
 
 NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 SUBDIRS = (
@@ -175,6 +178,35 @@ class Instance:
 
     def delete(self) -> None:
         shutil.rmtree(self.root)
+
+
+RUN_LOCK = ".run.lock"
+
+
+@contextmanager
+def run_lock(instance: Instance) -> Iterator[None]:
+    """Hold the instance's session lock for the block; :class:`InstanceBusy` when another process has it.
+
+    Two chat sessions on one instance would each append to the same rolling window,
+    interleaving two conversations. ``mnemara note``, ``show`` and the memory tools do
+    not take this lock: they are safe beside a running session.
+    """
+    path = instance.root / RUN_LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise InstanceBusy(
+                f"instance {instance.name!r} is already open in another `mnemara run` (pid {holder}); two sessions "
+                "on one instance would interleave their turns in one window. Close the other one first, or use "
+                "another instance") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def list_instances(home: Path | None = None) -> list[str]:

@@ -203,3 +203,16 @@ def test_import_with_the_same_permissions_does_not_ask(session_factory, tmp_path
     assert dispatch(src, f"/import --bogus {out}").text.count("usage: /import") == 1
     assert dispatch(src, f"/export {out}").ok
     assert dispatch(session_factory("again"), f"/import {out}").ok
+
+
+# -- item 11: one chat session per instance ------------------------------------------------
+def test_run_lock_refuses_a_second_holder_and_frees_on_exit(inst) -> None:
+    from mnemara.errors import InstanceBusy
+    from mnemara.instance import run_lock
+
+    with run_lock(inst):
+        with pytest.raises(InstanceBusy, match=rf"pid {os.getpid()}\b.*interleave"):
+            with run_lock(inst):
+                pass
+    with run_lock(inst):  # released: the next session gets it
+        pass

@@ -145,3 +145,30 @@ def test_import_in_the_repl_shows_permission_changes_and_imports_nothing(cli, se
     assert "would change what the agent may do" in shown and '"mode": "allow", "tool": "Bash"' in shown
     assert "Nothing was imported" in shown and "--accept-permissions" in shown
     assert dst.instance.config_path.read_bytes() == before
+
+
+def test_second_run_on_the_same_instance_is_refused_clearly(cli, mnemara_home):
+    """Two real `mnemara run` processes; the lock itself: tests/test_policy_holes.py::test_run_lock_refuses_a_second_holder_and_frees_on_exit."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT, cli_env
+
+    assert cli("init", "--instance", "w", input="\n").returncode == 0
+    lock = mnemara_home / "w" / ".run.lock"
+    first = subprocess.Popen([sys.executable, "-m", "mnemara", "run", "-i", "w", "--no-tui"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(), cwd=str(ROOT))
+    try:
+        deadline = time.monotonic() + 60
+        while not (lock.exists() and lock.read_text().strip() == str(first.pid)):
+            assert time.monotonic() < deadline and first.poll() is None, "the first run never took the lock"
+            time.sleep(0.1)
+        second = cli("run", "-i", "w", "--no-tui", input="hello\n")
+        assert second.returncode == 1
+        assert f"already open in another `mnemara run` (pid {first.pid})" in second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1
+    finally:
+        first.communicate("/quit\n", timeout=60)
+    assert first.returncode == 0
+    assert cli("run", "-i", "w", "--no-tui", input="/quit\n").returncode == 0  # free again
