@@ -25,9 +25,10 @@ def inst(mnemara_home: Path) -> Instance:
 # -- item 3: per-process paths ------------------------------------------------------------
 @pytest.mark.parametrize("path", [
     "/proc/self/fd/1", "/proc/self/environ", "/proc/thread-self/fd/0", "/dev/fd/0", "/dev/fd/5", "/dev/stdin",
-    "/dev/stdout", f"/proc/{os.getpid()}/fd/1", "/proc/1/environ", "/proc/self/../self/cwd/x", "/proc/self",
+    "/dev/stdout", "/proc/<our pid>/fd/1", "/proc/1/environ", "/proc/self/../self/cwd/x", "/proc/self",
 ])
 def test_per_process_paths_are_refused_for_every_file_tool(inst, path: str) -> None:
+    path = path.replace("<our pid>", str(os.getpid()))
     gate = PermissionGate(Config(file_tool_home_only=False,
                                  allowed_tools=[ToolPolicy(tool=t, mode="allow") for t in ("Read", "Write", "Edit")]),
                           inst)
@@ -216,3 +217,28 @@ def test_run_lock_refuses_a_second_holder_and_frees_on_exit(inst) -> None:
                 pass
     with run_lock(inst):  # released: the next session gets it
         pass
+
+
+# -- item 11: instance folders and files are private ---------------------------------------
+def test_new_instance_is_private_whatever_the_umask(mnemara_home: Path) -> None:
+    from mnemara.memory.notes import write_note
+
+    old = os.umask(0)
+    try:
+        made = Instance.create("private")
+        write_note(made.memory_dir, "hello", "insight")
+        (made.root / "wiki").rmdir()
+        made.ensure_layout()
+    finally:
+        os.umask(old)
+    assert mnemara_home.stat().st_mode & 0o777 == 0o700
+    for path in [made.root, *made.root.rglob("*")]:
+        want = 0o700 if path.is_dir() else 0o600
+        assert path.stat().st_mode & 0o777 == want, path
+
+
+def test_opening_an_old_world_readable_instance_makes_it_private(mnemara_home: Path) -> None:
+    made = Instance.create("old")
+    made.root.chmod(0o755)
+    Instance.open("old")
+    assert made.root.stat().st_mode & 0o777 == 0o700

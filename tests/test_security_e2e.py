@@ -172,3 +172,37 @@ def test_second_run_on_the_same_instance_is_refused_clearly(cli, mnemara_home):
         first.communicate("/quit\n", timeout=60)
     assert first.returncode == 0
     assert cli("run", "-i", "w", "--no-tui", input="/quit\n").returncode == 0  # free again
+
+
+def _modes(root):
+    """(relative path, mode) of every folder and file under ``root``, the root included."""
+    import os
+
+    found = [(".", os.stat(root).st_mode & 0o777)]
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            found.append((os.path.relpath(path, root), os.lstat(path).st_mode & 0o777))
+    return found
+
+
+def test_instance_folders_and_files_are_private_after_a_real_session(cli, scripted_api, mnemara_home, tmp_path):
+    """Creation alone: tests/test_policy_holes.py::test_new_instance_is_private_whatever_the_umask."""
+    assert cli("init", "--instance", "p", input="\n").returncode == 0
+    assert cli("note", "-i", "p", "a first note").returncode == 0
+    scripted_api.push(
+        reply(tool_use(f"{T}write_memory", {"text": "lease renewals stall", "category": "wiki/ops/leases",
+                                            "applies_to": ["Lease manager"]})),
+        reply(tool_use(f"{T}propose_role_amendment", {"title": "t", "rationale": "r", "proposed_text": "p"})),
+        reply("noted"))
+    done = cli("run", "-i", "p", "--no-tui", input=f"remember it\n/export {tmp_path / 'x.md'}\n")
+    assert done.returncode == 0 and "noted" in done.stdout, done.stderr
+    root = mnemara_home / "p"
+    modes = dict(_modes(root))
+    assert {"wiki/ops/leases.md", "turns.sqlite", "config.json", "debug.log", "graph/graph.kuzu"} <= set(modes)
+    assert (mnemara_home.stat().st_mode & 0o777) == 0o700 and modes["."] == 0o700
+    # LanceDB and Kuzu create their own files with the library's modes; they sit inside the 0700
+    # instance folder, so no other user can reach them. Everything Mnemara writes itself is private.
+    ours = {p: m for p, m in modes.items() if not p.startswith(("index/chunks.lance", "graph/"))}
+    loose = {p: oct(m) for p, m in ours.items() if m not in (0o700, 0o600)}
+    assert not loose, loose
