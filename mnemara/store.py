@@ -19,7 +19,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import StoreError, UsageError
@@ -120,6 +120,19 @@ def _row_to_turn(row: tuple) -> Turn:
         protected=bool(row[8]),
         meta=json.loads(row[9] or "{}"),
     )
+
+
+class WindowCaps(Protocol):
+    """The config fields that select the rolling window (``Config`` has them)."""
+
+    @property
+    def max_window_turns(self) -> int: ...
+    @property
+    def max_window_tokens(self) -> int: ...
+    @property
+    def row_cap_slack_when_token_headroom(self) -> int: ...
+    @property
+    def preserve_compressed_reads(self) -> bool: ...
 
 
 class TurnStore:
@@ -464,6 +477,12 @@ class TurnStore:
         with self._lock:
             rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
         return [_row_to_turn(r) for r in reversed(rows)]
+
+    def window_for(self, caps: WindowCaps, *, exclude_ids: Iterable[int] = ()) -> Window:
+        """The rolling window under ``caps`` (a :class:`~mnemara.config.Config`): the one way to
+        turn the config's four window fields into a selection."""
+        return self.window(caps.max_window_turns, caps.max_window_tokens, caps.row_cap_slack_when_token_headroom,
+                           preserve_protected=caps.preserve_compressed_reads, exclude_ids=exclude_ids)
 
     def window(
         self,
