@@ -64,7 +64,7 @@ from mnemara.prompt_file import PromptFile
 from mnemara.role_refresh import RoleDocWatch, refresh_output
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sentinel import SentinelWatch
-from mnemara.store import TurnStore
+from mnemara.store import TRIM_BATCH, TurnStore
 from mnemara.tools import SERVER_NAME, ToolContext, enabled_specs
 from mnemara.transcript import build_user_content
 
@@ -501,7 +501,9 @@ class AgentSession:
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
         assistant_id = self.store.append("assistant", collector.final_blocks(interrupted), meta)
-        self.store.trim(self.window())
+        window = self.window()
+        if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
+            self.store.finish_trim_later(window)
         if interrupted:
             log_event(log, "turn_interrupted", user_row_id=user_id, assistant_row_id=assistant_id)
         for hook in list(self.post_turn_hooks):
