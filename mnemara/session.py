@@ -123,6 +123,7 @@ class AgentSession:
         self.pre_turn_context: list[Callable[[AgentSession, str], str]] = []
         self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
         self.config_listeners: list[Callable[[Config], None]] = []
+        self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
@@ -162,13 +163,26 @@ class AgentSession:
 
     # -- the live config -------------------------------------------------------------
     def reload_config(self) -> Config:
-        """Re-read config.json (hand edits apply to the next call) and hand it to every holder."""
-        return self.apply_config(Config.load(self.instance.config_path))
+        """Re-read config.json (hand edits apply to the next call) and hand it to every holder;
+        this session's temporary overrides (``/swap --temp``) stay on top."""
+        cfg = Config.load(self.instance.config_path)
+        if self.session_overrides:
+            cfg = Config.from_dict({**cfg.to_dict(), **self.session_overrides}, source="session override")
+        return self.apply_config(cfg)
 
     def update_config(self, **changes: Any) -> Config:
         """Change fields of config.json: validated (nothing is saved when a value is refused,
         :class:`~mnemara.errors.ConfigError`), saved atomically, then live for every holder."""
-        return self.apply_config(update_config(self.instance.config_path, **changes))
+        for key in changes:
+            self.session_overrides.pop(key, None)
+        update_config(self.instance.config_path, **changes)
+        return self.reload_config()
+
+    def override_config(self, **changes: Any) -> Config:
+        """Change fields for this session only (validated, never saved; config.json is untouched)."""
+        Config.from_dict({**self.config.to_dict(), **changes}, source="session override")
+        self.session_overrides.update(changes)
+        return self.reload_config()
 
     def apply_config(self, config: Config) -> Config:
         """Make ``config`` the live config: the session, its tools, the permission gate, the peer
