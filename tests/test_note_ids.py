@@ -328,3 +328,30 @@ def test_status_file_of_before_note_ids_is_read_and_upgraded() -> None:
     saved = json.loads((inst.memory_dir / "status.json").read_text())
     assert saved["version"] == 2 and set(saved["atoms"]) == {old.id, new.id}
     assert saved["atoms"][old.id]["superseded_by"] == new.id
+
+
+def test_graph_nodes_of_before_note_ids_are_forgotten_and_migrated() -> None:
+    from mnemara.memory.graph import Graph
+
+    inst = Instance.create("lg")
+    keep = write_note(inst.memory_dir, "The relay team owns port 7411.", "fact", at(9))
+    gone = write_note(inst.memory_dir, "The OCELOT relay is retired.", "fact", at(10))
+    graph = Graph(inst.graph_dir)
+    for note, offset in ((keep, 0), (gone, 55)):
+        node = f"memory:2026-04-27@{note.timestamp}#{offset}"  # how nodes were named before note ids
+        graph.ensure_node(node, "memory_atom", {"file": "memory/2026-04-27.md", "timestamp": note.timestamp,
+                                                "category": "fact", "text": note.text[:200]})
+        graph.set_targets(node, "applies_to", {"entity:relay": ("entity", {"name": "relay"})})
+    graph.close()
+    dry = cli("forget", "-i", "lg", gone.id, "--dry-run")
+    assert f"graph nodes: memory:2026-04-27@{gone.timestamp}#55" in dry.output, dry.output
+    assert "graph: 1 nodes removed" in cli("forget", "-i", "lg", gone.id, "--yes").output
+    out = cli("migrate", "--instance", "lg")
+    assert out.exit_code == 0 and "1 note node(s) renamed note:<id>" in out.output, out.output
+    graph = Graph(inst.graph_dir)
+    try:
+        near = graph.neighbors(keep.ref)
+    finally:
+        graph.close()
+    assert [n["node"]["id"] for n in near["neighbors"]] == ["entity:relay"], near
+    assert "renamed" not in cli("migrate", "--instance", "lg").output  # idempotent
