@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import hashlib
 import importlib
 import inspect
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from mnemara import events as ev
+from mnemara.api_faults import StallWatch, end_stalled_call, retry_env, stop_calling
+from mnemara.child_guard import guard_env, guarded_cli_path
 from mnemara.cli_process import (
     CliHandle,
     alive,
@@ -228,7 +231,9 @@ class AgentSession:
                 "PreToolUse": [HookMatcher(matcher=None, hooks=[self._pre_tool_use], on_failure="block")],
                 "PostToolUse": [HookMatcher(matcher=None, hooks=[self._post_tool_use])],
             },
-            env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms},
+            env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms,
+                 **retry_env(cfg.api_max_retries), **guard_env()},
+            cli_path=guarded_cli_path(),  # the CLI dies with this process, even on kill -9 (Linux)
             stderr=on_stderr,
             # Mnemara's store is the history: no per-turn session transcripts piling up in ~/.claude/projects.
             extra_args={"no-session-persistence": None},
@@ -242,6 +247,7 @@ class AgentSession:
             "mcp": [s.model_dump(mode="json") for s in cfg.mcp_servers],
             "tools": [s.name for s in enabled_specs(cfg)],
             "bash": cfg.bash_timeout_seconds,
+            "retries": cfg.api_max_retries,
             "cwd": self.cwd,
             "env": env_fingerprint(),
         }
@@ -407,7 +413,7 @@ class AgentSession:
             self._active = None
 
     async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
-        from mnemara.sdk_bridge import TurnCollector, classify_failure
+        from mnemara.sdk_bridge import TurnCollector, api_fault, classify_failure, track_api_wait
 
         log = self.instance.debug_log_path
         user_id = self.store.append("user", text)
@@ -432,20 +438,31 @@ class AgentSession:
         collector = TurnCollector(stream=cfg.stream)
         handle: CliHandle | None = None
         failure: ev.ErrorEvent | None = None
+        stall: StallWatch | None = None
         try:
             handle = await self._take_client(self.system_prompt(role))
             self._active = handle
             if not self._stop_requested:
-                await handle.client.query(one_message(content))
-                async for message in handle.client.receive_response():
-                    halted = False
-                    for event in collector.feed(message):
-                        yield event
-                        if watch is not None and isinstance(event, ev.ToolResult):
-                            halted = halted or watch.stop_after_tool_result(event.tool_use_id)
-                    if halted:  # the sentinel refused a call: stop consuming, end the turn cleanly
-                        break
-            if collector.result is None and not self._stop_requested and not (watch and watch.halt):
+                stall = StallWatch(cfg.api_stall_seconds, functools.partial(end_stalled_call, handle.client, hard_kill))
+                watchdog = asyncio.ensure_future(stall.run())
+                try:
+                    stall.awaiting_api()
+                    await handle.client.query(one_message(content))
+                    async for message in handle.client.receive_response():
+                        track_api_wait(stall, message)
+                        halted = False
+                        for event in collector.feed(message):
+                            yield event
+                            if watch is not None and isinstance(event, ev.ToolResult):
+                                halted = halted or watch.stop_after_tool_result(event.tool_use_id)
+                        if halted or collector.auth_rejected:  # sentinel refusal / rejected key: end the turn now
+                            break
+                finally:
+                    watchdog.cancel()
+                if collector.auth_rejected:  # the CLI would go on retrying the rejected key for minutes
+                    await stop_calling(handle.client, hard_kill)
+            ended_early = self._stop_requested or (watch and watch.halt) or collector.auth_rejected
+            if collector.result is None and not ended_early:
                 failure = ev.ErrorEvent(cli_failure(handle.stderr), "cli")
         except Exception as exc:
             if not self._stop_requested:
@@ -454,6 +471,7 @@ class AgentSession:
             self._active = None
             if handle is not None:
                 self._background(self._discard(handle))
+        failure = api_fault(collector, stall) or failure
         interrupted = self._stop_requested or (
             collector.result is not None and (collector.result.terminal_reason or "").startswith("aborted"))
         if failure is None and not interrupted:
@@ -461,13 +479,13 @@ class AgentSession:
         if failure is not None:
             yield self._error(failure.message, failure.kind, user_id, stderr=handle.stderr[-5:] if handle else [])
             partial_id = None
-            if collector.blocks:  # tools already ran: keep what happened before the failure
-                partial_id = self.store.append("assistant", collector.final_blocks(False), {
-                    "usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model,
+            if collector.blocks or collector.unconfirmed_text:  # keep what happened and what was shown, once
+                partial_id = self.store.append("assistant", collector.final_blocks(True), {
+                    "usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model, "interrupted": True,
                     "user_row_id": user_id, "error": failure.message, "error_kind": failure.kind})
             self._prepare_spare()
             yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=user_id,
-                              assistant_row_id=partial_id, error=failure.message)
+                              assistant_row_id=partial_id, error=failure.message, interrupted=partial_id is not None)
             return
         meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": cfg.model,
                 "interrupted": interrupted, "user_row_id": user_id}

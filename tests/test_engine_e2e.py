@@ -118,6 +118,7 @@ def test_write_memory_round_trip(scripted_api, session_factory):
 
 @pytest.mark.parametrize("failure, kind", [
     (http_error(401), "auth"),
+    (http_error(403), "auth"),
     (http_error(429), "rate_limit"),
     (http_error(500), "server"),
     (http_error(529), "overloaded"),
@@ -129,9 +130,14 @@ def test_api_failures_give_one_clear_error_and_session_recovers(scripted_api, se
     result = session.turn("this one fails")
     errors = result.errors
     assert len(errors) == 1 and errors[0].kind == kind
-    assert result.done.error == errors[0].message and result.done.assistant_row_id is None
+    assert result.done.error == errors[0].message
     rows = session.store.history()
-    assert [r.role for r in rows] == ["user"] and rows[0].meta["error_kind"] == kind
+    assert rows[0].role == "user" and rows[0].meta["error_kind"] == kind
+    if kind == "connection":  # the text streamed before the drop is kept once, marked interrupted
+        assert [r.role for r in rows] == ["user", "assistant"] and rows[1].id == result.done.assistant_row_id
+        assert rows[1].text == "this ans" and rows[1].meta["interrupted"] is True
+    else:
+        assert len(rows) == 1 and result.done.assistant_row_id is None
     assert any(e["event"] == "turn_error" and e["kind"] == kind for e in read_events(session.instance.debug_log_path))
     scripted_api.push(reply("recovered"))
     again = session.turn("again")
