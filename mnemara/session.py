@@ -36,14 +36,13 @@ import asyncio
 import concurrent.futures
 import functools
 import hashlib
-import importlib
 import inspect
 import json
 import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 
 from mnemara import events as ev
 from mnemara.api_faults import StallWatch, end_stalled_call, retry_env, stop_calling
@@ -58,7 +57,8 @@ from mnemara.cli_process import (
     has_credentials,
     one_message,
 )
-from mnemara.config import Config
+from mnemara.backend_loader import preload_backend
+from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
 from mnemara.instance import Instance
@@ -70,6 +70,9 @@ from mnemara.sentinel import SentinelWatch
 from mnemara.store import TurnStore
 from mnemara.tools import SERVER_NAME, ToolContext, enabled_specs
 from mnemara.transcript import build_user_content
+
+if TYPE_CHECKING:
+    from mnemara.peer.inbox import PeerInbox
 
 PermissionPrompt = Callable[[PermissionRequest], "Awaitable[str | None] | str | None"]
 SPARE_WAIT_SECONDS = 60.0
@@ -97,6 +100,8 @@ class AgentSession:
         self.system_prompt_extras: list[Callable[["AgentSession"], str]] = []
         self.pre_turn_context: list[Callable[["AgentSession", str], str]] = []
         self.pre_tool_use_hooks: list[Callable[["AgentSession", str, dict[str, Any]], Any]] = []
+        self.config_listeners: list[Callable[[Config], None]] = []
+        self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
         self.last_role_doc: RoleDoc | None = None
@@ -139,11 +144,28 @@ class AgentSession:
 
     # -- per-turn inputs ------------------------------------------------------------
     def reload_config(self) -> Config:
-        """Re-read config.json (live edits and /swap apply to the next call)."""
-        self.config = Config.load(self.instance.config_path)
-        self.tool_context.config = self.config
-        self.gate.set_config(self.config)
-        return self.config
+        """Re-read config.json (hand edits apply to the next call) and hand it to every holder."""
+        return self.apply_config(Config.load(self.instance.config_path))
+
+    def update_config(self, **changes: Any) -> Config:
+        """Change fields of config.json: validated (nothing is saved when a value is refused,
+        :class:`~mnemara.errors.ConfigError`), saved atomically, then live for every holder."""
+        return self.apply_config(update_config(self.instance.config_path, **changes))
+
+    def apply_config(self, config: Config) -> Config:
+        """Make ``config`` the live config: the session, its tools, the permission gate, the peer
+        inbox and every ``config_listeners`` callback see the same object from now on."""
+        self.config = config
+        self.tool_context.config = config
+        self.gate.set_config(config)
+        if self.peer_inbox is not None:
+            self.peer_inbox.apply_config(config)
+        for listener in list(self.config_listeners):
+            try:
+                listener(config)
+            except Exception as exc:
+                log_event(self.instance.debug_log_path, "config_listener_error", level="error", error=repr(exc))
+        return config
 
     def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
         """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
@@ -180,9 +202,7 @@ class AgentSession:
 
     def window(self) -> Any:
         """The rolling window under the current config's caps (pinned rows + live rows)."""
-        cfg = self.config
-        return self.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-                                 preserve_protected=cfg.preserve_compressed_reads)
+        return self.store.window_for(self.config)
 
     def context_blocks(self, text: str, exclude_ids: tuple[int, ...] = ()) -> list[dict[str, Any]]:
         """The content blocks of the user message this turn would send.
@@ -323,7 +343,7 @@ class AgentSession:
     def _preload_backends(self) -> None:
         """Import LanceDB in a daemon thread so the first memory write does not pay 1-3 s for it."""
         if self.config.rag_enabled:
-            threading.Thread(target=_import_quietly, args=("lancedb",), name="mnemara-preload", daemon=True).start()
+            preload_backend("lancedb")
 
     async def _discard(self, handle: CliHandle | None) -> None:
         """End a CLI process (on the loop it lives on)."""
@@ -634,9 +654,3 @@ class AgentSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-
-def _import_quietly(module: str) -> None:
-    try:
-        importlib.import_module(module)
-    except Exception:  # the backend reports itself as unavailable when it is used
-        pass
