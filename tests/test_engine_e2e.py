@@ -205,8 +205,10 @@ async def test_crashed_cli_gives_one_error_and_next_turn_works(scripted_api, ses
     await asyncio.wait_for(task, 30)
     errors = [e for e in seen if isinstance(e, ev.ErrorEvent)]
     assert len(errors) == 1 and errors[0].kind == "cli" and "Claude CLI" in errors[0].message
-    assert seen[-1].error == errors[0].message and not seen[-1].interrupted
-    assert [r.text for r in session.store.history()] == ["crash please"]
+    assert seen[-1].error == errors[0].message and seen[-1].interrupted  # the text shown so far is kept, once
+    user, partial = session.store.history()
+    assert user.text == "crash please" and partial.id == seen[-1].assistant_row_id
+    assert partial.text.startswith("slow ") and partial.meta["interrupted"] is True
     assert any(e["event"] == "turn_error" and e["kind"] == "cli" for e in read_events(session.instance.debug_log_path))
     scripted_api.push(reply("alive"))
     events = [e async for e in session.aturn("still there?")]
