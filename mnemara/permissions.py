@@ -35,6 +35,7 @@ from mnemara.debuglog import log_event
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.instance import Instance
 from mnemara.policy_checks import loose_bash_patterns, process_relative_path
+from mnemara.target_text import ShownTarget, show_target
 
 Verdict = Literal["allow", "ask", "deny"]
 MODES = ("allow", "ask", "deny")
@@ -48,6 +49,7 @@ POLICY_ALIASES = {"MultiEdit": "Edit", "NotebookEdit": "Edit"}
 #: File tools and the input key holding their path.
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
+ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
 ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a", "s": "s", "session": "s"}
 
 
@@ -68,12 +70,24 @@ class PermissionRequest:
     target: str
     tool_input: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def shown(self) -> ShownTarget:
+        """The target as every prompt shows it: one line, control characters escaped, sizes known."""
+        return show_target(self.target)
+
     def describe(self) -> str:
-        """One line for a prompt, e.g. ``Bash: echo hi``."""
-        return f"{self.policy_name}: {self.target}"
+        """One line for a prompt, e.g. ``Bash: echo hi`` (escaped, see :mod:`mnemara.target_text`)."""
+        return f"{self.policy_name}: {self.shown.text}"
+
+    def question(self) -> str:
+        """The whole question for a text prompt: what is asked, the target whole, then the answer keys."""
+        shown = self.shown
+        return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
+                f"  {shown.text}\n"
+                f"{ANSWER_KEYS}: ")
 
     def __str__(self) -> str:  # prompts written for a plain question string keep working
-        return f"allow {self.describe()}? [y]es once / [n]o / [a]lways this exact target / [s]ession"
+        return f"allow {self.describe()} ({self.shown.summary})? {ANSWER_KEYS}"
 
 
 PromptAnswer = Optional[str]
@@ -353,7 +367,9 @@ class PermissionGate:
             request = PermissionRequest(tool_name, policy, target_of(tool_name, tool_input), tool_input)
             answer = await self._prompt(request)
             decision = self._apply_answer(request, answer)
-            self._log("permission_answer", "info", tool=tool_name, answer=answer, verdict=decision.verdict)
+            shown = request.shown
+            self._log("permission_answer", "info", tool=tool_name, answer=answer, verdict=decision.verdict,
+                      target=shown.text, target_lines=shown.lines, target_chars=shown.chars)
             return decision
 
     async def _prompt(self, request: PermissionRequest) -> str | None:

@@ -42,16 +42,20 @@ def write_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     category = args.get("category") or DEFAULT_CATEGORY
     if not isinstance(category, str):
         return {"ok": False, "error": "category must be a string"}
-    from mnemara.memory.dedupe import check_before_write
+    from mnemara.memory.dedupe import check_before_write, inactive_copies
     from mnemara.memory.surfaces import write_memory as write_everywhere
 
     duplicate = check_before_write(ctx.instance.memory_dir, text, ctx.config) if text.strip() else None
     if duplicate is not None:
         return duplicate
+    inactive = inactive_copies(ctx.instance.memory_dir, text) if text.strip() else []
     try:
-        return write_everywhere(ctx.instance, ctx.config, text, category, args.get("applies_to"), ctx.state)
+        result = write_everywhere(ctx.instance, ctx.config, text, category, args.get("applies_to"), ctx.state)
     except MnemaraError as exc:
         return {"ok": False, "error": exc.message}
+    if inactive:
+        result["dedupe"] = f"the same text is in {', '.join(inactive)}; written again as a new active note"
+    return result
 
 
 def specs() -> list[ToolSpec]:
