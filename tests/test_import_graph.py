@@ -11,12 +11,13 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "mnemara"
 UI, SESSION, DOMAIN, STORAGE = 3, 2, 1, 0
 LAYER_NAMES = {UI: "UI", SESSION: "session", DOMAIN: "domain", STORAGE: "storage"}
-# The first matching prefix decides a module's layer; anything unlisted is domain.
+# The first prefix a module's dotted name starts with decides its layer (so ``mnemara.store``
+# covers ``mnemara.store_schema``); anything unlisted is domain.
 LAYERS: list[tuple[str, int]] = [
-    ("mnemara.ui", UI), ("mnemara.cli.", UI), ("mnemara.cli", UI), ("mnemara.__main__", UI), ("mnemara.demo", UI),
+    ("mnemara.cli_pool", SESSION), ("mnemara.cli_process", SESSION),
+    ("mnemara.ui", UI), ("mnemara.cli", UI), ("mnemara.__main__", UI), ("mnemara.demo", UI),
     ("mnemara.testing", UI), ("mnemara.__init__", UI),
-    ("mnemara.session", SESSION), ("mnemara.sdk_options", SESSION), ("mnemara.sdk_bridge", SESSION),
-    ("mnemara.cli_pool", SESSION), ("mnemara.cli_process", SESSION), ("mnemara.sync_runner", SESSION),
+    ("mnemara.session", SESSION), ("mnemara.sdk_", SESSION), ("mnemara.sync_runner", SESSION),
     ("mnemara.prompt_file", SESSION), ("mnemara.commands", SESSION),
     ("mnemara.store", STORAGE), ("mnemara.config", STORAGE), ("mnemara.instance", STORAGE),
     ("mnemara.fsutil", STORAGE), ("mnemara.errors", STORAGE), ("mnemara.debuglog", STORAGE),
@@ -28,7 +29,7 @@ UI_LIBRARIES = ("textual", "prompt_toolkit", "click", "rich")
 
 def layer(module: str) -> int:
     for prefix, rank in LAYERS:
-        if module == prefix or module.startswith(prefix + ".") or (prefix.endswith(".") and module.startswith(prefix)):
+        if module.startswith(prefix):
             return rank
     return DOMAIN
 
