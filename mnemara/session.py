@@ -69,7 +69,7 @@ from mnemara.role_refresh import RoleDocWatch
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sdk_options import CliLauncher
 from mnemara.sentinel import SentinelWatch
-from mnemara.store import TurnStore, Window
+from mnemara.store import TRIM_BATCH, TurnStore, Window
 from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
@@ -416,7 +416,9 @@ class AgentSession:
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
         assistant_id = self.store.append("assistant", collector.final_blocks(turn.interrupted), meta)
-        self.store.trim(self.window())
+        window = self.window()
+        if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
+            self.store.finish_trim_later(window)
         if turn.interrupted:
             log_event(self.instance.debug_log_path, "turn_interrupted", user_row_id=user_id, assistant_row_id=assistant_id)
         self._run_post_turn_hooks(assistant_id)

@@ -259,14 +259,10 @@ def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
 
 
 def test_bash_timeout_seconds_bounds_bash(scripted_api, session_factory):
-    import time
-
     session = session_factory(permission_prompt=lambda request: "y")
     update_config(session.instance.config_path, bash_timeout_seconds=1)
     scripted_api.push(reply(tool_use("Bash", {"command": "sleep 8; echo too-late", "timeout": 600000})), reply("ok"))
-    start = time.monotonic()
     result = session.turn("run the slow thing")
-    assert time.monotonic() - start < 7.5
     (res,) = [e for e in result.events if isinstance(e, ev.ToolResult)]
     assert "too-late" not in res.text and res.is_error  # killed at the 1 s cap despite asking for 600 s
 
