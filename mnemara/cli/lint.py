@@ -23,8 +23,15 @@ def _print_report(report: object) -> None:
         hint = f"  (did you mean: {', '.join(f.suggestions)})" if f.suggestions else ""
         click.echo(f"DEAD  link   {f.file}:{f.line}  [[{f.link}]]{hint}")
     for c in report.candidates:
-        what = "duplicate" if c.duplicate else f"same topic {c.similarity:.2f}"
-        click.echo(f"CHECK {what}: does {c.newer} supersede {c.older}?  shared: {', '.join(c.shared_words)}")
+        if c.proposed_by:
+            what = f"conflict, proposed by {c.proposed_by}"
+        else:
+            what = "duplicate" if c.duplicate else (f"conflict {c.similarity:.2f}" if c.conflict else
+                                                    f"same topic {c.similarity:.2f}")
+        shared = f"  shared: {', '.join(c.shared_words)}" if c.shared_words else ""
+        click.echo(f"CHECK {what}: does {c.newer} supersede {c.older}?{shared}")
+        if c.conflict:
+            click.echo(f"      why: {c.conflict}")
         click.echo(f"      older: {c.older_text[:100]!r}")
         click.echo(f"      newer: {c.newer_text[:100]!r}")
     for p in report.problems:
@@ -60,8 +67,9 @@ def _fix(inst: object, report: object) -> int:
                     log_event(inst.debug_log_path, "lint_fix", file=f.file, old=f.link, new=f.suggestions[0])  # type: ignore[attr-defined]
     memory_dir = inst.memory_dir  # type: ignore[attr-defined]
     for c in report.candidates:
+        why = f" ({c.conflict})" if c.conflict else ""
         answer = click.prompt(
-            f"does {c.newer} supersede {c.older}? [s]upersede / [d]istinct / [k]eep for later",
+            f"does {c.newer} supersede {c.older}{why}? [s]upersede / [d]istinct / [k]eep for later",
             type=click.Choice(["s", "d", "k"]), default="k", show_choices=False)
         old, new = find_atom(memory_dir, c.older), find_atom(memory_dir, c.newer)
         if answer == "s":

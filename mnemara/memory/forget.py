@@ -34,7 +34,7 @@ from typing import Any
 from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
 from mnemara.memory.notes import Atom, parse_file, parse_text
-from mnemara.memory.similar import normalize
+from mnemara.memory.similarity import normalize
 from mnemara.memory.status import ATOM_ID_RE, CHUNK_ID_RE, all_atoms, chunk_id, find_atom, fingerprint
 
 MIN_QUERY = 4

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from mnemara.debuglog import now_iso
 from mnemara.errors import ConfigError, UsageError
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.memory.notes import Atom, day_files, parse_file
-from mnemara.memory.similar import normalize
+from mnemara.memory.similarity import normalize
 
 STATUS_FILE = "status.json"
 STATUSES = ("active", "superseded", "deprecated")
@@ -88,6 +88,7 @@ class StatusBook:
     path: Path
     entries: dict[str, dict[str, Any]]
     distinct: list[list[str]]
+    proposals: list[dict[str, Any]] = field(default_factory=list)  # supersession proposals (replay)
 
     @classmethod
     def load(cls, memory_dir: Path) -> "StatusBook":
@@ -101,10 +102,14 @@ class StatusBook:
         if not isinstance(raw, dict) or not isinstance(raw.get("atoms", {}), dict):
             raise ConfigError(f"{path}: expected an object with an 'atoms' object; fix or remove the file")
         distinct = raw.get("distinct", [])
-        return cls(path, dict(raw.get("atoms", {})), list(distinct) if isinstance(distinct, list) else [])
+        proposals = raw.get("proposals", [])
+        return cls(path, dict(raw.get("atoms", {})), list(distinct) if isinstance(distinct, list) else [],
+                   [p for p in proposals if isinstance(p, dict)] if isinstance(proposals, list) else [])
 
     def save(self) -> None:
-        data = {"version": 1, "atoms": self.entries, "distinct": self.distinct}
+        data: dict[str, Any] = {"version": 1, "atoms": self.entries, "distinct": self.distinct}
+        if self.proposals:
+            data["proposals"] = self.proposals
         atomic_write_text(self.path, json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
 
     def status_of(self, atom: Atom) -> str:
@@ -176,6 +181,26 @@ def mark_distinct(memory_dir: Path, a: Atom, b: Atom) -> None:
             book.save()
 
 
+def propose_supersessions(memory_dir: Path, pairs: list[tuple[Atom, Atom, str]], by: str) -> int:
+    """Record "``newer`` may supersede ``older``" proposals (``(older, newer, why)``) for
+    ``mnemara lint --fix`` to offer; returns how many were new. Nothing changes status here."""
+    added = 0
+    with locked(Path(memory_dir) / ".status.lock"):
+        book = StatusBook.load(memory_dir)
+        known = {(p.get("older_fp"), p.get("newer_fp")) for p in book.proposals}
+        for older, newer, why in pairs:
+            key = (fingerprint(older), fingerprint(newer))
+            if key in known or book.is_distinct(older, newer):
+                continue
+            known.add(key)
+            book.proposals.append({"older_fp": key[0], "newer_fp": key[1], "older": older.id, "newer": newer.id,
+                                   "why": why[:500], "by": by, "at": now_iso()})
+            added += 1
+        if added:
+            book.save()
+    return added
+
+
 def forget_fingerprints(memory_dir: Path, fps: set[str]) -> int:
     """Drop status entries of forgotten atoms (and pairs naming them); returns how many went."""
     with locked(Path(memory_dir) / ".status.lock"):
@@ -183,6 +208,7 @@ def forget_fingerprints(memory_dir: Path, fps: set[str]) -> int:
         before = len(book.entries) + len(book.distinct)
         book.entries = {k: v for k, v in book.entries.items() if k not in fps}
         book.distinct = [p for p in book.distinct if not (set(p) & fps)]
+        book.proposals = [p for p in book.proposals if not ({p.get("older_fp"), p.get("newer_fp")} & fps)]
         gone = before - len(book.entries) - len(book.distinct)
         if gone:
             book.save()
