@@ -88,13 +88,16 @@ class LocalEmbedder:
 
 
 def _load_wordllama() -> Any:
-    """Import wordllama and load the weights from the package folder, never from the network."""
+    """Import wordllama (through the one guarded loader) and load the weights from the package
+    folder, never from the network."""
+    from mnemara.backend_loader import load_backend
+
     try:
-        import wordllama  # type: ignore[import-untyped]
-        from wordllama import WordLlama  # type: ignore[import-untyped]
-    except Exception as exc:  # ImportError or a broken native module
-        raise EmbedError(f"local embedder unavailable: cannot import wordllama ({type(exc).__name__}: {exc}); "
-                         "pip install wordllama, or set rag_embedder to ollama or none") from None
+        wordllama = load_backend("wordllama", EmbedError)
+    except EmbedError as exc:
+        raise EmbedError(f"local embedder unavailable: {exc}; pip install wordllama, "
+                         "or set rag_embedder to ollama or none") from None
+    WordLlama = wordllama.WordLlama
     package = Path(wordllama.__file__).resolve().parent
     try:
         return WordLlama.load(config=LOCAL_CONFIG, dim=LOCAL_DIM, cache_dir=package, disable_download=True)

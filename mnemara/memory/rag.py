@@ -38,7 +38,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from mnemara.errors import UsageError
+from mnemara.backend_loader import import_failure, load_backend
+from mnemara.errors import BackendUnavailable, UsageError
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.memory import chunking
 from mnemara.memory.chunking import Chunk
@@ -64,16 +65,20 @@ FTS_INDEX = "fts_text_idx"
 EMBED_BATCH = 64
 QUERY_EMBED_BUDGET = 256  # at most this many pending texts are embedded while answering a query
 TEXT_LIMIT = 2000
+NOTE_IDS = 2  # memory chunks are named note:<note id>; before, memory:<day>.md#<byte offset>
 
 
-class RagUnavailable(Exception):
+class RagUnavailable(BackendUnavailable):
     """LanceDB cannot be used; ``str(exc)`` is the reason."""
 
 
 def _reason(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    text = re.sub(r",? /root/\.cargo/\S+", "", text)
-    return f"{type(exc).__name__}: {text}"[:300]
+    return import_failure(exc)
+
+
+def _lance(module: str = "lancedb") -> Any:
+    """LanceDB (or one of its modules, or PyArrow) through the guarded loader."""
+    return load_backend(module, RagUnavailable)
 
 
 def _sql(value: str) -> str:
@@ -125,10 +130,7 @@ class RagIndex:
     # -- LanceDB access ----------------------------------------------------------
     def _connect(self) -> Any:
         if self._db is None:
-            try:
-                import lancedb
-            except Exception as exc:  # ImportError or a broken native module
-                raise RagUnavailable(f"cannot import lancedb ({_reason(exc)})") from None
+            lancedb = _lance()
             try:
                 self.index_dir.mkdir(parents=True, exist_ok=True)
                 self._db = lancedb.connect(str(self.index_dir), read_consistency_interval=timedelta(0))
@@ -145,7 +147,7 @@ class RagIndex:
             return db.open_table(CHUNKS)
         if not create:
             return None
-        import pyarrow as pa
+        pa = _lance("pyarrow")
 
         schema = pa.schema([pa.field(name, pa.string()) for name in
                             ("id", "source", "kind", "category", "path", "title", "text", "search_text",
@@ -198,19 +200,22 @@ class RagIndex:
             sources = manifest.setdefault("sources", {})
             changed: dict[str, list[Chunk]] = {}
             dirty = False
+            old_ids = manifest.get("note_ids") != NOTE_IDS  # memory chunks still named by byte offset
             for key, path in current.items():
                 try:
                     stat = path.stat()
                 except FileNotFoundError:
                     continue
                 entry = sources.get(key)
-                if entry and entry.get("mtime_ns") == stat.st_mtime_ns and entry.get("size") == stat.st_size:
+                stale_ids = old_ids and key.startswith("memory/")
+                if entry and not stale_ids and entry.get("mtime_ns") == stat.st_mtime_ns \
+                        and entry.get("size") == stat.st_size:
                     continue
                 data = path.read_bytes()
                 digest = hashlib.sha256(data).hexdigest()
                 sources[key] = {"mtime_ns": stat.st_mtime_ns, "size": stat.st_size, "sha256": digest}
                 dirty = True
-                if entry and entry.get("sha256") == digest:
+                if entry and not stale_ids and entry.get("sha256") == digest:
                     continue
                 changed[key] = self._chunks_of(key, data.decode("utf-8", errors="replace"), stat.st_mtime)
             gone = [] if only is not None else [
@@ -222,6 +227,9 @@ class RagIndex:
                 dirty = True
             stats = self._write_sources(changed, embed_budget=embed_budget, locked_already=True) if changed else {
                 "added": 0, "removed": 0, "sources": 0}
+            if old_ids and only is None and kinds["memory"]:
+                manifest["note_ids"] = NOTE_IDS
+                dirty = True
             if dirty:
                 self._save_manifest(manifest)
         return stats
@@ -322,7 +330,7 @@ class RagIndex:
         if not wrote:
             return
         if not any(ix.index_type == "FTS" for ix in table.list_indices()):
-            from lancedb.index import FTS
+            FTS = _lance("lancedb.index").FTS
 
             # fts_text is already tokenized by similarity.tokens: split on spaces, nothing else
             table.create_index(FTS_COLUMN, config=FTS(base_tokenizer="whitespace", lower_case=False, stem=False,
@@ -413,7 +421,7 @@ class RagIndex:
         return {"embedded": done, "pending": len(self._pending)}
 
     def _store_vectors(self, hashes: list[str], vectors: list[list[float]]) -> None:
-        import pyarrow as pa
+        pa = _lance("pyarrow")
 
         dim = len(vectors[0])
         name = self._vector_table_name(dim)
@@ -439,7 +447,7 @@ class RagIndex:
         return self._guard(self._query, question, k, kind)
 
     def _query(self, question: str, k: int, kind: str | None) -> dict[str, Any]:
-        from lancedb.query import MatchQuery
+        MatchQuery = _lance("lancedb.query").MatchQuery
 
         self._catch_up(None, False, 0)
         table = self._chunks()

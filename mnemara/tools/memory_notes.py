@@ -42,20 +42,23 @@ def write_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     category = args.get("category") or DEFAULT_CATEGORY
     if not isinstance(category, str):
         return {"ok": False, "error": "category must be a string"}
-    from mnemara.memory.dedupe import check_write, conflict_report, refusal
+    from mnemara.memory.dedupe import check_write, conflict_report, inactive_copies, refusal
     from mnemara.memory.surfaces import write_memory as write_everywhere
 
     check = check_write(ctx.instance.memory_dir, text, ctx.config) if text.strip() else None
     duplicate = refusal(check) if check is not None else None
     if duplicate is not None:
         return duplicate
+    inactive = inactive_copies(ctx.instance.memory_dir, text) if text.strip() else []
     try:
-        answer = write_everywhere(ctx.instance, ctx.config, text, category, args.get("applies_to"), ctx.state)
+        result = write_everywhere(ctx.instance, ctx.config, text, category, args.get("applies_to"), ctx.state)
     except MnemaraError as exc:
         return {"ok": False, "error": exc.message}
-    if check is not None and answer.get("ok"):
-        answer.update(conflict_report(check))
-    return answer
+    if inactive:
+        result["dedupe"] = f"the same text is in {', '.join(inactive)}; written again as a new active note"
+    if check is not None and result.get("ok"):
+        result.update(conflict_report(check))
+    return result
 
 
 def specs() -> list[ToolSpec]:
