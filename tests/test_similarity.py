@@ -126,7 +126,7 @@ def test_replay_never_archives_a_trap_and_keeps_the_earliest_copy() -> None:
     assert len(caught) >= 0.85 * len(COPIES), [p["why"] for p in COPIES if p not in caught]
     for pair in COPIES:  # the earliest copy always stays live; the archive names it
         assert pair["older"] in live
-    assert "duplicate-of=2026-05-01.md@" in archived_text
+    assert "duplicate-of=20260501-" in archived_text  # the pointer names the earliest copy (day 1)
 
 
 def test_dedupe_on_write_refuses_copies_and_writes_conflicts(tmp_path: Path) -> None:
