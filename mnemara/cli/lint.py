@@ -16,12 +16,14 @@ def _print_report(report: object) -> None:
     assert isinstance(report, LintReport)
     for f in report.path_problems:
         tag = "MOVED" if f.verdict == "moved" else "DEAD"
-        click.echo(f"{tag:5} {f.kind:6} {f.file}:{f.line}  {f.cited}  ({f.reason})")
+        where = f"{f.file}:{f.line}" + (f" (note {f.note})" if f.note else "")
+        click.echo(f"{tag:5} {f.kind:6} {where}  {f.cited}  ({f.reason})")
         for p in f.proposals:
             click.echo(f"      -> {p}")
     for f in report.dead_links:
         hint = f"  (did you mean: {', '.join(f.suggestions)})" if f.suggestions else ""
-        click.echo(f"DEAD  link   {f.file}:{f.line}  [[{f.link}]]{hint}")
+        where = f"{f.file}:{f.line}" + (f" (note {f.note})" if f.note else "")
+        click.echo(f"DEAD  link   {where}  [[{f.link}]]{hint}")
     for c in report.candidates:
         if c.proposed_by:
             what = f"conflict, proposed by {c.proposed_by}"

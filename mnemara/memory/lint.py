@@ -22,9 +22,9 @@ from typing import Any
 
 from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
+from mnemara.memory.dayfile import fix_in_note
 from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
 from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
-from mnemara.memory.dayfile import fix_in_note
 from mnemara.memory.notes import Atom, parse_text
 from mnemara.memory.similarity import CONFLICT, normalize, relate
 from mnemara.memory.status import StatusBook, all_atoms, fingerprint
@@ -155,7 +155,7 @@ def _name_notes(paths: list[PathFinding], links: list[LinkFinding], atoms: list[
     starts = [a.line for a in atoms]
     findings: list[PathFinding | LinkFinding] = [*paths, *links]
     for finding in findings:
-        inside = [a for a, start in zip(atoms, starts) if start <= finding.line]
+        inside = [a for a, start in zip(atoms, starts, strict=True) if start <= finding.line]
         if inside:
             finding.note = inside[-1].id
             notes[inside[-1].id] = inside[-1]

@@ -33,7 +33,11 @@ from mnemara.errors import ConfigError, UsageError
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.memory.notes import (
     LEGACY_ATOM_ID_RE as ATOM_ID_RE,
+)
+from mnemara.memory.notes import (
     LEGACY_CHUNK_ID_RE as CHUNK_ID_RE,
+)
+from mnemara.memory.notes import (
     Atom,
     all_notes,
     find_note,
