@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 

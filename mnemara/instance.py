@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Iterator
 
 from mnemara.errors import InstanceBusy, InstanceExists, InstanceNotFound, UsageError
-from mnemara.fsutil import PRIVATE_DIR, PRIVATE_FILE, atomic_write_text, private_mkdir, touch_private
+from mnemara.fsutil import (
+    PRIVATE_DIR,
+    PRIVATE_FILE,
+    atomic_write_text,
+    private_mkdir,
+    touch_private,
+)
 
 NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 SUBDIRS = (

@@ -243,7 +243,7 @@ def archive_entries(data: bytes) -> list[ArchiveEntry]:
     The scan resumes after each entry, so a marker-like line inside an archived
     note is part of that note, never an entry of its own.
     """
-    out = []
+    out: list[ArchiveEntry] = []
     position = 0
     while True:
         match = ARCHIVE_MARKER_RE.search(data, position)

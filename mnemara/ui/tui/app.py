@@ -19,10 +19,12 @@ from textual.screen import Screen
 from textual.widgets import Button
 from textual.worker import Worker, WorkerState
 
+from mnemara import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.debuglog import log_event
 from mnemara.instance import Instance
 from mnemara.ui.tui.bridge import PanelBridge
+from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
 from mnemara.ui.tui.transcript_view import TurnView, entries_for
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
@@ -181,7 +183,7 @@ class MnemaraApp(App[None]):
             async with contextlib.aclosing(self.session.aturn(text)) as events:
                 async for event in events:
                     view.feed(event)
-                    if type(event).__name__ == "TurnDone":
+                    if isinstance(event, ev.TurnDone):
                         break
         except asyncio.CancelledError:
             log.append(LogEntry("info", "stopped", "the turn was cancelled"))
@@ -201,7 +203,7 @@ class MnemaraApp(App[None]):
         worker = self._turn
         if worker is None or not self.turn_running:
             return False
-        if type(self.screen).__name__ == "PermissionScreen":
+        if isinstance(self.screen, PermissionScreen):
             self.screen.dismiss("n")  # a question nobody will answer now: deny it
         stop = getattr(self.session, "stop", None)
         if stop is not None:
@@ -348,8 +350,6 @@ class MnemaraApp(App[None]):
         return await self._ask(request)
 
     async def _ask(self, request: Any) -> str:
-        from mnemara.ui.tui.screens.permission import PermissionScreen
-
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
         def done(choice: str | None) -> None:
