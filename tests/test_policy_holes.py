@@ -154,7 +154,7 @@ def test_write_memory_with_a_refused_wiki_category_appends_no_note(attack: str, 
 # -- item 11: /import shows permission changes and asks before making them ------------------
 def _export_with_wide_permissions(session_factory, tmp_path: Path) -> Path:
     from mnemara.commands import dispatch
-    from mnemara.context.sample_session import fill_store
+    from tests.sample_session import fill_store
 
     src = session_factory("src")
     config = Config.load(src.instance.config_path)
@@ -196,7 +196,7 @@ def test_import_never_changes_permissions_without_showing_and_asking(session_fac
 
 def test_import_with_the_same_permissions_does_not_ask(session_factory, tmp_path: Path) -> None:
     from mnemara.commands import dispatch
-    from mnemara.context.sample_session import fill_store
+    from tests.sample_session import fill_store
 
     src = session_factory("plain")
     fill_store(src.store, turns=1)
