@@ -19,9 +19,9 @@ def _print_report(report: object) -> None:
         click.echo(f"{tag:5} {f.kind:6} {f.file}:{f.line}  {f.cited}  ({f.reason})")
         for p in f.proposals:
             click.echo(f"      -> {p}")
-    for f in report.dead_links:
-        hint = f"  (did you mean: {', '.join(f.suggestions)})" if f.suggestions else ""
-        click.echo(f"DEAD  link   {f.file}:{f.line}  [[{f.link}]]{hint}")
+    for link in report.dead_links:
+        hint = f"  (did you mean: {', '.join(link.suggestions)})" if link.suggestions else ""
+        click.echo(f"DEAD  link   {link.file}:{link.line}  [[{link.link}]]{hint}")
     for c in report.candidates:
         what = "duplicate" if c.duplicate else f"same topic {c.similarity:.2f}"
         click.echo(f"CHECK {what}: does {c.newer} supersede {c.older}?  shared: {', '.join(c.shared_words)}")
@@ -50,7 +50,7 @@ def _fix(inst: object, report: object) -> int:
     from mnemara.memory.status import find_atom, mark_distinct, set_status
 
     assert isinstance(report, LintReport)
-    root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]
+    root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
     applied = 0
 
     def attempt(question: str, rel: str, note: str, old: str, new: str) -> None:
@@ -75,7 +75,7 @@ def _fix(inst: object, report: object) -> int:
         if len(link.suggestions) == 1:
             attempt(f"{link.file}:{link.line}: change [[{link.link}]] to [[{link.suggestions[0]}]]?", link.file,
                     link.note, f"[[{link.link}", f"[[{link.suggestions[0]}")
-    memory_dir = inst.memory_dir  # type: ignore[attr-defined]
+    memory_dir = inst.memory_dir  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
     for c in report.candidates:
         answer = click.prompt(
             f"does {c.newer} supersede {c.older}? [s]upersede / [d]istinct / [k]eep for later",

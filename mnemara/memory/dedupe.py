@@ -154,7 +154,7 @@ def embedder_for(config: object) -> Embedder | None:
     except ImportError:
         return None
     try:
-        return OllamaEmbedder(config.rag_embed_url, config.rag_embed_model, timeout=3.0)  # type: ignore[attr-defined]
+        return OllamaEmbedder(config.rag_embed_url, config.rag_embed_model, timeout=3.0)  # type: ignore[attr-defined]  # config is a Config (typed object to stay import-free)
     except EmbedError:
         return None
 
