@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
@@ -55,9 +56,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mnemara import events as ev
+from mnemara.api_faults import StallWatch, end_stalled_call, stop_calling
 from mnemara.backend_loader import preload_backend
 from mnemara.cli_pool import CliPool
-from mnemara.cli_process import CliHandle, cli_failure, exception_message, has_credentials, one_message
+from mnemara.cli_process import CliHandle, cli_failure, exception_message, hard_kill, has_credentials, one_message
 from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
@@ -92,6 +94,7 @@ class _Turn:
     handle: CliHandle | None = None
     failure: ev.ErrorEvent | None = None
     interrupted: bool = False
+    stall: StallWatch | None = None  # ends the turn when the API goes silent (api_stall_seconds)
 
     @property
     def stderr(self) -> list[str]:
@@ -336,20 +339,33 @@ class AgentSession:
     async def _stream(self, turn: _Turn, content: list[dict[str, Any]]) -> AsyncIterator[ev.Event]:
         """Step 2: send the message through a CLI process and yield its events until the turn ends,
         the sentinel halts it or it is stopped. A CLI that fails becomes ``turn.failure``."""
+        from mnemara.sdk_bridge import track_api_wait
+
         watch, collector = turn.watch, turn.collector
         try:
-            turn.handle = self.pool.active = await self._take_client(turn.system_prompt)
+            turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
             if not self._stop_requested:
-                await turn.handle.client.query(one_message(content))
-                async for message in turn.handle.client.receive_response():
-                    halted = False
-                    for event in collector.feed(message):
-                        yield event
-                        if watch is not None and isinstance(event, ev.ToolResult):
-                            halted = halted or watch.stop_after_tool_result(event.tool_use_id)
-                    if halted:  # the sentinel refused a call: stop consuming, end the turn cleanly
-                        break
-            if collector.result is None and not self._stop_requested and not (watch and watch.halt):
+                stall = turn.stall = StallWatch(turn.cfg.api_stall_seconds,
+                                                functools.partial(end_stalled_call, handle.client, hard_kill))
+                watchdog = asyncio.ensure_future(stall.run())
+                try:
+                    stall.awaiting_api()
+                    await handle.client.query(one_message(content))
+                    async for message in handle.client.receive_response():
+                        track_api_wait(stall, message)
+                        halted = False
+                        for event in collector.feed(message):
+                            yield event
+                            if watch is not None and isinstance(event, ev.ToolResult):
+                                halted = halted or watch.stop_after_tool_result(event.tool_use_id)
+                        if halted or collector.auth_rejected:  # sentinel refusal / rejected key: end the turn now
+                            break
+                finally:
+                    watchdog.cancel()
+                if collector.auth_rejected:  # the CLI would go on retrying the rejected key for minutes
+                    await stop_calling(handle.client, hard_kill)
+            ended_early = self._stop_requested or (watch and watch.halt) or collector.auth_rejected
+            if collector.result is None and not ended_early:
                 turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
         except Exception as exc:
             if not self._stop_requested:
@@ -361,8 +377,9 @@ class AgentSession:
 
     def _judge(self, turn: _Turn) -> None:
         """Step 3: interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""
-        from mnemara.sdk_bridge import classify_failure
+        from mnemara.sdk_bridge import api_fault, classify_failure
 
+        turn.failure = api_fault(turn.collector, turn.stall) or turn.failure
         result = turn.collector.result
         turn.interrupted = self._stop_requested or (
             result is not None and (result.terminal_reason or "").startswith("aborted"))
@@ -370,18 +387,19 @@ class AgentSession:
             turn.failure = classify_failure(turn.collector)
 
     def _record_failure(self, turn: _Turn) -> Iterator[ev.Event]:
-        """Step 4a: say what failed; keep what tools already did as a partial assistant row."""
+        """Step 4a: say what failed; keep what tools did and the text shown so far, once, as a partial
+        assistant row marked interrupted."""
         failure, collector = turn.failure, turn.collector
         assert failure is not None
         yield self._error(failure.message, failure.kind, turn.user_id, stderr=turn.stderr[-5:])
         partial_id = None
-        if collector.blocks:  # tools already ran: keep what happened before the failure
-            partial_id = self.store.append("assistant", collector.final_blocks(False), {
-                "usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
+        if collector.blocks or collector.unconfirmed_text:
+            partial_id = self.store.append("assistant", collector.final_blocks(True), {
+                "usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model, "interrupted": True,
                 "user_row_id": turn.user_id, "error": failure.message, "error_kind": failure.kind})
         self._prepare_spare()
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=turn.user_id,
-                          assistant_row_id=partial_id, error=failure.message)
+                          assistant_row_id=partial_id, error=failure.message, interrupted=partial_id is not None)
 
     def _record_answer(self, turn: _Turn) -> Iterator[ev.Event]:
         """Step 4b: store the answer (with the sentinel's notice), trim the window, run post-turn hooks."""
