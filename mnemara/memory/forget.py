@@ -36,7 +36,7 @@ from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
 from mnemara.memory.dayfile import drop_notes
 from mnemara.memory.notes import Atom, all_notes, archive_files, find_notes, is_note_ref, parse_file
-from mnemara.memory.similar import normalize
+from mnemara.memory.similarity import normalize
 from mnemara.memory.status import chunk_id
 
 MIN_QUERY = 4

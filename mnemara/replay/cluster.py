@@ -22,7 +22,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from mnemara.replay.vectors import SparseRows
+from mnemara.memory.tfidf import SparseRows
 
 EPS = 1e-6
 Progress = Callable[[int, int], None]
