@@ -99,7 +99,7 @@ def _load_wordllama() -> Any:
         raise EmbedError(f"local embedder unavailable: {exc}; pip install wordllama, "
                          "or set rag_embedder to ollama or none") from None
     WordLlama = wordllama.WordLlama
-    package = Path(wordllama.__file__).resolve().parent
+    package = Path(wordllama.__file__ or "").resolve().parent
     try:
         return WordLlama.load(config=LOCAL_CONFIG, dim=LOCAL_DIM, cache_dir=package, disable_download=True)
     except Exception as exc:
