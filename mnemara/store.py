@@ -27,6 +27,7 @@ from typing import Any, Iterable, Protocol
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import StoreError, UsageError
+from mnemara.fsutil import touch_private
 from mnemara.store_schema import MIGRATIONS, statements
 from mnemara.tokens import estimate_blocks
 
@@ -133,6 +134,8 @@ class TurnStore:
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         existed = self.path.exists() and self.path.stat().st_size > 0
+        if not self.path.exists() and self.path.parent.is_dir():
+            touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
         try:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
