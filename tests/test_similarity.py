@@ -233,6 +233,7 @@ def test_auto_recall_injects_only_the_newest_of_conflicting_notes(session_factor
     assert injected == ["The deploy timeout is 60 seconds."]
     old = chunk_id(all_atoms(session.instance.memory_dir)[0])
     assert record.left_out == [old] and any("left out " + old in line for line in record.describe())
+    assert "were left out: " + old in record.block and "30 seconds" not in record.block
 
 
 def test_auto_recall_gate_identifiers_inflections_and_long_messages(session_factory) -> None:
