@@ -53,6 +53,7 @@ from mnemara.cli_process import (
     exception_message,
     hard_kill,
     has_credentials,
+    no_key_message,
     one_message,
 )
 from mnemara.config import Config
@@ -417,7 +418,7 @@ class AgentSession:
         if role.warning:
             yield ev.Notice(role.warning)
         if not has_credentials():
-            msg = "no API key: set ANTHROPIC_API_KEY (or log in with `claude login`); your message is saved"
+            msg = no_key_message()
             yield self._error(msg, "no_api_key", user_id)
             yield ev.TurnDone(user_row_id=user_id, error=msg)
             return

@@ -1,0 +1,68 @@
+"""Streaming Markdown for the terminal REPL: each block is printed once, when it is complete.
+
+Deltas are buffered; a paragraph is drawn (through Rich, code highlighted) when
+the blank line after it arrives, a fenced code block when its closing fence
+does. Nothing printed is ever redrawn, so there is no flicker and the cost per
+delta is a scan of the new text. A very long paragraph is drawn in pieces so
+the answer keeps moving.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+from mnemara.ui.rich_markdown import blocks_for
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+LONG_PARAGRAPH = 600  # characters after which an unfinished paragraph is drawn anyway
+
+
+class MarkdownStream:
+    def __init__(self, out: TextIO, width: int | None = None) -> None:
+        from rich.console import Console
+
+        self.console: Any = Console(file=out, width=width, force_terminal=True, highlight=False, soft_wrap=False)
+        self._pending = ""  # complete lines not drawn yet
+        self._partial = ""  # the line being typed out
+        self._fence = ""
+        self.blocks = 0  # how many blocks were drawn (tests read it)
+
+    def feed(self, text: str) -> None:
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            self._line(line)
+
+    def _line(self, line: str) -> None:
+        match = _FENCE.match(line)
+        self._pending += line + "\n"
+        if self._fence:
+            if match and match.group(1)[0] == self._fence[0] and not line.strip()[len(match.group(1)):].strip():
+                self._fence = ""
+                self._draw()
+            return
+        if match:
+            before = self._pending[: -len(line) - 1]
+            if before.strip():
+                self._pending = before
+                self._draw()
+                self._pending = line + "\n"
+            self._fence = match.group(1)
+        elif not line.strip() or len(self._pending) > LONG_PARAGRAPH:
+            self._draw()
+
+    def _draw(self) -> None:
+        text, self._pending = self._pending.strip("\n"), ""
+        if not text.strip():
+            return
+        for block in blocks_for(text):
+            self.console.print(block.renderable)
+        self.blocks += 1
+
+    def flush(self) -> None:
+        """The answer ended: draw whatever is left (an unclosed code block too)."""
+        if self._partial:
+            self._pending += self._partial
+            self._partial = ""
+        self._fence = ""
+        self._draw()
