@@ -18,6 +18,9 @@ from mnemara.fsutil import atomic_write_text
 
 SCHEMA_VERSION = 1
 DEFAULT_MODEL = "claude-sonnet-4-6"
+#: Peer message types Mnemara 0.18 acknowledged silently when its config said ``null``.
+LEGACY_SILENT_TYPES = ("ack", "ack_close", "ack_close_final", "ack_thread_terminal", "ack_close_2",
+                       "pong_ack", "thread_close", "thread_close_final")
 PolicyMode = Literal["allow", "ask", "deny"]
 
 
@@ -116,6 +119,7 @@ class Config(BaseModel):
     peer_poll_submit_tool: str = ""
     peer_poll_batch: bool = True
     peer_poll_silent_types: list[str] = Field(default_factory=list)
+    peer_deliver_backlog: bool = False  # first enable: deliver rows already pending (default: skip them)
 
     _split_roles = field_validator("peer_poll_roles", "peer_poll_silent_types", mode="before")(
         classmethod(lambda cls, v: _split_csv(v))
@@ -178,6 +182,9 @@ def migrate_raw(raw: dict[str, Any]) -> dict[str, Any]:
         # v0 (pre-versioned) files named the window cap ``max_window``.
         if "max_window" in raw and "max_window_turns" not in raw:
             raw["max_window_turns"] = raw.pop("max_window")
+        # Mnemara 0.18 wrote ``null`` for "its built-in list of silent types".
+        if "peer_poll_silent_types" in raw and raw["peer_poll_silent_types"] is None:
+            raw["peer_poll_silent_types"] = list(LEGACY_SILENT_TYPES)
         raw["schema_version"] = 1
     return raw
 

@@ -46,3 +46,12 @@ class StoreError(MnemaraError):
     """turns.sqlite is corrupt or not a Mnemara store; it is never overwritten."""
 
     exit_code = 2
+
+
+class BackendUnavailable(MnemaraError):
+    """An optional backend (LanceDB, Kuzu, an embedder, ...) is missing, off or broken.
+
+    Callers catch this base class (or a subclass such as ``RagUnavailable``)
+    and degrade: the primary action still succeeds and the answer names the
+    backend and the reason. ``str(exc)`` is the reason alone.
+    """

@@ -34,6 +34,7 @@ from mnemara.config import Config
 from mnemara.debuglog import log_event
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.instance import Instance
+from mnemara.policy_checks import loose_bash_patterns, process_relative_path
 
 Verdict = Literal["allow", "ask", "deny"]
 MODES = ("allow", "ask", "deny")
@@ -193,6 +194,8 @@ class PermissionGate:
                 except (re.error, TypeError) as exc:
                     self._config_problems.append(f"{entry}: invalid regex {pattern!r} in allowed_patterns: {exc}")
             self._config_patterns[policy.tool] = compiled
+            if policy.tool == "Bash":
+                self._config_problems += loose_bash_patterns([(entry, p) for p in compiled])
         self._configured_servers = {server.name for server in config.mcp_servers}
         self._refresh_persisted()
 
@@ -227,6 +230,8 @@ class PermissionGate:
         patterns, problems = load_permissions(Path(path))
         self._persisted = {tool: [re.compile(p) for p in pats] for tool, pats in patterns.items()}
         name = Path(path).name
+        problems += loose_bash_patterns([(f"{name}: allowed_patterns['Bash']", p)
+                                         for p in self._persisted.get("Bash", ())])
         for tool in patterns:
             if tool not in self._known and not tool.startswith(MCP_PREFIX):
                 problems.append(f"{name}: allowed_patterns[{tool!r}]: no such tool, so these patterns never apply "
@@ -258,9 +263,16 @@ class PermissionGate:
         return keys
 
     def _mode(self, tool_name: str) -> tuple[Verdict, str]:
-        for key in self._keys(tool_name):
-            if key in self._modes:
-                return self._modes[key], f"policy {key}={self._modes[key]}"
+        """The configured or default mode. A policy for the exact model-facing name wins; otherwise
+        a ``deny`` on any key that governs the tool (``mcp__<server>``, its policy name) wins, so a
+        server-wide deny is never outranked by a tool's own allow (e.g. the default WriteMemory=allow)."""
+        keys = [key for key in self._keys(tool_name) if key in self._modes]
+        if keys and keys[0] != tool_name:
+            denied = [key for key in keys if self._modes[key] == "deny"]
+            keys = denied[:1] or keys
+        if keys:
+            key = keys[0]
+            return self._modes[key], f"policy {key}={self._modes[key]}"
         if tool_name in BUILTIN_DEFAULTS:
             return BUILTIN_DEFAULTS[tool_name], f"default {tool_name}={BUILTIN_DEFAULTS[tool_name]}"
         alias = POLICY_ALIASES.get(tool_name)
@@ -290,6 +302,9 @@ class PermissionGate:
             path = tool_input.get(FILE_TOOLS[tool_name])
             if not isinstance(path, str) or not path:
                 return self._logged(tool_name, Decision("deny", f"{tool_name} needs a file path"))
+            special = process_relative_path(path, str(self.cwd) if self.cwd is not None else None)
+            if special is not None:
+                return self._logged(tool_name, Decision("deny", f"{tool_name} refused: {special}"))
             inside, resolved = is_inside_home(path, self.cwd)
             if self.config.file_tool_home_only and not inside:
                 return self._home_refusal(tool_name, path, resolved)
@@ -422,6 +437,9 @@ def _read_permissions_doc(path: Path) -> tuple[dict[str, Any], str | None]:
         return {}, f"{path.name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     if not isinstance(data, dict):
         return {}, f"{path.name}: top level must be a JSON object"
+    from mnemara.legacy.perms018 import fold_legacy
+
+    data = fold_legacy(data)  # Mnemara 0.18's {"Bash": {"allowed_patterns": [...]}} is read too
     table = data.get("allowed_patterns", {})
     if not isinstance(table, dict):
         return {}, f"{path.name}: 'allowed_patterns' must be an object of tool -> list of regexes"

@@ -8,8 +8,8 @@ window -> run post-turn hooks.
 
 Every turn is a new CLI conversation (the window *is* the history), so a CLI
 process serves exactly one turn. The role doc is read from disk at the start
-of every turn; the CLI fixes its system prompt per process (checked: even
-``--system-prompt-file`` is read once), so the API calls of one turn's tool
+of every turn and handed to the CLI as ``--system-prompt-file`` (see
+:mod:`mnemara.prompt_file`; never argv); the CLI reads that file once per process, so the API calls of one turn's tool
 loop share that text and an edit applies from the next turn. To hide the CLI's start-up time a spare
 process is started after each turn with the options the next turn will most
 likely need; the next turn uses it only if the role doc text (re-read from
@@ -35,14 +35,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import importlib
 import inspect
 import json
 import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 
 from mnemara import events as ev
 from mnemara.cli_process import (
@@ -56,17 +55,22 @@ from mnemara.cli_process import (
     no_key_message,
     one_message,
 )
-from mnemara.config import Config
+from mnemara.backend_loader import preload_backend
+from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
 from mnemara.instance import Instance
 from mnemara.permissions import PermissionGate, PermissionRequest
+from mnemara.prompt_file import PromptFile
 from mnemara.role_refresh import RoleDocWatch, refresh_output
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sentinel import SentinelWatch
 from mnemara.store import TurnStore
 from mnemara.tools import SERVER_NAME, ToolContext, enabled_specs
 from mnemara.transcript import build_user_content
+
+if TYPE_CHECKING:
+    from mnemara.peer.inbox import PeerInbox
 
 PermissionPrompt = Callable[[PermissionRequest], "Awaitable[str | None] | str | None"]
 SPARE_WAIT_SECONDS = 60.0
@@ -94,6 +98,8 @@ class AgentSession:
         self.system_prompt_extras: list[Callable[["AgentSession"], str]] = []
         self.pre_turn_context: list[Callable[["AgentSession", str], str]] = []
         self.pre_tool_use_hooks: list[Callable[["AgentSession", str, dict[str, Any]], Any]] = []
+        self.config_listeners: list[Callable[[Config], None]] = []
+        self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
         self.last_role_doc: RoleDoc | None = None
@@ -136,11 +142,28 @@ class AgentSession:
 
     # -- per-turn inputs ------------------------------------------------------------
     def reload_config(self) -> Config:
-        """Re-read config.json (live edits and /swap apply to the next call)."""
-        self.config = Config.load(self.instance.config_path)
-        self.tool_context.config = self.config
-        self.gate.set_config(self.config)
-        return self.config
+        """Re-read config.json (hand edits apply to the next call) and hand it to every holder."""
+        return self.apply_config(Config.load(self.instance.config_path))
+
+    def update_config(self, **changes: Any) -> Config:
+        """Change fields of config.json: validated (nothing is saved when a value is refused,
+        :class:`~mnemara.errors.ConfigError`), saved atomically, then live for every holder."""
+        return self.apply_config(update_config(self.instance.config_path, **changes))
+
+    def apply_config(self, config: Config) -> Config:
+        """Make ``config`` the live config: the session, its tools, the permission gate, the peer
+        inbox and every ``config_listeners`` callback see the same object from now on."""
+        self.config = config
+        self.tool_context.config = config
+        self.gate.set_config(config)
+        if self.peer_inbox is not None:
+            self.peer_inbox.apply_config(config)
+        for listener in list(self.config_listeners):
+            try:
+                listener(config)
+            except Exception as exc:
+                log_event(self.instance.debug_log_path, "config_listener_error", level="error", error=repr(exc))
+        return config
 
     def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
         """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
@@ -177,9 +200,7 @@ class AgentSession:
 
     def window(self) -> Any:
         """The rolling window under the current config's caps (pinned rows + live rows)."""
-        cfg = self.config
-        return self.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-                                 preserve_protected=cfg.preserve_compressed_reads)
+        return self.store.window_for(self.config)
 
     def context_blocks(self, text: str, exclude_ids: tuple[int, ...] = ()) -> list[dict[str, Any]]:
         """The content blocks of the user message this turn would send.
@@ -198,7 +219,7 @@ class AgentSession:
         return build_user_content(win.pinned, rows, text, extras)
 
     # -- SDK options ------------------------------------------------------------------
-    def _options(self, system_prompt: str, stderr_sink: list[str]) -> Any:
+    def _options(self, system_prompt: Any, stderr_sink: list[str]) -> Any:
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
         from mnemara.sdk_bridge import BUILTIN_TOOLS, mcp_server_configs, mnemara_server
@@ -251,9 +272,12 @@ class AgentSession:
         from claude_agent_sdk import ClaudeSDKClient
 
         stderr: list[str] = []
-        client = ClaudeSDKClient(self._options(system_prompt, stderr))
+        prompt = PromptFile(system_prompt)  # never argv: no 128 KiB limit, not visible in `ps`
+        client = ClaudeSDKClient(self._options(prompt.sdk_value(), stderr))
         loop = asyncio.get_running_loop()
-        return CliHandle(self._client_key(system_prompt), client, loop, loop.create_task(client.connect()), stderr)
+        ready = loop.create_task(client.connect())
+        ready.add_done_callback(prompt.remove_after)  # the CLI has read it once connected (or failed/cancelled)
+        return CliHandle(self._client_key(system_prompt), client, loop, ready, stderr)
 
     async def _take_client(self, system_prompt: str) -> CliHandle:
         """The spare process if it fits this turn, else a freshly started one."""
@@ -314,7 +338,7 @@ class AgentSession:
     def _preload_backends(self) -> None:
         """Import LanceDB in a daemon thread so the first memory write does not pay 1-3 s for it."""
         if self.config.rag_enabled:
-            threading.Thread(target=_import_quietly, args=("lancedb",), name="mnemara-preload", daemon=True).start()
+            preload_backend("lancedb")
 
     async def _discard(self, handle: CliHandle | None) -> None:
         """End a CLI process (on the loop it lives on)."""
@@ -613,9 +637,3 @@ class AgentSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-
-def _import_quietly(module: str) -> None:
-    try:
-        importlib.import_module(module)
-    except Exception:  # the backend reports itself as unavailable when it is used
-        pass

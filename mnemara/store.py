@@ -19,7 +19,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import StoreError, UsageError
@@ -122,6 +122,19 @@ def _row_to_turn(row: tuple) -> Turn:
     )
 
 
+class WindowCaps(Protocol):
+    """The config fields that select the rolling window (``Config`` has them)."""
+
+    @property
+    def max_window_turns(self) -> int: ...
+    @property
+    def max_window_tokens(self) -> int: ...
+    @property
+    def row_cap_slack_when_token_headroom(self) -> int: ...
+    @property
+    def preserve_compressed_reads(self) -> bool: ...
+
+
 class TurnStore:
     """Thread-safe access to one ``turns.sqlite``. Every call is its own transaction."""
 
@@ -142,6 +155,11 @@ class TurnStore:
         if existed:
             if "meta" not in tables or "turns" not in tables:
                 conn.close()
+                from mnemara.legacy.detect import legacy_turns
+
+                if legacy_turns(self.path):
+                    raise StoreError(f"{self.path}: a Mnemara 0.18 turns store; convert the instance with: "
+                                     f"mnemara migrate --instance {self.path.parent.name}")
                 raise StoreError(f"{self.path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
             found = dict(conn.execute("SELECT key, value FROM meta"))
             if found.get("app") != APP_ID:
@@ -465,6 +483,12 @@ class TurnStore:
         with self._lock:
             rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
         return [_row_to_turn(r) for r in reversed(rows)]
+
+    def window_for(self, caps: WindowCaps, *, exclude_ids: Iterable[int] = ()) -> Window:
+        """The rolling window under ``caps`` (a :class:`~mnemara.config.Config`): the one way to
+        turn the config's four window fields into a selection."""
+        return self.window(caps.max_window_turns, caps.max_window_tokens, caps.row_cap_slack_when_token_headroom,
+                           preserve_protected=caps.preserve_compressed_reads, exclude_ids=exclude_ids)
 
     def window(
         self,

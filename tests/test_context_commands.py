@@ -3,27 +3,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from types import SimpleNamespace
-
 import pytest
 
 from mnemara.commands import dispatch
 from mnemara.config import Config
 from mnemara.context.sample_session import fill_store
-from mnemara.instance import Instance
-from mnemara.store import TurnStore
-from mnemara.tools import ToolContext
 
 
 @pytest.fixture
-def ctx():
-    inst = Instance.create("cmd")
-    store = TurnStore(inst.turns_path)
-    config = Config.load(inst.config_path)
-    c = SimpleNamespace(instance=inst, config=config, store=store,
-                        tool_context=ToolContext(instance=inst, config=config, store=store))
-    yield c
-    store.close()
+def ctx(session_factory):
+    return session_factory("cmd")
 
 
 def _snapshot(c):
@@ -95,7 +84,7 @@ def test_compress_variants(ctx):
 def test_compress_asks_first_and_measures_percent_against_the_budget(ctx):
     fill_store(ctx.store, turns=20)
     have = ctx.store.counts()["live_tokens"]
-    ctx.config = ctx.config.model_copy(update={"max_window_tokens": have * 2})
+    ctx.update_config(max_window_tokens=have * 2)
     before = [(t.id, t.blocks) for t in ctx.store.live_rows()]
     ask = dispatch(ctx, "/compress")  # 25% of the budget (have * 2), i.e. about half of what is there now
     target = int(have * 2 * 0.25)
@@ -153,22 +142,22 @@ def test_tokens_sets_the_cap_live_and_on_disk(ctx):
     assert "max_window_tokens = 1000000" in dispatch(ctx, "/tokens").text
 
 
-def test_export_import_commands_round_trip(ctx, tmp_path):
+def test_export_import_commands_round_trip(ctx, session_factory, tmp_path):
     ctx.store.upsert_slot("hp", "system", "HP 5")
     fill_store(ctx.store, turns=3)
     out = tmp_path / "my session.md"
     assert dispatch(ctx, f'/export "{out}"').ok
     assert dispatch(ctx, f'/export 2 "{tmp_path / "last2.md"}"').text.startswith("exported 3 rows")
-    inst = Instance.create("restored")
-    with TurnStore(inst.turns_path) as store:
-        other = SimpleNamespace(instance=inst, config=Config.load(inst.config_path), store=store)
-        res = dispatch(other, f'/import "{out}"')
-        assert res.ok and "imported 7 rows" in res.text
-        assert [t.blocks for t in store.history()] == [t.blocks for t in ctx.store.history()]
-        bad = tmp_path / "bad.md"
-        bad.write_text("hello\n", encoding="utf-8")
-        res = dispatch(other, f"/import {bad}")
-        assert not res.ok and "line 1" in res.text
+    other = session_factory("restored")
+    res = dispatch(other, f'/import "{out}"')
+    assert res.ok and "imported 7 rows" in res.text
+    assert [t.blocks for t in other.store.history()] == [t.blocks for t in ctx.store.history()]
+    imported = Config.load(other.instance.config_path)  # the imported config is live for every holder
+    assert other.config == imported and other.gate.config is other.config and other.tool_context.config is other.config
+    bad = tmp_path / "bad.md"
+    bad.write_text("hello\n", encoding="utf-8")
+    res = dispatch(other, f"/import {bad}")
+    assert not res.ok and "line 1" in res.text
 
 
 def test_skeleton_name_pin_unpin(ctx, tmp_path):

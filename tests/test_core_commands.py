@@ -1,23 +1,16 @@
 """Core slash commands through the shared dispatcher, on a real instance (no CLI, no turns)."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from mnemara.commands import dispatch
 from mnemara.commands.core import MODEL_SHORTCUTS, resolve_model
 from mnemara.config import Config
-from mnemara.instance import Instance
-from mnemara.store import TurnStore
 
 
 @pytest.fixture
-def ctx(mnemara_home):
-    inst = Instance.create("cmds")
-    store = TurnStore(inst.turns_path)
-    yield SimpleNamespace(instance=inst, config=Config.load(inst.config_path), store=store, busy=False)
-    store.close()
+def ctx(session_factory):
+    return session_factory("cmds")
 
 
 @pytest.mark.parametrize("arg, model", [("opus", "claude-opus-4-7"), ("SONNET", "claude-sonnet-4-6"),

@@ -94,13 +94,11 @@ def test_similarity_dedupe_with_an_embedder(tmp_path: Path) -> None:
     assert dup is None and "no embedder" in note
 
 
-def test_slash_note_refuses_duplicate(tmp_path: Path) -> None:
-    from types import SimpleNamespace
-
+def test_slash_note_refuses_duplicate(tmp_path: Path, session_factory) -> None:
     from mnemara.commands import dispatch
 
-    inst = Instance.create("slash")
-    ctx = SimpleNamespace(instance=inst)
+    ctx = session_factory("slash")
+    inst = ctx.instance
     assert dispatch(ctx, "/note -c fact The cache TTL is 5 minutes").text.startswith("noted in")
     again = dispatch(ctx, "/note the cache ttl is 5 minutes.")
     assert again.text.startswith("not appended") and len(_atoms(inst)) == 1

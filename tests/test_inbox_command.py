@@ -2,20 +2,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 from mnemara.commands import dispatch
 from mnemara.peer import PeerInbox
+from mnemara.session import AgentSession
 from tests.peer_support import Recorder, add, new_db
 
 
-def panel(tmp_path: Path) -> SimpleNamespace:
-    inbox = PeerInbox(db_path=tmp_path / "peer.db", role="eng", senders=("lead",), deliver=Recorder())
-    return SimpleNamespace(peer_inbox=inbox)
+def panel(session_factory, tmp_path: Path) -> AgentSession:
+    session = session_factory("eng")
+    session.peer_inbox = PeerInbox(db_path=tmp_path / "peer.db", role="eng", senders=("lead",), deliver=Recorder())
+    return session
 
 
-def test_toggle_and_explicit_on_off(tmp_path: Path) -> None:
-    ctx = panel(tmp_path)
+def test_toggle_and_explicit_on_off(session_factory, tmp_path: Path) -> None:
+    ctx = panel(session_factory, tmp_path)
     res = dispatch(ctx, "/inbox")
     assert res.ok and res.data["enabled"] is False and res.text.startswith("⚡ Inbox: OFF")
     assert dispatch(ctx, "/inbox").data["enabled"] is True
@@ -24,8 +25,8 @@ def test_toggle_and_explicit_on_off(tmp_path: Path) -> None:
     assert dispatch(ctx, "/inbox on").data["state_text"] == "⚡ Inbox: ON"
 
 
-async def test_status_shows_role_file_and_problems(tmp_path: Path) -> None:
-    ctx = panel(tmp_path)
+async def test_status_shows_role_file_and_problems(session_factory, tmp_path: Path) -> None:
+    ctx = panel(session_factory, tmp_path)
     await ctx.peer_inbox.step()
     res = dispatch(ctx, "/inbox status")
     assert res.data["enabled"] is True
@@ -38,17 +39,18 @@ async def test_status_shows_role_file_and_problems(tmp_path: Path) -> None:
     assert "delivered: 1 rows in 1 turns" in res.text and "problem" not in res.text
 
 
-def test_bad_argument_is_refused_and_changes_nothing(tmp_path: Path) -> None:
-    ctx = panel(tmp_path)
+def test_bad_argument_is_refused_and_changes_nothing(session_factory, tmp_path: Path) -> None:
+    ctx = panel(session_factory, tmp_path)
     res = dispatch(ctx, "/inbox maybe")
     assert not res.ok and "unknown argument 'maybe'" in res.text and "usage: /inbox" in res.text
     assert ctx.peer_inbox.enabled is True
 
 
-def test_without_peer_polling_says_how_to_enable(tmp_path: Path) -> None:
-    res = dispatch(SimpleNamespace(), "/inbox")
+def test_without_peer_polling_says_how_to_enable(session_factory, tmp_path: Path) -> None:
+    session = session_factory("solo")
+    res = dispatch(session, "/inbox")
     assert not res.ok and "peer_poll_enabled" in res.text
-    res = dispatch(SimpleNamespace(peer_inbox=None), "/inbox on")
+    res = dispatch(session, "/inbox on")
     assert not res.ok
 
 

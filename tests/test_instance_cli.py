@@ -72,7 +72,8 @@ def test_list_and_delete(cli, mnemara_home: Path) -> None:
     for n in ("b", "a"):
         assert cli("init", "--instance", n).returncode == 0
     (mnemara_home / "not-an-instance").mkdir()
-    assert cli("list").stdout.split() == ["a", "b"]
+    assert [line.split()[0] for line in cli("list").stdout.splitlines()] == ["a", "b"]
+    assert "model=claude-sonnet-4-6  role=(none)" in cli("list").stdout
     r = cli("delete", "--instance", "a")
     assert r.returncode == 2 and "--force" in r.stderr
     assert (mnemara_home / "a").is_dir()

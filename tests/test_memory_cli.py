@@ -4,7 +4,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from datetime import datetime, timezone
-from types import SimpleNamespace
 
 from mnemara.commands import dispatch
 from mnemara.instance import Instance
@@ -46,9 +45,9 @@ def test_reindex_refuses_unknown_or_bad_instances(cli) -> None:
     assert bad.returncode == 2 and "invalid instance name" in bad.stderr
 
 
-def test_proposals_command_lists_and_shows() -> None:
+def test_proposals_command_lists_and_shows(session_factory) -> None:
     inst, _ = make_instance()
-    ctx = SimpleNamespace(instance=inst)
+    ctx = session_factory(inst.name)
     assert dispatch(ctx, "/proposals").text.startswith("no pending proposals")
     when = datetime(2026, 5, 8, 12, 0, tzinfo=timezone.utc)
     first = propose_role_amendment(inst.role_proposals_dir, "Halt on polling", "loops seen", "Halt.", when=when)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from types import SimpleNamespace
 
 from textual.app import App, ComposeResult
 
@@ -143,26 +142,25 @@ def test_an_interrupted_answer_is_marked_when_the_panel_reopens(mnemara_home):
     assert shown[-1] == "stopped: this answer was interrupted; what arrived before the stop is kept"
 
 
-def test_copy_command_finds_code_blocks_of_the_last_answer(mnemara_home):
-    inst = Instance.create("copy")
-    with TurnStore(inst.turns_path) as store:
-        ctx = SimpleNamespace(instance=inst, config=Config.load(inst.config_path), store=store)
-        assert not dispatch(ctx, "/copy").ok  # no answer yet
-        store.append("assistant", ANSWER)
-        assert dispatch(ctx, "/copy").data["text"] == "echo done"
-        first = dispatch(ctx, "/copy 1")
-        assert first.action == "copy" and first.data["text"].startswith("def lease")
-        assert dispatch(ctx, "/copy all").data["text"] == ANSWER
-        assert not dispatch(ctx, "/copy 3").ok and not dispatch(ctx, "/copy x").ok
+def test_copy_command_finds_code_blocks_of_the_last_answer(session_factory):
+    ctx = session_factory("copy")
+    store = ctx.store
+    assert not dispatch(ctx, "/copy").ok  # no answer yet
+    store.append("assistant", ANSWER)
+    assert dispatch(ctx, "/copy").data["text"] == "echo done"
+    first = dispatch(ctx, "/copy 1")
+    assert first.action == "copy" and first.data["text"].startswith("def lease")
+    assert dispatch(ctx, "/copy all").data["text"] == ANSWER
+    assert not dispatch(ctx, "/copy 3").ok and not dispatch(ctx, "/copy x").ok
 
 
-def test_role_doc_in_the_repo_examples_is_offered_as_a_copy(mnemara_home, tmp_path):
-    inst = Instance.create("roles")
+def test_role_doc_in_the_repo_examples_is_offered_as_a_copy(session_factory, tmp_path):
     example = tmp_path / "checkout" / "examples" / "roles" / "coder.md"
     example.parent.mkdir(parents=True)
     example.write_text("You write code.", encoding="utf-8")
-    update_config(inst.config_path, role_doc_path=str(example))
-    ctx = SimpleNamespace(instance=inst, config=Config.load(inst.config_path), store=None)
+    ctx = session_factory("roles")
+    inst = ctx.instance
+    ctx.update_config(role_doc_path=str(example))
     offer = dispatch(ctx, "/role_doc")
     assert offer.action == "offer_role_copy" and "/role_doc copy" in offer.text
     done = dispatch(ctx, "/role_doc copy")

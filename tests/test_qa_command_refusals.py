@@ -1,22 +1,15 @@
 """Slash-command refusals found in the new-user pass: one clear line, nothing written or changed."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from mnemara.commands import dispatch
 from mnemara.config import Config
-from mnemara.instance import Instance
-from mnemara.store import TurnStore
 
 
 @pytest.fixture
-def ctx(mnemara_home):
-    inst = Instance.create("qa")
-    store = TurnStore(inst.turns_path)
-    yield SimpleNamespace(instance=inst, config=Config.load(inst.config_path), store=store, busy=False)
-    store.close()
+def ctx(session_factory):
+    return session_factory("qa")
 
 
 @pytest.mark.parametrize("line", ["/note -c", "/note --category", "/note -c   "])

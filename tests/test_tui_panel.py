@@ -567,6 +567,34 @@ async def test_a_peer_message_arrives_as_a_turn_in_the_panel(api, make_app, inst
         assert app.session.peer_inbox.stats.delivered_turns == 1
 
 
+async def test_the_panel_wakes_the_inbox_after_a_turn(api, make_app, instance, tmp_path):
+    """A peer message that arrives while the user's turn runs goes out right after it (the session's
+    post-turn wake, wired by attach_inbox as for the REPL), not at the next poll an hour later."""
+    import sqlite3
+
+    from mnemara.peer import db
+
+    peer_db = tmp_path / "peer.db"
+    with sqlite3.connect(peer_db) as conn:
+        db.create_table(conn)
+    update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
+                  peer_poll_interval_seconds=3600)
+    api.push(reply("Looking at it."))
+    api.push(reply("Checked the peer's lease question."))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        inbox = await wait_for(pilot, lambda: app.session.peer_inbox, what="the inbox")
+        await wait_for(pilot, lambda: inbox.stats.polls >= 1, what="the first poll")
+        with sqlite3.connect(peer_db) as conn:  # arrives after the first poll; the next is an hour away
+            db.insert_row(conn, "panel-b", "panel", '{"type": "task", "text": "what about the lease?"}')
+        await send(pilot, app, "hello")
+        await wait_for(pilot, lambda: "Checked the peer's lease question." in app.chat_log.plain_text(),
+                       what="the inbox turn right after the user's turn")
+        await finish_turn(pilot, app)
+        assert "what about the lease?" in api.last.user_text()
+        assert [e.who for e in app.chat_log.entries if e.kind == "user"] == ["you", "⚡ inbox"]
+
+
 async def test_the_manifest_bar_counts_the_file_stat_manifest(api, make_app, instance, isolated_home):
     notes = isolated_home / "notes.txt"
     notes.write_text("the lease timeout is 30 seconds\n" * 20, encoding="utf-8")

@@ -8,7 +8,7 @@ import click
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
 from mnemara.debuglog import log_event
-from mnemara.errors import UsageError
+from mnemara.errors import MnemaraError, UsageError
 from mnemara.fsutil import atomic_write_text
 from mnemara.instance import Instance, list_instances, mnemara_home
 
@@ -36,13 +36,34 @@ def init(instance_name: str, role_path: str | None) -> None:
 
 @main.command("list")
 def list_cmd() -> None:
-    """List instances under $MNEMARA_HOME."""
+    """List instances under $MNEMARA_HOME with their model and role doc.
+
+    An instance still in Mnemara 0.18's format is marked "needs migrate".
+    """
+    from mnemara.legacy.detect import legacy_parts
+
     names = list_instances()
     if not names:
         click.echo(f"no instances under {mnemara_home()} (create one with: mnemara init --instance NAME)")
         return
     for name in names:
-        click.echo(name)
+        click.echo(_list_line(name, legacy_parts(mnemara_home() / name)))
+
+
+def _list_line(name: str, legacy: list[str]) -> str:
+    import json
+
+    root = mnemara_home() / name
+    try:
+        raw = json.loads((root / "config.json").read_text(encoding="utf-8"))
+        model = raw.get("model", "?") if isinstance(raw, dict) else "?"
+        role = (raw.get("role_doc_path") if isinstance(raw, dict) else "") or "(none)"
+    except (OSError, ValueError):
+        model, role = "?", "(config.json unreadable)"
+    line = f"{name}  model={model}  role={role}"
+    if legacy:
+        line += f"  [needs migrate: {', '.join(legacy)} in Mnemara 0.18 format; run: mnemara migrate --instance {name}]"
+    return line
 
 
 @main.command()
@@ -51,10 +72,9 @@ def list_cmd() -> None:
 @click.option("--all", "show_all", is_flag=True, help="Show the whole stored history, evicted rows included.")
 def show(instance_name: str, count: int | None, show_all: bool) -> None:
     """Print the rolling window read-only (pinned slots first)."""
+    from mnemara.config import Config
     from mnemara.store import TurnStore
     from mnemara.transcript_text import format_turn
-
-    from mnemara.config import Config
 
     inst = open_instance(instance_name)
     cfg = Config.load(inst.config_path)
@@ -63,8 +83,7 @@ def show(instance_name: str, count: int | None, show_all: bool) -> None:
             rows = store.history(count)
             pinned: list = []
         else:
-            win = store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-                               preserve_protected=cfg.preserve_compressed_reads)
+            win = store.window_for(cfg)
             pinned, rows = win.pinned, (win.rows[-count:] if count else win.rows)
     if not pinned and not rows:
         click.echo("(the window is empty)")
@@ -152,22 +171,49 @@ def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[s
 
 
 @main.command()
-@click.option("--all", "all_instances", is_flag=True, help="Migrate every instance.")
+@click.option("--all", "all_instances", is_flag=True, help="Migrate every instance (a failing one is reported; the rest go on).")
 @click.option("--instance", "-i", "instance_name", metavar="NAME", help="Migrate one instance.")
 def migrate(all_instances: bool, instance_name: str | None) -> None:
-    """Bring config.json and turns.sqlite up to the current schema (idempotent)."""
-    from mnemara.config import Config
+    """Bring instances up to the current format, Mnemara 0.18 instances included.
+
+    A 0.18 instance (config.json, turns.sqlite, permissions.json, peer watermark)
+    is converted in place after its originals are copied to
+    pre-migrate-<timestamp>/ inside it; the RAG index is rebuilt from the files.
+    Running it again changes nothing.
+    """
     from mnemara.instance import validate_name
-    from mnemara.store import TurnStore
 
     if all_instances == bool(instance_name):
         raise UsageError("give exactly one of --all or --instance NAME")
     names = list_instances() if all_instances else [validate_name(instance_name or "")]
+    failed: list[str] = []
     for name in names:
-        inst = open_instance(name)
-        inst.ensure_layout()
-        cfg = Config.load(inst.config_path)
-        cfg.save(inst.config_path)
-        with TurnStore(inst.turns_path) as store:
-            applied = store.migrate()
-        click.echo(f"{name}: up to date" + (f" (applied store schema {applied})" if applied else ""))
+        try:
+            for line in _migrate_one(name):
+                click.echo(line)
+        except MnemaraError as exc:
+            if not all_instances:
+                raise
+            failed.append(name)
+            click.echo(f"{name}: FAILED: {exc.message}", err=True)
+    if failed:
+        click.echo(f"{len(failed)} of {len(names)} instances failed: {', '.join(failed)}", err=True)
+        sys.exit(1)
+
+
+def _migrate_one(name: str) -> list[str]:
+    from mnemara.config import Config
+    from mnemara.legacy.migrate import migrate_instance
+    from mnemara.store import TurnStore
+
+    inst = open_instance(name)
+    result = migrate_instance(inst)
+    if result.changed:
+        log_event(inst.debug_log_path, "migrated_from_018", parts=result.converted, backup=str(result.backup))
+        return result.lines()
+    inst.ensure_layout()
+    cfg = Config.load(inst.config_path)
+    cfg.save(inst.config_path)
+    with TurnStore(inst.turns_path) as store:
+        applied = store.migrate()
+    return [f"{name}: up to date" + (f" (applied store schema {applied})" if applied else "")]

@@ -1,9 +1,11 @@
 """Slash commands: ONE implementation shared by the TUI, the REPL and tests.
 
 A command is a function ``(ctx, args) -> CommandResult`` registered with
-:func:`command`. ``ctx`` is whatever the caller holds (an ``AgentSession`` or a
-bare instance context) exposing the attributes the command needs; the UI only
-renders ``CommandResult.text`` and reacts to ``CommandResult.action``.
+:func:`command`. ``ctx`` is a :class:`CommandContext` (an ``AgentSession`` is
+one; tests run commands against a real session too). Commands change
+config.json only through ``ctx.update_config`` so every holder of the live
+config sees the change. The UI only renders ``CommandResult.text`` and reacts
+to ``CommandResult.action``.
 
 Every module of this package (``core``, ``context``, ...) registers its
 commands on import; :func:`load_all` imports them all (discovered, no list to edit).
@@ -14,9 +16,35 @@ import importlib
 import pkgutil
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from mnemara.errors import MnemaraError
+
+if TYPE_CHECKING:
+    from mnemara.config import Config
+    from mnemara.instance import Instance
+    from mnemara.memory.autorecall import AutoRecall
+    from mnemara.peer.inbox import PeerInbox
+    from mnemara.store import TurnStore
+
+
+class CommandContext(Protocol):
+    """What a slash command may use: :class:`mnemara.session.AgentSession` provides all of it."""
+
+    instance: Instance
+    config: Config
+    store: TurnStore
+    busy: bool
+    peer_inbox: PeerInbox | None
+    auto_recall: AutoRecall
+
+    def update_config(self, **changes: Any) -> Config:
+        """Validate, save atomically and make the change live for every holder."""
+        ...
+
+    def apply_config(self, config: Config) -> Config:
+        """Make an already saved config live (e.g. after ``/import`` wrote config.json)."""
+        ...
 
 
 
@@ -33,7 +61,7 @@ class CommandResult:
 @dataclass(frozen=True)
 class CommandSpec:
     name: str
-    func: Callable[[Any, str], CommandResult]
+    func: Callable[[CommandContext, str], CommandResult]
     usage: str
     help: str
     tui_only: bool = False
@@ -46,7 +74,7 @@ _REGISTRY: dict[str, CommandSpec] = {}
 def command(name: str, *, usage: str = "", help: str = "", tui_only: bool = False, aliases: tuple[str, ...] = ()):
     """Register a slash command implementation."""
 
-    def decorate(func: Callable[[Any, str], CommandResult]) -> Callable[[Any, str], CommandResult]:
+    def decorate(func: Callable[[CommandContext, str], CommandResult]) -> Callable[[CommandContext, str], CommandResult]:
         spec = CommandSpec(name, func, usage or f"/{name}", help, tui_only, aliases)
         for key in (name, *aliases):
             _REGISTRY[key] = spec
@@ -76,7 +104,7 @@ def split_args(args: str) -> list[str]:
     return shlex.split(args)
 
 
-def dispatch(ctx: Any, line: str) -> CommandResult:
+def dispatch(ctx: CommandContext, line: str) -> CommandResult:
     """Run one slash command line. Unknown commands and bad arguments answer, never raise."""
     load_all()
     head, _, rest = line.strip()[1:].partition(" ")

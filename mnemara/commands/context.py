@@ -1,7 +1,7 @@
 """Context slash commands: /evict, /clear, /compress, /undo, /unevict, /tokens, /export, /import, /skeleton, /name, /pin, /unpin.
 
-Each is a thin adapter over :mod:`mnemara.context`. ``ctx`` needs ``instance``,
-``config`` and ``store`` (an ``AgentSession`` or any object with those). Bad
+Each is a thin adapter over :mod:`mnemara.context`; ``ctx`` is a
+:class:`~mnemara.commands.CommandContext` (an ``AgentSession``). Bad
 arguments raise ``ValueError`` before anything is touched, so the dispatcher
 answers with the usage line and the store stays as it was.
 
@@ -12,10 +12,8 @@ would go and asks (``action="confirm"``; the UI re-runs ``data["command"]``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from mnemara.commands import CommandResult, command, split_args
-from mnemara.config import update_config
+from mnemara.commands import CommandContext, CommandResult, command, split_args
 from mnemara.context import compress, eviction, exchange, undo
 from mnemara.context.skeleton import read_skeleton
 from mnemara.debuglog import log_event
@@ -34,22 +32,13 @@ def _positive_int(text: str, what: str) -> int:
     return int(text)
 
 
-def _log(ctx: Any, result: eviction.EvictionResult) -> None:
+def _log(ctx: CommandContext, result: eviction.EvictionResult) -> None:
     log_event(ctx.instance.debug_log_path, "eviction", strategy=result.strategy, rows=result.rows,
               tokens_freed=result.tokens_freed, row_ids=result.row_ids[:1000], by="user")
 
 
-def _set_config(ctx: Any, **changes: Any) -> None:
-    """Persist config changes and apply them to the live session."""
-    new = update_config(ctx.instance.config_path, **changes)
-    ctx.config = new
-    tool_ctx = getattr(ctx, "tool_context", None)
-    if tool_ctx is not None:
-        tool_ctx.config = new
-
-
 @command("evict", usage=EVICT_USAGE, help="show eviction stats, or strip blocks / drop rows from the window")
-def evict_cmd(ctx: Any, args: str) -> CommandResult:
+def evict_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if len(parts) > 2:
         raise ValueError("too many arguments")
@@ -83,12 +72,12 @@ def evict_cmd(ctx: Any, args: str) -> CommandResult:
 _UNDO_HINT = " (/undo puts it back)"
 
 
-def _batch(ctx: Any, label: str) -> undo.Batch:
+def _batch(ctx: CommandContext, label: str) -> undo.Batch:
     return undo.Batch(ctx.store, ctx.instance.root, label)
 
 
 @command("clear", usage="/clear", help="take every unpinned row out of the window (kept on disk); pinned rows stay")
-def clear_cmd(ctx: Any, args: str) -> CommandResult:
+def clear_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if args.strip():
         raise ValueError("/clear takes no arguments")
     with _batch(ctx, "/clear"):
@@ -102,7 +91,7 @@ def clear_cmd(ctx: Any, args: str) -> CommandResult:
 @command("compress", usage=COMPRESS_USAGE,
          help="shrink the window to 25% of its token budget (or N% of it, or N tokens): shows what goes and asks; "
               "--yes applies; smart: let the agent audit it; reads: stub repeated Reads")
-def compress_cmd(ctx: Any, args: str) -> CommandResult:
+def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     yes = "--yes" in parts or "-y" in parts
     parts = [p for p in parts if p not in ("--yes", "-y")]
@@ -161,7 +150,7 @@ def _compress_target(arg: str, budget: int) -> tuple[int, str]:
 
 
 @command("undo", usage="/undo", help="put back the last /compress, /evict or /clear batch (rows and stripped blocks)")
-def undo_cmd(ctx: Any, args: str) -> CommandResult:
+def undo_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if args.strip():
         raise ValueError("/undo takes no arguments")
     text = undo.undo_last(ctx.store, ctx.instance.root)
@@ -170,7 +159,7 @@ def undo_cmd(ctx: Any, args: str) -> CommandResult:
 
 
 @command("unevict", usage="/unevict last|<row_id>...", help="bring evicted rows back: last = the last batch (like /undo)")
-def unevict_cmd(ctx: Any, args: str) -> CommandResult:
+def unevict_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if parts == ["last"]:
         return undo_cmd(ctx, "")
@@ -184,19 +173,19 @@ def unevict_cmd(ctx: Any, args: str) -> CommandResult:
 
 
 @command("tokens", usage="/tokens [N|500k|1m]", help="show the window's tokens, or set max_window_tokens live")
-def tokens_cmd(ctx: Any, args: str) -> CommandResult:
+def tokens_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if len(parts) > 1:
         raise ValueError("too many arguments")
     if not parts:
         return CommandResult(f"window ~{compress.window_tokens(ctx.store)} tokens; max_window_tokens = {ctx.config.max_window_tokens}")
     n = parse_token_count(parts[0])
-    _set_config(ctx, max_window_tokens=n)
+    ctx.update_config(max_window_tokens=n)
     return CommandResult(f"max_window_tokens set to {n}")
 
 
 @command("export", usage="/export [N] <path>", help="write the session (turns, config, role doc) to a markdown file")
-def export_cmd(ctx: Any, args: str) -> CommandResult:
+def export_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if len(parts) == 1:
         last, path = None, parts[0]
@@ -212,21 +201,18 @@ def export_cmd(ctx: Any, args: str) -> CommandResult:
 
 
 @command("import", usage="/import <path>", help="restore a session from a /export file")
-def import_cmd(ctx: Any, args: str) -> CommandResult:
+def import_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if len(parts) != 1:
         raise ValueError("give exactly one file path")
     result = exchange.import_export(Path(parts[0]), ctx.store, ctx.instance.config_path, ctx.instance.root)
-    ctx.config = result.config
-    tool_ctx = getattr(ctx, "tool_context", None)
-    if tool_ctx is not None:
-        tool_ctx.config = result.config
+    ctx.apply_config(result.config)
     log_event(ctx.instance.debug_log_path, "import", file=parts[0], rows=result.rows)
     return CommandResult(result.summary())
 
 
 @command("skeleton", usage="/skeleton <path>", help="show a Python file's signatures and docstrings")
-def skeleton_cmd(ctx: Any, args: str) -> CommandResult:
+def skeleton_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if len(parts) != 1:
         raise ValueError("give exactly one file path")
@@ -236,16 +222,16 @@ def skeleton_cmd(ctx: Any, args: str) -> CommandResult:
 
 
 @command("name", usage="/name [label]", help="set the assistant's display name; clear it with no label")
-def name_cmd(ctx: Any, args: str) -> CommandResult:
+def name_cmd(ctx: CommandContext, args: str) -> CommandResult:
     label = args.strip()
     if len(label) > 64 or any(not ch.isprintable() for ch in label):
         raise ValueError("the name must be one printable line of at most 64 characters")
-    _set_config(ctx, display_name=label)
+    ctx.update_config(display_name=label)
     return CommandResult(f"display name set to {label!r}" if label else "display name cleared")
 
 
 @command("pin", usage="/pin <row_id> [label]", help="pin a row at the next slot position")
-def pin_cmd(ctx: Any, args: str) -> CommandResult:
+def pin_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if not 1 <= len(parts) <= 2:
         raise ValueError("give a row id and an optional one-word label (a slug like my-slot)")
@@ -255,7 +241,7 @@ def pin_cmd(ctx: Any, args: str) -> CommandResult:
 
 
 @command("unpin", usage="/unpin <row_id|label>", help="unpin a row (it rejoins the window as a normal row)")
-def unpin_cmd(ctx: Any, args: str) -> CommandResult:
+def unpin_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if len(parts) != 1:
         raise ValueError("give a row id or a slot label")

@@ -1,17 +1,14 @@
 """Core slash commands: /help /show /models /swap /note /role /stop /quit /exit.
 
-``ctx`` is an ``AgentSession`` (or anything with ``instance``, ``config`` and
-``store``; ``busy`` is read when present). Commands that change config.json go
-through :func:`update_config` (atomic, validated) and refresh ``ctx.config``;
-the session re-reads config.json at the start of every turn anyway.
+``ctx`` is a :class:`~mnemara.commands.CommandContext` (an ``AgentSession``).
+Commands that change config.json go through ``ctx.update_config`` (validated,
+atomic, live for every holder of the config).
 """
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from mnemara.commands import CommandResult, command, specs, split_args
-from mnemara.config import update_config
+from mnemara.commands import CommandContext, CommandResult, command, specs, split_args
 from mnemara.debuglog import log_event
 from mnemara.errors import UsageError
 
@@ -41,15 +38,8 @@ def resolve_model(arg: str) -> str:
     raise ValueError(f"unknown model {arg.strip()!r}: use opus, sonnet, haiku, a /models number, or a claude-... id")
 
 
-def _refresh(ctx: Any, new: Any) -> None:
-    ctx.config = new
-    tool_ctx = getattr(ctx, "tool_context", None)
-    if tool_ctx is not None:
-        tool_ctx.config = new
-
-
 @command("help", usage="/help [command]", help="list slash commands, or show one command's usage", aliases=("?",))
-def help_cmd(ctx: Any, args: str) -> CommandResult:
+def help_cmd(ctx: CommandContext, args: str) -> CommandResult:
     everything = specs()
     wanted = args.strip().lstrip("/").lower()
     if wanted:
@@ -86,15 +76,14 @@ def columns_text(rows: list[tuple[str, str]], width: int | None = None) -> str:
 
 
 @command("show", usage="/show [N]", help="print the rolling window (pinned slots first); N = newest N rows only")
-def show_cmd(ctx: Any, args: str) -> CommandResult:
+def show_cmd(ctx: CommandContext, args: str) -> CommandResult:
     from mnemara.transcript_text import format_turn
 
     arg = args.strip()
     if arg and (not arg.isdigit() or int(arg) <= 0):
         raise ValueError(f"N must be a positive whole number, not {arg!r}")
     cfg = ctx.config
-    win = ctx.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-                           preserve_protected=cfg.preserve_compressed_reads)
+    win = ctx.store.window_for(cfg)
     rows = win.rows[-int(arg):] if arg else win.rows
     turns = [*win.pinned, *rows]
     if not turns:
@@ -103,7 +92,7 @@ def show_cmd(ctx: Any, args: str) -> CommandResult:
 
 
 @command("models", usage="/models", help="list model shortcuts (use /swap <name|n> to switch)")
-def models_cmd(ctx: Any, args: str) -> CommandResult:
+def models_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if args.strip():
         raise ValueError("/models takes no arguments")
     current = ctx.config.model
@@ -115,20 +104,19 @@ def models_cmd(ctx: Any, args: str) -> CommandResult:
 
 
 @command("swap", usage="/swap <opus|sonnet|haiku|n|claude-...>", help="switch model for this and future sessions (saved)")
-def swap_cmd(ctx: Any, args: str) -> CommandResult:
+def swap_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     if len(parts) != 1:
         raise ValueError("give exactly one model")
     model = resolve_model(parts[0])
     old = ctx.config.model
-    new = update_config(ctx.instance.config_path, model=model)
-    _refresh(ctx, new)
+    ctx.update_config(model=model)
     log_event(ctx.instance.debug_log_path, "model_swapped", old=old, new=model)
     return CommandResult(f"model: {model} (was {old}; saved to config.json)", data={"model": model})
 
 
 @command("note", usage="/note [-c CATEGORY] <text>", help="append a note to today's memory file")
-def note_cmd(ctx: Any, args: str) -> CommandResult:
+def note_cmd(ctx: CommandContext, args: str) -> CommandResult:
     from mnemara.memory.notes import append_note
 
     text, category = args.strip(), None
@@ -149,7 +137,7 @@ def note_cmd(ctx: Any, args: str) -> CommandResult:
 
 
 @command("role", usage="/role [path]", help="show the role doc path, or switch to another file (saved; next turn uses it)")
-def role_cmd(ctx: Any, args: str) -> CommandResult:
+def role_cmd(ctx: CommandContext, args: str) -> CommandResult:
     from mnemara.roledoc import check_role_file, read_role_doc
 
     parts = split_args(args)
@@ -162,23 +150,22 @@ def role_cmd(ctx: Any, args: str) -> CommandResult:
     if len(parts) > 1:
         raise ValueError("give one path (quote it if it has spaces)")
     resolved = str(check_role_file(parts[0]))
-    new = update_config(ctx.instance.config_path, role_doc_path=resolved)
-    _refresh(ctx, new)
+    ctx.update_config(role_doc_path=resolved)
     log_event(ctx.instance.debug_log_path, "role_doc_set", path=resolved, source="/role")
     return CommandResult(f"role doc: {resolved} (the next turn uses it)")
 
 
 @command("stop", usage="/stop", help="cancel the turn in flight (it is kept, marked interrupted)")
-def stop_cmd(ctx: Any, args: str) -> CommandResult:
+def stop_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if args.strip():
         raise ValueError("/stop takes no arguments")
-    if not getattr(ctx, "busy", False):
+    if not ctx.busy:
         return CommandResult("nothing to stop", ok=False)
     return CommandResult("stopping the current turn…", action="stop")
 
 
 @command("quit", usage="/quit", help="leave (the window is saved as it is)", aliases=("exit",))
-def quit_cmd(ctx: Any, args: str) -> CommandResult:
+def quit_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if args.strip():
         raise UsageError("/quit takes no arguments")
     return CommandResult("bye", action="quit")

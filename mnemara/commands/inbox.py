@@ -6,16 +6,14 @@ saved: ``peer_poll_enabled`` in config.json decides whether a panel polls at all
 """
 from __future__ import annotations
 
-from typing import Any
-
-from mnemara.commands import CommandResult, command
+from mnemara.commands import CommandContext, CommandResult, command
 
 USAGE = "/inbox [on|off|status]"
 
 
 @command("inbox", usage=USAGE, help="toggle delivery of peer messages (ON/OFF) and show the inbox state")
-def inbox_command(ctx: Any, args: str) -> CommandResult:
-    inbox = getattr(ctx, "peer_inbox", None)
+def inbox_command(ctx: CommandContext, args: str) -> CommandResult:
+    inbox = ctx.peer_inbox
     word = args.strip().lower()
     if word not in ("", "on", "off", "status", "toggle"):
         raise ValueError(f"unknown argument {args.strip()!r}: expected on, off or status")

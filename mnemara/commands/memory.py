@@ -1,26 +1,23 @@
 """``/proposals``: list pending role-amendment proposals, or show one.
 
-The command needs ``ctx.instance`` (an :class:`mnemara.instance.Instance`).
+The command reads ``ctx.instance`` (an :class:`mnemara.instance.Instance`).
 Accepting a proposal stays a human act: edit the role doc, then set the
 proposal's ``status:`` to ``accepted`` or ``rejected``.
 """
 from __future__ import annotations
 
-from typing import Any
 
-from mnemara.commands import CommandResult, command
+from mnemara.commands import CommandContext, CommandResult, command
 from mnemara.errors import UsageError
 
 USAGE = "/proposals [all|N]"
 
 
 @command("proposals", usage=USAGE, help="list pending role-amendment proposals (all: every status; N: show one)")
-def proposals_command(ctx: Any, args: str) -> CommandResult:
+def proposals_command(ctx: CommandContext, args: str) -> CommandResult:
     from mnemara.memory.proposals import list_proposals
 
-    instance = getattr(ctx, "instance", None)
-    if instance is None:
-        return CommandResult("/proposals needs an instance", ok=False)
+    instance = ctx.instance
     word = args.strip().lower()
     if word not in ("", "all") and not word.isdigit():
         raise ValueError(f"unknown argument {args.strip()!r}: expected nothing, 'all' or a number from the list")

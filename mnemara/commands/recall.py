@@ -1,34 +1,26 @@
 """``/recall``: what auto-recall injected into the last turn and why; ``/recall on|off`` switches it."""
 from __future__ import annotations
 
-from typing import Any
-
-from mnemara.commands import CommandResult, command
+from mnemara.commands import CommandContext, CommandResult, command
 
 USAGE = "/recall [on|off]"
 
 
 @command("recall", usage=USAGE, help="show what auto-recall added to the last turn (and why); on/off switches it")
-def recall_command(ctx: Any, args: str) -> CommandResult:
+def recall_command(ctx: CommandContext, args: str) -> CommandResult:
     word = args.strip().lower()
     if word not in ("", "on", "off"):
         raise ValueError(f"unknown argument {args.strip()!r}: expected on or off")
-    instance = getattr(ctx, "instance", None)
     if word:
-        if instance is None:
-            return CommandResult("no instance to configure", ok=False)
-        from mnemara.config import update_config
         from mnemara.debuglog import log_event
 
-        cfg = update_config(instance.config_path, auto_recall=(word == "on"))
-        log_event(instance.debug_log_path, "auto_recall_switched", on=cfg.auto_recall)
+        cfg = ctx.update_config(auto_recall=(word == "on"))
+        log_event(ctx.instance.debug_log_path, "auto_recall_switched", on=cfg.auto_recall)
         return CommandResult(f"auto-recall is {'ON' if cfg.auto_recall else 'OFF'} from the next turn "
                              f"(bar {cfg.auto_recall_min_score}, at most {cfg.auto_recall_k} notes)")
-    hook = getattr(ctx, "auto_recall", None)
-    record = getattr(hook, "last", None)
-    config = getattr(ctx, "config", None)
+    record = ctx.auto_recall.last
     if record is None:
-        state = "ON" if getattr(config, "auto_recall", False) else "OFF (turn it on with /recall on)"
+        state = "ON" if ctx.config.auto_recall else "OFF (turn it on with /recall on)"
         return CommandResult(f"auto-recall is {state}; nothing was recalled for the last turn")
     data = {"injected": [h["id"] for h in record.injected],
             "considered": [{k: h[k] for k in ("id", "score", "channels", "evidence", "injected")} for h in record.considered]}

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
-from mnemara.commands import CommandResult, command
+from mnemara.commands import CommandContext, CommandResult, command
 
 _ONLY = "is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it"
 
@@ -33,7 +32,7 @@ def _copy_target(root: Path, source: Path) -> Path:
 @command("role_doc", usage="/role_doc [copy]", tui_only=True,
          help="open the role doc editor (edit live; Ctrl+S saves; the next turn uses it); "
               "copy: first save a copy into the instance and switch to it")
-def role_doc(ctx: Any, args: str) -> CommandResult:
+def role_doc(ctx: CommandContext, args: str) -> CommandResult:
     word = args.strip().lower()
     if word not in ("", "copy"):
         raise ValueError("/role_doc takes no arguments but 'copy' (to switch files use /role <path>)")
@@ -48,9 +47,7 @@ def role_doc(ctx: Any, args: str) -> CommandResult:
     return CommandResult(f"/role_doc {_ONLY}", action="open_role_editor")
 
 
-def _copy_role(ctx: Any, path: str) -> CommandResult:
-    from mnemara.commands.core import _refresh
-    from mnemara.config import update_config
+def _copy_role(ctx: CommandContext, path: str) -> CommandResult:
     from mnemara.debuglog import log_event
 
     if ctx is None or not path:
@@ -61,7 +58,7 @@ def _copy_role(ctx: Any, path: str) -> CommandResult:
     target = _copy_target(ctx.instance.root, source)
     if not target.exists():
         shutil.copyfile(source, target)
-    _refresh(ctx, update_config(ctx.instance.config_path, role_doc_path=str(target)))
+    ctx.update_config(role_doc_path=str(target))
     log_event(ctx.instance.debug_log_path, "role_doc_copied", source=str(source), copy=str(target))
     return CommandResult(f"copied {source} to {target}; the role doc is now the copy", action="open_role_editor",
                          data={"path": str(target)})
@@ -69,7 +66,7 @@ def _copy_role(ctx: Any, path: str) -> CommandResult:
 
 @command("context", usage="/context", tui_only=True,
          help="open the context viewer (token breakdown, rows, pinned slots, edit in place)")
-def context(ctx: Any, args: str) -> CommandResult:
+def context(ctx: CommandContext, args: str) -> CommandResult:
     if args:
         raise ValueError("/context takes no arguments")
     return CommandResult(f"/context {_ONLY}", action="open_context")

@@ -116,7 +116,7 @@ def write_export(path: Path, text: str) -> None:
 # -- import --------------------------------------------------------------------
 @dataclass
 class ExportDoc:
-    config: Config
+    config: Config | None  # None: the file had no config (a Mnemara 0.18 export may not); the current one stays
     role_path: str
     role_present: bool
     role_text: str
@@ -201,6 +201,10 @@ def _parse_row_head(lines: _Lines, raw: Any, at: int, heading: tuple[int, str]) 
 
 def parse_export(text: str, source: str = "export") -> ExportDoc:
     """Parse an export completely or raise :class:`UsageError` naming the line that failed."""
+    from mnemara.legacy import export018
+
+    if export018.is_legacy_export(text):
+        return export018.parse(text, source)
     lines = _Lines(source, text.split("\n"))
     if lines.peek() == MARKER + "\r":
         raise lines.fail("the file has CRLF (Windows) line endings; convert it back to LF line endings and import again")
@@ -313,10 +317,10 @@ class ImportResult:
         return f"imported {self.rows} rows ({self.pinned} pinned) {how}; config restored; {role}"
 
 
-def _place_role_doc(doc: ExportDoc, instance_root: Path) -> str:
+def _place_role_doc(doc: ExportDoc, instance_root: Path, current: Config) -> str:
     """Where the imported role doc lives: its original path if that file still holds the same text."""
     if not doc.role_present:
-        return doc.config.role_doc_path
+        return (doc.config or current).role_doc_path
     original = Path(doc.role_path).expanduser() if doc.role_path else None
     if original is not None and original.is_file():
         try:
@@ -341,9 +345,10 @@ def import_export(path: Path, store: TurnStore, config_path: Path, instance_root
     """Restore an export: rows into ``store``, config into ``config_path``, the role doc beside it."""
     doc = read_export(path)
     empty = not store.history(limit=1)
-    role_path = _place_role_doc(doc, Path(instance_root))
+    current = Config.load(config_path) if doc.config is None else doc.config
+    role_path = _place_role_doc(doc, Path(instance_root), current)
     store.import_rows(doc.rows, keep_ids=empty, evict_live=True)
-    data = doc.config.to_dict()
+    data = (doc.config or current).to_dict()
     data["role_doc_path"] = role_path
     config = Config.from_dict(data, source=str(path))
     config.save(config_path)

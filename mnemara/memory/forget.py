@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mnemara.backend_loader import load_backend
 from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
 from mnemara.memory.notes import Atom, parse_file, parse_text
@@ -166,8 +167,7 @@ def _graph_nodes_quoting(root: Path, plan: ForgetPlan) -> list[str]:
     if not path.exists():
         return []
     try:
-        import kuzu
-
+        kuzu = load_backend("kuzu")
         db = kuzu.Database(str(path), read_only=True)
         conn = kuzu.Connection(db)
         rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()

@@ -22,7 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mnemara.errors import UsageError
+from mnemara.backend_loader import load_backend
+from mnemara.errors import BackendUnavailable, UsageError
+from mnemara.memory.cypher_guard import check_cypher
 
 DB_FILE = "graph.kuzu"
 NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ :.-]{0,63}")
@@ -31,8 +33,6 @@ MAX_PROPERTIES = 100_000
 MAX_ROWS = 500
 MAX_DEPTH = 5
 MAX_PATH = 30
-ALWAYS_REFUSED = ("BEGIN", "COMMIT", "ROLLBACK", "CHECKPOINT", "ATTACH", "USE", "INSTALL",
-                  "LOAD", "EXPORT", "IMPORT", "COPY", "DROP", "ALTER")
 SCHEMA = (
     "CREATE NODE TABLE IF NOT EXISTS Node(id STRING, label STRING, properties STRING, created_at STRING, PRIMARY KEY(id))",
     "CREATE REL TABLE IF NOT EXISTS Edge(FROM Node TO Node, id STRING, relationship STRING, properties STRING, created_at STRING)",
@@ -49,7 +49,7 @@ if "Edge" in tables:
 """
 
 
-class GraphUnavailable(Exception):
+class GraphUnavailable(BackendUnavailable):
     """Kuzu cannot be used; ``str(exc)`` is the reason."""
 
 
@@ -77,10 +77,7 @@ class Graph:
     def _connection(self) -> Any:
         if self._conn is not None:
             return self._conn
-        try:
-            import kuzu
-        except Exception as exc:
-            raise GraphUnavailable(f"cannot import kuzu ({type(exc).__name__}: {_one_line(exc)})") from None
+        kuzu = load_backend("kuzu", GraphUnavailable)
         try:
             self.graph_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -311,7 +308,10 @@ class Graph:
         return {"matches": out[:limit], "truncated": len(out) > limit}
 
     def query(self, cypher: str, params: dict[str, Any] | None = None, allow_write: bool = False) -> dict[str, Any]:
-        """Run one Cypher statement with parameters; read-only unless ``allow_write``."""
+        """Run one Cypher statement with parameters; read-only unless ``allow_write``.
+
+        Only what :func:`mnemara.memory.cypher_guard.check_cypher` accepts runs, whatever ``allow_write`` says.
+        """
         statement = check_cypher(cypher)
         if params is not None and (not isinstance(params, dict) or not all(
                 isinstance(k, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in params)):
@@ -351,22 +351,6 @@ class Graph:
 
 
 # -- validation and conversion ------------------------------------------------------------
-def check_cypher(cypher: str) -> str:
-    """One statement, no transaction/file/schema commands; returns it without a trailing ';'."""
-    if not isinstance(cypher, str) or not cypher.strip():
-        raise UsageError("the Cypher query is empty")
-    statement = cypher.strip().rstrip(";").strip()
-    bare = re.sub(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`", "''", statement)
-    bare = re.sub(r"//[^\n]*|/\*.*?\*/", " ", bare, flags=re.S)
-    if ";" in bare:
-        raise UsageError("graph_query runs one statement at a time (found ';')")
-    words = set(re.findall(r"(?<![.\w$])[A-Za-z_]+", bare.upper()))
-    refused = sorted(words.intersection(ALWAYS_REFUSED))
-    if refused:
-        raise UsageError(f"graph_query does not run {', '.join(refused)} statements")
-    return statement
-
-
 def _check_name(value: Any, what: str) -> str:
     if not isinstance(value, str) or not NAME_RE.fullmatch(value.strip()):
         raise UsageError(f"invalid {what} {value!r}: 1-64 of letters, digits, ' ', '_', ':', '.', '-'")

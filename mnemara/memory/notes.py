@@ -18,7 +18,8 @@ from pathlib import Path
 from mnemara.errors import UsageError
 from mnemara.fsutil import locked_append
 
-HEADING_RE = re.compile(r"^## (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)) ?(.*)$")
+#: ``## <ISO ts> <category>``, and Mnemara 0.18's ``## [<ISO ts>] <category>`` (a blank line follows it).
+HEADING_RE = re.compile(r"^## \[?(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z))\]? ?(.*)$")
 CATEGORY_RE = re.compile(r"[A-Za-z0-9_./-]{1,80}")
 DEFAULT_CATEGORY = "note"
 

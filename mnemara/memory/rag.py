@@ -28,7 +28,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from mnemara.errors import UsageError
+from mnemara.backend_loader import import_failure, load_backend
+from mnemara.errors import BackendUnavailable, UsageError
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.memory import chunking
 from mnemara.memory.chunking import Chunk
@@ -53,14 +54,17 @@ QUERY_EMBED_BUDGET = 256  # at most this many pending texts are embedded while a
 TEXT_LIMIT = 2000
 
 
-class RagUnavailable(Exception):
+class RagUnavailable(BackendUnavailable):
     """LanceDB cannot be used; ``str(exc)`` is the reason."""
 
 
 def _reason(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    text = re.sub(r",? /root/\.cargo/\S+", "", text)
-    return f"{type(exc).__name__}: {text}"[:300]
+    return import_failure(exc)
+
+
+def _lance(module: str = "lancedb") -> Any:
+    """LanceDB (or one of its modules, or PyArrow) through the guarded loader."""
+    return load_backend(module, RagUnavailable)
 
 
 def _sql(value: str) -> str:
@@ -112,10 +116,7 @@ class RagIndex:
     # -- LanceDB access ----------------------------------------------------------
     def _connect(self) -> Any:
         if self._db is None:
-            try:
-                import lancedb
-            except Exception as exc:  # ImportError or a broken native module
-                raise RagUnavailable(f"cannot import lancedb ({_reason(exc)})") from None
+            lancedb = _lance()
             try:
                 self.index_dir.mkdir(parents=True, exist_ok=True)
                 self._db = lancedb.connect(str(self.index_dir), read_consistency_interval=timedelta(0))
@@ -132,7 +133,7 @@ class RagIndex:
             return db.open_table(CHUNKS)
         if not create:
             return None
-        import pyarrow as pa
+        pa = _lance("pyarrow")
 
         schema = pa.schema([pa.field(name, pa.string()) for name in
                             ("id", "source", "kind", "category", "path", "title", "text", "search_text",
@@ -296,7 +297,7 @@ class RagIndex:
         if not wrote:
             return
         if not any(ix.index_type == "FTS" for ix in table.list_indices()):
-            from lancedb.index import FTS
+            FTS = _lance("lancedb.index").FTS
 
             table.create_index("search_text", config=FTS(), replace=True, name=FTS_INDEX)
         counter = self.index_dir / "writes_since_optimize"
@@ -384,7 +385,7 @@ class RagIndex:
         return {"embedded": done, "pending": len(self._pending)}
 
     def _store_vectors(self, hashes: list[str], vectors: list[list[float]]) -> None:
-        import pyarrow as pa
+        pa = _lance("pyarrow")
 
         dim = len(vectors[0])
         name = self._vector_table_name(dim)
@@ -410,7 +411,7 @@ class RagIndex:
         return self._guard(self._query, question, k, kind)
 
     def _query(self, question: str, k: int, kind: str | None) -> dict[str, Any]:
-        from lancedb.query import MatchQuery
+        MatchQuery = _lance("lancedb.query").MatchQuery
 
         self._catch_up(None, False, 0)
         table = self._chunks()

@@ -22,16 +22,19 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Iterable
 
+from mnemara.backend_loader import load_backend
 from mnemara.fsutil import locked
 
 
 def purge_lance(index_dir: Path, drop_chunk_ids: Iterable[str] = ()) -> dict[str, Any]:
     """Delete chunks by id, drop vectors no remaining chunk uses, and rewrite every table
     so no old bytes remain (new version, FTS index rebuilt, older versions cleaned up)."""
-    import lancedb
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from lancedb.index import FTS
+    from mnemara.memory.rag import RagUnavailable
+
+    lancedb = load_backend("lancedb", RagUnavailable)
+    pa = load_backend("pyarrow", RagUnavailable)
+    pc = load_backend("pyarrow.compute", RagUnavailable)
+    FTS = load_backend("lancedb.index", RagUnavailable).FTS
 
     ids = pa.array(sorted(set(drop_chunk_ids)), pa.string())
     stats: dict[str, Any] = {"tables": 0, "chunks_deleted": 0, "vectors_deleted": 0}
@@ -68,9 +71,9 @@ def purge_lance(index_dir: Path, drop_chunk_ids: Iterable[str] = ()) -> dict[str
 def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str]) -> dict[str, Any]:
     """Copy the Kuzu database minus ``drop_node_ids`` (and their edges, and entity/tag nodes
     left without any edge) into a fresh file that replaces the old one."""
-    import kuzu
+    from mnemara.memory.graph import SCHEMA, GraphUnavailable
 
-    from mnemara.memory.graph import SCHEMA
+    kuzu = load_backend("kuzu", GraphUnavailable)
 
     graph_file = Path(graph_file)
     if not graph_file.exists():

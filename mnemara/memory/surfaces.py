@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from mnemara.debuglog import log_event
-from mnemara.errors import UsageError
+from mnemara.errors import BackendUnavailable, UsageError
 from mnemara.memory.notes import append_note, parse_file, validate_category
 from mnemara.memory.wiki import normalize_slug, page_tags, write_page
 
@@ -39,7 +39,7 @@ MAX_APPLIES_TO = 20
 RELEASE_AFTER = 1.5  # seconds of graph inactivity before the Kuzu file is closed
 
 
-class BackendOff(Exception):
+class BackendOff(BackendUnavailable):
     """A backend is switched off in the config (not an error; reported as skipped)."""
 
 

@@ -143,13 +143,14 @@ class PeerInbox:
         self._stopping = False
         self._task: asyncio.Task | None = None
         self._last_text = ""
+        self._source: tuple[str, Path | None] | None = None  # (instance name, root) when built from a config
 
     @classmethod
     def from_config(cls, config: "Config", instance_name: str, *, deliver: Deliver,
                     instance_root: Path | None = None, debug_log: Path | None = None,
                     **kwargs: Any) -> "PeerInbox":
         """Build an inbox from an instance's config (``peer_*`` fields)."""
-        return cls(
+        inbox = cls(
             db_path=resolve_db_path(config.peer_db_path, instance_root),
             role=resolve_role(config, instance_name),
             senders=config.peer_poll_roles,
@@ -162,6 +163,31 @@ class PeerInbox:
             deliver=deliver,
             **kwargs,
         )
+        inbox._source = (instance_name, instance_root)
+        return inbox
+
+    def apply_config(self, config: "Config") -> None:
+        """Adopt changed ``peer_*`` fields of a live config (an inbox built by :meth:`from_config`).
+
+        A new database or role starts reading that table from its beginning;
+        ``peer_poll_enabled`` is the UI's business (it starts or stops the inbox).
+        """
+        if self._source is None:
+            return
+        name, root = self._source
+        db_path, role = resolve_db_path(config.peer_db_path, root), resolve_role(config, name)
+        settings = (db_path, db.Filter(role=role, senders=tuple(s for s in config.peer_poll_roles if s)),
+                    float(config.peer_poll_interval_seconds), config.peer_poll_ack_tool, config.peer_poll_submit_tool,
+                    config.peer_poll_batch, frozenset(t for t in config.peer_poll_silent_types if t))
+        if settings == (self.db_path, self.filter, self.interval, self.ack_tool, self.submit_tool, self.batch,
+                        self.silent_types):
+            return  # the usual case: a turn re-read an unchanged config.json
+        if db_path != self.db_path or role != self.role:
+            self._watermark, self._handled, self._waiting = 0, set(), []
+        (self.db_path, self.filter, self.interval, self.ack_tool, self.submit_tool, self.batch,
+         self.silent_types) = settings
+        self.role = role
+        self.wake()
 
     # -- state -----------------------------------------------------------------
     @property

@@ -79,7 +79,7 @@ def attach_inbox(session: "AgentSession", *, deliver: Deliver | None = None,
     """
     cfg = session.config
     if not cfg.peer_poll_enabled:
-        session.peer_inbox = None  # type: ignore[attr-defined]
+        session.peer_inbox = None
         return None
     inst = session.instance
     inbox = PeerInbox.from_config(
@@ -90,6 +90,6 @@ def attach_inbox(session: "AgentSession", *, deliver: Deliver | None = None,
         debug_log=inst.debug_log_path,
         **kwargs,
     )
-    session.peer_inbox = inbox  # type: ignore[attr-defined]
+    session.peer_inbox = inbox
     session.post_turn_hooks.append(lambda _session, _row_id: inbox.wake())
     return inbox

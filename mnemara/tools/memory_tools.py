@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from mnemara.errors import MnemaraError
+from mnemara.errors import BackendUnavailable, MnemaraError
 from mnemara.tools import ToolContext, ToolSpec
 
 _STR = {"type": "string"}
@@ -20,8 +20,6 @@ def _safe(backend: str, func: Callable[[ToolContext, dict[str, Any]], dict[str, 
     """Wrap a handler: user errors and backend failures become ``ok: false`` answers."""
 
     def handler(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-        from mnemara.memory.surfaces import BackendOff
-
         try:
             back = _backends(ctx)
             if backend == "Graph":
@@ -33,15 +31,12 @@ def _safe(backend: str, func: Callable[[ToolContext, dict[str, Any]], dict[str, 
             else:
                 answer = func(ctx, args or {})
             return {"ok": True, **answer} if "ok" not in answer else answer
+        except BackendUnavailable as exc:  # off in the config, missing or broken (RagUnavailable, ...)
+            return {"ok": False, "error": f"{backend or 'backend'} backend unavailable: {exc.message}"}
         except MnemaraError as exc:
             return {"ok": False, "error": exc.message}
-        except BackendOff as exc:
-            return {"ok": False, "error": f"{backend} backend unavailable: {exc}"}
-        except Exception as exc:  # backend failures (RagUnavailable, GraphUnavailable) and surprises
-            name = type(exc).__name__
-            if name in ("RagUnavailable", "GraphUnavailable"):
-                return {"ok": False, "error": f"{backend} backend unavailable: {exc}"}
-            return {"ok": False, "error": f"{backend or 'tool'} failed: {name}: {exc}"}
+        except Exception as exc:  # a surprise: say what it was, never crash the turn
+            return {"ok": False, "error": f"{backend or 'tool'} failed: {type(exc).__name__}: {exc}"}
 
     handler.__name__ = func.__name__
     return handler

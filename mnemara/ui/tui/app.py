@@ -102,15 +102,13 @@ class MnemaraApp(App[None]):
         cfg = self.bridge.config
         if not (cfg.peer_poll_enabled and cfg.peer_db_path) or getattr(self.session, "peer_inbox", None):
             return
-        from mnemara.peer import PeerInbox
+        from mnemara.peer import attach_inbox
 
-        inbox = PeerInbox.from_config(
-            cfg, self.instance.name, deliver=self._deliver_peer_turn, instance_root=self.instance.root,
-            debug_log=self.instance.debug_log_path, is_idle=lambda: not self.turn_running,
-            on_change=lambda _inbox: self.refresh_panel(),
-        )
-        self.session.peer_inbox = inbox
-        inbox.start()
+        # The same wiring as the REPL's: the session wakes the inbox after every turn.
+        inbox = attach_inbox(self.session, deliver=self._deliver_peer_turn, is_idle=lambda: not self.turn_running,
+                             on_change=lambda _inbox: self.refresh_panel())
+        if inbox is not None:
+            inbox.start()
 
     async def _deliver_peer_turn(self, text: str) -> None:
         """The inbox's deliver(): run the batched peer turn in the panel; raise if it did not complete."""
@@ -434,12 +432,7 @@ class MnemaraApp(App[None]):
     @on(RoleEditor.Saved)
     def _role_saved(self, event: RoleEditor.Saved) -> None:
         if self.bridge.config.role_doc_path != str(event.path):
-            from mnemara.config import update_config
-
-            update_config(self.instance.config_path, role_doc_path=str(event.path))
-            reload = getattr(self.session, "reload_config", None)
-            if callable(reload):
-                reload()
+            self.session.update_config(role_doc_path=str(event.path))
         self.bridge.log("role_doc_saved", path=str(event.path))
         self.refresh_panel()
 

@@ -43,11 +43,7 @@ class PanelBridge:
         return self.config.display_name or "assistant"
 
     def window(self) -> Window:
-        cfg = self.config
-        return self.store.window(
-            cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-            preserve_protected=cfg.preserve_compressed_reads,
-        )
+        return self.store.window_for(self.config)
 
     def role_path(self) -> str:
         """The configured role doc path, or the instance's role.md when none is set yet."""

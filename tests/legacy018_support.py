@@ -1,0 +1,111 @@
+"""Build real Mnemara 0.18 instances with the public 0.18 package, installed by the tests.
+
+:func:`python018` gives the interpreter of a virtualenv holding ``mnemara==0.18.0``:
+``$MNEMARA_TEST_018_PYTHON`` when set (an existing 0.18 install), else a venv made
+once per test session (``--system-site-packages`` + ``pip install --no-deps``,
+so 0.18 runs on the dependency versions installed here). When it cannot be
+installed (no network to PyPI), the tests that need it are skipped with the reason.
+
+:data:`BUILD_SCRIPT` drives 0.18's own API to write the files we migrate: rows
+with blocks, token counts, a renamed role, two slots, a segment marker, notes (a
+plain one and a structured payload), an "always" Bash pattern and an export.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BUILD_SCRIPT = r'''
+import json, sys
+from pathlib import Path
+from mnemara import config as cfgmod
+from mnemara.store import Store
+from mnemara.tools import write_memory
+from mnemara.permissions import PermissionStore
+
+name, role_doc, export_path = sys.argv[1], sys.argv[2], sys.argv[3]
+cfgmod.init_instance(name, role_doc_path=role_doc)
+cfg = cfgmod.load(name)
+cfg.peer_poll_roles = "panel_a,panel_b"
+cfg.peer_db_path = "peers.sqlite"
+cfgmod.save(name, cfg)
+s = Store(name)
+s.append_turn("user", "Which port does the billing database use?")
+s.append_turn("assistant", [{"type": "text", "text": "HISTORY-MARK: billing listens on 5433."}],
+              tokens_in=120, tokens_out=9)
+s.upsert_slot("01_status", "user", "SLOT-STATUS green")
+s.upsert_slot("00_goal", "user", "SLOT-GOAL ship v2")
+s.mark_segment("debugging")
+s.append_turn("user", "try the cache")
+s.append_turn("assistant", [{"type": "thinking", "thinking": "hmm"},
+                            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+              tool_uses=[{"name": "Bash"}])
+s.update_turn_role(1, "Status")
+rows = s.window()
+s.close()
+write_memory(name, "The billing database listens on port 5433 since the cutover.", category="insight")
+write_memory(name, "x", category="observation", payload={
+    "observation": "deploys fail on Fridays", "evidence": "3 incidents", "prediction": "next Friday too",
+    "applies_to": ["deploy pipeline"], "confidence": "high"})
+PermissionStore(name).add_pattern("Bash", r"^echo migrated\b")
+Path(cfgmod.paths.instance_dir(name), "peer_poll_watermark").write_text("42")
+from mnemara.tui import _render_full_export
+Path(export_path).write_text(_render_full_export(rows, name, json.dumps(cfg.to_dict(), indent=2),
+                                                 Path(role_doc).read_text()), encoding="utf-8")
+import mnemara
+print("built", cfgmod.paths.instance_dir(name), "with", mnemara.__file__)
+'''
+
+
+def _install(root: Path) -> tuple[str | None, str]:
+    venv = root / "venv018"
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
+                       capture_output=True, timeout=300)
+        python = venv / "bin" / "python"
+        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "mnemara==0.18.0"],
+                              capture_output=True, text=True, timeout=600, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"cannot make a venv for Mnemara 0.18: {exc}"
+    if proc.returncode != 0:
+        return None, f"cannot pip install mnemara==0.18.0: {proc.stderr.strip().splitlines()[-1:]}"
+    return str(python), ""
+
+
+_CACHE: dict[str, tuple[str | None, str]] = {}
+
+
+def python018(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The interpreter of a real Mnemara 0.18 install, or skip with the reason."""
+    if "py" not in _CACHE:
+        given = os.environ.get("MNEMARA_TEST_018_PYTHON")
+        _CACHE["py"] = (given, "") if given else _install(tmp_path_factory.mktemp("legacy018"))
+    python, reason = _CACHE["py"]
+    if python is None:
+        pytest.skip(reason)
+    return python
+
+
+def env018(home: Path) -> dict[str, str]:
+    """0.18 keeps instances in ~/.mnemara; our checkout must not shadow its package."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MNEMARA_HOME")}
+    env["HOME"] = str(home)
+    return env
+
+
+def build_instance(python: str, home: Path, name: str, role_doc: Path, export_path: Path) -> Path:
+    """Create instance ``name`` under ``home/.mnemara`` with 0.18 itself; returns its folder."""
+    script = home / "build018.py"
+    script.write_text(BUILD_SCRIPT, encoding="utf-8")
+    proc = subprocess.run([python, str(script), name, str(role_doc), str(export_path)], capture_output=True,
+                          text=True, env=env018(home), cwd=str(home), timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert str(home) in proc.stdout, proc.stdout
+    used = proc.stdout.split(" with ")[-1].strip()
+    ours = str(Path(__file__).resolve().parents[1])
+    assert "site-packages" in used and not used.startswith((ours, "/work/main")), f"not 0.18's package: {used}"
+    return home / ".mnemara" / name
