@@ -9,7 +9,6 @@ from textual.app import App, ComposeResult
 
 from mnemara import events as ev
 from mnemara.commands import dispatch
-from mnemara.config import Config, update_config
 from mnemara.instance import Instance
 from mnemara.markdown_blocks import code_blocks, looks_like_markdown, split_parts
 from mnemara.store import TurnStore

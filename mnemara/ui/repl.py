@@ -412,22 +412,28 @@ def run_tty(session: Any, banner: str = "") -> int:
     prompt = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
     if banner:
         print(banner)
-    def ask(question: str) -> str | None:
+
+    def confirm(question: str) -> str | None:
+        """A yes/no question during a command (the key watcher hands the terminal back in line mode)."""
+        watcher = watcher_ref[0] if watcher_ref else None
         try:
-            return input(question)
+            if watcher is None:
+                return input(question)
+            with watcher.paused():
+                return input(question)
         except EOFError:
             return None
 
     if inbox is None:
-        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=ask), watcher_ref,
-                         None)
+        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm),
+                         watcher_ref, None)
     from prompt_toolkit.patch_stdout import patch_stdout
 
     print(inbox.banner())
     try:
         with patch_stdout(raw=True):  # inbox turns print above the prompt while you type
             inbox.start()
-            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=ask),
+            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm),
                              watcher_ref, inbox)
     finally:
         inbox.close()
