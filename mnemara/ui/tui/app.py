@@ -61,9 +61,12 @@ class MnemaraApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [Binding("ctrl+c", "quit_panel", "Quit", show=False, priority=True)]  # from every screen
 
-    def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None) -> None:
+    def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None,
+                 tour: Any = None) -> None:
         super().__init__()
         self.instance = instance
+        self.tour = tour  # mnemara demo: a mnemara.demo_script.Tour that leads the user step by step
+        self._last_sent = ""
         self._owns_session = False
         if session is None:
             if session_factory is None:
@@ -126,6 +129,15 @@ class MnemaraApp(App[None]):
                 log.append(entry)
         self.refresh_panel()
         self.chat_input.focus()
+        if self.tour is not None:
+            self._show_tour(*self.tour.start())
+
+    def _show_tour(self, lines: list[str], prefill: str) -> None:
+        for line in lines:
+            self.say(line, "info", "tour")
+        if prefill and not self.chat_input.text.strip():
+            self.chat_input.text = prefill
+            self.chat_input.move_cursor(self.chat_input.document.end)
 
     def refresh_panel(self) -> None:
         """Header, status line and buttons from the current config and store."""
@@ -191,6 +203,7 @@ class MnemaraApp(App[None]):
         self.chat_input.put_back("\n".join(texts) + ("\n" if self.chat_input.text else ""))
 
     def start_turn(self, text: str, who: str = "you", entry: int | None = None) -> Worker:
+        self._last_sent = text
         self._turn = self._run_turn(text, who, entry)
         self.refresh_panel()
         return self._turn
@@ -226,6 +239,8 @@ class MnemaraApp(App[None]):
         if event.worker.group == "turn":
             self.refresh_panel()
             if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+                if self.tour is not None and event.state == WorkerState.SUCCESS:
+                    self._show_tour(*self.tour.after_turn(self._last_sent))
                 self.call_later(self._send_queued)
 
     async def cancel_turn(self) -> bool:
