@@ -80,6 +80,9 @@ class Config(BaseModel):
     max_window_turns: int = Field(default=20, ge=1)
     max_window_tokens: int = Field(default=200_000, ge=1)
     row_cap_slack_when_token_headroom: int = Field(default=0, ge=0)
+    # the agent's tune_window may set the caps up to these; None: it may only lower them
+    agent_max_window_turns: int | None = Field(default=None, ge=1)
+    agent_max_window_tokens: int | None = Field(default=None, ge=1000)
     allowed_tools: list[ToolPolicy] = Field(default_factory=default_policies)
     mcp_servers: list[McpServer] = Field(default_factory=list)
     stream: bool = True

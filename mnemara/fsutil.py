@@ -48,8 +48,8 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def locked_append(path: Path, text: str) -> None:
-    """Append ``text`` to ``path`` under an exclusive lock in one write call.
+def locked_append(path: Path, text: str) -> int:
+    """Append ``text`` to ``path`` under an exclusive lock in one write call; returns where it starts.
 
     Safe across processes: two writers never interleave inside one record, and a
     file replaced by a rewriter while we waited is appended to in its new form.
@@ -59,6 +59,7 @@ def locked_append(path: Path, text: str) -> None:
     data = text.encode("utf-8")
     fd = _open_locked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
+        start = os.fstat(fd).st_size
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
@@ -66,6 +67,7 @@ def locked_append(path: Path, text: str) -> None:
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+    return start
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -35,6 +35,7 @@ from mnemara.debuglog import log_event
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.instance import Instance
 from mnemara.policy_checks import loose_bash_patterns, process_relative_path
+from mnemara.target_text import ShownTarget, show_target
 
 Verdict = Literal["allow", "ask", "deny"]
 MODES = ("allow", "ask", "deny")
@@ -48,6 +49,7 @@ POLICY_ALIASES = {"MultiEdit": "Edit", "NotebookEdit": "Edit"}
 #: File tools and the input key holding their path.
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
+ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
 ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a", "s": "s", "session": "s"}
 
 
@@ -68,18 +70,36 @@ class PermissionRequest:
     target: str
     tool_input: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def shown(self) -> ShownTarget:
+        """The target as every prompt shows it: one line, control characters escaped, sizes known."""
+        return show_target(self.target)
+
     def describe(self) -> str:
-        """One line for a prompt, e.g. ``Bash: echo hi``."""
-        return f"{self.policy_name}: {self.target}"
+        """One line for a prompt, e.g. ``Bash: echo hi`` (escaped, see :mod:`mnemara.target_text`)."""
+        return f"{self.policy_name}: {self.shown.text}"
+
+    def question(self) -> str:
+        """The whole question for a text prompt: what is asked, the target whole, then the answer keys."""
+        shown = self.shown
+        return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
+                f"  {shown.text}\n"
+                f"{ANSWER_KEYS}: ")
 
     def __str__(self) -> str:  # prompts written for a plain question string keep working
-        return f"allow {self.describe()}? [y]es once / [n]o / [a]lways this exact target / [s]ession"
+        return f"allow {self.describe()} ({self.shown.summary})? {ANSWER_KEYS}"
 
 
 PromptAnswer = Optional[str]
 Prompt = Callable[[PermissionRequest], Union[PromptAnswer, Awaitable[PromptAnswer]]]
 
 
+#: Mnemara 0.18 policy names that differ from ours -> the in-process tool each governs here.
+LEGACY_POLICY_NAMES = {
+    "GraphAddNode": "graph_add_node", "GraphAddEdge": "graph_add_edge", "GraphNeighbors": "graph_neighbors",
+    "GraphMatch": "graph_match", "GraphShortestPath": "graph_shortest_path",
+    "EvictThinking": "evict_thinking_blocks", "EvictToolUse": "evict_tool_use_blocks", "EvictWrites": "evict_write_pairs",
+}
 #: The spec's own policy names for in-process tools, even if a tool module forgets to declare them.
 SPEC_POLICY_NAMES = {f"{MCP_PREFIX}{OWN_SERVER}__write_memory": "WriteMemory"}
 
@@ -172,7 +192,7 @@ class PermissionGate:
         self._config_problems: list[str] = []
         self._modes: dict[str, Verdict] = {}
         self._config_patterns: dict[str, list[re.Pattern[str]]] = {}
-        known = set(BUILTIN_DEFAULTS) | set(POLICY_ALIASES) | set(self._own_names.values())
+        known = set(BUILTIN_DEFAULTS) | set(POLICY_ALIASES) | set(self._own_names.values()) | set(LEGACY_POLICY_NAMES)
         self._known = known
         source = self.instance.config_path.name
         for index, policy in enumerate(config.allowed_tools):
@@ -183,7 +203,11 @@ class PermissionGate:
             if policy.tool in self._modes:
                 self._config_problems.append(f"{entry}: a second policy for the same tool is ignored")
                 continue
-            if policy.tool not in known and not policy.tool.startswith(MCP_PREFIX):
+            if policy.tool in LEGACY_POLICY_NAMES:
+                tool = f"{MCP_PREFIX}{OWN_SERVER}__{LEGACY_POLICY_NAMES[policy.tool]}"
+                self._config_problems.append(f"{entry}: Mnemara 0.18 name, applied to {tool} "
+                                             f"(policy name here: {self.policy_name(tool)})")
+            elif policy.tool not in known and not policy.tool.startswith(MCP_PREFIX):
                 self._config_problems.append(
                     f"{entry}: no such tool (known: {', '.join(sorted(known))}, or mcp__<server>__<tool>)")
             self._modes[policy.tool] = policy.mode
@@ -254,6 +278,8 @@ class PermissionGate:
 
     def _compute_keys(self, tool_name: str) -> list[str]:
         keys = [tool_name]  # the exact model-facing name is the most specific
+        own = tool_name[len(f"{MCP_PREFIX}{OWN_SERVER}__"):] if tool_name.startswith(f"{MCP_PREFIX}{OWN_SERVER}__") else ""
+        keys += [old for old, ours in LEGACY_POLICY_NAMES.items() if own and ours == own]  # 0.18's per-tool names
         policy = self.policy_name(tool_name)
         if policy != tool_name:
             keys.append(policy)
@@ -353,7 +379,9 @@ class PermissionGate:
             request = PermissionRequest(tool_name, policy, target_of(tool_name, tool_input), tool_input)
             answer = await self._prompt(request)
             decision = self._apply_answer(request, answer)
-            self._log("permission_answer", "info", tool=tool_name, answer=answer, verdict=decision.verdict)
+            shown = request.shown
+            self._log("permission_answer", "info", tool=tool_name, answer=answer, verdict=decision.verdict,
+                      target=shown.text, target_lines=shown.lines, target_chars=shown.chars)
             return decision
 
     async def _prompt(self, request: PermissionRequest) -> str | None:

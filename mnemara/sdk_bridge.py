@@ -35,7 +35,7 @@ from claude_agent_sdk import SdkMcpTool
 from mnemara import events as ev
 from mnemara.config import Config
 from mnemara.debuglog import log_event
-from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec
+from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec, unknown_arguments
 
 BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
 
@@ -46,7 +46,10 @@ BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
 def _adapt(spec: ToolSpec, ctx: ToolContext) -> SdkMcpTool[Any]:
     async def handler(args: dict[str, Any]) -> dict[str, Any]:
         try:
-            if inspect.iscoroutinefunction(spec.handler):
+            refusal = unknown_arguments(spec, args)
+            if refusal is not None:
+                result: Any = {"ok": False, "error": refusal}
+            elif inspect.iscoroutinefunction(spec.handler):
                 result = await spec.handler(ctx, args)
             else:
                 result = await asyncio.to_thread(spec.handler, ctx, args)

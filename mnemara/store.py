@@ -9,7 +9,10 @@ to ``mnemara show --all`` and exports) rather than deleted.
 Pinned rows carry a ``pin_label`` and a ``slot_pos``; they are never evicted by
 caps and are sent every turn in slot order. Window selection reads only the
 pinned rows plus the newest ``max_window_turns (+ slack)`` live rows through a
-partial index, so it costs O(window), not O(history).
+partial index, so it costs O(window), not O(history). Row counts are kept by
+triggers in ``turn_counts`` (O(1) to read, however many evicted rows pile up),
+and :meth:`TurnStore.trim` evicts at most :data:`TRIM_BATCH` rows per call, so
+the first trim after a bulk import is a bounded step, not one huge update.
 """
 from __future__ import annotations
 
@@ -17,38 +20,21 @@ import json
 import re
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import StoreError, UsageError
+from mnemara.store_schema import MIGRATIONS, statements
 from mnemara.tokens import estimate_blocks
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APP_ID = "mnemara-turns"
 ROLES = ("user", "assistant", "system")
 HEADROOM_FRACTION = 0.5  # "well under the token cap" for row_cap_slack_when_token_headroom
-
-_MIGRATIONS: dict[int, str] = {
-    1: """
-    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS turns (
-        id          INTEGER PRIMARY KEY AUTOINCREMENT,
-        role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
-        content     TEXT NOT NULL,
-        tokens      INTEGER NOT NULL DEFAULT 0,
-        created_at  TEXT NOT NULL,
-        pin_label   TEXT,
-        slot_pos    INTEGER,
-        evicted     INTEGER NOT NULL DEFAULT 0,
-        protected   INTEGER NOT NULL DEFAULT 0,
-        meta        TEXT NOT NULL DEFAULT '{}'
-    );
-    CREATE INDEX IF NOT EXISTS turns_live ON turns (evicted, id) WHERE pin_label IS NULL;
-    CREATE UNIQUE INDEX IF NOT EXISTS turns_pin_label ON turns (pin_label) WHERE pin_label IS NOT NULL;
-    """,
-}
+TRIM_BATCH = 250  # most rows one trim() call evicts (one short transaction)
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -141,6 +127,7 @@ class TurnStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        self._closed = False
         self._conn = self._open()
 
     # -- opening and schema ----------------------------------------------------
@@ -193,9 +180,9 @@ class TurnStore:
         applied: list[int] = []
         with self._lock:
             current = self.schema_version()
-            for version in sorted(v for v in _MIGRATIONS if v > current):
+            for version in sorted(v for v in MIGRATIONS if v > current):
                 with self._tx() as conn:
-                    for statement in _split_sql(_MIGRATIONS[version]):
+                    for statement in statements(version):
                         conn.execute(statement)
                     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('app', ?)", (APP_ID,))
                     conn.execute(
@@ -206,6 +193,7 @@ class TurnStore:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._conn.close()
 
     def __enter__(self) -> "TurnStore":
@@ -514,7 +502,8 @@ class TurnStore:
                 protected = [
                     _row_to_turn(r)
                     for r in self._conn.execute(
-                        f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 AND protected=1 ORDER BY id"
+                        f"SELECT {_COLUMNS} FROM turns INDEXED BY turns_protected_live"
+                        " WHERE pin_label IS NULL AND evicted=0 AND protected=1 ORDER BY id"
                     )
                 ]
                 skip.update(t.id for t in protected)
@@ -537,21 +526,46 @@ class TurnStore:
         rows_out = sorted([*protected, *kept], key=lambda t: t.id)
         return Window(pinned=pinned, rows=rows_out)
 
-    def trim(self, window: Window) -> int:
-        """Mark every live unpinned row older than ``window`` and not in it as evicted."""
+    def trim(self, window: Window, limit: int = TRIM_BATCH) -> int:
+        """Mark live unpinned rows older than ``window`` and not in it as evicted, oldest first.
+
+        At most ``limit`` rows per call (one short transaction through the live-row
+        index), so a store that just took a large import is trimmed in steps;
+        returns how many were evicted (``limit`` means more may remain).
+        """
         keep = {t.id for t in window.rows}
         oldest = min((t.id for t in window.rows if not t.protected), default=None)
+        sql = "SELECT id FROM turns WHERE pin_label IS NULL AND evicted=0"
+        params: tuple = ()
+        if oldest is not None:
+            sql += " AND id < ?"
+            params = (oldest,)
         with self._lock, self._tx() as conn:
-            if oldest is None:
-                params: tuple = ()
-                sql = "UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0"
-            else:
-                params = (oldest,)
-                sql = "UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0 AND id < ?"
-            if keep:
-                sql += f" AND id NOT IN ({','.join('?' * len(keep))})"
-                params = (*params, *keep)
-            return conn.execute(sql, params).rowcount
+            ids = [r[0] for r in conn.execute(sql + " ORDER BY id LIMIT ?", (*params, limit + len(keep)))
+                   if r[0] not in keep][:limit]
+            if not ids:
+                return 0
+            return conn.execute(
+                f"UPDATE turns SET evicted=1 WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).rowcount
+
+    def finish_trim_later(self, window: Window, pause: float = 0.02) -> threading.Thread:
+        """Evict the rest of what :meth:`trim` left (after a bulk import) in a daemon thread, batch by batch.
+
+        Each batch is its own short transaction, so turns and other processes keep
+        writing meanwhile; the thread stops when nothing is left or the store closes.
+        """
+
+        def run() -> None:
+            try:
+                while not self._closed and self.trim(window) >= TRIM_BATCH:
+                    time.sleep(pause)
+            except (sqlite3.Error, StoreError):  # closed or locked: the next turn's trim goes on
+                pass
+
+        thread = threading.Thread(target=run, name="mnemara-trim", daemon=True)
+        thread.start()
+        return thread
 
     def clear(self) -> tuple[int, int]:
         """Evict every live unpinned row; returns (rows, tokens) freed."""
@@ -563,13 +577,13 @@ class TurnStore:
         return int(rows), int(tokens)
 
     def counts(self) -> dict[str, int]:
-        """Row counts: stored, live, pinned, evicted (one aggregate query)."""
+        """Row counts: stored, live, pinned, evicted, and the tokens of live + pinned rows.
+
+        Read from the trigger-kept ``turn_counts`` row: O(1) at any history size.
+        """
         with self._lock:
             total, live, pinned, tokens = self._conn.execute(
-                "SELECT COUNT(*), "
-                "COALESCE(SUM(pin_label IS NULL AND evicted=0), 0), "
-                "COALESCE(SUM(pin_label IS NOT NULL), 0), "
-                "COALESCE(SUM(CASE WHEN evicted=0 OR pin_label IS NOT NULL THEN tokens ELSE 0 END), 0) FROM turns"
+                "SELECT stored, live, pinned, live_tokens FROM turn_counts WHERE id = 0"
             ).fetchone()
         return {"stored": total, "live": live, "pinned": pinned, "evicted": total - live - pinned, "live_tokens": tokens}
 
@@ -583,7 +597,3 @@ def validate_label(label: str) -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
-def _split_sql(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]

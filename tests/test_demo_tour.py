@@ -1,13 +1,11 @@
 """`mnemara demo`: the guided tour in the panel (pilot), --auto in the REPL, --serve, and the README snippet."""
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -113,7 +111,7 @@ def test_demo_serve_prints_the_env_and_answers_mnemara_run(mnemara_home, tmp_pat
 
 def test_the_readme_scripted_api_snippet_runs_as_written(mnemara_home, tmp_path):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    snippet = next(block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "ScriptedAPI()" in block)
+    snippet = next(block for block in re.findall(r"```python\n(.*?)```", readme, re.DOTALL) if "ScriptedAPI()" in block)
     script = tmp_path / "snippet.py"
     script.write_text(textwrap.dedent(snippet), encoding="utf-8")
     env = {k: v for k, v in cli_env().items() if not k.startswith("ANTHROPIC_")}

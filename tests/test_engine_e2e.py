@@ -196,7 +196,7 @@ async def test_crashed_cli_gives_one_error_and_next_turn_works(scripted_api, ses
         if any(isinstance(e, ev.TextDelta) for e in seen):
             break
         await asyncio.sleep(0.05)
-    process = session._active.client._transport._process  # the CLI serving this turn
+    process = session.pool.active.client._transport._process  # the CLI serving this turn
     os.kill(process.pid, signal.SIGKILL)
     await asyncio.wait_for(task, 30)
     errors = [e for e in seen if isinstance(e, ev.ErrorEvent)]
@@ -245,7 +245,7 @@ def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
     session = session_factory(warm_spare=True)
     session.prewarm()
     deadline = time.monotonic() + 60
-    while (session._spare is None or not session._spare.ready.done()) and time.monotonic() < deadline:
+    while (session.pool.spare is None or not session.pool.spare.ready.done()) and time.monotonic() < deadline:
         time.sleep(0.1)
     scripted_api.push(reply("warm hello"))
     assert session.turn("first").text == "warm hello"

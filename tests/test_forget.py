@@ -64,7 +64,7 @@ def test_forget_leaves_no_trace(populated) -> None:
     assert {"memory", "index", "graph", "turns"} <= {h.split("/")[0].split(".")[0] for h in _holders(inst.root)}
     before = {a.id: a.text for a in all_atoms(inst.memory_dir)}
     dry = run_cli("forget", "--instance", "f", SECRET, "--dry-run")
-    assert dry.returncode == 0 and "dry run: nothing changed" in dry.stdout and "graph nodes: memory:" in dry.stdout
+    assert dry.returncode == 0 and "dry run: nothing changed" in dry.stdout and "graph nodes: note:" in dry.stdout
     assert "memory/archive (use --include-archive)" in dry.stdout
     out = run_cli("forget", "--instance", "f", SECRET, "--yes")
     assert out.returncode == 0, out.stdout + out.stderr

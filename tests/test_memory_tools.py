@@ -68,10 +68,10 @@ def test_write_memory_reaches_every_surface() -> None:
     atom = parse_file(day_files(inst.memory_dir)[0])[0]
     assert res["atom_id"] == atom.id and atom.category == "wiki/patterns/loader_traps"
     assert res["rag"]["ok"] and res["rag"]["added"] == 2  # the note and the wiki page
-    assert res["graph"] == {"ok": True, "node": f"memory:{atom.id}", "edges": 3}
+    assert res["graph"] == {"ok": True, "node": f"note:{atom.id}", "edges": 3}
     ctx = context(inst, cfg)
     ctx.state.update(state)
-    near = call(ctx, "graph_neighbors", node_id=f"memory:{atom.id}")
+    near = call(ctx, "graph_neighbors", node_id=f"note:{atom.id}")
     assert sorted(n["node"]["id"] for n in near["neighbors"]) == ["entity:cli startup", "entity:loader",
                                                                   "wiki:patterns/loader_traps"]
     hits = call(ctx, "rag_query", question="loader imports lazy", k=5)["hits"]

@@ -43,7 +43,7 @@ def test_keyword_only_floor_says_it_is_degraded(tmp_path: Path) -> None:
     res = rag.query("where is the lease timeout?")
     assert res["ok"] and res["degraded"].startswith("keyword-only: cannot reach http://127.0.0.1:")
     top = res["hits"][0]
-    assert top["id"].startswith("memory:") and "LEASE_TIMEOUT_MS" in top["text"] and top["category"] == "insight"
+    assert top["id"].startswith("note:") and "LEASE_TIMEOUT_MS" in top["text"] and top["category"] == "insight"
     assert set(top["channels"]) == {"keyword"} and top["channels"]["keyword"]["rank"] == 1
     assert top["score"] == pytest.approx(1 / (RRF_K + 1))
     wiki = rag.query("import cycles", kind="wiki")["hits"]
@@ -59,7 +59,7 @@ def test_hybrid_fusion_is_rederivable_from_the_receipt(tmp_path: Path) -> None:
         res = rag.query("lease timeout server", k=4)
     assert "degraded" not in res and res["channels"] == ["keyword", "vector"] and "1/(60 + rank)" in res["fusion"]
     hits = res["hits"]
-    assert hits[0]["id"].startswith("memory:") and "lease" in hits[0]["text"].lower()
+    assert hits[0]["id"].startswith("note:") and "lease" in hits[0]["text"].lower()
     assert {"keyword", "vector"} <= set(hits[0]["channels"])
     assert any(set(h["channels"]) == {"vector"} for h in hits)  # vector-only hits are fused in too
     for hit in hits:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import pty
 import select
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -88,3 +90,36 @@ def test_terminal_repl_streams_stops_on_ctrl_c_and_keeps_history(scripted_api, m
     assert rows[3].meta["interrupted"] is True and rows[5].text == "after the stop"
     history = inst.prompt_history_path.read_text()
     assert "hello there" in history and "and now?" in history
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")
+def test_spoofed_multiline_command_is_shown_whole_at_80x30(scripted_api, mnemara_home, isolated_home):
+    """Issue 13 item 2: `touch X` + 60 newlines + `ls -la` must not pass for `ls -la` on an 80x30 terminal."""
+    from tests.test_tui_tmux import Tmux
+    from mnemara.testing import tool_use
+
+    Instance.create("spoof")
+    marker = isolated_home / "X"
+    command = f"touch {marker}" + "\n" * 60 + "ls -la"
+    scripted_api.push(reply(tool_use("Bash", {"command": command})), reply("all done"))
+    env = {
+        **{k: v for k, v in os.environ.items() if k.startswith(("ANTHROPIC_", "CLAUDE_", "MNEMARA_"))},
+        "HOME": os.environ["HOME"], "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "TERM": "xterm",
+        "LANG": "C.UTF-8",
+    }
+    line = " ".join(["env", "-i", *(shlex.quote(f"{k}={v}") for k, v in env.items()), shlex.quote(sys.executable),
+                     "-m", "mnemara", "run", "--instance", "spoof", "--no-tui", "; echo REPL-EXIT=$?; sleep 60"])
+    tmux = Tmux()
+    try:
+        tmux("new-session", "-d", "-s", "smoke", "-x", "80", "-y", "30", line)
+        tmux.wait_for("you>")
+        tmux("send-keys", "-t", "smoke", "list the files", "Enter")
+        screen = tmux.wait_for("[a]lways this exact target")
+        assert f"touch {marker}" in screen.replace("\n", "") and "ls -la" in screen, screen
+        assert "61 lines" in screen and "shown escaped" in screen
+        assert "[y]es once / [n]o" in screen
+        tmux("send-keys", "-t", "smoke", "n", "Enter")
+        tmux.wait_for("all done")
+        assert not marker.exists()
+    finally:
+        tmux.close()

@@ -7,6 +7,7 @@ import pytest
 
 from mnemara.config import update_config
 from mnemara.replay import run_replay
+from mnemara.memory.notes import all_notes
 from mnemara.replay.archive import read_entries
 
 from replay_helpers import LEASE, NOW, POLLING, add, make_instance, tree_hash, where_is_every_atom
@@ -60,7 +61,8 @@ def test_archive_moves_the_duplicate_verbatim_with_a_pointer():
     assert len(entries) == 1
     entry = entries[0]
     assert LEASE[0].encode() in entry.raw and entry.raw in before
-    assert entry.keeper == "2026-05-09.md@2026-05-09T16:00:00+00:00"  # the first copy, 30 hours earlier
+    keeper = next(a for a in all_notes(inst.memory_dir) if a.timestamp == "2026-05-09T16:00:00+00:00")
+    assert entry.keeper == keeper.id  # the first copy, 30 hours earlier
     after = day.read_bytes()
     assert after == before.replace(entry.raw, b"", 1)
     assert all(n == 1 for n in where_is_every_atom(inst).values())
@@ -233,4 +235,4 @@ def test_embedding_near_duplicates_must_also_match_in_wording():
 
     plan = run_replay(inst, now=NOW, embed=same_vector)
     moves = [a.detail for a in plan.actions if a.kind == "archive"]
-    assert len(moves) == 1 and moves[0].startswith("2026-05-10.md@2026-05-10T21:00:00+00:00 duplicates")
+    assert len(moves) == 1 and moves[0].startswith("20260510-210000-")

@@ -56,9 +56,9 @@ def test_status_survives_offsets_moving(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args,message", [
-    (["nonsense", "x"], "not an atom reference"),
+    (["nonsense", "x"], "not a note id"),
     (["memory:2030-01-01.md#0", "memory:2030-01-01.md#1"], "does not exist"),
-    (["memory:2026-04-20.md#5", "memory:2026-04-20.md#0"], "no atom"),
+    (["memory:2026-04-20.md#5", "memory:2026-04-20.md#0"], "the file changed since"),
 ])
 def test_cli_refusals(args: list[str], message: str) -> None:
     inst = Instance.create("r")
@@ -84,7 +84,7 @@ def test_corrupt_sidecar_is_a_clear_error_and_left_alone() -> None:
     old, new = _two(inst.memory_dir)
     (inst.memory_dir / "status.json").write_text("{not json")
     out = run_cli("memory", "supersede", "-i", "c", old.id, new.id)
-    assert out.returncode == 2 and "status.json" in out.stderr and "cannot read atom status" in out.stderr
+    assert out.returncode == 2 and "status.json" in out.stderr and "cannot read note status" in out.stderr
     assert (inst.memory_dir / "status.json").read_text() == "{not json"
     with pytest.raises(ConfigError):
         StatusBook.load(inst.memory_dir)
@@ -106,7 +106,7 @@ def test_supersede_memory_tool(scripted_api, session_factory) -> None:
     texts = [r["content"] if isinstance(r["content"], str) else r["content"][0]["text"] for r in results]
     first, second = (json.JSONDecoder().raw_decode(t)[0] for t in texts)
     assert first["ok"] and first["superseded_by"] == new.id
-    assert second["ok"] is False and "not an atom reference" in second["error"]
+    assert second["ok"] is False and "not a note id" in second["error"]
     assert list(inactive_atoms(session.instance.memory_dir)) == [chunk_id(old)]
 
 

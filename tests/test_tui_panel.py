@@ -85,10 +85,11 @@ async def test_permission_modal_answers_the_gate(api, make_app, answer, allowed)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "run it")
-        modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen,
-                               what="the permission modal")
+        modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen)
+                               and app.screen.query("#permission-target") and app.screen, what="the permission modal")
         assert modal.request.tool_name == "Bash" and modal.request.target == "echo tui-permission-ok"
-        assert "target: echo tui-permission-ok" in str(modal.query_one("#permission-target").render())
+        assert str(modal.query_one("#permission-target").render()) == "echo tui-permission-ok"
+        assert "target: 1 line" in str(modal.query_one("#permission-summary").render())
         await pilot.press(answer)
         await finish_turn(pilot, app)
         assert not isinstance(app.screen, PermissionScreen)

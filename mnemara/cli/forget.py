@@ -15,7 +15,7 @@ from mnemara.cli.common import instance_option, open_instance
 @click.option("--keep-turns", is_flag=True, help="Do not redact the text in the conversation rows (turns.sqlite).")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def forget(instance_name: str, target: str, dry_run: bool, include_archive: bool, keep_turns: bool, yes: bool) -> None:
-    """Forget TARGET: an atom id (or memory:<day>.md#<offset>) or text every forgotten note contains.
+    """Forget TARGET: a note id (see `mnemara memory list`) or text every forgotten note contains.
 
     Shows the plan first. Writes a receipt to debug.log naming what was removed
     and what could not be reached (without repeating the text).
@@ -36,8 +36,17 @@ def forget(instance_name: str, target: str, dry_run: bool, include_archive: bool
         return
     receipt = execute(inst, cfg, plan)
     rag, graph = receipt["rag"], receipt["graph"]
-    click.echo(f"forgot {len(receipt['removed'])} note(s); RAG: "
-               f"{'ok' if rag.get('ok') else rag.get('error')}; graph: {'ok' if graph.get('ok') else graph.get('error')}; "
+    click.echo(f"forgot {len(receipt['removed'])} note(s); RAG: {_said(rag, 'chunks_deleted', 'chunks')}; "
+               f"graph: {_said(graph, 'nodes_deleted', 'nodes')}; "
                f"{receipt['turn_rows_redacted']} conversation rows redacted; receipt in debug.log")
     if not (rag.get("ok") and graph.get("ok")):
         raise SystemExit(1)
+
+
+def _said(part: dict, count: str, noun: str) -> str:
+    """One backend's part of the receipt in a few words: how many went, or why none, or the error."""
+    if not part.get("ok"):
+        return str(part.get("error"))
+    if part.get("skipped"):
+        return f"nothing to do ({part['skipped']})"
+    return f"{part.get(count, 0)} {noun} removed"

@@ -154,20 +154,24 @@ def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[s
     A note whose text (ignoring case, spacing and trailing punctuation) is already
     held by an atom is not appended again; the atom holding it is named.
     """
-    from mnemara.memory.notes import append_note, validate_category
+    from mnemara.memory.notes import validate_category
+    from mnemara.memory.surfaces import note_files
 
     inst = open_instance(instance_name)
     body = " ".join(text)
     validate_category(category)
     if not allow_duplicate and body.strip():
-        from mnemara.memory.dedupe import find_same_text
+        from mnemara.memory.dedupe import find_same_text, inactive_copies
 
         same = find_same_text(inst.memory_dir, body)
+        skipped = inactive_copies(inst.memory_dir, body)
         if same is not None:
-            click.echo(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (atom {same.id})")
+            click.echo(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
             return
-    path, stamp = append_note(inst.memory_dir, body, category)
-    click.echo(f"noted in {path.name} at {stamp}")
+        for old in skipped:
+            click.echo(f"note: the same text is in {old}; written again")
+    atom, wiki = note_files(inst, body, category)
+    click.echo(f"noted in {atom.file.name} at {atom.timestamp} (id {atom.id})" + (f"; also appended to {wiki}" if wiki else ""))
 
 
 @main.command()

@@ -39,38 +39,60 @@ def _print_report(report: object) -> None:
 
 
 def _fix(inst: object, report: object) -> int:
-    """Offer each fixable finding; apply only the confirmed ones. Returns how many were applied."""
+    """Offer each fixable finding; apply only the confirmed ones. Returns how many were applied.
+
+    A fix that cannot be made (the note changed since the scan) is reported and the
+    next one is still offered.
+    """
     from mnemara.debuglog import log_event
-    from mnemara.memory.lint import LintReport, apply_fix
+    from mnemara.errors import MnemaraError
+    from mnemara.memory.lint import LintReport, as_cited, fix_path
     from mnemara.memory.status import find_atom, mark_distinct, set_status
 
     assert isinstance(report, LintReport)
+    root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]
     applied = 0
+
+    def attempt(question: str, rel: str, note: str, old: str, new: str) -> None:
+        nonlocal applied
+        if not click.confirm(question, default=False):
+            return
+        try:
+            now = fix_path(root, report, rel, note, old, new)
+        except MnemaraError as exc:
+            click.echo(f"  not fixed: {exc.message}")
+            return
+        applied += 1
+        log_event(log, "lint_fix", file=rel, note=note or None, new_id=now or None, old=old, new=new)
+        if now:
+            click.echo(f"  fixed; the note's id is now {now}")
+
     for f in report.path_problems:
         if f.verdict == "moved" and len(f.proposals) == 1:
-            if click.confirm(f"{f.file}:{f.line}: replace {f.cited} with {f.proposals[0]}?", default=False):
-                if apply_fix(inst.root, f.file, f.cited, f.proposals[0]):  # type: ignore[attr-defined]
-                    applied += 1
-                    log_event(inst.debug_log_path, "lint_fix", file=f.file, old=f.cited, new=f.proposals[0])  # type: ignore[attr-defined]
-    for f in report.dead_links:
-        if len(f.suggestions) == 1:
-            if click.confirm(f"{f.file}:{f.line}: change [[{f.link}]] to [[{f.suggestions[0]}]]?", default=False):
-                if apply_fix(inst.root, f.file, f"[[{f.link}", f"[[{f.suggestions[0]}"):  # type: ignore[attr-defined]
-                    applied += 1
-                    log_event(inst.debug_log_path, "lint_fix", file=f.file, old=f.link, new=f.suggestions[0])  # type: ignore[attr-defined]
+            new = as_cited(f.cited, f.proposals[0])
+            attempt(f"{f.file}:{f.line}: replace {f.cited} with {new}?", f.file, f.note, f.cited, new)
+    for link in report.dead_links:
+        if len(link.suggestions) == 1:
+            attempt(f"{link.file}:{link.line}: change [[{link.link}]] to [[{link.suggestions[0]}]]?", link.file,
+                    link.note, f"[[{link.link}", f"[[{link.suggestions[0]}")
     memory_dir = inst.memory_dir  # type: ignore[attr-defined]
     for c in report.candidates:
         answer = click.prompt(
             f"does {c.newer} supersede {c.older}? [s]upersede / [d]istinct / [k]eep for later",
             type=click.Choice(["s", "d", "k"]), default="k", show_choices=False)
-        old, new = find_atom(memory_dir, c.older), find_atom(memory_dir, c.newer)
-        if answer == "s":
-            set_status(memory_dir, old, "superseded", new=new, reason="confirmed in mnemara lint --fix")
-            log_event(inst.debug_log_path, "atom_superseded", old=old.id, new=new.id, via="lint")  # type: ignore[attr-defined]
-            applied += 1
-        elif answer == "d":
-            mark_distinct(memory_dir, old, new)
-            applied += 1
+        if answer == "k":
+            continue
+        try:
+            older, newer = find_atom(memory_dir, c.older), find_atom(memory_dir, c.newer)
+            if answer == "s":
+                set_status(memory_dir, older, "superseded", new=newer, reason="confirmed in mnemara lint --fix")
+                log_event(log, "atom_superseded", old=older.id, new=newer.id, via="lint")
+            else:
+                mark_distinct(memory_dir, older, newer)
+        except MnemaraError as exc:
+            click.echo(f"  not recorded: {exc.message}")
+            continue
+        applied += 1
     return applied
 
 

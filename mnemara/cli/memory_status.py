@@ -1,4 +1,4 @@
-"""``mnemara memory supersede|deprecate|restore|status``: atom status without deleting anything."""
+"""``mnemara memory list|supersede|deprecate|restore|status``: notes by id, their status, nothing deleted."""
 from __future__ import annotations
 
 import click
@@ -9,7 +9,33 @@ from mnemara.cli.common import instance_option, open_instance
 
 @main.group()
 def memory() -> None:
-    """Mark memory notes superseded or deprecated (nothing is deleted)."""
+    """List memory notes with their ids; mark them superseded or deprecated (nothing is deleted)."""
+
+
+@memory.command("list")
+@instance_option
+@click.option("--day", metavar="YYYY-MM-DD", help="Only the notes of this day file.")
+@click.option("--category", "-c", metavar="C", help="Only this category (ending in '/': everything under it).")
+@click.option("--status", "status", type=click.Choice(["active", "superseded", "deprecated", "all"]),
+              default="all", show_default=True, help="Only notes with this status.")
+@click.option("--grep", metavar="TEXT", help="Only notes whose text contains TEXT (case-insensitive).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
+def list_cmd(instance_name: str, day: str | None, category: str | None, status: str, grep: str | None,
+             as_json: bool) -> None:
+    """One line per note: id, time, category, status, first line of text."""
+    import json
+
+    from mnemara.memory.listing import list_notes, one_line
+
+    inst = open_instance(instance_name)
+    items = list_notes(inst.memory_dir, day=day, category=category, status=status, grep=grep)
+    if as_json:
+        click.echo(json.dumps(items, indent=1, ensure_ascii=False))
+        return
+    for item in items:
+        click.echo(one_line(item))
+    if not items:
+        click.echo("no notes match", err=True)
 
 
 @memory.command()
@@ -18,7 +44,7 @@ def memory() -> None:
 @click.argument("new")
 @click.option("--reason", default="", help="Why, in one line.")
 def supersede(instance_name: str, old: str, new: str, reason: str) -> None:
-    """Mark atom OLD as superseded by atom NEW (ids as shown by rag_query or lint)."""
+    """Mark note OLD as superseded by note NEW (ids as `mnemara memory list` shows them)."""
     from mnemara.debuglog import log_event
     from mnemara.memory.status import find_atom, set_status
 
@@ -34,7 +60,7 @@ def supersede(instance_name: str, old: str, new: str, reason: str) -> None:
 @click.argument("atom")
 @click.option("--reason", default="", help="Why, in one line.")
 def deprecate(instance_name: str, atom: str, reason: str) -> None:
-    """Mark ATOM as no longer true."""
+    """Mark note ATOM as no longer true (again without --reason: the earlier reason is kept)."""
     from mnemara.debuglog import log_event
     from mnemara.memory.status import find_atom, set_status
 
@@ -51,11 +77,15 @@ def deprecate(instance_name: str, atom: str, reason: str) -> None:
 def restore(instance_name: str, atom: str) -> None:
     """Make ATOM active again (its history of changes is kept)."""
     from mnemara.debuglog import log_event
-    from mnemara.memory.status import find_atom, set_status
+    from mnemara.memory.status import Unchanged, find_atom, set_status
 
     inst = open_instance(instance_name)
     a = find_atom(inst.memory_dir, atom)
-    set_status(inst.memory_dir, a, "active", reason="restored")
+    try:
+        set_status(inst.memory_dir, a, "active", reason="restored")
+    except Unchanged as exc:
+        click.echo(exc.message)
+        return
     log_event(inst.debug_log_path, "atom_restored", atom=a.id, via="cli")
     click.echo(f"{a.id} is active again")
 
@@ -63,14 +93,14 @@ def restore(instance_name: str, atom: str) -> None:
 @memory.command("status")
 @instance_option
 def status_cmd(instance_name: str) -> None:
-    """List the atoms that are superseded or deprecated."""
-    from mnemara.memory.status import StatusBook, all_atoms, fingerprint
+    """List the notes that are superseded or deprecated."""
+    from mnemara.memory.status import StatusBook, all_atoms
 
     inst = open_instance(instance_name)
     book = StatusBook.load(inst.memory_dir)
     shown = 0
     for atom in all_atoms(inst.memory_dir):
-        entry = book.entries.get(fingerprint(atom))
+        entry = book.entry(atom)
         if not entry or entry.get("status") == "active":
             continue
         shown += 1
@@ -78,4 +108,4 @@ def status_cmd(instance_name: str) -> None:
         why = f" ({entry['reason']})" if entry.get("reason") else ""
         click.echo(f"{entry['status']}{by}: {atom.id}{why}\n    {atom.text[:120]!r}")
     if not shown:
-        click.echo("every atom is active")
+        click.echo("every note is active")

@@ -117,8 +117,6 @@ def swap_cmd(ctx: CommandContext, args: str) -> CommandResult:
 
 @command("note", usage="/note [-c CATEGORY] <text>", help="append a note to today's memory file")
 def note_cmd(ctx: CommandContext, args: str) -> CommandResult:
-    from mnemara.memory.notes import append_note
-
     text, category = args.strip(), None
     if text in ("-c", "--category"):
         raise ValueError(f"{text} needs a category and then the text of the note")
@@ -127,13 +125,18 @@ def note_cmd(ctx: CommandContext, args: str) -> CommandResult:
         category, _, text = rest.strip().partition(" ")
     if not text.strip():
         raise ValueError("give the text of the note")
-    from mnemara.memory.dedupe import find_same_text
+    from mnemara.memory.dedupe import find_same_text, inactive_copies
+    from mnemara.memory.surfaces import note_files
 
     same = find_same_text(ctx.instance.memory_dir, text)
+    skipped = inactive_copies(ctx.instance.memory_dir, text)
     if same is not None:
-        return CommandResult(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (atom {same.id})")
-    path, stamp = append_note(ctx.instance.memory_dir, text, category)
-    return CommandResult(f"noted in memory/{path.name} at {stamp}")
+        return CommandResult(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
+    atom, wiki = note_files(ctx.instance, text, category)
+    lines = [f"note: the same text is in {old}; written again" for old in skipped]
+    lines.append(f"noted in memory/{atom.file.name} at {atom.timestamp} (id {atom.id})"
+                 + (f"; also appended to {wiki}" if wiki else ""))
+    return CommandResult("\n".join(lines))
 
 
 @command("role", usage="/role [path]", help="show the role doc path, or switch to another file (saved; next turn uses it)")

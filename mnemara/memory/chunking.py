@@ -51,14 +51,13 @@ class Chunk:
 
 
 def memory_chunks(text: str, source: str) -> list[Chunk]:
-    """One chunk per atom of a day file (``source`` like ``memory/2026-04-27.md``)."""
-    name = Path(source).name
+    """One chunk per note of a day file (``source`` like ``memory/2026-04-27.md``), id ``note:<note id>``."""
     out = []
     for atom in parse_text(text, Path(source)):
         if not atom.text.strip():
             continue
         out.append(Chunk(
-            id=f"memory:{name}#{atom.offset}", source=source, kind="memory", category=atom.category,
+            id=atom.ref, source=source, kind="memory", category=atom.category,
             path=source, title="", text=atom.text, created_at=atom.timestamp,
         ))
     return out

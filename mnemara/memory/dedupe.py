@@ -1,5 +1,8 @@
 """Dedupe on write: a note already held by an atom is not appended again.
 
+Only active notes count: a superseded or deprecated note may be written again
+(the fact became true again), and the writers say so (:func:`inactive_copies`).
+
 Two tests, cheapest first:
 
 * **same text**: equal after :func:`similar.normalize` (case, whitespace,
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from mnemara.errors import ConfigError
 from mnemara.memory.notes import Atom, day_files, parse_text
 from mnemara.memory.similar import content_words, cosine, normalize
 from mnemara.memory.status import StatusBook, all_atoms
@@ -48,15 +52,15 @@ class Duplicate:
                 "similarity": round(self.similarity, 4), "status": self.status}
 
 
-def find_same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> Atom | None:
-    """The oldest atom whose normalised text equals ``text``'s.
+def _same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> list[Atom]:
+    """Every note whose normalised text equals ``text``'s, oldest first.
 
     Without ``atoms``, day files that do not even contain the note's longest
     word (a plain substring test on the case-folded file) are not parsed.
     """
     want = normalize(text)
     if not want:
-        return None
+        return []
     if atoms is None:
         key = max(want.split(), key=len)
         atoms = []
@@ -67,10 +71,34 @@ def find_same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = N
                 continue
             if key in MARKS_RE.sub("", unicodedata.normalize("NFKC", raw).casefold()):
                 atoms.extend(parse_text(raw, path))
-    for atom in atoms:
-        if normalize(atom.text) == want:
-            return atom
-    return None
+    return [atom for atom in atoms if normalize(atom.text) == want]
+
+
+def _book(memory_dir: Path) -> StatusBook | None:
+    try:
+        return StatusBook.load(memory_dir)
+    except ConfigError:  # a broken sidecar: every note counts as active
+        return None
+
+
+def find_same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> Atom | None:
+    """The oldest *active* note whose normalised text equals ``text``'s.
+
+    A superseded or deprecated note does not hold a fact any more, so writing it
+    again is allowed (:func:`inactive_copies` names such notes).
+    """
+    found = _same_text(memory_dir, text, atoms)
+    book = _book(memory_dir) if found else None
+    return next((a for a in found if book is None or book.status_of(a) == "active"), None)
+
+
+def inactive_copies(memory_dir: Path, text: str) -> list[str]:
+    """Superseded or deprecated notes with the same text, as ``<status> note <id> (memory/<file>)``."""
+    found = _same_text(memory_dir, text)
+    book = _book(memory_dir) if found else None
+    if book is None:
+        return []
+    return [f"{book.status_of(a)} note {a.id} ({a.location})" for a in found if book.status_of(a) != "active"]
 
 
 def closest_by_words(text: str, atoms: Sequence[Atom], n: int = SIMILAR_CANDIDATES) -> list[Atom]:
@@ -95,11 +123,11 @@ def closest_by_words(text: str, atoms: Sequence[Atom], n: int = SIMILAR_CANDIDAT
 def find_duplicate(memory_dir: Path, text: str, *, embedder: Embedder | None = None,
                    threshold: float = 0.97) -> tuple[Duplicate | None, str]:
     """``(duplicate or None, note)``; ``note`` says why the similarity check was skipped, if it was."""
-    atoms = all_atoms(memory_dir)
-    book = StatusBook.load(memory_dir) if atoms else None
+    book = _book(memory_dir)
+    atoms = [a for a in all_atoms(memory_dir) if book is None or book.status_of(a) == "active"]
     same = find_same_text(memory_dir, text, atoms)
     if same is not None:
-        return Duplicate(same, "same text", 1.0, book.status_of(same) if book else "active"), ""
+        return Duplicate(same, "same text", 1.0), ""
     if embedder is None or not atoms:
         return None, "" if embedder is not None else "similarity check skipped: no embedder"
     candidates = closest_by_words(text, atoms)
@@ -115,7 +143,7 @@ def find_duplicate(memory_dir: Path, text: str, *, embedder: Embedder | None = N
         if best is None or sim > best[0]:
             best = (sim, atom)
     if best is not None and best[0] >= threshold:
-        return Duplicate(best[1], "similar meaning", best[0], book.status_of(best[1]) if book else "active"), ""
+        return Duplicate(best[1], "similar meaning", best[0]), ""
     return None, ""
 
 
@@ -142,4 +170,4 @@ def check_before_write(memory_dir: Path, text: str, config: object | None = None
     if dup is None:
         return None
     return {"ok": True, "written": False, "duplicate": True, "existing": dup.describe(),
-            "message": f"not appended: atom {dup.atom.id} already holds this note ({dup.how})"}
+            "message": f"not appended: note {dup.atom.id} already holds this note ({dup.how})"}

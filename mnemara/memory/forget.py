@@ -1,22 +1,22 @@
 """Accountable forgetting: remove a note everywhere this instance holds it, with a receipt.
 
 ``plan_forget`` finds what a target reaches without changing anything; the
-target is an atom reference (atom id or ``memory:<day>.md#<offset>``) or a
-query, which selects every atom whose normalised text *contains* the
-normalised query (plain substring, never a fuzzy ranking: forgetting must be
-predictable). ``execute`` then, in this order:
+target is a note id (or an id of before note ids, see
+:func:`mnemara.memory.notes.find_notes`) or a query, which selects every note
+whose normalised text *contains* the normalised query (plain substring, never a
+fuzzy ranking: forgetting must be predictable). ``execute`` then, in this order:
 
-1. blanks each atom in its day file (and in ``memory/archive`` when asked):
-   the note's bytes become as many newline bytes, so the byte offsets, and
-   therefore the ids, of every other note stay valid;
+1. removes each note from its day file (and its whole entry from
+   ``memory/archive`` when asked) through :mod:`mnemara.memory.dayfile`, which
+   finds it by id and checks its text first; other notes keep their ids;
 2. removes the copy a ``wiki/...`` category mirrored into a wiki page;
 3. brings the RAG index in line and rewrites its tables so the old bytes are
    gone from disk (:mod:`scrub`); the note's vectors go too;
-4. rewrites the graph without the atom's node, its edges and entity/tag
+4. rewrites the graph without the note's node, its edges and entity/tag
    nodes left with no edge;
 5. redacts the text in ``turns.sqlite`` rows (tool calls and results that
    carried it) and vacuums the database (unless ``keep_turns``);
-6. drops the atom's status entry.
+6. drops the note's status entry.
 
 The receipt (``forget_receipt`` in ``debug.log``) names what was removed and
 from where, never the text itself (a SHA-256 and a length stand in for it),
@@ -34,9 +34,10 @@ from typing import Any
 from mnemara.backend_loader import load_backend
 from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
-from mnemara.memory.notes import Atom, parse_file, parse_text
+from mnemara.memory.dayfile import drop_notes
+from mnemara.memory.notes import Atom, all_notes, archive_files, find_notes, is_note_ref, parse_file
 from mnemara.memory.similar import normalize
-from mnemara.memory.status import ATOM_ID_RE, CHUNK_ID_RE, all_atoms, chunk_id, find_atom, fingerprint
+from mnemara.memory.status import chunk_id
 
 MIN_QUERY = 4
 GRAPH_LOCK_WAIT = 10.0  # seconds to wait for another process to release the Kuzu file
@@ -55,19 +56,21 @@ class ForgetPlan:
     wiki_pages: list[str] = field(default_factory=list)
     turn_rows: list[int] = field(default_factory=list)
     graph_nodes: list[str] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)  # memory chunks of the notes found in the RAG index
     manual_chunks: list[str] = field(default_factory=list)  # rag_index entries quoting the text
     found_elsewhere: list[str] = field(default_factory=list)  # other instance files holding the text (untouched)
 
     @property
     def chunk_ids(self) -> list[str]:
-        return [chunk_id(a) for a in self.atoms if a.file.parent.name != "archive"]
+        """Every chunk id forget removes: the notes' own (as indexed, or as they would be) and quoting entries."""
+        own = self.chunks or [chunk_id(a) for a in self.atoms if not a.archived]
+        return list(dict.fromkeys(own + self.manual_chunks))
 
     def describe(self) -> list[str]:
         lines = [f"forget {len(self.atoms)} note(s):"]
         for a in self.atoms:
-            where = "memory/archive" if a.file.parent.name == "archive" else "memory"
-            lines.append(f"  {a.id}  ({where}/{a.file.name}, {a.category}): {a.text[:80]!r}")
-        lines.append(f"  RAG index chunks: {', '.join(self.chunk_ids + self.manual_chunks) or 'none'}")
+            lines.append(f"  {a.id}  ({a.location}, {a.category}): {a.text[:80]!r}")
+        lines.append(f"  RAG index chunks: {', '.join(self.chunks + self.manual_chunks) or 'none'}")
         lines.append(f"  graph nodes: {', '.join(self.graph_nodes) or 'none'}")
         if self.wiki_pages:
             lines.append(f"  wiki pages holding a mirrored copy: {', '.join(self.wiki_pages)}")
@@ -96,7 +99,7 @@ def _variants(text: str) -> list[str]:
 
 def _archive_atoms(archive_dir: Path) -> list[Atom]:
     out: list[Atom] = []
-    for path in sorted(Path(archive_dir).glob("*.md")):
+    for path in archive_files(Path(archive_dir).parent):
         try:
             out.extend(parse_file(path))
         except (OSError, UnicodeDecodeError):
@@ -106,12 +109,12 @@ def _archive_atoms(archive_dir: Path) -> list[Atom]:
 
 def select_atoms(memory_dir: Path, target: str, include_archive: bool) -> list[Atom]:
     target = (target or "").strip()
-    if ATOM_ID_RE.match(target) or CHUNK_ID_RE.match(target):
-        return [find_atom(memory_dir, target)]
+    if is_note_ref(target):
+        return find_notes(memory_dir, target, archive=include_archive)
     query = normalize(target)
     if len(query) < MIN_QUERY:
         raise UsageError(f"the query {target!r} is too short to forget by (at least {MIN_QUERY} characters)")
-    pool = all_atoms(memory_dir) + (_archive_atoms(Path(memory_dir) / "archive") if include_archive else [])
+    pool = all_notes(memory_dir, archive=include_archive)
     found = [a for a in pool if query in normalize(a.text)]
     if not found:
         raise UsageError(f"no note contains {target!r}" + ("" if include_archive else " (the archive was not searched)"))
@@ -123,7 +126,8 @@ def plan_forget(root: Path, target: str, *, include_archive: bool = False, keep_
     root = Path(root)
     plan = ForgetPlan(target=target, archive_included=include_archive)
     plan.atoms = select_atoms(root / "memory", target, include_archive)
-    plan.graph_nodes = [f"memory:{a.id}" for a in plan.atoms]
+    graph_rows = _graph_rows(root)
+    plan.graph_nodes = _own_nodes(plan.atoms, graph_rows)
     for a in plan.atoms:
         if a.category.startswith("wiki/"):
             page = root / "wiki" / f"{a.category[len('wiki/'):]}.md"
@@ -137,13 +141,15 @@ def plan_forget(root: Path, target: str, *, include_archive: bool = False, keep_
                 raw = json.dumps(turn.blocks, ensure_ascii=False)
                 if any(v in raw for a in plan.atoms for v in _variants(a.text)):
                     plan.turn_rows.append(turn.id)
-    plan.manual_chunks = _manual_chunks_quoting(root, plan.atoms)
-    plan.found_elsewhere = _scan_elsewhere(root, plan, keep_turns) + _graph_nodes_quoting(root, plan)
+    chunk_rows = _chunk_rows(root)
+    plan.chunks = _own_chunks(chunk_rows, plan.atoms)
+    plan.manual_chunks = _manual_chunks_quoting(chunk_rows, plan.atoms)
+    plan.found_elsewhere = _scan_elsewhere(root, plan, keep_turns) + _graph_nodes_quoting(graph_rows, plan)
     return plan
 
 
-def _manual_chunks_quoting(root: Path, atoms: list[Atom]) -> list[str]:
-    """Ids of ``rag_index`` entries (not memory/wiki files) whose text contains a forgotten note."""
+def _chunk_rows(root: Path) -> list[dict[str, Any]]:
+    """``id``, ``kind``, ``source`` and ``text`` of every RAG chunk ([] without a readable index)."""
     if not (root / "index").is_dir():
         return []
     try:
@@ -152,15 +158,27 @@ def _manual_chunks_quoting(root: Path, atoms: list[Atom]) -> list[str]:
         table = RagIndex(root)._chunks()
         if table is None:
             return []
-        rows = table.search().where("kind != 'memory' AND kind != 'wiki'").select(["id", "text"]) \
-            .limit(10_000_000).to_list()
+        return table.search().select(["id", "kind", "source", "text"]).limit(10_000_000).to_list()
     except Exception:
         return []
-    return sorted(r["id"] for r in rows if any(v in r["text"] for a in atoms for v in _variants(a.text)))
 
 
-def _graph_nodes_quoting(root: Path, plan: ForgetPlan) -> list[str]:
-    """Graph nodes other than the notes' own whose properties quote the text (reported, not changed)."""
+def _own_chunks(rows: list[dict[str, Any]], atoms: list[Atom]) -> list[str]:
+    """Ids of the memory chunks holding ``atoms`` (``note:<id>``, or a byte-offset id of before)."""
+    refs = {a.ref for a in atoms}
+    places = {(a.location, a.text) for a in atoms if not a.archived}
+    return sorted(r["id"] for r in rows if r["kind"] == "memory"
+                  and (r["id"] in refs or (r["source"], r["text"]) in places))
+
+
+def _manual_chunks_quoting(rows: list[dict[str, Any]], atoms: list[Atom]) -> list[str]:
+    """Ids of ``rag_index`` entries (not memory/wiki files) whose text contains a forgotten note."""
+    return sorted(r["id"] for r in rows if r["kind"] not in ("memory", "wiki")
+                  and any(v in r["text"] for a in atoms for v in _variants(a.text)))
+
+
+def _graph_rows(root: Path) -> list[tuple[str, str]] | None:
+    """``(node id, properties)`` of every graph node; [] without a graph, None when unreadable."""
     from mnemara.memory.graph import DB_FILE
 
     path = root / "graph" / DB_FILE
@@ -170,15 +188,42 @@ def _graph_nodes_quoting(root: Path, plan: ForgetPlan) -> list[str]:
         kuzu = load_backend("kuzu")
         db = kuzu.Database(str(path), read_only=True)
         conn = kuzu.Connection(db)
-        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
+        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()  # type: ignore[union-attr]
         conn.close()
         db.close()
     except Exception:
-        return []
+        return None
+    return [(str(nid), str(props or "")) for nid, props in rows]
+
+
+def _own_nodes(atoms: list[Atom], rows: list[tuple[str, str]] | None) -> list[str]:
+    """The graph nodes of ``atoms``: ``note:<id>``, and nodes of before note ids matched by file,
+    timestamp and text. When the graph cannot be read, the ``note:<id>`` nodes they would have."""
+    wanted = list(dict.fromkeys(a.ref for a in atoms))
+    if rows is None:
+        return wanted
+    out = []
+    for nid, props in rows:
+        if nid in wanted:
+            out.append(nid)
+        elif nid.startswith("memory:"):
+            try:
+                data = json.loads(props)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict) and any(
+                    Path(str(data.get("file", ""))).name == a.file.name and data.get("timestamp") == a.timestamp
+                    and a.text.startswith(str(data.get("text", ""))[:200]) for a in atoms):
+                out.append(nid)
+    return out
+
+
+def _graph_nodes_quoting(rows: list[tuple[str, str]] | None, plan: ForgetPlan) -> list[str]:
+    """Graph nodes other than the notes' own whose properties quote the text (reported, not changed)."""
     own = set(plan.graph_nodes)
     needles = [json.dumps(v)[1:-1] for a in plan.atoms for v in _variants(a.text)] + \
               [v for a in plan.atoms for v in _variants(a.text)]
-    return [f"graph node {nid}" for nid, props in rows if nid not in own and any(n in (props or "") for n in needles)]
+    return [f"graph node {nid}" for nid, props in rows or [] if nid not in own and any(n in props for n in needles)]
 
 
 def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]:
@@ -202,31 +247,6 @@ def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]
             if any(n in data for n in needles):
                 out.append(str(path.relative_to(root)))
     return sorted(out)
-
-
-def _blank_atoms(path: Path, atoms: list[Atom]) -> int:
-    """Replace each atom's bytes in ``path`` by as many newlines; returns how many were blanked."""
-    wanted = {(a.offset, a.timestamp, a.text) for a in atoms}
-    count = 0
-
-    def transform(text: str) -> str | None:
-        nonlocal count
-        data = text.encode("utf-8")
-        current = parse_text(text, path)
-        spans = []
-        for i, atom in enumerate(current):
-            if (atom.offset, atom.timestamp, atom.text) in wanted:
-                end = current[i + 1].offset if i + 1 < len(current) else len(data)
-                spans.append((atom.offset, end))
-        if not spans:
-            return None
-        for start, end in spans:
-            data = data[:start] + b"\n" * (end - start) + data[end:]
-        count = len(spans)
-        return data.decode("utf-8")
-
-    rewrite_locked(path, transform)
-    return count
 
 
 def _remove_from_wiki(page: Path, texts: list[str]) -> None:
@@ -277,17 +297,17 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
     by_file: dict[Path, list[Atom]] = {}
     for a in plan.atoms:
         by_file.setdefault(a.file, []).append(a)
-        receipt["removed"].append({"atom": a.id, "file": str(a.file.relative_to(root)), "category": a.category,
+        receipt["removed"].append({"id": a.id, "atom": a.id, "file": str(a.file.relative_to(root)), "category": a.category,
                                    "text_sha256": hashlib.sha256(a.text.encode()).hexdigest(), "chars": len(a.text)})
     for path, atoms in by_file.items():
-        _blank_atoms(path, atoms)
+        drop_notes(path, atoms)
     for page in plan.wiki_pages:
         _remove_from_wiki(root / page, [a.text for a in plan.atoms])
     receipt["rag"] = _forget_in_rag(instance, config, plan)
     receipt["graph"] = _forget_in_graph(root, plan)
     if plan.turn_rows:
         receipt["turn_rows_redacted"] = _redact_turns(root / "turns.sqlite", plan.turn_rows, [a.text for a in plan.atoms])
-    receipt["status_entries_dropped"] = forget_fingerprints(root / "memory", {fingerprint(a) for a in plan.atoms})
+    receipt["status_entries_dropped"] = forget_fingerprints(root / "memory", {a.id for a in plan.atoms})
     receipt["found_elsewhere_not_changed"] = plan.found_elsewhere
     receipt["cannot_reach"] = plan.unreachable()
     log_event(instance.debug_log_path, "forget_receipt", **receipt)
@@ -297,7 +317,7 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
 def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
     root = Path(instance.root)
     if not (root / "index").is_dir() or not any((root / "index").iterdir()):
-        return {"ok": True, "skipped": "no index"}
+        return {"ok": True, "skipped": "no index", "chunks_deleted": 0}
     try:
         from mnemara.memory.rag import RagIndex
         from mnemara.memory.scrub import purge_lance
@@ -307,8 +327,14 @@ def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, An
         files += [root / p for p in plan.wiki_pages]
         rag.catch_up(only=files)
         rag._db = None
-        stats = purge_lance(root / "index", plan.chunk_ids + plan.manual_chunks)
-        return {"ok": True, "chunks": plan.chunk_ids + plan.manual_chunks, **stats}
+        stats = purge_lance(root / "index", plan.chunk_ids)
+        planned = plan.chunks + plan.manual_chunks
+        left = sorted(set(planned) & {r["id"] for r in _chunk_rows(root)})
+        stats["chunks_deleted"] = len(planned) - len(left)  # catch_up may already have dropped some
+        out = {"ok": not left, "chunks": planned, **stats}
+        if left:
+            out.update(error=f"chunks still in the index: {', '.join(left)}", left="run `mnemara reindex`")
+        return out
     except Exception as exc:  # the files are already clean; say what is left
         return {"ok": False, "error": f"RAG backend unavailable: {type(exc).__name__}: {exc}",
                 "left": "run `mnemara reindex` once the index works again"}
@@ -319,7 +345,9 @@ def _forget_in_graph(root: Path, plan: ForgetPlan) -> dict[str, Any]:
 
     path = root / "graph" / DB_FILE
     if not path.exists():
-        return {"ok": True, "skipped": "no graph"}
+        return {"ok": True, "skipped": "no graph", "nodes_deleted": 0}
+    if not plan.graph_nodes:
+        return {"ok": True, "skipped": "no graph node holds these notes", "nodes_deleted": 0}
     import time
 
     from mnemara.memory.scrub import rewrite_graph

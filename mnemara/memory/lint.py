@@ -7,20 +7,25 @@ Three checks (see :mod:`lint_paths`, :mod:`lint_links`, :mod:`similar`):
 * dead ``[[wikilinks]]``;
 * pairs of same-topic active atoms: *candidates* for a supersession judgement.
 
-``needs_user`` is true when any of these found something. :func:`apply_fix`
-rewrites one cited path or link in one file; the CLI calls it only after the
-user confirmed that very change.
+``needs_user`` is true when any of these found something. A finding in a day
+file names the note it is in (``note``: its id). :func:`fix_path` rewrites one
+cited path in one note (through :mod:`mnemara.memory.dayfile`, which checks the
+note's text first) or in one wiki page, keeping the form the note used (``~/``);
+the CLI calls it only after the user confirmed that very change.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
 from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
 from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
-from mnemara.memory.notes import Atom
+from mnemara.memory.dayfile import fix_in_note
+from mnemara.memory.notes import Atom, parse_text
 from mnemara.memory.similar import normalize, same_topic_pairs
 from mnemara.memory.status import StatusBook, all_atoms
 
@@ -47,6 +52,7 @@ class LintReport:
     candidates: list[Candidate] = field(default_factory=list)
     files_checked: int = 0
     problems: list[str] = field(default_factory=list)  # files that could not be read
+    notes: dict[str, Atom] = field(default_factory=dict)  # note id -> the note as linted (day files)
 
     @property
     def path_problems(self) -> list[PathFinding]:
@@ -97,8 +103,12 @@ def run_lint(root: Path, *, candidates: bool = True, home: Path | None = None) -
             report.problems.append(f"{rel}: {exc}")
             continue
         report.files_checked += 1
-        report.paths.extend(sweep_text(text, rel, sweeper))
-        report.links.extend(resolver.check(text, rel))
+        found = sweep_text(text, rel, sweeper)
+        links = resolver.check(text, rel)
+        if rel.startswith("memory/"):
+            _name_notes(found, links, parse_text(text, path), report.notes)
+        report.paths.extend(found)
+        report.links.extend(links)
     if candidates:
         report.candidates = supersession_candidates(root / "memory")
     return report
@@ -114,6 +124,8 @@ def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRES
     for pair in pairs:
         a, b = atoms[pair.a], atoms[pair.b]
         older, newer = (a, b) if (a.timestamp, a.file.name, a.offset) <= (b.timestamp, b.file.name, b.offset) else (b, a)
+        if older.id == newer.id:  # the same note copied into two files: nothing to judge
+            continue
         if book.is_distinct(older, newer):
             continue
         out.append(Candidate(older.id, newer.id, pair.similarity, list(pair.shared), older.text[:300],
@@ -121,6 +133,57 @@ def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRES
         if len(out) >= limit:
             break
     return out
+
+
+def _name_notes(paths: list[PathFinding], links: list[LinkFinding], atoms: list[Atom], notes: dict[str, Atom]) -> None:
+    """Set ``note`` of each finding to the id of the note whose lines hold it."""
+    starts = [a.line for a in atoms]
+    findings: list[PathFinding | LinkFinding] = [*paths, *links]
+    for finding in findings:
+        inside = [a for a, start in zip(atoms, starts) if start <= finding.line]
+        if inside:
+            finding.note = inside[-1].id
+            notes[inside[-1].id] = inside[-1]
+
+
+def as_cited(cited: str, proposal: str, home: Path | None = None) -> str:
+    """``proposal`` written the way ``cited`` was: ``~/...`` when the note used ``~/`` and it is under home."""
+    if not cited.startswith("~/"):
+        return proposal
+    for base in {Path(home or os.path.expanduser("~")), Path(home or os.path.expanduser("~")).resolve()}:
+        try:
+            return "~/" + Path(proposal).relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return proposal
+
+
+def fix_path(root: Path, report: LintReport, rel_file: str, note_id: str, old: str, new: str) -> str:
+    """Replace ``old`` by ``new`` in note ``note_id`` of ``rel_file`` (or in a wiki page when no note).
+
+    Returns the note's id after the change (its text changed, so its id does), or "" for a wiki
+    page; raises :class:`mnemara.memory.dayfile.NoteChanged` when the note is not as linted.
+    The report's record of the note is updated so a second fix in the same note finds it.
+    """
+    if not note_id:
+        if not apply_fix(root, rel_file, old, new):
+            raise UsageError(f"{rel_file} no longer contains {old!r}; nothing changed")
+        return ""
+    from mnemara.memory.status import rename_ids
+
+    seen = report.notes[note_id]
+    changed = fix_in_note(Path(root) / rel_file, note_id, seen.text, old, new)
+    del report.notes[note_id]
+    report.notes[changed.id] = changed
+    findings: list[PathFinding | LinkFinding] = [*report.paths, *report.links]
+    for finding in findings:
+        if finding.note == note_id:
+            finding.note = changed.id
+    for cand in report.candidates:
+        cand.older = changed.id if cand.older == note_id else cand.older
+        cand.newer = changed.id if cand.newer == note_id else cand.newer
+    rename_ids(Path(root) / "memory", {note_id: changed.id})
+    return changed.id
 
 
 def apply_fix(root: Path, rel_file: str, old: str, new: str) -> bool:

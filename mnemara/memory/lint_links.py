@@ -34,6 +34,7 @@ class LinkFinding:
     verdict: str  # "live" | "dead"
     resolved: str = ""
     suggestions: list[str] = field(default_factory=list)
+    note: str = ""  # id of the note holding it (day files only)
 
     @property
     def needs_user(self) -> bool:

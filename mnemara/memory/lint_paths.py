@@ -56,6 +56,7 @@ class PathFinding:
     verdict: str  # "live" | "dead" | "moved" | "unverifiable"
     reason: str = ""
     proposals: list[str] = field(default_factory=list)
+    note: str = ""  # id of the note holding it (day files only)
 
     @property
     def needs_user(self) -> bool:

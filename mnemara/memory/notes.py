@@ -1,43 +1,117 @@
-"""Day notes: ``memory/YYYY-MM-DD.md``, append-only, one block per note.
+"""Day notes: ``memory/YYYY-MM-DD.md``, append-only, one block per note. The one parser.
 
 Format of one note (shared by ``mnemara note``, ``/note`` and ``write_memory``)::
 
     ## 2026-04-27T18:32:01+00:00 insight
     Worth remembering across sessions.
 
-A note is an *atom*: its heading timestamp, category and body text. This module
-must stay free of heavy imports: ``mnemara note`` uses it.
+Mnemara 0.18 wrote ``## [<timestamp>] <category>``, a blank line, then the
+text; such notes are read as well (``style == "v018"``), so files written by
+0.18 need no rewriting.
+
+**Note id.** A note is named by ``YYYYMMDD-HHMMSS-xxxxxx``: the digits of its
+heading timestamp and six hex digits of a hash of its timestamp and its text
+(whitespace runs count as one space). Nothing positional goes in, so editing,
+growing, shrinking or deleting *another* note never changes it; editing the
+note itself does. Two notes of one file with the same timestamp and text get
+``-2``, ``-3`` ... in file order. ``note:<id>`` is the same id where a
+namespace is needed (RAG chunks, graph nodes).
+
+**Forged headings.** A body line that would read as a heading (``## 2020-...``
+or ``## [2020-...]``) is written with one more leading backslash and read back
+without it, so one write is always exactly one note and the text comes back
+as given.
+
+Archive files (``memory/archive/<day>.md``, written by replay) hold entries: a
+marker line saying how many bytes of note follow, then that note's block.
+:func:`parse_archive` reads them by that length, never across entries.
+
+This module must stay free of heavy imports: ``mnemara note`` uses it.
 """
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from mnemara.errors import UsageError
 from mnemara.fsutil import locked_append
 
-#: ``## <ISO ts> <category>``, and Mnemara 0.18's ``## [<ISO ts>] <category>`` (a blank line follows it).
-HEADING_RE = re.compile(r"^## \[?(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z))\]? ?(.*)$")
+ISO_TS = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)"
+HEADING_RE = re.compile(rf"^## ({ISO_TS}) ?(.*)$")
+V018_TS = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)?"
+V018_HEADING_RE = re.compile(rf"^##\s*\[\s*({V018_TS})\s*\]\s*(.*)$")
 CATEGORY_RE = re.compile(r"[A-Za-z0-9_./-]{1,80}")
 DEFAULT_CATEGORY = "note"
+NOTE_ID_RE = re.compile(r"^(?:note:)?(\d{8}-\d{6}-[0-9a-f]{6}(?:-\d+)?)$")
+LEGACY_ATOM_ID_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})@(\S+)#(\d+)$")
+LEGACY_CHUNK_ID_RE = re.compile(r"^memory:(\d{4}-\d{2}-\d{2})\.md#(\d+)$")
+ARCHIVE_MARKER_RE = re.compile(
+    rb"^<!-- mnemara-replay archived (?P<when>\S+) from=(?P<source>\S+) bytes=(?P<size>\d+) "
+    rb"duplicate-of=(?P<keeper>\S+) -->\n",
+    re.MULTILINE,
+)
+
+
+def heading(line: str) -> tuple[str, str, str] | None:
+    """``(timestamp, category, style)`` when ``line`` (without its newline) is a note heading."""
+    line = line.rstrip("\r")
+    match = HEADING_RE.match(line)
+    if match:
+        return match.group(1), match.group(2).strip() or DEFAULT_CATEGORY, "iso"
+    match = V018_HEADING_RE.match(line)
+    if match:
+        return match.group(1), match.group(2).strip() or DEFAULT_CATEGORY, "v018"
+    return None
+
+
+def id_text(text: str) -> str:
+    """The form of a note's text its id hashes: NFC, whitespace runs as one space, trimmed."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def base_id(timestamp: str, text: str) -> str:
+    """The id of a note before any collision suffix."""
+    digits = re.sub(r"\D", "", timestamp[:19]).ljust(14, "0")
+    digest = hashlib.sha256(f"{timestamp}\n{id_text(text)}".encode("utf-8")).hexdigest()[:6]
+    return f"{digits[:8]}-{digits[8:14]}-{digest}"
 
 
 @dataclass(frozen=True)
 class Atom:
-    """One parsed note."""
+    """One parsed note. ``text`` is the note as written (forged-heading escapes undone)."""
 
     timestamp: str
     category: str
     text: str
     file: Path
-    offset: int  # byte offset of the heading line in ``file``
+    offset: int = 0  # byte offset where the note's block starts in ``file`` (heading, or archive marker)
+    end: int = 0  # byte offset just past the block
+    ident: str = ""  # the id with its collision suffix, set by the parser
+    style: str = "iso"  # "iso" | "v018"
+    line: int = 0  # 1-based line of the heading (0 when unknown)
 
     @property
     def id(self) -> str:
-        """Stable id: ``<day file stem>@<timestamp>#<offset>``."""
-        return f"{self.file.stem}@{self.timestamp}#{self.offset}"
+        """The note id (see the module docstring)."""
+        return self.ident or base_id(self.timestamp, self.text)
+
+    @property
+    def ref(self) -> str:
+        """The id where a namespace is needed: ``note:<id>`` (RAG chunks, graph nodes)."""
+        return f"note:{self.id}"
+
+    @property
+    def archived(self) -> bool:
+        return self.file.parent.name == "archive"
+
+    @property
+    def location(self) -> str:
+        """Where the note lives, relative to the instance: ``memory/...``."""
+        return f"memory/archive/{self.file.name}" if self.archived else f"memory/{self.file.name}"
 
 
 def validate_category(category: str | None) -> str:
@@ -49,8 +123,22 @@ def validate_category(category: str | None) -> str:
     return category
 
 
+def escape_line(line: str) -> str:
+    """One more leading backslash when the line, without its backslashes, reads as a heading."""
+    return "\\" + line if heading(line.lstrip("\\")) else line
+
+
+def unescape_line(line: str) -> str:
+    """Undo :func:`escape_line` (the line may end with its newline)."""
+    return line[1:] if line.startswith("\\") and heading(line.lstrip("\\").rstrip("\n")) else line
+
+
+def escape_body(text: str) -> str:
+    return "\n".join(escape_line(line) for line in text.split("\n"))
+
+
 def format_note(text: str, category: str, when: datetime) -> str:
-    body = text.strip("\n")
+    body = escape_body(text.strip("\r\n"))
     return f"## {when.replace(microsecond=0).isoformat()} {category}\n{body}\n\n"
 
 
@@ -58,41 +146,239 @@ def append_note(
     memory_dir: Path, text: str, category: str | None = None, when: datetime | None = None
 ) -> tuple[Path, str]:
     """Append one note to today's file; returns (file, timestamp). Refuses empty text."""
+    atom = write_note(memory_dir, text, category, when)
+    return atom.file, atom.timestamp
+
+
+def write_note(memory_dir: Path, text: str, category: str | None = None, when: datetime | None = None) -> Atom:
+    """Append one note to today's file and return it as parsed back (with its id)."""
     if not text or not text.strip():
         raise UsageError("refusing to write an empty note")
     category = validate_category(category)
     when = when or datetime.now(timezone.utc)
     path = Path(memory_dir) / f"{when.date().isoformat()}.md"
-    locked_append(path, format_note(text, category, when))
-    return path, when.replace(microsecond=0).isoformat()
+    start = locked_append(path, format_note(text, category, when))
+    stamp = when.replace(microsecond=0).isoformat()
+    try:
+        for atom in parse_file(path):
+            if atom.offset == start:
+                return atom
+    except (OSError, UnicodeDecodeError):
+        pass
+    return Atom(stamp, category, text.strip("\r\n"), path, start)  # the file changed under us; still our note
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """Lines split at ``\\n`` only (so no other character can start a note), ends kept."""
+    parts = data.split(b"\n")
+    out = [p + b"\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def parse_bytes(data: bytes, file: Path) -> tuple[bytes, list[Atom]]:
+    """``(preamble, notes)`` of day-file bytes; ``preamble`` is whatever precedes the first heading.
+
+    Raises :class:`UnicodeDecodeError` for bytes that are not UTF-8.
+    """
+    data.decode("utf-8")
+    file = Path(file)
+    heads: list[tuple[int, int, tuple[str, str, str]]] = []  # (offset, line number, heading)
+    offset = 0
+    for number, raw in enumerate(_lines(data), start=1):
+        if raw.startswith(b"##"):
+            found = heading(raw.rstrip(b"\n").decode("utf-8"))
+            if found:
+                heads.append((offset, number, found))
+        offset += len(raw)
+    atoms: list[Atom] = []
+    seen: dict[str, int] = {}
+    for i, (start, number, (stamp, category, style)) in enumerate(heads):
+        end = heads[i + 1][0] if i + 1 < len(heads) else len(data)
+        text = block_text(data[start:end])
+        base = base_id(stamp, text)
+        seen[base] = seen.get(base, 0) + 1
+        ident = base if seen[base] == 1 else f"{base}-{seen[base]}"
+        atoms.append(Atom(stamp, category, text, file, start, end, ident, style, number))
+    preamble = data[: heads[0][0]] if heads else data
+    return preamble, atoms
+
+
+def block_text(raw: bytes) -> str:
+    """The text of one raw note block: lines after the heading, escapes undone, outer newlines trimmed."""
+    lines = _lines(raw)[1:]
+    return "".join(unescape_line(line.decode("utf-8")) for line in lines).strip("\r\n")
 
 
 def parse_text(text: str, file: Path) -> list[Atom]:
-    """Split a day file's text into atoms. Text before the first heading is ignored."""
-    atoms: list[Atom] = []
-    current: tuple[str, str, int] | None = None
-    body: list[str] = []
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        match = HEADING_RE.match(line.rstrip("\r\n"))
-        if match:
-            if current:
-                atoms.append(Atom(current[0], current[1], "".join(body).strip("\n"), file, current[2]))
-            current = (match.group(1), match.group(2).strip() or DEFAULT_CATEGORY, offset)
-            body = []
-        elif current is not None:
-            body.append(line)
-        offset += len(line.encode("utf-8"))
-    if current:
-        atoms.append(Atom(current[0], current[1], "".join(body).strip("\n"), file, current[2]))
-    return atoms
+    """The notes of a day file's text. Text before the first heading is ignored."""
+    return parse_bytes(text.encode("utf-8"), Path(file))[1]
 
 
 def parse_file(path: Path) -> list[Atom]:
-    """Atoms of one day file. Raises ``UnicodeDecodeError``/``OSError`` for unreadable files."""
-    return parse_text(Path(path).read_bytes().decode("utf-8"), Path(path))
+    """Notes of one day file (or archive file). Raises ``UnicodeDecodeError``/``OSError`` when unreadable."""
+    path = Path(path)
+    data = path.read_bytes()
+    if path.parent.name == "archive":
+        return parse_archive(data, path)
+    return parse_bytes(data, path)[1]
+
+
+@dataclass(frozen=True)
+class ArchiveEntry:
+    """One entry of an archive file: the marker's fields and the note's raw block."""
+
+    source: str
+    keeper: str
+    when: str
+    raw: bytes
+    start: int  # offset of the marker line
+    end: int  # offset just past the entry
+
+
+def archive_entries(data: bytes) -> list[ArchiveEntry]:
+    """Entries of archive-file bytes, each delimited by its marker's byte count.
+
+    The scan resumes after each entry, so a marker-like line inside an archived
+    note is part of that note, never an entry of its own.
+    """
+    out = []
+    position = 0
+    while True:
+        match = ARCHIVE_MARKER_RE.search(data, position)
+        if match is None:
+            return out
+        size = int(match.group("size"))
+        body_end = min(len(data), match.end() + size)
+        raw = data[match.end():body_end]
+        end = body_end + 1 if data[body_end:body_end + 1] == b"\n" and not raw.endswith(b"\n") else body_end
+        out.append(ArchiveEntry(match.group("source").decode("utf-8", "replace"),
+                                match.group("keeper").decode("utf-8", "replace"),
+                                match.group("when").decode("utf-8", "replace"), raw, match.start(), end))
+        position = max(end, match.end())
+
+
+def parse_archive(data: bytes, file: Path) -> list[Atom]:
+    """Notes of an archive file, one per entry (a file with no entries is read as a day file)."""
+    entries = archive_entries(data)
+    if not entries:
+        return parse_bytes(data, file)[1]
+    atoms: list[Atom] = []
+    seen: dict[str, int] = {}
+    for entry in entries:
+        try:
+            _, inner = parse_bytes(entry.raw, file)
+        except UnicodeDecodeError:
+            continue
+        if len(inner) != 1:
+            continue
+        note = inner[0]
+        seen[note.ident] = seen.get(note.ident, 0) + 1
+        ident = note.ident if seen[note.ident] == 1 else f"{note.ident}-{seen[note.ident]}"
+        atoms.append(replace(note, offset=entry.start, end=entry.end, ident=ident, line=0))
+    return atoms
 
 
 def day_files(memory_dir: Path) -> list[Path]:
     """The day files of ``memory_dir`` (``YYYY-MM-DD.md``), oldest first; the archive is excluded."""
     return sorted(p for p in Path(memory_dir).glob("*.md") if re.fullmatch(r"\d{4}-\d{2}-\d{2}\.md", p.name))
+
+
+def archive_files(memory_dir: Path) -> list[Path]:
+    return sorted(p for p in (Path(memory_dir) / "archive").glob("*.md") if p.is_file())
+
+
+def all_notes(memory_dir: Path, *, archive: bool = False) -> list[Atom]:
+    """Every note of every day file (and archive file when asked); unreadable files are skipped."""
+    out: list[Atom] = []
+    for path in day_files(memory_dir) + (archive_files(memory_dir) if archive else []):
+        try:
+            out.extend(parse_file(path))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def is_note_ref(ref: str) -> bool:
+    """True for a note id (``note:`` optional) or an old byte-offset id."""
+    ref = (ref or "").strip()
+    return bool(NOTE_ID_RE.match(ref) or LEGACY_ATOM_ID_RE.match(ref) or LEGACY_CHUNK_ID_RE.match(ref))
+
+
+REF_HELP = "a note id like 20260427-183201-3fa9c1 (see `mnemara memory list`)"
+
+
+def find_notes(memory_dir: Path, ref: str, *, archive: bool = False) -> list[Atom]:
+    """The notes ``ref`` names (usually one), or :class:`UsageError` saying why none.
+
+    ``ref`` is a note id (``note:<id>`` too) or an id of before note ids: ``<day>@<ts>#<offset>``
+    or ``memory:<day>.md#<offset>``. An old id resolves to the note at that byte offset of that
+    day file (with that timestamp when the id names one); when the file changed since, to the one
+    note of that file with that timestamp.
+    """
+    memory_dir = Path(memory_dir)
+    ref = (ref or "").strip()
+    match = NOTE_ID_RE.match(ref)
+    if match:
+        return _by_id(memory_dir, match.group(1), archive)
+    legacy = LEGACY_ATOM_ID_RE.match(ref)
+    chunk = LEGACY_CHUNK_ID_RE.match(ref)
+    if not (legacy or chunk):
+        raise UsageError(f"not a note id: {ref!r} (use {REF_HELP})")
+    day, stamp, offset = (legacy.group(1), legacy.group(2), int(legacy.group(3))) if legacy else \
+        (chunk.group(1), None, int(chunk.group(2)))  # type: ignore[union-attr]
+    path = memory_dir / f"{day}.md"
+    if not path.is_file():
+        raise UsageError(f"no note {ref!r}: memory/{day}.md does not exist")
+    try:
+        atoms = parse_file(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read memory/{day}.md: {exc}") from None
+    exact = [a for a in atoms if a.offset == offset and (stamp is None or a.timestamp == stamp)]
+    if exact:
+        return exact
+    same_time = [a for a in atoms if stamp is not None and a.timestamp == stamp]
+    if len(same_time) == 1:
+        return same_time
+    raise UsageError(f"no note {ref!r} in memory/{day}.md: an old byte-offset id, and the file changed "
+                     f"since; find the note's id with `mnemara memory list`")
+
+
+def find_note(memory_dir: Path, ref: str, *, archive: bool = False) -> Atom:
+    """The one note ``ref`` names (the first when a copy of it sits in another file)."""
+    return find_notes(memory_dir, ref, archive=archive)[0]
+
+
+def _by_id(memory_dir: Path, ident: str, archive: bool) -> list[Atom]:
+    day = f"{ident[0:4]}-{ident[4:6]}-{ident[6:8]}.md"
+    first = memory_dir / day
+    files = ([first] if first.is_file() else []) + [p for p in day_files(memory_dir) if p != first]
+    if archive:
+        files += archive_files(memory_dir)
+    found: list[Atom] = []
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if not _may_hold(data, ident):
+            continue
+        try:
+            atoms = parse_archive(data, path) if path.parent.name == "archive" else parse_bytes(data, path)[1]
+        except UnicodeDecodeError:
+            continue
+        found.extend(a for a in atoms if a.id == ident)
+        if found and path == first:
+            break
+    if not found:
+        where = "memory/ and memory/archive/" if archive else "memory/"
+        raise UsageError(f"no note {ident} in {where} (was it edited or forgotten? see `mnemara memory list`)")
+    return found
+
+
+def _may_hold(data: bytes, ident: str) -> bool:
+    """Cheap pre-check: the file has a heading with the id's date and time."""
+    date, time = ident[:8], ident[9:15]
+    needle = f"{date[:4]}-{date[4:6]}-{date[6:8]}T{time[:2]}:{time[2:4]}:{time[4:6]}".encode()
+    return needle in data

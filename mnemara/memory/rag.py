@@ -52,6 +52,7 @@ FTS_INDEX = "search_text_idx"
 EMBED_BATCH = 64
 QUERY_EMBED_BUDGET = 256  # at most this many pending texts are embedded while answering a query
 TEXT_LIMIT = 2000
+NOTE_IDS = 2  # memory chunks are named note:<note id>; before, memory:<day>.md#<byte offset>
 
 
 class RagUnavailable(BackendUnavailable):
@@ -182,19 +183,22 @@ class RagIndex:
             sources = manifest.setdefault("sources", {})
             changed: dict[str, list[Chunk]] = {}
             dirty = False
+            old_ids = manifest.get("note_ids") != NOTE_IDS  # memory chunks still named by byte offset
             for key, path in current.items():
                 try:
                     stat = path.stat()
                 except FileNotFoundError:
                     continue
                 entry = sources.get(key)
-                if entry and entry.get("mtime_ns") == stat.st_mtime_ns and entry.get("size") == stat.st_size:
+                stale_ids = old_ids and key.startswith("memory/")
+                if entry and not stale_ids and entry.get("mtime_ns") == stat.st_mtime_ns \
+                        and entry.get("size") == stat.st_size:
                     continue
                 data = path.read_bytes()
                 digest = hashlib.sha256(data).hexdigest()
                 sources[key] = {"mtime_ns": stat.st_mtime_ns, "size": stat.st_size, "sha256": digest}
                 dirty = True
-                if entry and entry.get("sha256") == digest:
+                if entry and not stale_ids and entry.get("sha256") == digest:
                     continue
                 changed[key] = self._chunks_of(key, data.decode("utf-8", errors="replace"), stat.st_mtime)
             gone = [] if only is not None else [
@@ -206,6 +210,9 @@ class RagIndex:
                 dirty = True
             stats = self._write_sources(changed, embed_budget=embed_budget, locked_already=True) if changed else {
                 "added": 0, "removed": 0, "sources": 0}
+            if old_ids and only is None and kinds["memory"]:
+                manifest["note_ids"] = NOTE_IDS
+                dirty = True
             if dirty:
                 self._save_manifest(manifest)
         return stats

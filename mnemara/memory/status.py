@@ -1,93 +1,103 @@
-"""Atom status (active / superseded / deprecated) in a sidecar, ``memory/status.json``.
+"""Note status (active / superseded / deprecated) in a sidecar, ``memory/status.json``.
 
 Why a sidecar and not a marker note appended to a day file: a marker would be
-an atom itself, so it would be indexed, recalled and deduped like knowledge,
-and every reader would have to replay markers in order to know an atom's
+a note itself, so it would be indexed, recalled and deduped like knowledge,
+and every reader would have to replay markers in order to know a note's
 state. The day files stay exactly as written (nothing is rewritten or
 deleted); the sidecar is small, written atomically under a lock, and keeps
-each atom's history of changes, and every change is also logged to
+each note's history of changes, and every change is also logged to
 ``debug.log`` by the callers.
 
-Entries are keyed by a *fingerprint* (day, heading timestamp and a hash of the
-normalised text) rather than by the atom id, because an atom id carries a byte
-offset that moves when a note above it is edited or forgotten. The id is kept
-for display.
+Entries are keyed by the note id (:mod:`mnemara.memory.notes`), which does not
+move when other notes are edited. Version 1 of the file keyed them by
+``<day>@<timestamp>:<hash of the normalised text>``; such a file is read by
+matching those keys against the notes on disk and is written back as version
+2 on the next change (:func:`migrate_status` does it at once).
 
-Atom references accepted everywhere: the atom id (``2026-04-27@2026-04-27T18:32:01+00:00#120``)
-and the RAG chunk id of a note (``memory:2026-04-27.md#120``).
+Note references accepted everywhere: the note id (``20260427-183201-3fa9c1``, also
+``note:20260427-183201-3fa9c1``) and the ids of before (``2026-04-27@<ts>#<offset>``,
+``memory:2026-04-27.md#<offset>``), see :func:`mnemara.memory.notes.find_notes`.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import ConfigError, UsageError
 from mnemara.fsutil import atomic_write_text, locked
-from mnemara.memory.notes import Atom, day_files, parse_file
-from mnemara.memory.similar import normalize
+from mnemara.memory.notes import (
+    LEGACY_ATOM_ID_RE as ATOM_ID_RE,
+    LEGACY_CHUNK_ID_RE as CHUNK_ID_RE,
+    Atom,
+    all_notes,
+    find_note,
+)
 
 STATUS_FILE = "status.json"
+STATUS_VERSION = 2
 STATUSES = ("active", "superseded", "deprecated")
-ATOM_ID_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})@(\S+)#(\d+)$")
-CHUNK_ID_RE = re.compile(r"^memory:(\d{4}-\d{2}-\d{2})\.md#(\d+)$")
+__all__ = ["ATOM_ID_RE", "CHUNK_ID_RE", "STATUSES", "StatusBook", "find_atom", "set_status"]
 
 
 def fingerprint(atom: Atom) -> str:
-    digest = hashlib.sha256(normalize(atom.text).encode("utf-8")).hexdigest()[:16]
-    return f"{atom.file.stem}@{atom.timestamp}:{digest}"
+    """The key of a note in ``status.json``: its id."""
+    return atom.id
 
 
 def chunk_id(atom: Atom) -> str:
-    """The id the RAG index gives this atom's chunk."""
-    return f"memory:{atom.file.name}#{atom.offset}"
+    """The id the RAG index gives this note's chunk: ``note:<id>``."""
+    return atom.ref
 
 
 def all_atoms(memory_dir: Path) -> list[Atom]:
-    """Every atom of every day file (unreadable files are skipped)."""
-    out: list[Atom] = []
-    for path in day_files(memory_dir):
-        try:
-            out.extend(parse_file(path))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return out
+    """Every note of every day file (unreadable files are skipped)."""
+    return all_notes(memory_dir)
 
 
 def find_atom(memory_dir: Path, ref: str) -> Atom:
-    """The atom named by ``ref`` (atom id or memory chunk id), or :class:`UsageError`."""
-    ref = (ref or "").strip()
-    m = ATOM_ID_RE.match(ref)
-    c = CHUNK_ID_RE.match(ref)
-    if not (m or c):
-        raise UsageError(
-            f"not an atom reference: {ref!r} (use an atom id like 2026-04-27@<timestamp>#<offset> "
-            "or a chunk id like memory:2026-04-27.md#<offset>)")
-    day, offset = (m.group(1), int(m.group(3))) if m else (c.group(1), int(c.group(2)))  # type: ignore[union-attr]
-    path = Path(memory_dir) / f"{day}.md"
-    if not path.is_file():
-        raise UsageError(f"no atom {ref!r}: memory/{day}.md does not exist")
-    try:
-        atoms = parse_file(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read memory/{day}.md: {exc}") from None
-    for atom in atoms:
-        if atom.offset == offset and (not m or atom.timestamp == m.group(2)):
-            return atom
-    raise UsageError(f"no atom {ref!r} in memory/{day}.md (the file changed? list atoms with `mnemara lint`)")
+    """The note named by ``ref`` (see :func:`mnemara.memory.notes.find_notes`), or :class:`UsageError`."""
+    return find_note(memory_dir, ref)
+
+
+def _legacy_key(atom: Atom) -> str:
+    """The version-1 key of a note. Frozen on purpose: it must keep matching old files."""
+    text = unicodedata.normalize("NFKC", atom.text).casefold()
+    text = " ".join(re.sub(r"[*_`~]+", "", text).split()).rstrip(" .!?;:")
+    return f"{atom.file.stem}@{atom.timestamp}:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
+
+
+def _upgrade(memory_dir: Path, entries: dict[str, Any], distinct: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+    """Version-1 entries and pairs re-keyed by note id; keys matching no note are kept as they are."""
+    ids: dict[str, str] = {}
+    for atom in all_notes(memory_dir, archive=True):
+        ids.setdefault(_legacy_key(atom), atom.id)
+    out: dict[str, Any] = {}
+    for key, entry in entries.items():
+        new = dict(entry) if isinstance(entry, dict) else {"status": "active"}
+        target = ids.get(new.pop("superseded_by_fp", ""), "")
+        if target:
+            new["superseded_by"] = target
+        ident = ids.get(key, key)
+        new["atom_id"] = ident if key in ids else new.get("atom_id", key)
+        out[ident] = new
+    pairs = [sorted(ids.get(str(k), str(k)) for k in p) for p in distinct if isinstance(p, list) and len(p) == 2]
+    return out, pairs
 
 
 @dataclass
 class StatusBook:
-    """The parsed sidecar. ``entries`` maps fingerprint -> entry dict."""
+    """The parsed sidecar. ``entries`` maps note id -> entry dict."""
 
     path: Path
     entries: dict[str, dict[str, Any]]
     distinct: list[list[str]]
+    upgraded: bool = field(default=False)  # read from a version-1 file
 
     @classmethod
     def load(cls, memory_dir: Path) -> "StatusBook":
@@ -97,72 +107,120 @@ class StatusBook:
         except FileNotFoundError:
             return cls(path, {}, [])
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read atom status ({exc}); fix or remove the file") from None
+            raise ConfigError(f"{path}: cannot read note status ({exc}); fix or remove the file") from None
         if not isinstance(raw, dict) or not isinstance(raw.get("atoms", {}), dict):
             raise ConfigError(f"{path}: expected an object with an 'atoms' object; fix or remove the file")
+        entries = dict(raw.get("atoms", {}))
         distinct = raw.get("distinct", [])
-        return cls(path, dict(raw.get("atoms", {})), list(distinct) if isinstance(distinct, list) else [])
+        distinct = list(distinct) if isinstance(distinct, list) else []
+        if raw.get("version", 1) == 1 and (entries or distinct):
+            entries, distinct = _upgrade(Path(memory_dir), entries, distinct)
+            return cls(path, entries, distinct, upgraded=True)
+        return cls(path, entries, distinct)
 
     def save(self) -> None:
-        data = {"version": 1, "atoms": self.entries, "distinct": self.distinct}
+        data = {"version": STATUS_VERSION, "atoms": self.entries, "distinct": self.distinct}
         atomic_write_text(self.path, json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+        self.upgraded = False
 
     def status_of(self, atom: Atom) -> str:
-        entry = self.entries.get(fingerprint(atom))
+        entry = self.entries.get(atom.id)
         return str(entry.get("status", "active")) if entry else "active"
 
     def entry(self, atom: Atom) -> dict[str, Any] | None:
-        return self.entries.get(fingerprint(atom))
+        return self.entries.get(atom.id)
 
     def is_distinct(self, a: Atom, b: Atom) -> bool:
-        pair = sorted((fingerprint(a), fingerprint(b)))
+        pair = sorted((a.id, b.id))
         return pair in [sorted(p) for p in self.distinct if isinstance(p, list)]
+
+    def rename(self, old: str, new: str) -> bool:
+        """Re-key note ``old`` as ``new`` (its text was changed by a fix); True when anything named it."""
+        hit = False
+        if old in self.entries and new not in self.entries:
+            self.entries[new] = {**self.entries.pop(old), "atom_id": new}
+            hit = True
+        for entry in self.entries.values():
+            if entry.get("superseded_by") == old:
+                entry["superseded_by"] = new
+                hit = True
+        for pair in self.distinct:
+            if isinstance(pair, list) and old in pair:
+                pair[pair.index(old)] = new
+                hit = True
+        return hit
 
 
 def load_book(memory_dir: Path) -> StatusBook:
     return StatusBook.load(memory_dir)
 
 
+def migrate_status(memory_dir: Path) -> bool:
+    """Write a version-1 ``status.json`` back keyed by note ids; True when it did."""
+    with locked(Path(memory_dir) / ".status.lock"):
+        book = StatusBook.load(memory_dir)
+        if book.upgraded:
+            book.save()
+            return True
+    return False
+
+
+def rename_ids(memory_dir: Path, renamed: dict[str, str]) -> None:
+    """Carry status entries over to the new ids of notes whose text a fix changed."""
+    if not renamed or not (Path(memory_dir) / STATUS_FILE).exists():
+        return
+    with locked(Path(memory_dir) / ".status.lock"):
+        book = StatusBook.load(memory_dir)
+        changed = [book.rename(old, new) for old, new in renamed.items() if old != new]
+        if any(changed) or book.upgraded:
+            book.save()
+
+
 def inactive_atoms(memory_dir: Path) -> dict[str, dict[str, Any]]:
-    """Chunk id -> status entry of every superseded or deprecated atom present in the files."""
+    """Chunk id (``note:<id>``) -> status entry of every superseded or deprecated note."""
     book = StatusBook.load(memory_dir)
-    if not book.entries:
-        return {}
-    out = {}
-    for atom in all_atoms(memory_dir):
-        entry = book.entries.get(fingerprint(atom))
-        if entry and entry.get("status") in ("superseded", "deprecated"):
-            out[chunk_id(atom)] = entry
-    return out
+    return {f"note:{ident}": entry for ident, entry in book.entries.items()
+            if isinstance(entry, dict) and entry.get("status") in ("superseded", "deprecated")}
+
+
+class Unchanged(UsageError):
+    """The note already has the asked status; nothing was written."""
 
 
 def set_status(memory_dir: Path, old: Atom, status: str, *, new: Atom | None = None,
                reason: str = "") -> dict[str, Any]:
-    """Record ``old``'s new status; returns the entry. Never touches the day files."""
+    """Record ``old``'s new status; returns the entry. Never touches the day files.
+
+    Restoring a note that is already active raises :class:`Unchanged` (no history entry);
+    marking a note deprecated again without a reason keeps the reason it had.
+    """
     if status not in STATUSES:
         raise UsageError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
     if status == "superseded":
         if new is None:
-            raise UsageError("superseded needs the atom that replaces it")
-        if fingerprint(new) == fingerprint(old):
-            raise UsageError("an atom cannot supersede itself")
+            raise UsageError("superseded needs the note that replaces it")
+        if new.id == old.id:
+            raise UsageError("a note cannot supersede itself")
     reason = (reason or "").strip()[:500]
     with locked(Path(memory_dir) / ".status.lock"):
         book = StatusBook.load(memory_dir)
         if new is not None:
-            chain = book.entries.get(fingerprint(new))
-            if chain and chain.get("superseded_by_fp") == fingerprint(old):
-                raise UsageError("refusing a cycle: the replacement is itself superseded by this atom")
-        fp = fingerprint(old)
-        previous = book.entries.get(fp, {})
+            chain = book.entries.get(new.id)
+            if chain and chain.get("status") == "superseded" and chain.get("superseded_by") == old.id:
+                raise UsageError("refusing a cycle: the replacement is itself superseded by this note")
+        previous = book.entries.get(old.id, {})
+        if status == "active" and previous.get("status", "active") == "active":
+            raise Unchanged(f"{old.id} is already active (it was never superseded or deprecated); nothing changed")
+        if not reason and previous.get("status") == status:
+            reason = str(previous.get("reason") or "")
         history = list(previous.get("history", []))
         if previous:
             history.append({k: previous.get(k) for k in ("status", "superseded_by", "reason", "at")})
         entry: dict[str, Any] = {"status": status, "atom_id": old.id, "reason": reason, "at": now_iso(),
                                  "history": history}
         if new is not None and status == "superseded":
-            entry.update(superseded_by=new.id, superseded_by_fp=fingerprint(new))
-        book.entries[fp] = entry
+            entry.update(superseded_by=new.id)
+        book.entries[old.id] = entry
         book.save()
     return entry
 
@@ -172,19 +230,19 @@ def mark_distinct(memory_dir: Path, a: Atom, b: Atom) -> None:
     with locked(Path(memory_dir) / ".status.lock"):
         book = StatusBook.load(memory_dir)
         if not book.is_distinct(a, b):
-            book.distinct.append(sorted((fingerprint(a), fingerprint(b))))
+            book.distinct.append(sorted((a.id, b.id)))
             book.save()
 
 
-def forget_fingerprints(memory_dir: Path, fps: set[str]) -> int:
-    """Drop status entries of forgotten atoms (and pairs naming them); returns how many went."""
+def forget_fingerprints(memory_dir: Path, ids: set[str]) -> int:
+    """Drop status entries of forgotten notes (and pairs naming them); returns how many went."""
     with locked(Path(memory_dir) / ".status.lock"):
         book = StatusBook.load(memory_dir)
         before = len(book.entries) + len(book.distinct)
-        book.entries = {k: v for k, v in book.entries.items() if k not in fps}
-        book.distinct = [p for p in book.distinct if not (set(p) & fps)]
+        book.entries = {k: v for k, v in book.entries.items() if k not in ids}
+        book.distinct = [p for p in book.distinct if not (set(p) & ids)]
         gone = before - len(book.entries) - len(book.distinct)
-        if gone:
+        if gone or book.upgraded:
             book.save()
     return gone
 

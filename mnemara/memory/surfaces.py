@@ -9,8 +9,8 @@ answer says what happened to each surface::
      "rag": {"ok": false, "error": "RAG backend unavailable: ..."},
      "graph": {"ok": true, "edges": 2}}
 
-Graph conventions (other modules rely on them): a memory atom is the node
-``memory:<atom id>`` (label ``memory_atom``), an entity it ``applies_to`` is
+Graph conventions (other modules rely on them): a memory note is the node
+``note:<note id>`` (label ``memory_atom``; before note ids: ``memory:<day>@<ts>#<offset>``), an entity it ``applies_to`` is
 ``entity:<name lower-cased>`` (label ``entity``); a wiki page is ``wiki:<slug>``
 (label ``wiki_page``) and each frontmatter tag ``tag:<tag lower-cased>``
 (label ``tag``), joined by ``tagged`` edges.
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from mnemara.debuglog import log_event
 from mnemara.errors import BackendUnavailable, UsageError
-from mnemara.memory.notes import append_note, parse_file, validate_category
+from mnemara.memory.notes import validate_category, write_note
 from mnemara.memory.wiki import normalize_slug, page_tags, write_page
 
 if TYPE_CHECKING:
@@ -165,22 +165,36 @@ def write_memory(instance: "Instance", config: "Config", text: str, category: st
         raise UsageError("refusing to write an empty note")
     category = validate_category(category)
     entities = normalize_applies_to(applies_to)
-    wiki_slug = normalize_slug(category[len("wiki/"):]) if category.startswith("wiki/") else None
-    path, stamp = append_note(instance.memory_dir, text, category)
-    result: dict[str, Any] = {"ok": True, "file": f"memory/{path.name}", "timestamp": stamp, "category": category}
-    atom = _find_atom(path, stamp, category, text)
-    if atom is not None:
-        result["atom_id"] = atom.id
+    atom, wiki_rel = note_files(instance, text, category)
+    wiki_slug = wiki_rel[len("wiki/"):-len(".md")] if wiki_rel else None
+    path = atom.file
+    result: dict[str, Any] = {"ok": True, "file": f"memory/{path.name}", "timestamp": atom.timestamp,
+                              "category": category, "id": atom.id, "atom_id": atom.id}
     back = backends_for(instance, config, state)
-    if wiki_slug:
-        page = write_page(instance.wiki_dir, wiki_slug, text, mode="append")
-        result["wiki"] = f"wiki/{page.slug}.md"
+    if wiki_rel:
+        result["wiki"] = wiki_rel
     files = [path] + ([instance.wiki_dir / f"{wiki_slug}.md"] if wiki_slug else [])
     result["rag"] = _index(back, files, config.rag_auto_index_memory or bool(wiki_slug and config.rag_auto_index_wiki),
                            instance)
     if entities or wiki_slug:
         result["graph"] = _link_memory(back, atom, entities, category, wiki_slug, instance)
     return result
+
+
+def note_files(instance: "Instance", text: str, category: str | None) -> tuple[Any, str | None]:
+    """The file part of a memory write, shared by ``write_memory``, ``mnemara note`` and ``/note``.
+
+    Appends the note; a ``wiki/<rest>`` category also appends the text to ``wiki/<rest>.md``.
+    Returns the note (with its id) and the wiki page written (``wiki/<slug>.md``) or None.
+    A bad category or wiki path is refused before anything is written.
+    """
+    category = validate_category(category)
+    wiki_slug = normalize_slug(category[len("wiki/"):]) if category.startswith("wiki/") else None
+    atom = write_note(instance.memory_dir, text, category)
+    if not wiki_slug:
+        return atom, None
+    page = write_page(instance.wiki_dir, wiki_slug, text, mode="append")
+    return atom, f"wiki/{page.slug}.md"
 
 
 def wiki_write(instance: "Instance", config: "Config", path: str, content: str, mode: str = "replace",
@@ -194,18 +208,6 @@ def wiki_write(instance: "Instance", config: "Config", path: str, content: str, 
     result["rag"] = _index(back, [page.path], config.rag_auto_index_wiki, instance)
     result["graph"] = _link_page(back, page.slug, tags, instance)
     return result
-
-
-def _find_atom(path: Path, stamp: str, category: str, text: str) -> Any:
-    try:
-        atoms = parse_file(path)
-    except (OSError, UnicodeDecodeError):
-        return None
-    body = text.strip("\n")
-    for atom in reversed(atoms):
-        if atom.timestamp == stamp and atom.category == category and atom.text == body:
-            return atom
-    return None
 
 
 def _index(back: MemoryBackends, files: list[Path], enabled: bool, instance: "Instance") -> dict[str, Any]:
@@ -228,8 +230,6 @@ def _link_memory(back: MemoryBackends, atom: Any, entities: list[str], category:
                  instance: "Instance") -> dict[str, Any]:
     from mnemara.memory.graph import GraphUnavailable
 
-    if atom is None:
-        return {"ok": False, "error": "Graph backend unavailable: the new note could not be read back"}
     try:
         with back.using_graph() as graph:
             return _link_atom(graph, atom, entities, category, wiki_slug)
@@ -241,7 +241,7 @@ def _link_memory(back: MemoryBackends, atom: Any, entities: list[str], category:
 
 
 def _link_atom(graph: "Graph", atom: Any, entities: list[str], category: str, wiki_slug: str | None) -> dict[str, Any]:
-    node = f"memory:{atom.id}"
+    node = atom.ref
     graph.ensure_node(node, "memory_atom", {"file": f"memory/{atom.file.name}", "timestamp": atom.timestamp,
                                             "category": category, "text": atom.text[:200]})
     graph.set_targets(node, "applies_to", {

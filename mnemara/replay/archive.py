@@ -3,7 +3,7 @@
 Each archived note is one entry of ``memory/archive/<day>.md``: a marker line
 that points at the note it duplicates, then the note's block byte for byte::
 
-    <!-- mnemara-replay archived 2026-04-28T03:00:00+00:00 from=2026-04-27.md bytes=57 duplicate-of=2026-04-26.md@2026-04-26T10:00:00+00:00 -->
+    <!-- mnemara-replay archived 2026-04-28T03:00:00+00:00 from=2026-04-27.md bytes=57 duplicate-of=20260426-100000-9c01be -->
     ## 2026-04-27T18:32:01+00:00 insight
     Worth remembering across sessions.
 
@@ -11,71 +11,54 @@ Order of writes, so a note is never lost: under the day file's lock the entry
 is appended to the archive and fsynced, then the day file is replaced without
 the block (temp file + rename). A crash in between leaves the note in both
 places; the next run sees the entry already archived, does not append it
-again and only finishes the removal.
+again and only finishes the removal. The day file is changed only through
+:mod:`mnemara.memory.dayfile`, which finds each note by its id and text.
 """
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemara.fsutil import locked_append, locked_rewrite
-from mnemara.memory.notes import Atom
-from mnemara.replay.load import FileIssue, LoadedAtom, block_text, split_blocks
+from mnemara.fsutil import locked_append
+from mnemara.memory.dayfile import NoteChanged, editing
+from mnemara.memory.notes import ArchiveEntry, archive_entries, parse_archive
+from mnemara.replay.load import FileIssue, LoadedAtom
 
-MARKER_RE = re.compile(
-    rb"^<!-- mnemara-replay archived (?P<when>\S+) from=(?P<source>\S+) bytes=(?P<size>\d+) "
-    rb"duplicate-of=(?P<keeper>\S+) -->\n",
-    re.MULTILINE,
-)
-
-
-@dataclass(frozen=True)
-class ArchiveEntry:
-    source: str
-    keeper: str
-    when: str
-    raw: bytes
+__all__ = ["ArchiveEntry", "ArchiveMove", "apply_moves", "archive_path", "load_archived", "read_entries"]
 
 
 @dataclass(frozen=True)
 class ArchiveMove:
-    """One planned move: the exact block ``raw`` of ``source`` duplicates ``keeper``."""
+    """One planned move: note ``atom_key`` (its id; ``text`` as planned) of ``source`` duplicates ``keeper``."""
 
     source: Path
     raw: bytes
     keeper: str
     atom_key: str
+    text: str = ""
 
 
 def archive_path(archive_dir: Path, source: Path) -> Path:
     return archive_dir / source.name
 
 
-def format_entry(move: ArchiveMove, when: str) -> bytes:
+def format_entry(move: ArchiveMove, when: str, raw: bytes | None = None) -> bytes:
+    raw = move.raw if raw is None else raw
     marker = (
-        f"<!-- mnemara-replay archived {when} from={move.source.name} bytes={len(move.raw)} "
+        f"<!-- mnemara-replay archived {when} from={move.source.name} bytes={len(raw)} "
         f"duplicate-of={move.keeper} -->\n"
     ).encode("utf-8")
-    tail = b"" if move.raw.endswith(b"\n") else b"\n"
-    return marker + move.raw + tail
+    tail = b"" if raw.endswith(b"\n") else b"\n"
+    return marker + raw + tail
 
 
 def read_entries(path: Path) -> list[ArchiveEntry]:
     """Entries of one archive file (an unreadable or foreign file has none)."""
     try:
-        data = path.read_bytes()
+        return archive_entries(path.read_bytes())
     except OSError:
         return []
-    entries = []
-    for match in MARKER_RE.finditer(data):
-        size = int(match.group("size"))
-        raw = data[match.end(): match.end() + size]
-        entries.append(
-            ArchiveEntry(match.group("source").decode(), match.group("keeper").decode(), match.group("when").decode(), raw)
-        )
-    return entries
 
 
 def load_archived(archive_dir: Path, day_files: list[Path], start: int) -> tuple[list[LoadedAtom], list[FileIssue]]:
@@ -90,48 +73,51 @@ def load_archived(archive_dir: Path, day_files: list[Path], start: int) -> tuple
         path = archive_path(archive_dir, day)
         if not path.is_file():
             continue
-        for entry in read_entries(path):
-            try:
-                _, blocks = split_blocks(entry.raw)
-            except UnicodeDecodeError:
-                blocks = []
-            if len(blocks) != 1:
-                issues.append(FileIssue(f"archive/{path.name}", f"an entry archived {entry.when} is not one note; ignored", skipped=False))
-                continue
-            _, raw, stamp, category = blocks[0]
-            atom = Atom(stamp, category, block_text(raw), path, 0)
-            atoms.append(LoadedAtom(atom, raw, start + len(atoms), archived=True))
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            issues.append(FileIssue(f"archive/{path.name}", f"cannot read: {exc.strerror or exc}"))
+            continue
+        entries = archive_entries(data)
+        notes = parse_archive(data, path) if entries else []
+        if len(notes) != len(entries):
+            issues.append(FileIssue(f"archive/{path.name}", f"{len(entries) - len(notes)} entries are not one note each; "
+                                    "ignored", skipped=False))
+        for note in notes:
+            entry = next(e for e in entries if e.start == note.offset)
+            atoms.append(LoadedAtom(note, entry.raw, start + len(atoms), archived=True))
     return atoms, issues
 
 
 def apply_moves(archive_dir: Path, source: Path, moves: list[ArchiveMove], when: str) -> tuple[list[ArchiveMove], list[str]]:
     """Archive ``moves`` (all from ``source``); return (moves done, problems).
 
-    A planned block that is no longer in the day file (edited since the plan)
-    is left alone and reported.
+    Each note is found by its id and checked against its planned text; one that is
+    no longer in the day file as planned (edited since the plan) is left alone and reported.
     """
     done: list[ArchiveMove] = []
     problems: list[str] = []
     target = archive_path(archive_dir, source)
-    with locked_rewrite(source) as (data, replace):
-        preamble, blocks = split_blocks(data)
-        raws = [raw for _, raw, _, _ in blocks]
-        remove: set[int] = set()
+    with editing(source) as day:
+        found = []
         for move in moves:
-            position = next((i for i, raw in enumerate(raws) if raw == move.raw and i not in remove), None)
-            if position is None:
+            try:
+                found.append((move, day.locate(move.atom_key, move.text or None)))
+            except NoteChanged:
                 problems.append(f"{move.atom_key}: changed in {source.name} since the plan; not archived")
-                continue
-            remove.add(position)
-            done.append(move)
-        if not done:
+        if not found:
             return done, problems
         already = {(e.source, e.raw) for e in read_entries(target)}
-        fresh = [m for m in done if (source.name, m.raw) not in already]
+        fresh = []
+        for move, note in found:
+            raw = day.raw(note)
+            if (source.name, raw) not in already:
+                fresh.append(format_entry(move, when, raw))
+            day.drop(note)
+            done.append(move)
         if fresh:
-            locked_append(target, b"".join(format_entry(m, when) for m in fresh).decode("utf-8"))
+            locked_append(target, b"".join(fresh).decode("utf-8"))
             _fsync(target)
-        replace(preamble + b"".join(raw for i, raw in enumerate(raws) if i not in remove))
     return done, problems
 
 

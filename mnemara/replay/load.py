@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-from mnemara.memory.notes import DEFAULT_CATEGORY, HEADING_RE, Atom, day_files
+from mnemara.memory import notes
+from mnemara.memory.notes import Atom, day_files
 
 MAX_LINE_BYTES = 256 * 1024
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -40,9 +41,8 @@ class LoadedAtom:
 
     @property
     def key(self) -> str:
-        """File-and-timestamp citation, stable when other atoms move: ``2026-04-27.md@<ts>``."""
-        prefix = "archive/" if self.archived else ""
-        return f"{prefix}{self.atom.file.name}@{self.atom.timestamp}"
+        """The note id (stable when other notes move or are archived)."""
+        return self.atom.id
 
     @property
     def location(self) -> str:
@@ -81,34 +81,16 @@ def files_in_window(memory_dir: Path, days: int, today: date) -> list[Path]:
 def split_blocks(data: bytes) -> tuple[bytes, list[tuple[int, bytes, str, str]]]:
     """Split UTF-8 day-file bytes into (preamble, [(offset, raw block, timestamp, category)]).
 
-    Lines are split exactly as :func:`mnemara.memory.notes.parse_text` splits them,
-    so both agree on where a note starts. Preamble plus blocks give back ``data``.
+    The blocks are the notes of :func:`mnemara.memory.notes.parse_bytes`; preamble plus
+    blocks give back ``data``.
     """
-    blocks: list[tuple[int, bytes, str, str]] = []
-    preamble_end = None
-    offset = 0
-    start = None
-    head: tuple[str, str] = ("", "")
-    for line in data.decode("utf-8").splitlines(keepends=True):
-        match = HEADING_RE.match(line.rstrip("\r\n"))
-        if match:
-            if start is None:
-                preamble_end = offset
-            else:
-                blocks.append((start, data[start:offset], head[0], head[1]))
-            start = offset
-            head = (match.group(1), match.group(2).strip() or DEFAULT_CATEGORY)
-        offset += len(line.encode("utf-8"))
-    if start is not None:
-        blocks.append((start, data[start:], head[0], head[1]))
-    preamble = data if preamble_end is None else data[:preamble_end]
-    return preamble, blocks
+    preamble, atoms = notes.parse_bytes(data, Path("day.md"))
+    return preamble, [(a.offset, data[a.offset:a.end], a.timestamp, a.category) for a in atoms]
 
 
 def block_text(raw: bytes) -> str:
-    """The body of a raw block exactly as :func:`mnemara.memory.notes.parse_text` gives it."""
-    lines = raw.decode("utf-8").splitlines(keepends=True)
-    return "".join(lines[1:]).strip("\n")
+    """The text of a raw block exactly as :func:`mnemara.memory.notes.parse_bytes` gives it."""
+    return notes.block_text(raw)
 
 
 def check_file(path: Path) -> tuple[bytes | None, FileIssue | None]:
@@ -140,20 +122,19 @@ def load_atoms(memory_dir: Path, days: int, today: date) -> LoadResult:
     result = LoadResult()
     for path in files_in_window(memory_dir, days, today):
         data, issue = check_file(path)
-        if issue is not None:
-            result.issues.append(issue)
+        if issue is not None or data is None:
+            result.issues.extend([issue] if issue else [])
             continue
-        preamble, blocks = split_blocks(data)
-        if not blocks:
+        preamble, atoms = notes.parse_bytes(data, path)
+        if not atoms:
             if data.strip():
-                result.issues.append(FileIssue(path.name, "no note headings ('## <ISO timestamp> <category>')"))
+                result.issues.append(FileIssue(path.name, "no note headings ('## <ISO timestamp> <category>' or 0.18's '## [<timestamp>] <category>')"))
             continue
         if preamble.strip():
             result.issues.append(
                 FileIssue(path.name, f"{len(preamble)} bytes before the first heading are not a note (kept as is)", skipped=False)
             )
         result.files.append(path)
-        for offset, raw, stamp, category in blocks:
-            atom = Atom(stamp, category, block_text(raw), path, offset)
-            result.atoms.append(LoadedAtom(atom, raw, len(result.atoms)))
+        for atom in atoms:
+            result.atoms.append(LoadedAtom(atom, data[atom.offset:atom.end], len(result.atoms)))
     return result

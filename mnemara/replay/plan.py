@@ -239,7 +239,7 @@ def build_plan(
     # phase 5: archive moves
     for dup in sorted(duplicate_of, key=lambda i: _when(active[i])):
         atom, keeper = active[dup], active[duplicate_of[dup]]
-        move = ArchiveMove(atom.atom.file, atom.raw, keeper.key, atom.key)
+        move = ArchiveMove(atom.atom.file, atom.raw, keeper.key, atom.key, atom.atom.text)
         rel = archive_path(instance.archive_dir, atom.atom.file).relative_to(instance.root).as_posix()
         actions.append(Action("archive", rel, f"{atom.key} duplicates {keeper.key}", move=move))
 

@@ -50,7 +50,8 @@ def deprecate_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "atom": atom.id, "status": "deprecated", "at": entry["at"]}
 
 
-_REF = {"type": "string", "description": "An atom id (from rag_query hits: memory:<day>.md#<offset>, or <day>@<timestamp>#<offset>)."}
+_REF = {"type": "string", "description": "A note id, e.g. 20260427-183201-3fa9c1 (rag_query hits show it as "
+                                         "note:20260427-183201-3fa9c1; either form works)."}
 
 
 def specs() -> list[ToolSpec]:

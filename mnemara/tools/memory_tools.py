@@ -14,6 +14,7 @@ from mnemara.tools import ToolContext, ToolSpec
 
 _STR = {"type": "string"}
 _OBJ = {"type": "object"}
+_PROPS_JSON = {"type": "string", "description": "The properties as a JSON object in text (same as properties)."}
 
 
 def _safe(backend: str, func: Callable[[ToolContext, dict[str, Any]], dict[str, Any]]):
@@ -101,14 +102,35 @@ def rag_query(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- graph ----------------------------------------------------------------------------
+def _properties(args: dict[str, Any]) -> dict[str, Any] | None:
+    """``properties`` (an object) or the spec's ``properties_json`` (a JSON object as text); not both."""
+    import json
+
+    from mnemara.errors import UsageError
+
+    props = _arg(args, "properties", dict, None)
+    text = _arg(args, "properties_json", (str, dict), None)
+    if text is None:
+        return props
+    if props is not None:
+        raise UsageError("give properties or properties_json, not both")
+    if isinstance(text, str):
+        try:
+            text = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"properties_json is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(text, dict):
+        raise UsageError("properties_json must be a JSON object")
+    return text
+
+
 def graph_add_node(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    return _backends(ctx).graph().add_node(_arg(args, "label", str), _arg(args, "properties", dict, None),
-                                           _arg(args, "id", str, None))
+    return _backends(ctx).graph().add_node(_arg(args, "label", str), _properties(args), _arg(args, "id", str, None))
 
 
 def graph_add_edge(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     return _backends(ctx).graph().add_edge(_arg(args, "from_id", str), _arg(args, "to_id", str),
-                                           _arg(args, "relationship", str), _arg(args, "properties", dict, None))
+                                           _arg(args, "relationship", str), _properties(args))
 
 
 def graph_query(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +173,7 @@ def propose_role_amendment(ctx: ToolContext, args: dict[str, Any]) -> dict[str, 
 
 
 def _schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required}
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
 def _rag_on(cfg: Any) -> bool:
@@ -186,12 +208,12 @@ def specs() -> list[ToolSpec]:
                                              "deprecated notes (marked with their status)."}),
                  _safe("RAG", rag_query), "RagQuery", _rag_on),
         ToolSpec("graph_add_node", "Add (or update, same id) a node of the property graph.",
-                 _schema(["label"], label=_STR, properties=_OBJ, id=_STR),
+                 _schema(["label"], label=_STR, properties=_OBJ, properties_json=_PROPS_JSON, id=_STR),
                  _safe("Graph", graph_add_node), "GraphWrite", _graph_on),
         ToolSpec("graph_add_edge", "Add an edge between two existing nodes; the same (from, relationship, to) "
                  "updates its properties.",
                  _schema(["from_id", "to_id", "relationship"], from_id=node_id, to_id=node_id, relationship=_STR,
-                         properties=_OBJ),
+                         properties=_OBJ, properties_json=_PROPS_JSON),
                  _safe("Graph", graph_add_edge), "GraphWrite", _graph_on),
         ToolSpec("graph_query", "Run one Cypher statement over Node/Edge with $parameters. Read-only unless "
                  "write is true.",

@@ -161,9 +161,11 @@ class Renderer:
 
 
 def _permission_answer_line(request: Any) -> str:
-    describe = getattr(request, "describe", None)
-    what = describe() if callable(describe) else str(request)
-    return f"permission: allow {what}? [y]es / [n]o / [a]lways / [s]ession: "
+    """The question: target whole (escaped, with its line count), answer keys last so they stay on screen."""
+    question = getattr(request, "question", None)
+    if callable(question):
+        return str(question())
+    return f"permission: allow {request}? [y]es / [n]o / [a]lways / [s]ession: "
 
 
 def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:

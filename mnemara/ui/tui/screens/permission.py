@@ -2,34 +2,49 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+from textual.widgets.button import ButtonVariant
 
-CHOICES = (
-    ("y", "y: allow once", "success"),
+from mnemara.permissions import FILE_TOOLS
+from mnemara.target_text import show_target
+
+CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
+    ("y", "y: once", "success"),
     ("n", "n: deny", "error"),
-    ("a", "a: always (this target)", "primary"),
-    ("s", "s: this session", "default"),
+    ("a", "a: always this target", "primary"),
+    ("s", "s: session", "default"),
 )
-PREVIEW_CHARS = 600
 
 
-def describe_input(tool_input: Any) -> str:
-    text = json.dumps(tool_input, ensure_ascii=False, indent=1, sort_keys=True, default=str)
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+def describe_input(tool_input: Any, target_key: str | None = None) -> str:
+    """The rest of a Bash/file tool's input (the target is shown above it), escaped like the target.
+
+    Other tools' target already is their whole input, so nothing more is shown for them.
+    """
+    if target_key is None:
+        return ""
+    rest = {k: v for k, v in tool_input.items() if k != target_key} if isinstance(tool_input, dict) else tool_input
+    if not rest:
+        return ""
+    return show_target(json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)).text
 
 
 class PermissionScreen(ModalScreen[str]):
-    """Dismisses with "y", "n", "a" or "s". Escape answers "n"."""
+    """Dismisses with "y", "n", "a" or "s". Escape answers "n".
+
+    The target is shown whole (escaped, with its line and character count) in a scrollable
+    view; the answer buttons sit below it and never scroll out of the box.
+    """
 
     CSS_PATH = "../styles/permission.tcss"
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer('y')", "allow once"),
         Binding("n,escape", "answer('n')", "deny"),
         Binding("a", "answer('a')", "always"),
@@ -42,13 +57,19 @@ class PermissionScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         req = self.request
-        policy = getattr(req, "policy_name", "") or getattr(req, "tool_name", "?")
+        tool = getattr(req, "tool_name", "?")
+        policy = getattr(req, "policy_name", "") or tool
+        shown = show_target(getattr(req, "target", "") or "")
+        target_key = "command" if tool == "Bash" else FILE_TOOLS.get(tool)
         with Vertical(id="permission-box"):
-            yield Static(f"Allow {getattr(req, 'tool_name', '?')}?", id="permission-title")
-            yield Static(f"policy: {policy}", classes="permission-field")
-            yield Static(f"target: {getattr(req, 'target', '') or '(none)'}", id="permission-target",
+            yield Static(f"Allow {tool}?", id="permission-title", markup=False)
+            yield Static(f"policy: {policy} · target: {shown.summary}", id="permission-summary",
                          classes="permission-field", markup=False)
-            yield Static(describe_input(getattr(req, "tool_input", {})), id="permission-input", markup=False)
+            with VerticalScroll(id="permission-scroll"):
+                yield Static(shown.text or "(none)", id="permission-target", markup=False)
+                rest = describe_input(getattr(req, "tool_input", {}), target_key)
+                if rest:
+                    yield Static(rest, id="permission-input", markup=False)
             with Horizontal(id="permission-choices"):
                 for key, label, variant in CHOICES:
                     yield Button(label, id=f"choice-{key}", variant=variant, compact=True)
