@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from mnemara.ui.rich_markdown import blocks_for
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")  # padding before the line's closing style codes
 LONG_PARAGRAPH = 600  # characters after which an unfinished paragraph is drawn anyway
 
 
@@ -21,7 +22,10 @@ class MarkdownStream:
     def __init__(self, out: TextIO, width: int | None = None) -> None:
         from rich.console import Console
 
-        self.console: Any = Console(file=out, width=width, force_terminal=True, highlight=False, soft_wrap=False)
+        self.out = out
+        # one column narrower than the terminal and no trailing padding: a full-width line would leave the
+        # terminal in its pending-wrap state and the next prompt would be drawn a line off
+        self.console: Any = Console(width=max(20, (width or 80) - 1), force_terminal=True, highlight=False)
         self._pending = ""  # complete lines not drawn yet
         self._partial = ""  # the line being typed out
         self._fence = ""
@@ -55,8 +59,11 @@ class MarkdownStream:
         text, self._pending = self._pending.strip("\n"), ""
         if not text.strip():
             return
-        for block in blocks_for(text):
-            self.console.print(block.renderable)
+        with self.console.capture() as capture:
+            for block in blocks_for(text):
+                self.console.print(block.renderable)
+        drawn = capture.get()
+        self.out.write("\n".join(_TRAILING.sub(r"\1", line) for line in drawn.split("\n")))
         self.blocks += 1
 
     def flush(self) -> None:
