@@ -9,6 +9,7 @@ from textual.app import App, ComposeResult
 
 from mnemara import events as ev
 from mnemara.commands import dispatch
+from mnemara.config import update_config
 from mnemara.instance import Instance
 from mnemara.markdown_blocks import code_blocks, looks_like_markdown, split_parts
 from mnemara.store import TurnStore
@@ -18,6 +19,7 @@ from mnemara.ui.repl_markdown import MarkdownStream
 from mnemara.ui.tui.transcript_view import entries_for, error_entry, result_entry
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from tests.test_tui_widgets import fake_wayland_clipboard
+from tests.tui_support import instance, make_app  # noqa: F401  (fixtures)
 
 ANSWER = """Here is the **fix**:
 
@@ -211,3 +213,66 @@ async def test_ctrl_v_pastes_the_system_clipboard_into_the_input(monkeypatch, tm
         app.query_one(ChatInput).focus()
         await pilot.press("a", "ctrl+v")
         assert app.query_one(ChatInput).text == "apasted ✓"
+
+
+async def test_status_line_and_context_viewer_say_what_they_count_and_agree(make_app, instance):
+    from textual.widgets import Static
+
+    from mnemara.ui.tui.screens.context_viewer import ContextViewer
+    from tests.tui_support import wait_for
+
+    with TurnStore(instance.turns_path) as store:
+        store.append("user", "hello " * 200)
+        store.append("assistant", "hi")
+    app = make_app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        await pilot.pause()
+        status = app._chat_screen.query_one("#status").status.line()
+        window = app.bridge.window().tokens
+        assert f"window tokens: {window}/200K" in status
+        await pilot.click("#context")
+        viewer = await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
+        title = str(viewer.query_one("#ctx-title", Static).render())
+        assert f"window tokens {window}/200K as in the status line" in title
+        assert "next request ~" in title and "(tools, role doc, manifest, window)" in title
+
+
+async def test_the_panel_reopens_with_an_interrupted_answer_marked(make_app, instance):
+    with TurnStore(instance.turns_path) as store:
+        store.append("user", "go on")
+        store.append("assistant", "half an ans", {"interrupted": True})
+    app = make_app()
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        assert app.chat_log.plain_text().endswith(
+            "assistant: half an ans\nstopped: this answer was interrupted; what arrived before the stop is kept")
+
+
+async def test_role_button_on_an_example_role_doc_offers_a_copy_first(make_app, instance, tmp_path):
+    from mnemara.ui.tui.screens.confirm import ConfirmScreen
+    from mnemara.ui.tui.screens.role_editor import RoleEditor
+    from tests.tui_support import wait_for
+
+    example = tmp_path / "clone" / "examples" / "roles" / "reviewer.md"
+    example.parent.mkdir(parents=True)
+    example.write_text("You review code.", encoding="utf-8")
+    update_config(instance.config_path, role_doc_path=str(example))
+    app = make_app()
+    async with app.run_test(size=(110, 34)) as pilot:
+        await pilot.click("#role")
+        modal = await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen, what="the offer")
+        assert str(example) in str(modal.query_one("#confirm-question").render())
+        await pilot.press("y")
+        editor = await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor) and app.screen, what="the editor")
+        assert editor.path == instance.root / "role.md" and editor.editor.text == "You review code."
+        editor.editor.text = "You review code, tersely."
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert example.read_text(encoding="utf-8") == "You review code."  # the checkout is untouched
+    assert (instance.root / "role.md").read_text(encoding="utf-8") == "You review code, tersely."
+
+
+def test_repl_shows_tool_results_readably():
+    out, info = io.StringIO(), io.StringIO()
+    Renderer(out, info)(ev.ToolResult("t1", [{"type": "text", "text": '{"ok": true, "hits": ["a", "b"]}'}]))
+    assert info.getvalue().startswith('· result: {\n      "ok": true,\n      "hits": [\n    … 4 more line(s)')
