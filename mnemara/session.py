@@ -127,6 +127,7 @@ class AgentSession:
         self.pre_turn_context: list[Callable[[AgentSession, str], str]] = []
         self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
         self.config_listeners: list[Callable[[Config], None]] = []
+        self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
@@ -168,13 +169,26 @@ class AgentSession:
 
     # -- the live config -------------------------------------------------------------
     def reload_config(self) -> Config:
-        """Re-read config.json (hand edits apply to the next call) and hand it to every holder."""
-        return self.apply_config(Config.load(self.instance.config_path))
+        """Re-read config.json (hand edits apply to the next call) and hand it to every holder;
+        this session's temporary overrides (``/swap --temp``) stay on top."""
+        cfg = Config.load(self.instance.config_path)
+        if self.session_overrides:
+            cfg = Config.from_dict({**cfg.to_dict(), **self.session_overrides}, source="session override")
+        return self.apply_config(cfg)
 
     def update_config(self, **changes: Any) -> Config:
         """Change fields of config.json: validated (nothing is saved when a value is refused,
         :class:`~mnemara.errors.ConfigError`), saved atomically, then live for every holder."""
-        return self.apply_config(update_config(self.instance.config_path, **changes))
+        for key in changes:
+            self.session_overrides.pop(key, None)
+        update_config(self.instance.config_path, **changes)
+        return self.reload_config()
+
+    def override_config(self, **changes: Any) -> Config:
+        """Change fields for this session only (validated, never saved; config.json is untouched)."""
+        Config.from_dict({**self.config.to_dict(), **changes}, source="session override")
+        self.session_overrides.update(changes)
+        return self.reload_config()
 
     def apply_config(self, config: Config) -> Config:
         """Make ``config`` the live config: the session, its tools, the permission gate, the peer
@@ -331,6 +345,17 @@ class AgentSession:
         async for event in self._stream(turn, content):
             yield event
         self._judge(turn)
+        if turn.failure is not None and not turn.collector.blocks:
+            retry = self._recover_overflow(turn, text)
+            if retry is not None:
+                yield retry
+                if isinstance(retry, ev.Notice):  # rows evicted: send the turn once more
+                    _, again = self._open_turn(user_id)
+                    if again is not None:
+                        turn = again
+                        async for event in self._stream(turn, self.context_blocks(text, exclude_ids=(user_id,))):
+                            yield event
+                        self._judge(turn)
         if turn.failure is not None:
             for event in self._record_failure(turn):
                 yield event
@@ -395,6 +420,30 @@ class AgentSession:
             if turn.handle is not None:
                 self.pool.release(turn.handle)
             self.pool.active = None
+
+    def _recover_overflow(self, turn: _Turn, text: str) -> ev.Event | None:
+        """"Prompt is too long": evict the oldest unpinned rows to fit (a Notice, then the caller retries
+        once), or, when pins and slots alone are too big, turn the failure into one naming them."""
+        from mnemara.context import overflow
+        from mnemara.context.breakdown import tool_schema_tokens
+        from mnemara.tokens import estimate_text
+
+        detail = turn.collector.api_error_text or (turn.collector.result.result or "" if turn.collector.result else "")
+        assert turn.failure is not None
+        if not overflow.is_overflow(turn.failure.message, detail):
+            return None
+        fixed = estimate_text(turn.system_prompt) + estimate_text(text) + tool_schema_tokens(turn.cfg)[0]
+        found = overflow.plan(self.store.window_for(turn.cfg, exclude_ids=(turn.user_id,)), fixed,
+                              turn.failure.message, detail)
+        if not found.evict or not found.fits:
+            log_event(self.instance.debug_log_path, "overflow_unrecoverable", level="warning", api_said=detail[:300],
+                      pinned=[t.id for t in found.pinned], target=found.target, estimate=found.estimate)
+            turn.failure = ev.ErrorEvent(found.too_big(), "overflow")
+            return None
+        self.store.evict(t.id for t in found.evict)
+        log_event(self.instance.debug_log_path, "overflow_recovery", level="warning", rows=[t.id for t in found.evict],
+                  tokens_freed=found.tokens_freed, target=found.target, estimate=found.estimate, api_said=detail[:300])
+        return ev.Notice(found.notice())
 
     def _judge(self, turn: _Turn) -> None:
         """Step 3: interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""

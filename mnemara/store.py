@@ -235,7 +235,7 @@ class TurnStore:
                 "INSERT INTO turns(role, content, tokens, created_at, protected, meta) VALUES (?,?,?,?,?,?)",
                 (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), int(protected), _dumps(meta or {})),
             )
-            return int(cur.lastrowid)
+            return int(cur.lastrowid or 0)
 
     def append_many(self, rows: Iterable[tuple[str, str | list[dict[str, Any]]]]) -> int:
         """Bulk append (role, content) pairs in one transaction; returns how many."""
@@ -328,7 +328,7 @@ class TurnStore:
                     " VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (t.id if keep_ids else None, *values, t.pin_label, slot, evicted),
                 )
-                ids.append(int(cur.lastrowid))
+                ids.append(int(cur.lastrowid or 0))
         return ids
 
     def set_text(self, turn_id: int, text: str) -> None:
@@ -407,7 +407,7 @@ class TurnStore:
                 "INSERT INTO turns(role, content, tokens, created_at, pin_label, slot_pos) VALUES (?,?,?,?,?,?)",
                 (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn)),
             )
-            return int(cur.lastrowid)
+            return int(cur.lastrowid or 0)
 
     def rename_slot(self, old: str, new: str) -> None:
         new = validate_label(new)

@@ -229,7 +229,8 @@ def test_forget_include_archive_removes_exactly_one_entry(which: int) -> None:
     assert [(e.raw, e.when, e.keeper) for e in left] == [(e.raw, e.when, e.keeper) for e in kept]
     assert (inst.archive_dir / "2026-04-27.md").read_bytes() == b"".join(
         (inst.archive_dir / "2026-04-27.md").read_bytes()[e.start:e.end] for e in left)
-    assert [a.id for a in parse_file(inst.archive_dir / "2026-04-27.md")] == [a.id for i, a in enumerate(notes) if i != which]
+    remaining = [a.id for i, a in enumerate(notes) if i != which]
+    assert [a.id for a in parse_file(inst.archive_dir / "2026-04-27.md")] == remaining
     assert [a.text for a in all_notes(inst.memory_dir)] == ["A live note that stays."]
 
 

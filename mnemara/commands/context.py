@@ -97,16 +97,32 @@ def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
     return CommandResult(report.summary(), data=report.to_dict())
 
 
-@command("tokens", usage="/tokens [N|500k|1m]", help="show the window's tokens, or set max_window_tokens live")
+SMALL_WINDOW_TOKENS = 1000  # below this a window cannot hold a normal turn
+
+
+@command("tokens", usage="/tokens [N|500k|1m] [--temp]",
+         help="show the window's tokens, or set max_window_tokens live (--temp: this session only)")
 def tokens_cmd(ctx: CommandContext, args: str) -> CommandResult:
-    parts = split_args(args)
+    from mnemara.commands.core import split_flags
+
+    parts, flags = split_flags(args, "--temp")
     if len(parts) > 1:
         raise ValueError("too many arguments")
     if not parts:
+        if flags:
+            raise ValueError("give the token count to set for this session")
         return CommandResult(f"window ~{compress.window_tokens(ctx.store)} tokens; max_window_tokens = {ctx.config.max_window_tokens}")
     n = parse_token_count(parts[0])
-    ctx.update_config(max_window_tokens=n)
-    return CommandResult(f"max_window_tokens set to {n}")
+    if "--temp" in flags:
+        ctx.override_config(max_window_tokens=n)
+        text = f"max_window_tokens set to {n} for this session only (config.json unchanged)"
+    else:
+        ctx.update_config(max_window_tokens=n)
+        text = f"max_window_tokens set to {n}"
+    if n < SMALL_WINDOW_TOKENS:
+        text += (f"\nwarning: {n} tokens is implausibly small (one ordinary turn is more): the window will hold "
+                 f"almost nothing but pinned rows. Did you mean {n}k? (/tokens {n}k)")
+    return CommandResult(text)
 
 
 @command("export", usage="/export [N] <path>", help="write the session (turns, config, role doc) to a markdown file")

@@ -36,7 +36,7 @@ from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
 from mnemara.memory.dayfile import drop_notes
 from mnemara.memory.notes import Atom, all_notes, archive_files, find_notes, is_note_ref, parse_file
-from mnemara.memory.similar import normalize
+from mnemara.memory.similarity import normalize
 from mnemara.memory.status import chunk_id
 
 MIN_QUERY = 4
@@ -188,7 +188,7 @@ def graph_nodes_of(root: Path) -> list[tuple[str, str]] | None:
         kuzu = load_backend("kuzu")
         db = kuzu.Database(str(path), read_only=True)
         conn = kuzu.Connection(db)
-        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()  # type: ignore[union-attr]
+        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
         conn.close()
         db.close()
     except Exception:

@@ -324,7 +324,7 @@ class Graph:
                 began = True
             result = conn.execute(statement, params or {})
             columns = result.get_column_names()
-            rows = []
+            rows: list[list[Any]] = []
             truncated = False
             while result.has_next():
                 if len(rows) >= MAX_ROWS:

@@ -101,7 +101,7 @@ class MemoryBackends:
     def rag(self) -> "RagIndex":
         if not self.config.rag_enabled:
             raise BackendOff("rag_enabled is false in config.json")
-        key = (self.config.rag_embed_url, self.config.rag_embed_model, self.config.rag_auto_index_memory,
+        key = (self.config.rag_embedder, self.config.rag_embed_url, self.config.rag_embed_model, self.config.rag_auto_index_memory,
                self.config.rag_auto_index_wiki)
         if self._rag is None or key != self._rag_key:  # config edits apply to the next call
             from mnemara.memory.rag import RagIndex
