@@ -60,7 +60,7 @@ def guarded_read(method: F) -> F:
         except sqlite3.DatabaseError as exc:
             raise WriteTx(store)._unavailable(exc) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy cannot see it
 
 
 def _is_lock(exc: sqlite3.Error) -> bool:
