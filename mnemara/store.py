@@ -27,6 +27,7 @@ from typing import Any, Iterable, Protocol
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import StoreError, UsageError
+from mnemara.fsutil import touch_private
 from mnemara.store_health import WriteTx, busy_seconds, guarded_read, integrity_problem
 from mnemara.store_rows import decode_meta, decode_row_parts
 from mnemara.store_schema import MIGRATIONS, statements
@@ -140,6 +141,8 @@ class TurnStore:
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         existed = self.path.exists() and self.path.stat().st_size > 0
+        if not self.path.exists() and self.path.parent.is_dir():
+            touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
         try:
             wait = busy_seconds()
             conn = sqlite3.connect(self.path, timeout=wait, isolation_level=None, check_same_thread=False)
