@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from mnemara.blocks import result_text
 from mnemara.store import Turn
 
 PREVIEW = 400
@@ -32,9 +33,7 @@ def format_turn(turn: Turn, display_name: str = "") -> str:
         elif kind == "tool_use":
             lines.append(f"    tool: {block.get('name')} {_short(json.dumps(block.get('input', {}), ensure_ascii=False), 200)}")
         elif kind == "tool_result":
-            content = block.get("content", "")
-            if not isinstance(content, str):
-                content = json.dumps(content, ensure_ascii=False)
+            content = result_text(block.get("content", ""))
             flag = " (error)" if block.get("is_error") else ""
             lines.append(f"    result{flag}: {_short(content, 200)}")
         else:
