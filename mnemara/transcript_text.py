@@ -22,6 +22,8 @@ def format_turn(turn: Turn, display_name: str = "") -> str:
     if turn.evicted:
         head += " (evicted)"
     lines = [f"{head}  {turn.created_at}  ~{turn.tokens} tok"]
+    if turn.damaged:
+        lines.append(f"    DAMAGED ROW, left out of the context: {turn.damaged}")
     for block in turn.blocks:
         kind = block.get("type")
         if kind == "text":
