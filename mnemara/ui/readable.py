@@ -10,14 +10,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mnemara.blocks import result_text
+
 MAX_DEPTH = 3
 
 
 def readable_result(content: Any, _depth: int = 0) -> str:
+    """The result's text (:func:`mnemara.blocks.result_text`), JSON inside it unwrapped and pretty-printed."""
     if content is None:
         return ""
-    if isinstance(content, list) and all(isinstance(b, dict) and "text" in b for b in content) and content:
+    if isinstance(content, list) and content and all(isinstance(b, dict) and "text" in b for b in content):
         return "\n".join(readable_result(b.get("text"), _depth + 1) for b in content)
+    if isinstance(content, list) and _depth == 0 and content and all(isinstance(b, dict) for b in content):
+        content = result_text(content)
     if isinstance(content, str):
         stripped = content.strip()
         if _depth < MAX_DEPTH and stripped[:1] in "[{" and stripped[-1:] in "]}":
