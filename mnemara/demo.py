@@ -37,7 +37,7 @@ class EchoInput(io.StringIO):
         self.out = out
         self.before = before or {}
 
-    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]  # StringIO takes int; None is read as -1
         line = super().readline(-1 if size is None else size)
         if line:
             hook = self.before.get(line.rstrip("\n"))

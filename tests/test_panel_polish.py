@@ -232,7 +232,7 @@ async def test_status_line_and_context_viewer_say_what_they_count_and_agree(make
         assert f"window tokens: {window}/200K" in status
         await pilot.click("#context")
         viewer = await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
-        title = str(viewer.query_one("#ctx-title", Static).render())
+        title = await wait_for(pilot, lambda: str(viewer.query_one("#ctx-title", Static).render()), what="the title")
         assert f"window tokens {window}/200K as in the status line" in title
         assert "next request ~" in title and "(tools, role doc, manifest, window)" in title
 

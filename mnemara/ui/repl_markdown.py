@@ -3,8 +3,9 @@
 Deltas are buffered; a paragraph is drawn (through Rich, code highlighted) when
 the blank line after it arrives, a fenced code block when its closing fence
 does. Nothing printed is ever redrawn, so there is no flicker and the cost per
-delta is a scan of the new text. A very long paragraph is drawn in pieces so
-the answer keeps moving.
+delta is a scan of the new text. A long line of prose is drawn in pieces (cut
+at a space where no ``**`` or backtick is left open) so the answer keeps moving
+as it streams.
 """
 from __future__ import annotations
 
@@ -36,6 +37,24 @@ class MarkdownStream:
         self._partial = lines.pop()
         for line in lines:
             self._line(line)
+        while not self._fence and len(self._partial) > self.console.width and not _FENCE.match(self._partial):
+            if not self._draw_piece():
+                break
+
+    def _draw_piece(self) -> bool:
+        """Draw one screen line of a long streaming line, cut at a safe space; the rest waits for more text."""
+        cut = self.console.width + 1
+        while True:
+            cut = self._partial.rfind(" ", 0, cut)
+            if cut <= 0:
+                return False
+            head = self._partial[:cut]
+            if head.count("**") % 2 == 0 and head.count("`") % 2 == 0:
+                break
+        self._pending += head
+        self._partial = self._partial[cut + 1:]
+        self._draw()
+        return True
 
     def _line(self, line: str) -> None:
         match = _FENCE.match(line)
