@@ -101,6 +101,8 @@ class Config(BaseModel):
     runtime_sentinel: bool = False
     # -- memory backends ------------------------------------------------------
     rag_enabled: bool = True
+    # vector channel: "local" (bundled WordLlama, no server), "ollama" (rag_embed_url/model) or "none"
+    rag_embedder: Literal["local", "ollama", "none"] = "local"
     rag_embed_url: str = "http://localhost:11434/api/embeddings"
     rag_embed_model: str = "nomic-embed-text"
     rag_auto_index_memory: bool = True

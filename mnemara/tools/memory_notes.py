@@ -95,10 +95,11 @@ def write_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
             return {"ok": False, "error": exc.message}
     if not text.strip():
         return {"ok": False, "error": "give the note's text (or a payload with an observation)"}
-    from mnemara.memory.dedupe import check_before_write, inactive_copies
+    from mnemara.memory.dedupe import check_write, conflict_report, inactive_copies, refusal
     from mnemara.memory.surfaces import write_memory as write_everywhere
 
-    duplicate = check_before_write(ctx.instance.memory_dir, text, ctx.config) if text.strip() else None
+    check = check_write(ctx.instance.memory_dir, text, ctx.config) if text.strip() else None
+    duplicate = refusal(check) if check is not None else None
     if duplicate is not None:
         return duplicate
     inactive = inactive_copies(ctx.instance.memory_dir, text) if text.strip() else []
@@ -108,6 +109,8 @@ def write_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": exc.message}
     if inactive:
         result["dedupe"] = f"the same text is in {', '.join(inactive)}; written again as a new active note"
+    if check is not None and result.get("ok"):
+        result.update(conflict_report(check))
     return result
 
 
