@@ -134,7 +134,7 @@ def test_unknown_arguments_are_named_with_the_ones_the_tool_takes():
 def test_write_memory_payload_refusals_write_nothing(ctx):
     for args in ({"text": "t", "payload": "evidence"}, {"text": "t", "payload": {"evidence": {"nested": 1}}},
                  {"payload": {}}, {"text": "t", "payload": {"applies_to": [1]}}):
-        out = memory_notes.write_memory(ctx, args)
+        out = memory_notes.specs()[0].handler(ctx, args)
         assert not out["ok"], args
     assert not list(ctx.instance.memory_dir.glob("*.md"))
 
