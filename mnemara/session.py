@@ -73,6 +73,7 @@ from mnemara.store import TRIM_BATCH, TurnStore, Window
 from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
+from mnemara.usage_stats import StatsFile
 
 if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
@@ -127,6 +128,7 @@ class AgentSession:
         self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
         self.config_listeners: list[Callable[[Config], None]] = []
         self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
+        self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
@@ -308,6 +310,7 @@ class AgentSession:
         self._turn_loop = asyncio.get_running_loop()
         try:
             async for event in self._run_turn(text):
+                self.usage_stats.observe(event)
                 yield event
         finally:
             self.busy = False
