@@ -36,6 +36,10 @@ class InstanceExists(MnemaraError):
     exit_code = 2
 
 
+class InstanceBusy(MnemaraError):
+    """Another ``mnemara run`` has this instance open (two would interleave one window)."""
+
+
 class ConfigError(MnemaraError):
     """config.json (or another hand-edited file) could not be read; it is left untouched."""
 

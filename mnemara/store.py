@@ -27,6 +27,7 @@ from typing import Any, Iterable, Protocol
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import StoreError, UsageError
+from mnemara.fsutil import touch_private
 from mnemara.store_schema import MIGRATIONS, statements
 from mnemara.tokens import estimate_blocks
 
@@ -133,6 +134,8 @@ class TurnStore:
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         existed = self.path.exists() and self.path.stat().st_size > 0
+        if not self.path.exists() and self.path.parent.is_dir():
+            touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
         try:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
@@ -234,7 +237,7 @@ class TurnStore:
                 "INSERT INTO turns(role, content, tokens, created_at, protected, meta) VALUES (?,?,?,?,?,?)",
                 (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), int(protected), _dumps(meta or {})),
             )
-            return int(cur.lastrowid)
+            return int(cur.lastrowid or 0)
 
     def append_many(self, rows: Iterable[tuple[str, str | list[dict[str, Any]]]]) -> int:
         """Bulk append (role, content) pairs in one transaction; returns how many."""
@@ -327,7 +330,7 @@ class TurnStore:
                     " VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (t.id if keep_ids else None, *values, t.pin_label, slot, evicted),
                 )
-                ids.append(int(cur.lastrowid))
+                ids.append(int(cur.lastrowid or 0))
         return ids
 
     def set_text(self, turn_id: int, text: str) -> None:
@@ -406,7 +409,7 @@ class TurnStore:
                 "INSERT INTO turns(role, content, tokens, created_at, pin_label, slot_pos) VALUES (?,?,?,?,?,?)",
                 (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn)),
             )
-            return int(cur.lastrowid)
+            return int(cur.lastrowid or 0)
 
     def rename_slot(self, old: str, new: str) -> None:
         new = validate_label(new)

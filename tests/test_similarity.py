@@ -256,3 +256,29 @@ def test_auto_recall_gate_identifiers_inflections_and_long_messages(session_fact
     for chat in ("Tell me a joke about penguins.", "What is the capital of Australia?",
                  "Please write a short poem about autumn leaves.", "How do I fold a paper crane?"):
         assert injected(chat) == [], chat
+
+
+def test_replay_conflict_is_offered_by_lint_fix_and_superseded_on_confirmation() -> None:
+    from click.testing import CliRunner
+
+    from mnemara.cli import main as cli_main
+    from mnemara.memory.status import StatusBook
+    from mnemara.replay import run_replay
+
+    inst = _instance("lf")
+    update_config(inst.config_path, rag_embedder="none")
+    append_note(inst.memory_dir, "Postgres listens on port 5432 on the replica.", "fact", when=DAY1)
+    append_note(inst.memory_dir, "Postgres listens on port 5433 on the replica.", "fact", when=DAY1 + timedelta(days=1))
+    now = DAY1 + timedelta(days=2)
+    plan = run_replay(inst, apply=True, now=now, today=now.date())
+    assert plan.result is not None and plan.result.archived == [] and len(plan.result.proposed) == 1
+    older, newer = all_atoms(inst.memory_dir)
+    shown = CliRunner().invoke(cli_main, ["lint", "--instance", "lf"])
+    assert f"conflict, proposed by replay: does {newer.id} supersede {older.id}?" in shown.output
+    assert "numbers differ: 5432 vs 5433" in shown.output
+    fixed = CliRunner().invoke(cli_main, ["lint", "--instance", "lf", "--fix"], input="s\n")
+    assert "applied 1 fixes" in fixed.output, fixed.output
+    book = StatusBook.load(inst.memory_dir)
+    assert book.status_of(older) == "superseded" and book.status_of(newer) == "active"
+    # nothing was deleted: both notes are still in the day files
+    assert [a.text for a in all_atoms(inst.memory_dir)] == [older.text, newer.text]

@@ -20,10 +20,10 @@ def _print_report(report: object) -> None:
         click.echo(f"{tag:5} {f.kind:6} {where}  {f.cited}  ({f.reason})")
         for p in f.proposals:
             click.echo(f"      -> {p}")
-    for f in report.dead_links:
-        hint = f"  (did you mean: {', '.join(f.suggestions)})" if f.suggestions else ""
-        where = f"{f.file}:{f.line}" + (f" (note {f.note})" if f.note else "")
-        click.echo(f"DEAD  link   {where}  [[{f.link}]]{hint}")
+    for link in report.dead_links:
+        hint = f"  (did you mean: {', '.join(link.suggestions)})" if link.suggestions else ""
+        where = f"{link.file}:{link.line}" + (f" (note {link.note})" if link.note else "")
+        click.echo(f"DEAD  link   {where}  [[{link.link}]]{hint}")
     for c in report.candidates:
         if c.proposed_by:
             what = f"conflict, proposed by {c.proposed_by}"
@@ -59,7 +59,7 @@ def _fix(inst: object, report: object) -> int:
     from mnemara.memory.status import find_atom, mark_distinct, set_status
 
     assert isinstance(report, LintReport)
-    root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]
+    root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
     applied = 0
 
     def attempt(question: str, rel: str, note: str, old: str, new: str) -> None:
@@ -84,7 +84,7 @@ def _fix(inst: object, report: object) -> int:
         if len(link.suggestions) == 1:
             attempt(f"{link.file}:{link.line}: change [[{link.link}]] to [[{link.suggestions[0]}]]?", link.file,
                     link.note, f"[[{link.link}", f"[[{link.suggestions[0]}")
-    memory_dir = inst.memory_dir  # type: ignore[attr-defined]
+    memory_dir = inst.memory_dir  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
     for c in report.candidates:
         why = f" ({c.conflict})" if c.conflict else ""
         answer = click.prompt(

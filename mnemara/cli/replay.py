@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -56,7 +57,7 @@ def replay(instance_name: str, days: int | None, threshold: int | None, apply_: 
         click.echo(render_text(plan))
 
 
-def render_text(plan) -> str:  # type: ignore[no-untyped-def]
+def render_text(plan: Any) -> str:
     """The human summary: settings, file issues, patterns and the action list."""
     c = plan.counts
     head = "replay (applied)" if plan.applied else "replay dry run: nothing written; --apply would do the actions below"

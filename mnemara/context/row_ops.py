@@ -87,7 +87,7 @@ class Selector:
             rows = [t for t in rows if t.meta.get("segment") == self.segment]
         if self.older_than is not None:
             cutoff = (now or datetime.now(timezone.utc)) - timedelta(seconds=self.older_than)
-            rows = [t for t in rows if _when(t) is not None and _when(t) < cutoff]  # type: ignore[operator]
+            rows = [t for t in rows if (when := _when(t)) is not None and when < cutoff]
         if self.keep_recent:
             recent = {t.id for t in live[-self.keep_recent:]}
             rows = [t for t in rows if t.id not in recent]

@@ -41,8 +41,9 @@ UNMEASURED_WEIGHT = 0.5
 FLOORS = {LOCAL_MODEL: 0.2}
 DEFAULT_FLOOR = 0.0
 # model id -> (keyword MRR, vector-only MRR) on bench/data/rag_golden.json, from bench/bench_similarity.py
+# (bench/bench_similarity.py, 51 golden queries, 2026-11-30: keyword-only MRR 0.819, local vector-only MRR 0.881)
 MEASURED: dict[str, tuple[float, float]] = {
-    LOCAL_MODEL: (0.0, 0.0),
+    LOCAL_MODEL: (0.819, 0.881),
 }
 
 
@@ -98,7 +99,7 @@ def _load_wordllama() -> Any:
         raise EmbedError(f"local embedder unavailable: {exc}; pip install wordllama, "
                          "or set rag_embedder to ollama or none") from None
     WordLlama = wordllama.WordLlama
-    package = Path(wordllama.__file__).resolve().parent
+    package = Path(wordllama.__file__ or "").resolve().parent
     try:
         return WordLlama.load(config=LOCAL_CONFIG, dim=LOCAL_DIM, cache_dir=package, disable_download=True)
     except Exception as exc:

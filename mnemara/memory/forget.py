@@ -188,7 +188,7 @@ def graph_nodes_of(root: Path) -> list[tuple[str, str]] | None:
         kuzu = load_backend("kuzu")
         db = kuzu.Database(str(path), read_only=True)
         conn = kuzu.Connection(db)
-        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()  # type: ignore[union-attr]
+        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
         conn.close()
         db.close()
     except Exception:

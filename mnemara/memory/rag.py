@@ -374,7 +374,7 @@ class RagIndex:
         if self.embedder and "nomic" in self.embedder.model:
             prefix = "search_query: " if query else "search_document: "
         try:
-            vectors = self.embedder.embed([prefix + t for t in texts])  # type: ignore[union-attr]
+            vectors = self.embedder.embed([prefix + t for t in texts])
         except EmbedError as exc:
             self._embed_failed_at = time.monotonic()
             self.embed_problem = str(exc)

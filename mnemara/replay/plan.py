@@ -338,12 +338,13 @@ def _mark_coverage(
             centroid = space.dense(group)
             sims = _sparse_dots(doc_rows, centroid)
         close = np.asarray(sims) >= floor
-        k = _first(close & is_wiki, wiki_slugs.get(pattern.slug))
-        if k is not None:
-            pattern.covered_by = f"{'wiki' if docs[k].kind == 'wiki' else 'wiki_proposals'}/{docs[k].slug}.md"
-        k = _first(close & is_role, role_slugs.get(pattern.slug))
-        if k is not None:
-            pattern.role_covered_by = f"role_proposals/{docs[k].path.name}"
+        wiki_hit = _first(close & is_wiki, wiki_slugs.get(pattern.slug))
+        if wiki_hit is not None:
+            doc = docs[wiki_hit]
+            pattern.covered_by = f"{'wiki' if doc.kind == 'wiki' else 'wiki_proposals'}/{doc.slug}.md"
+        role_hit = _first(close & is_role, role_slugs.get(pattern.slug))
+        if role_hit is not None:
+            pattern.role_covered_by = f"role_proposals/{docs[role_hit].path.name}"
 
 
 def _first(mask: np.ndarray, also: int | None) -> int | None:

@@ -178,7 +178,7 @@ def evict_older_than(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def mark_segment(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    ids = row_ops.mark_segment(ctx.store, args.get("name"), _int(args, "from_row", None),  # type: ignore[arg-type]
+    ids = row_ops.mark_segment(ctx.store, args.get("name"), _int(args, "from_row", None),  # type: ignore[arg-type]  # a missing name is refused by mark_segment
                                _int(args, "to_row", None))
     log_event(ctx.instance.debug_log_path, "mark_segment", name=args.get("name"), row_ids=ids, by="agent")
     return {"ok": True, "segment": args.get("name"), "row_ids": ids,

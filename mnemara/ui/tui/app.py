@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import Any, Callable
 
 from textual import on, work
@@ -67,9 +68,12 @@ class MnemaraApp(App[None]):
         self.instance = instance
         self._owns_session = False
         if session is None:
-            if session_factory is None:
-                from mnemara.session import AgentSession as session_factory  # heavy: only when the panel opens
-            session = session_factory(instance, permission_prompt=self.ask_permission)
+            factory = session_factory
+            if factory is None:
+                from mnemara.session import AgentSession  # heavy: only when the panel opens
+
+                factory = AgentSession
+            session = factory(instance, permission_prompt=self.ask_permission)
             self._owns_session = True
         elif hasattr(session, "set_permission_prompt"):
             session.set_permission_prompt(self.ask_permission)
@@ -268,7 +272,7 @@ class MnemaraApp(App[None]):
             self.chat_log.scroll_page_down(animate=False)
 
     def action_open_role(self) -> None:
-        self.push_screen(RoleEditor(self.bridge.role_path()))
+        self.push_screen(RoleEditor(Path(self.bridge.role_path())))
 
     def action_open_context(self) -> None:
         from mnemara.ui.tui.screens.context_viewer import ContextViewer  # tabs, lists: loaded when first opened
@@ -344,8 +348,9 @@ class MnemaraApp(App[None]):
     # -- permission prompt (called by the session's gate) ------------------------------------
     async def ask_permission(self, request: Any) -> str:
         """Show the modal and wait for y/n/a/s; safe to call from the app's loop or another thread."""
-        if asyncio.get_running_loop() is not self._loop:
-            future = asyncio.run_coroutine_threadsafe(self._ask(request), self._loop)
+        loop = self._loop
+        if loop is not None and asyncio.get_running_loop() is not loop:
+            future = asyncio.run_coroutine_threadsafe(self._ask(request), loop)
             return await asyncio.wrap_future(future)
         return await self._ask(request)
 

@@ -40,7 +40,7 @@ def short_tool_name(name: str) -> str:
 
 def tool_entry(name: str, tool_input: Any) -> LogEntry:
     args = tool_input if isinstance(tool_input, dict) else {"input": tool_input}
-    summary = " ".join(f"{k}={one_line(v, 40)}" for k, v in args.items() if isinstance(v, (str, int, float, bool)))
+    summary = " ".join(f"{k}={one_line(str(v), 40)}" for k, v in args.items() if isinstance(v, (str, int, float, bool)))
     detail = json.dumps(tool_input, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     return LogEntry("tool", "tool", one_line(f"{short_tool_name(name)} {summary}".strip()), detail or "{}")
 
