@@ -62,14 +62,15 @@ from mnemara.cli_pool import CliPool
 from mnemara.cli_process import CliHandle, cli_failure, exception_message, hard_kill, has_credentials, one_message
 from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
-from mnemara.errors import MnemaraError
+from mnemara.errors import MnemaraError, StoreUnavailable
 from mnemara.instance import Instance
 from mnemara.permissions import PermissionGate, PermissionRequest
 from mnemara.role_refresh import RoleDocWatch
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sdk_options import CliLauncher
 from mnemara.sentinel import SentinelWatch
-from mnemara.store import TRIM_BATCH, TurnStore, Window
+from mnemara.spool import Spool
+from mnemara.store import TRIM_BATCH, TurnStore, Window, text_block
 from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
@@ -138,6 +139,8 @@ class AgentSession:
         self._turn_loop: asyncio.AbstractEventLoop | None = None
         self._sync = LoopThread("mnemara-session")
         self._closed = False
+        self._damaged_seen: set[int] = set()  # damaged rows already reported this session
+        self._damaged_now: list[int] = []  # damaged rows the last context_blocks() left out
         from mnemara.context.hooks import install as install_context_hooks
 
         install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
@@ -255,6 +258,7 @@ class AgentSession:
             except Exception as exc:
                 log_event(self.instance.debug_log_path, "pre_turn_context_error", level="error", error=repr(exc))
         win = self.window()
+        self._damaged_now = [t.id for t in win.damaged]
         rows = [t for t in win.rows if t.id not in exclude_ids]
         return build_user_content(win.pinned, rows, text, extras)
 
@@ -317,13 +321,30 @@ class AgentSession:
             self.pool.active = None
 
     async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
-        user_id = self.store.append("user", text)
+        replayed, store_ok = self._replay_spool()
+        for event in replayed:
+            yield event
+        try:
+            if not store_ok:  # the spool could not go in: neither can this message, do not wait twice
+                raise StoreUnavailable(self.store.damaged or "turns.sqlite is still unavailable")
+            user_id = self.store.append("user", text)
+        except StoreUnavailable as exc:
+            for event in self._spool_row("user", [text_block(text)], {}, exc):
+                yield event
+            return
         notices, turn = self._open_turn(user_id)
         for event in notices:
             yield event
         if turn is None:  # refused before any CLI was involved (the notices end with TurnDone)
             return
-        content = self.context_blocks(text, exclude_ids=(user_id,))
+        try:
+            content = self.context_blocks(text, exclude_ids=(user_id,))
+        except StoreUnavailable as exc:  # the message is stored; the window cannot be read
+            yield self._error(f"cannot read the window: {exc.message}", "store", user_id)
+            yield ev.TurnDone(user_row_id=user_id, error=exc.message)
+            return
+        for event in self._damaged_notices():
+            yield event
         async for event in self._stream(turn, content):
             yield event
         self._judge(turn)
@@ -446,9 +467,13 @@ class AgentSession:
         yield self._error(failure.message, failure.kind, turn.user_id, stderr=turn.stderr[-5:])
         partial_id = None
         if collector.blocks or collector.unconfirmed_text:
-            partial_id = self.store.append("assistant", collector.final_blocks(True), {
-                "usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model, "interrupted": True,
-                "user_row_id": turn.user_id, "error": failure.message, "error_kind": failure.kind})
+            meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
+                    "interrupted": True, "user_row_id": turn.user_id, "error": failure.message,
+                    "error_kind": failure.kind}
+            try:
+                partial_id = self.store.append("assistant", collector.final_blocks(True), meta)
+            except StoreUnavailable:
+                Spool(self.instance.root).add("assistant", collector.final_blocks(True), meta)
         self._prepare_spare()
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=turn.user_id,
                           assistant_row_id=partial_id, error=failure.message, interrupted=partial_id is not None)
@@ -467,7 +492,12 @@ class AgentSession:
             yield ev.Halt(notice)
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
-        assistant_id = self.store.append("assistant", collector.final_blocks(turn.interrupted), meta)
+        try:
+            assistant_id = self.store.append("assistant", collector.final_blocks(turn.interrupted), meta)
+        except StoreUnavailable as exc:  # the answer is kept in the spool like a message would be
+            yield from self._spool_row("assistant", collector.final_blocks(turn.interrupted), meta, exc,
+                                       usage=collector.usage, cost_usd=collector.cost_usd)
+            return
         window = self.window()
         if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
             self.store.finish_trim_later(window)
@@ -477,6 +507,44 @@ class AgentSession:
         self._prepare_spare()
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, interrupted=turn.interrupted,
                           assistant_row_id=assistant_id, user_row_id=user_id)
+
+    # -- when turns.sqlite cannot take a row (mnemara.spool) ---------------------------------------
+    def _replay_spool(self) -> tuple[list[ev.Event], bool]:
+        """Store what the spool kept; returns notices and whether the store took it (or had nothing)."""
+        spool = Spool(self.instance.root)
+        if not spool.count():
+            return [], True
+        done = spool.replay(self.store)
+        if done.error is not None:
+            log_event(self.instance.debug_log_path, "spool_replay_failed", level="warning", error=done.error)
+            return [], False
+        log_event(self.instance.debug_log_path, "spool_replayed", rows=done.rows, unreadable=done.unreadable)
+        return [ev.Notice(f"{done.rows} row(s) kept in {spool.path.name} while turns.sqlite was unavailable "
+                          "are now stored", "info")], True
+
+    def _spool_row(self, role: str, blocks: list[dict[str, Any]], meta: dict[str, Any], exc: StoreUnavailable,
+                   **done: Any) -> Iterator[ev.Event]:
+        """Keep a row the store refused in the spool, say so in one line and end the turn."""
+        spool = Spool(self.instance.root)
+        spool.add(role, blocks, meta)
+        what = "your message" if role == "user" else "the answer"
+        message = (f"turns.sqlite cannot take {what} now ({exc.message}); it is kept in {spool.path} and will be "
+                   "stored when the store works again")
+        log_event(self.instance.debug_log_path, "row_spooled", level="error", role=role, reason=exc.message)
+        yield ev.ErrorEvent(message, "store")
+        if role == "assistant":
+            self._prepare_spare()
+        yield ev.TurnDone(error=message, **done)
+
+    def _damaged_notices(self) -> list[ev.Event]:
+        fresh = [i for i in self._damaged_now if i not in self._damaged_seen]
+        self._damaged_seen.update(fresh)
+        if not fresh:
+            return []
+        log_event(self.instance.debug_log_path, "damaged_rows_skipped", level="warning", row_ids=fresh)
+        ids = ", ".join(map(str, fresh))
+        return [ev.Notice(f"turns.sqlite row(s) {ids} are damaged and were left out of the context "
+                          "(`mnemara show` marks them)")]
 
     def _run_post_turn_hooks(self, assistant_id: int) -> None:
         for hook in list(self.post_turn_hooks):

@@ -143,8 +143,8 @@ def test_graph_properties_json_refusals():
     for args, message in (({"properties_json": "{bad"}, "not valid JSON"), ({"properties_json": "[1]"}, "JSON object"),
                           ({"properties_json": "{}", "properties": {}}, "not both")):
         with pytest.raises(UsageError, match=message):
-            memory_tools._properties(args)
-    assert memory_tools._properties({"properties_json": '{"a": 1}'}) == {"a": 1}
+            memory_tools.GraphAddNodeArgs(label="x", **args).merged()
+    assert memory_tools.GraphAddNodeArgs(label="x", properties_json='{"a": 1}').merged() == {"a": 1}
 
 
 def test_018_policy_names_are_known_and_most_specific(mnemara_home):

@@ -85,6 +85,8 @@ def show(instance_name: str, count: int | None, show_all: bool) -> None:
         else:
             win = store.window_for(cfg)
             pinned, rows = win.pinned, (win.rows[-count:] if count else win.rows)
+            rows = sorted([*rows, *(t for t in win.damaged if not t.pinned)], key=lambda t: t.id)
+            pinned = sorted([*pinned, *(t for t in win.damaged if t.pinned)], key=lambda t: (t.slot_pos or 0, t.id))
     if not pinned and not rows:
         click.echo("(the window is empty)")
     for turn in [*pinned, *rows]:

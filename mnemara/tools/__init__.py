@@ -6,6 +6,10 @@ objects; ``session`` turns the enabled specs into ONE SDK MCP server named
 ``mnemara`` (model-facing names ``mcp__mnemara__<name>``). Handlers receive a
 :class:`ToolContext` and the tool's arguments and return a JSON-able dict;
 they never raise for a backend failure (``{"ok": false, "error": ...}``).
+
+Declare a tool with :func:`mnemara.tools.declare.declare`: its arguments are a
+pydantic model (:class:`mnemara.tools.declare.ToolArgs`) that gives the JSON
+schema, the validation and the error text; the handler gets the validated model.
 """
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ import json
 from typing import Any, Protocol
 
 from mnemara import events as ev
+from mnemara.blocks import result_text
 from mnemara.store import Turn
 from mnemara.ui.tui.widgets.chat_log import LogEntry
 
@@ -46,9 +47,7 @@ def tool_entry(name: str, tool_input: Any) -> LogEntry:
 
 
 def result_entry(content: Any, is_error: bool = False) -> LogEntry:
-    if isinstance(content, list):
-        content = "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
-    text = "" if content is None else str(content)
+    text = result_text(content)
     who = "result (error)" if is_error else "result"
     return LogEntry("result", who, one_line(text) or "(empty)", text or "(empty)")
 
