@@ -220,6 +220,8 @@ def test_forget_include_archive_removes_exactly_one_entry(which: int) -> None:
     notes = _archive_three(inst)
     entries = read_entries(inst.archive_dir / "2026-04-27.md")
     assert [a.text for a in notes] == [e.raw.decode().splitlines()[1] for e in entries]
+    refused = cli("forget", "-i", "arch", notes[which].id, "--yes")
+    assert refused.exit_code == 2 and "add --include-archive" in refused.output, refused.output
     dry = cli("forget", "-i", "arch", notes[which].id, "--include-archive", "--dry-run")
     assert dry.exit_code == 0 and dry.output.count("memory/archive/2026-04-27.md") == 1, dry.output
     out = cli("forget", "-i", "arch", notes[which].id, "--include-archive", "--yes")

@@ -116,7 +116,12 @@ def _archive_atoms(archive_dir: Path) -> list[Atom]:
 def select_atoms(memory_dir: Path, target: str, include_archive: bool) -> list[Atom]:
     target = (target or "").strip()
     if is_note_ref(target):
-        return find_notes(memory_dir, target, archive=include_archive)
+        try:
+            return find_notes(memory_dir, target, archive=include_archive)
+        except UsageError as exc:
+            if "memory/archive/" in exc.message and not include_archive:
+                raise UsageError(f"{exc.message}; add --include-archive to forget it") from None
+            raise
     query = normalize(target)
     if len(query) < MIN_QUERY:
         raise UsageError(f"the query {target!r} is too short to forget by (at least {MIN_QUERY} characters)")

@@ -21,7 +21,7 @@ from mnemara.tools.declare import ToolArgs, declare
 from mnemara.tools.window_tools import Selectors
 
 
-class SlotArgs(ToolArgs):
+class UpsertSlotArgs(ToolArgs):
     label: str = Field(description="Slot name: letters, digits, '_', '-', '.' (1-64).")
     role: Literal["user", "assistant", "system"] = Field(description="Who the slot speaks as.")
     content: str = Field(description="The slot's new content (replaces the old one).")
@@ -32,7 +32,7 @@ class SkeletonArgs(ToolArgs):
     path: str | None = Field(None, description="Same as file_path (older name).")
 
 
-def upsert_slot(ctx: ToolContext, args: SlotArgs) -> dict[str, Any]:
+def upsert_slot(ctx: ToolContext, args: UpsertSlotArgs) -> dict[str, Any]:
     """Update the pinned slot ``label`` in place or create it at the next position."""
     label, role, content = args.label, args.role, args.content
     try:
@@ -78,7 +78,7 @@ def specs() -> list[ToolSpec]:
     return [
         declare("upsert_slot", "Keep a piece of mutable state pinned in your context: updates the slot called `label` "
                 "in place (same row id, new content and timestamp) or creates it. Slots are sent every turn in slot "
-                "order and never evicted. Returns the row id.", SlotArgs, upsert_slot),
+                "order and never evicted. Returns the row id.", UpsertSlotArgs, upsert_slot),
         declare("evict_thinking_blocks", "Strip thinking blocks from stored turns, keeping their text and tool calls."
                 + evict_desc, Selectors, _eviction_tool(eviction.evict_thinking_blocks),
                 policy_name="EvictThinkingBlocks"),

@@ -22,12 +22,13 @@ from mnemara.tools.declare import ToolArgs, declare
 class WriteMemoryArgs(ToolArgs):
     text: str = Field("", description="The note to remember, in plain prose.")
     category: str | None = Field(None, description="A short tag for the note, e.g. insight, decision, todo, "
-                                 "self_observation. wiki/<page> also appends the note to that wiki page.")
+                                          "self_observation. wiki/<page> also appends the note to that wiki page.")
     applies_to: list[str] | str | None = Field(
         None, description="Entities the note is about (names); linked in the graph with applies_to edges.")
-    payload: dict[str, Any] | None = Field(
+    payload: dict[str, Any] | None = Field(  # field values are checked by note_with_payload (one clear line)
         None, description="Structured fields kept with the note, e.g. observation, evidence, prediction, "
-                          "confidence, applies_to (entity names, linked in the graph like applies_to above).")
+                          "confidence, applies_to (entity names, linked in the graph like applies_to above).",
+        json_schema_extra={"additionalProperties": {"type": ["string", "number", "boolean", "array"]}})
 
 
 #: Order in which well-known payload fields are written; others follow in the order given.
@@ -63,11 +64,13 @@ def note_with_payload(text: str, payload: dict[str, Any]) -> tuple[str, list[str
 
 def write_memory(ctx: ToolContext, args: WriteMemoryArgs) -> dict[str, Any]:
     """Append one note; refuse empty text or a bad category with ``ok: false``."""
-    text, category = args.text, args.category or DEFAULT_CATEGORY
+    text = args.text
+    category = args.category or DEFAULT_CATEGORY
     applies_to: Any = args.applies_to
-    if args.payload is not None:
+    payload = args.payload
+    if payload is not None:
         try:
-            text, named = note_with_payload(text, args.payload)
+            text, named = note_with_payload(text, payload)
         except ValueError as exc:
             return {"ok": False, "error": str(exc)}
         from mnemara.memory.surfaces import normalize_applies_to
@@ -99,7 +102,7 @@ def write_memory(ctx: ToolContext, args: WriteMemoryArgs) -> dict[str, Any]:
 
 def specs() -> list[ToolSpec]:
     return [
-        declare("write_memory", "Append a note to this agent's long-term memory (today's memory file). Use it for "
-                "facts, decisions and observations worth keeping across sessions.", WriteMemoryArgs, write_memory,
-                policy_name="WriteMemory"),
+        declare("write_memory", "Append a note to this agent's long-term memory (today's memory file). "
+                "Use it for facts, decisions and observations worth keeping across sessions.",
+                WriteMemoryArgs, write_memory, policy_name="WriteMemory")
     ]

@@ -109,9 +109,7 @@ def _row(turn: Turn, in_window: bool | None = None) -> dict[str, Any]:
 
 
 def _window(ctx: ToolContext) -> Any:
-    cfg = ctx.config
-    return ctx.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-                            preserve_protected=cfg.preserve_compressed_reads)
+    return ctx.store.window_for(ctx.config)
 
 
 def _done(ctx: ToolContext, result: EvictionResult) -> dict[str, Any]:
