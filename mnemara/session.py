@@ -62,7 +62,15 @@ from mnemara import events as ev
 from mnemara.api_faults import StallWatch, end_stalled_call, stop_calling
 from mnemara.backend_loader import preload_backend
 from mnemara.cli_pool import CliPool
-from mnemara.cli_process import CliHandle, cli_failure, exception_message, hard_kill, has_credentials, one_message
+from mnemara.cli_process import (
+    CliHandle,
+    cli_failure,
+    exception_message,
+    hard_kill,
+    has_credentials,
+    no_key_message,
+    one_message,
+)
 from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError, StoreUnavailable
@@ -401,7 +409,7 @@ class AgentSession:
         role = self.read_role()
         notices: list[ev.Event] = [ev.Notice(role.warning)] if role.warning else []
         if not has_credentials():
-            msg = "no API key: set ANTHROPIC_API_KEY (or log in with `claude login`); your message is saved"
+            msg = no_key_message()
             return [*notices, self._error(msg, "no_api_key", user_id), ev.TurnDone(user_row_id=user_id, error=msg)], None
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
         turn = _Turn(user_id, cfg, self.system_prompt(role), TurnCollector(stream=cfg.stream),

@@ -257,6 +257,16 @@ def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]
     return sorted(out)
 
 
+def _check_unchanged(path: Path, atoms: list[Atom]) -> None:
+    try:
+        current = {(a.id, a.text) for a in parse_file(path)}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path.name}: {exc}; nothing forgotten") from None
+    for atom in atoms:
+        if (atom.id, atom.text) not in current:
+            raise UsageError(f"note {atom.id} changed in {atom.location} since the plan; nothing forgotten, run it again")
+
+
 def _remove_from_wiki(page: Path, texts: list[str]) -> None:
     def transform(old: str) -> str | None:
         new = old
@@ -287,6 +297,8 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
         by_file.setdefault(a.file, []).append(a)
         receipt["removed"].append({"id": a.id, "atom": a.id, "file": str(a.file.relative_to(root)), "category": a.category,
                                    "text_sha256": hashlib.sha256(a.text.encode()).hexdigest(), "chars": len(a.text)})
+    for path, atoms in by_file.items():  # every note still as planned, or nothing changes anywhere
+        _check_unchanged(path, atoms)
     for path, atoms in by_file.items():
         drop_notes(path, atoms)
     for page in plan.wiki_pages:
