@@ -86,6 +86,7 @@ from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
 from mnemara.turn_parts import TurnPart
+from mnemara.usage_stats import StatsFile
 
 if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
@@ -141,6 +142,7 @@ class AgentSession:
         self.config_listeners: list[Callable[[Config], None]] = []
         self.parts: list[TurnPart] = []  # domain parts of every turn (see mnemara.turn_parts)
         self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
+        self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
@@ -343,6 +345,7 @@ class AgentSession:
         self._turn_loop = asyncio.get_running_loop()
         try:
             async for event in self._run_turn(text):
+                self.usage_stats.observe(event)
                 yield event
         finally:
             self.busy = False

@@ -55,7 +55,7 @@ def test_eviction_tools_take_row_ids_and_report(tctx):
     res = by_name["evict_write_pairs"].handler(tctx, {})
     assert res["ok"] and res["rows"] > 0
     res = by_name["evict_tool_use_blocks"].handler(tctx, {"row_ids": "all"})
-    assert res == {"ok": False, "error": "row_ids must be a list of integers"}
+    assert res == {"ok": False, "error": "argument 'row_ids' must be of type array"}
     assert "eviction" in tctx.instance.debug_log_path.read_text()
 
 

@@ -555,7 +555,7 @@ async def test_a_peer_message_arrives_as_a_turn_in_the_panel(api, make_app, inst
         db.create_table(conn)
         db.insert_row(conn, "panel-b", "panel", '{"type": "task", "text": "please check the lease timeout"}')
     update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
-                  peer_poll_interval_seconds=0.2)
+                  peer_poll_interval_seconds=0.2, peer_deliver_backlog=True)
     api.push(reply("Checked: LEASE_SECONDS is 30."))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -579,7 +579,7 @@ async def test_the_panel_wakes_the_inbox_after_a_turn(api, make_app, instance, t
     with sqlite3.connect(peer_db) as conn:
         db.create_table(conn)
     update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
-                  peer_poll_interval_seconds=3600)
+                  peer_poll_interval_seconds=3600, peer_deliver_backlog=True)
     api.push(reply("Looking at it."))
     api.push(reply("Checked the peer's lease question."))
     app = make_app()
