@@ -148,7 +148,9 @@ def test_dedupe_on_write_refuses_copies_and_writes_conflicts(tmp_path: Path) -> 
 
 def test_write_memory_tool_reports_the_conflict(tmp_path: Path) -> None:
     from tests.memory_support import context, make_instance
-    from mnemara.tools.memory_notes import write_memory
+    from mnemara.tools.memory_notes import specs
+
+    write_memory = specs()[0].handler  # the validating handler the SDK calls
 
     inst, cfg = make_instance("wm", graph_enabled=False)
     append_note(inst.memory_dir, "The canary receives 5% of traffic for one hour.", "fact", when=DAY1)
