@@ -59,3 +59,9 @@ class BackendUnavailable(MnemaraError):
     and degrade: the primary action still succeeds and the answer names the
     backend and the reason. ``str(exc)`` is the reason alone.
     """
+
+
+class StoreUnavailable(StoreError):
+    """turns.sqlite cannot take a write right now (locked by another process, or damaged)."""
+
+    exit_code = 1

@@ -31,7 +31,10 @@ atomically and hands the new config to every holder (tools, permission gate,
 peer inbox, ``config_listeners``); :meth:`AgentSession.reload_config` does the
 same for hand edits at the start of each turn.
 
-Extension points (plain lists, append to them):
+Domain parts (context discipline, auto-recall, the peer inbox) take part in a
+turn as :class:`~mnemara.turn_parts.TurnPart` objects added with
+:meth:`AgentSession.add_part`. For embedders there are also plain lists to
+append callables to (called after the parts):
 
 * ``post_turn_hooks``: ``fn(session, assistant_row_id)`` after each persisted turn.
 * ``system_prompt_extras``: ``fn(session) -> str``; non-empty outputs are appended
@@ -59,20 +62,31 @@ from mnemara import events as ev
 from mnemara.api_faults import StallWatch, end_stalled_call, stop_calling
 from mnemara.backend_loader import preload_backend
 from mnemara.cli_pool import CliPool
-from mnemara.cli_process import CliHandle, cli_failure, exception_message, hard_kill, has_credentials, one_message
+from mnemara.cli_process import (
+    CliHandle,
+    cli_failure,
+    exception_message,
+    hard_kill,
+    has_credentials,
+    no_key_message,
+    one_message,
+)
 from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
-from mnemara.errors import MnemaraError
+from mnemara.errors import MnemaraError, StoreUnavailable
 from mnemara.instance import Instance
 from mnemara.permissions import PermissionGate, PermissionRequest
 from mnemara.role_refresh import RoleDocWatch
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sdk_options import CliLauncher
 from mnemara.sentinel import SentinelWatch
-from mnemara.store import TRIM_BATCH, TurnStore, Window
+from mnemara.spool import Spool
+from mnemara.store import TRIM_BATCH, TurnStore, Window, text_block
 from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
+from mnemara.turn_parts import TurnPart
+from mnemara.usage_stats import StatsFile
 
 if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
@@ -126,7 +140,9 @@ class AgentSession:
         self.pre_turn_context: list[Callable[[AgentSession, str], str]] = []
         self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
         self.config_listeners: list[Callable[[Config], None]] = []
+        self.parts: list[TurnPart] = []  # domain parts of every turn (see mnemara.turn_parts)
         self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
+        self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
@@ -136,12 +152,31 @@ class AgentSession:
         self._turn_loop: asyncio.AbstractEventLoop | None = None
         self._sync = LoopThread("mnemara-session")
         self._closed = False
+        self._damaged_seen: set[int] = set()  # damaged rows already reported this session
+        self._damaged_now: list[int] = []  # damaged rows the last context_blocks() left out
         from mnemara.context.hooks import install as install_context_hooks
 
-        install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
+        install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest (a TurnPart)
         from mnemara.memory.autorecall import install as install_auto_recall
 
-        self.auto_recall: AutoRecall = install_auto_recall(self)  # only when auto_recall is on
+        self.auto_recall: AutoRecall = install_auto_recall(self)  # a TurnPart; acts only when auto_recall is on
+
+    def add_part(self, part: TurnPart) -> TurnPart:
+        """Let a domain part take part in every turn from now on (once; returns it)."""
+        if all(p is not part for p in self.parts):
+            self.parts.append(part)
+        return part
+
+    def _each_part(self, moment: str, call: Callable[[TurnPart], Any]) -> list[Any]:
+        """``call(part)`` for every part; a part that raises is logged and skipped."""
+        out = []
+        for part in list(self.parts):
+            try:
+                out.append(call(part))
+            except Exception as exc:
+                log_event(self.instance.debug_log_path, f"{moment}_error", level="error", part=part.name,
+                          error=repr(exc))
+        return out
 
     @classmethod
     def open(cls, name: str, **kwargs: Any) -> AgentSession:
@@ -193,8 +228,7 @@ class AgentSession:
         self.config = config
         self.tool_context.config = config
         self.gate.set_config(config)
-        if self.peer_inbox is not None:
-            self.peer_inbox.apply_config(config)
+        self._each_part("config_changed", lambda part: part.config_changed(config))
         for listener in list(self.config_listeners):
             try:
                 listener(config)
@@ -225,7 +259,9 @@ class AgentSession:
         return role
 
     def system_prompt(self, role: RoleDoc) -> str:
-        parts = [role.text]
+        """The role doc text, then each part's and each ``system_prompt_extras`` text that is not empty."""
+        extras = self._each_part("system_prompt_extra", lambda part: part.system_prompt_extra(self))
+        parts = [role.text, *(text for text in extras if text and text.strip())]
         for extra in self.system_prompt_extras:
             try:
                 text = extra(self)
@@ -246,13 +282,14 @@ class AgentSession:
         The window is selected with the new user row already stored (so the caps
         count it) and that row is then left out of the history, as it is sent last.
         """
-        extras: list[str] = []
+        extras: list[str] = self._each_part("pre_turn_context", lambda part: part.turn_context(self, text) or "")
         for fn in self.pre_turn_context:
             try:
                 extras.append(fn(self, text) or "")
             except Exception as exc:
                 log_event(self.instance.debug_log_path, "pre_turn_context_error", level="error", error=repr(exc))
         win = self.window()
+        self._damaged_now = [t.id for t in win.damaged]
         rows = [t for t in win.rows if t.id not in exclude_ids]
         return build_user_content(win.pinned, rows, text, extras)
 
@@ -308,19 +345,37 @@ class AgentSession:
         self._turn_loop = asyncio.get_running_loop()
         try:
             async for event in self._run_turn(text):
+                self.usage_stats.observe(event)
                 yield event
         finally:
             self.busy = False
             self.pool.active = None
 
     async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
-        user_id = self.store.append("user", text)
+        replayed, store_ok = self._replay_spool()
+        for event in replayed:
+            yield event
+        try:
+            if not store_ok:  # the spool could not go in: neither can this message, do not wait twice
+                raise StoreUnavailable(self.store.damaged or "turns.sqlite is still unavailable")
+            user_id = self.store.append("user", text)
+        except StoreUnavailable as exc:
+            for event in self._spool_row("user", [text_block(text)], {}, exc):
+                yield event
+            return
         notices, turn = self._open_turn(user_id)
         for event in notices:
             yield event
         if turn is None:  # refused before any CLI was involved (the notices end with TurnDone)
             return
-        content = self.context_blocks(text, exclude_ids=(user_id,))
+        try:
+            content = self.context_blocks(text, exclude_ids=(user_id,))
+        except StoreUnavailable as exc:  # the message is stored; the window cannot be read
+            yield self._error(f"cannot read the window: {exc.message}", "store", user_id)
+            yield ev.TurnDone(user_row_id=user_id, error=exc.message)
+            return
+        for event in self._damaged_notices():
+            yield event
         async for event in self._stream(turn, content):
             yield event
         self._judge(turn)
@@ -354,7 +409,7 @@ class AgentSession:
         role = self.read_role()
         notices: list[ev.Event] = [ev.Notice(role.warning)] if role.warning else []
         if not has_credentials():
-            msg = "no API key: set ANTHROPIC_API_KEY (or log in with `claude login`); your message is saved"
+            msg = no_key_message()
             return [*notices, self._error(msg, "no_api_key", user_id), ev.TurnDone(user_row_id=user_id, error=msg)], None
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
         turn = _Turn(user_id, cfg, self.system_prompt(role), TurnCollector(stream=cfg.stream),
@@ -443,9 +498,13 @@ class AgentSession:
         yield self._error(failure.message, failure.kind, turn.user_id, stderr=turn.stderr[-5:])
         partial_id = None
         if collector.blocks or collector.unconfirmed_text:
-            partial_id = self.store.append("assistant", collector.final_blocks(True), {
-                "usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model, "interrupted": True,
-                "user_row_id": turn.user_id, "error": failure.message, "error_kind": failure.kind})
+            meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
+                    "interrupted": True, "user_row_id": turn.user_id, "error": failure.message,
+                    "error_kind": failure.kind}
+            try:
+                partial_id = self.store.append("assistant", collector.final_blocks(True), meta)
+            except StoreUnavailable:
+                Spool(self.instance.root).add("assistant", collector.final_blocks(True), meta)
         self._prepare_spare()
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=turn.user_id,
                           assistant_row_id=partial_id, error=failure.message, interrupted=partial_id is not None)
@@ -464,7 +523,12 @@ class AgentSession:
             yield ev.Halt(notice)
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
-        assistant_id = self.store.append("assistant", collector.final_blocks(turn.interrupted), meta)
+        try:
+            assistant_id = self.store.append("assistant", collector.final_blocks(turn.interrupted), meta)
+        except StoreUnavailable as exc:  # the answer is kept in the spool like a message would be
+            yield from self._spool_row("assistant", collector.final_blocks(turn.interrupted), meta, exc,
+                                       usage=collector.usage, cost_usd=collector.cost_usd)
+            return
         window = self.window()
         if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
             self.store.finish_trim_later(window)
@@ -475,7 +539,46 @@ class AgentSession:
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, interrupted=turn.interrupted,
                           assistant_row_id=assistant_id, user_row_id=user_id)
 
+    # -- when turns.sqlite cannot take a row (mnemara.spool) ---------------------------------------
+    def _replay_spool(self) -> tuple[list[ev.Event], bool]:
+        """Store what the spool kept; returns notices and whether the store took it (or had nothing)."""
+        spool = Spool(self.instance.root)
+        if not spool.count():
+            return [], True
+        done = spool.replay(self.store)
+        if done.error is not None:
+            log_event(self.instance.debug_log_path, "spool_replay_failed", level="warning", error=done.error)
+            return [], False
+        log_event(self.instance.debug_log_path, "spool_replayed", rows=done.rows, unreadable=done.unreadable)
+        return [ev.Notice(f"{done.rows} row(s) kept in {spool.path.name} while turns.sqlite was unavailable "
+                          "are now stored", "info")], True
+
+    def _spool_row(self, role: str, blocks: list[dict[str, Any]], meta: dict[str, Any], exc: StoreUnavailable,
+                   **done: Any) -> Iterator[ev.Event]:
+        """Keep a row the store refused in the spool, say so in one line and end the turn."""
+        spool = Spool(self.instance.root)
+        spool.add(role, blocks, meta)
+        what = "your message" if role == "user" else "the answer"
+        message = (f"turns.sqlite cannot take {what} now ({exc.message}); it is kept in {spool.path} and will be "
+                   "stored when the store works again")
+        log_event(self.instance.debug_log_path, "row_spooled", level="error", role=role, reason=exc.message)
+        yield ev.ErrorEvent(message, "store")
+        if role == "assistant":
+            self._prepare_spare()
+        yield ev.TurnDone(error=message, **done)
+
+    def _damaged_notices(self) -> list[ev.Event]:
+        fresh = [i for i in self._damaged_now if i not in self._damaged_seen]
+        self._damaged_seen.update(fresh)
+        if not fresh:
+            return []
+        log_event(self.instance.debug_log_path, "damaged_rows_skipped", level="warning", row_ids=fresh)
+        ids = ", ".join(map(str, fresh))
+        return [ev.Notice(f"turns.sqlite row(s) {ids} are damaged and were left out of the context "
+                          "(`mnemara show` marks them)")]
+
     def _run_post_turn_hooks(self, assistant_id: int) -> None:
+        self._each_part("post_turn_hook", lambda part: part.after_turn(self, assistant_id))
         for hook in list(self.post_turn_hooks):
             try:
                 hook(self, assistant_id)

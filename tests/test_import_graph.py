@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, int]] = [
     ("mnemara.store", STORAGE), ("mnemara.config", STORAGE), ("mnemara.instance", STORAGE),
     ("mnemara.fsutil", STORAGE), ("mnemara.errors", STORAGE), ("mnemara.debuglog", STORAGE),
     ("mnemara.backend_loader", STORAGE), ("mnemara.tokens", STORAGE), ("mnemara.events", STORAGE),
+    ("mnemara.blocks", STORAGE),
     ("mnemara.legacy.detect", STORAGE),  # recognises a 0.18 turns.sqlite when the store opens one
 ]
 UI_LIBRARIES = ("textual", "prompt_toolkit", "click", "rich")

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mnemara.debuglog import log_event
+from mnemara.turn_parts import TurnPart
 from mnemara.memory.similarity import sentences, tokens
 
 MIN_MATCHED_WORDS = 2
@@ -157,22 +158,29 @@ def _newest(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str
         seen.add(current["id"])
 
 
-def format_block(hits: list[dict[str, Any]]) -> str:
+def format_block(hits: list[dict[str, Any]], left_out: list[str] | None = None) -> str:
     parts = [BLOCK_OPEN]
     for n, hit in enumerate(hits, 1):
         ev = hit["evidence"]
         why = f"relevance {ev['relevance']:.2f}"
         meta = ", ".join(x for x in (hit.get("category"), hit.get("created_at")) if x)
         parts.append(f"[{n}] {hit['id']} ({meta}; {why})\n{hit['text']}")
+    if left_out:
+        parts.append(f"(older notes that conflict with these were left out: {', '.join(left_out)})")
     parts.append(BLOCK_CLOSE)
     return "\n".join(parts)
 
 
-class AutoRecall:
-    """The ``pre_turn_context`` hook of one session."""
+class AutoRecall(TurnPart):
+    """Auto-recall as a part of every turn of one session: its ``turn_context`` is the recalled block."""
+
+    name = "auto_recall"
 
     def __init__(self) -> None:
         self.last: RecallRecord | None = None
+
+    def turn_context(self, host: Any, text: str) -> str:
+        return self(host, text)
 
     def __call__(self, session: Any, message: str) -> str:
         cfg = session.config
@@ -206,7 +214,7 @@ class AutoRecall:
                 stats = rag.term_stats() if hasattr(rag, "term_stats") else None
                 self._gate(record, message, answer.get("hits", []), *idf_from(stats))
         if record.injected:
-            record.block = format_block(record.injected)
+            record.block = format_block(record.injected, record.left_out)
         return self._finish(session, record, started)
 
     @staticmethod
@@ -252,5 +260,5 @@ def install(session: Any) -> AutoRecall:
     """Attach auto-recall to a session (it does nothing while ``auto_recall`` is false)."""
     hook = AutoRecall()
     session.auto_recall = hook
-    session.pre_turn_context.append(hook)
+    session.add_part(hook)
     return hook
