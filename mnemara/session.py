@@ -12,19 +12,21 @@ live beside it:
 * :mod:`mnemara.cli_pool`: the CLI processes (the one serving a turn, the warm spare);
 * :mod:`mnemara.sync_runner`: the loop thread behind the synchronous API.
 
-Every turn is a new CLI conversation (the window *is* the history), so a CLI
-process serves exactly one turn. The role doc is read from disk at the start
-of every turn and handed to the CLI as ``--system-prompt-file`` (see
-:mod:`mnemara.prompt_file`; never argv); the CLI reads that file once per
-process, so the API calls of one turn's tool loop share that text and an edit
-applies from the next turn. To hide the CLI's start-up time a spare process is
-started after each turn with the options the next turn will most likely need;
-the next turn uses it only if the role doc text (re-read from disk), the system
-prompt extras, the model, the tools and the environment are all unchanged, and
-otherwise starts a fresh one.
+Every turn is a new CLI conversation (the window *is* the history). The role
+doc is read from disk at the start of every turn and handed to the CLI as
+``--system-prompt-file`` (see :mod:`mnemara.prompt_file`; never argv); the CLI
+reads that file once per process, so the API calls of one turn's tool loop
+share that text and an edit applies from the next turn. A process that ended a
+turn cleanly serves the next one too, its conversation rewound to empty, as
+long as the role doc text (re-read from disk), the system prompt extras, the
+model, the tools, the MCP servers, cwd and the environment are unchanged;
+otherwise the next turn gets a new process (see :mod:`mnemara.cli_pool`).
 
-``warm_spare=False`` (or ``MNEMARA_WARM_SPARE=0``) turns the spare off: every
-turn then starts its own CLI, exactly like ``claude_agent_sdk.query()``.
+``warm_spare`` (default on; ``MNEMARA_WARM_SPARE=0`` turns it off) also starts
+a process ahead of time when none fits (at start, after a key change).
+``reuse_cli=False`` (or ``MNEMARA_REUSE_CLI=0``) ends every process after its
+turn; with both off every turn starts its own CLI, exactly like
+``claude_agent_sdk.query()``.
 
 The live config: :meth:`AgentSession.update_config` validates, saves config.json
 atomically and hands the new config to every holder (tools, permission gate,
@@ -57,7 +59,14 @@ from typing import TYPE_CHECKING, Any
 from mnemara import events as ev
 from mnemara.backend_loader import preload_backend
 from mnemara.cli_pool import CliPool
-from mnemara.cli_process import CliHandle, cli_failure, exception_message, has_credentials, one_message
+from mnemara.cli_process import (
+    CliHandle,
+    cli_failure,
+    exception_message,
+    has_credentials,
+    new_message_id,
+    one_message,
+)
 from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
@@ -102,7 +111,8 @@ class AgentSession:
     """Drive turns on one instance. Not thread-safe: one turn at a time."""
 
     def __init__(self, instance: Instance, *, permission_prompt: PermissionPrompt | None = None,
-                 cwd: str | Path | None = None, warm_spare: bool | None = None) -> None:
+                 cwd: str | Path | None = None, warm_spare: bool | None = None,
+                 reuse_cli: bool | None = None) -> None:
         self.instance = instance
         self.config = Config.load(instance.config_path)
         self.store = TurnStore(instance.turns_path)
@@ -110,9 +120,11 @@ class AgentSession:
         self.permission_prompt = permission_prompt
         self.cwd = str(cwd or os.getcwd())
         if warm_spare is None:
-            warm_spare = os.environ.get("MNEMARA_WARM_SPARE", "1").strip().lower() not in ("0", "false", "no", "off")
+            warm_spare = _env_flag("MNEMARA_WARM_SPARE")
         self.warm_spare = warm_spare
-        self.pool = CliPool(instance.debug_log_path)
+        if reuse_cli is None:
+            reuse_cli = _env_flag("MNEMARA_REUSE_CLI")
+        self.pool = CliPool(instance.debug_log_path, reuse=reuse_cli)
         self.stats = self.pool.stats  # how each turn got its CLI process
         self.launcher = CliLauncher(self)
         #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
@@ -132,6 +144,7 @@ class AgentSession:
         self._turn_loop: asyncio.AbstractEventLoop | None = None
         self._sync = LoopThread("mnemara-session")
         self._closed = False
+        self._backends_warmed = False
         from mnemara.context.hooks import install as install_context_hooks
 
         install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
@@ -254,28 +267,38 @@ class AgentSession:
         except Exception as exc:
             log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
             return
-        self.pool.keep_spare(lambda: self.launcher.launch(prompt))
+        self.pool.keep_spare(self.launcher.key(prompt), lambda: self.launcher.launch(prompt))
 
     def prewarm(self) -> None:
         """Start the first turn's CLI now, in the background, for the sync :meth:`turn` API.
 
         A UI calls this when it opens, so the user's first message does not wait
         for the SDK import and the CLI start-up. No-op without ``warm_spare``.
+        Nothing else heavy is loaded at start (see :meth:`_warm_backends`).
         """
         if self.warm_spare and not self._closed and self.pool.spare is None:
             self._sync.call_soon(self._prepare_spare)
-        self._preload_backends()
 
     async def aprewarm(self) -> None:
         """:meth:`prewarm` for callers that drive :meth:`aturn` on their own event loop."""
         if self.warm_spare and not self._closed and self.pool.spare is None:
             self._prepare_spare()
-        self._preload_backends()
 
-    def _preload_backends(self) -> None:
-        """Import LanceDB in a daemon thread so the first memory write does not pay 1-3 s for it."""
-        if self.config.rag_enabled:
+    def _warm_backends(self) -> None:
+        """After the first turn (the user is reading), import LanceDB / Kuzu in the background, through
+        the one guarded loader, for an instance that already has an index / a graph on disk.
+
+        Never at start (it would fight the SDK import and the CLI start-up for the CPU) and
+        never for an instance that has not used them: there the first use imports them.
+        """
+        if self._backends_warmed:
+            return
+        self._backends_warmed = True
+        cfg = self.config
+        if cfg.rag_enabled and _has_files(self.instance.index_dir):
             preload_backend("lancedb")
+        if cfg.graph_enabled and _has_files(self.instance.graph_dir):
+            preload_backend("kuzu")
 
     # -- the turn ----------------------------------------------------------------------------------
     async def aturn(self, text: str) -> AsyncIterator[ev.Event]:
@@ -337,10 +360,12 @@ class AgentSession:
         """Step 2: send the message through a CLI process and yield its events until the turn ends,
         the sentinel halts it or it is stopped. A CLI that fails becomes ``turn.failure``."""
         watch, collector = turn.watch, turn.collector
+        message_id = new_message_id()
         try:
             turn.handle = self.pool.active = await self._take_client(turn.system_prompt)
+            collector.cost_base = turn.handle.cost_so_far
             if not self._stop_requested:
-                await turn.handle.client.query(one_message(content))
+                await turn.handle.client.query(one_message(content, message_id))
                 async for message in turn.handle.client.receive_response():
                     halted = False
                     for event in collector.feed(message):
@@ -356,8 +381,21 @@ class AgentSession:
                 turn.failure = ev.ErrorEvent(exception_message(exc, turn.stderr), "cli")
         finally:
             if turn.handle is not None:
-                self.pool.release(turn.handle)
+                self._release(turn, message_id)
             self.pool.active = None
+
+    def _release(self, turn: _Turn, message_id: str) -> None:
+        """Hand the turn's CLI back: kept for the next turn (rewound to an empty conversation) only
+        when the turn ended cleanly: a result, no error, not stopped or halted, no background task."""
+        assert turn.handle is not None
+        result = turn.collector.result
+        if result is not None and result.total_cost_usd is not None:
+            turn.handle.cost_so_far = result.total_cost_usd
+        clean = (result is not None and not result.is_error and turn.failure is None and not self._stop_requested
+                 and not (result.terminal_reason or "").startswith("aborted")
+                 and not (turn.watch is not None and turn.watch.halt is not None)
+                 and not turn.collector.tasks_started)
+        self.pool.release(turn.handle, message_id if clean else None)
 
     def _judge(self, turn: _Turn) -> None:
         """Step 3: interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""
@@ -405,6 +443,7 @@ class AgentSession:
             log_event(self.instance.debug_log_path, "turn_interrupted", user_row_id=user_id, assistant_row_id=assistant_id)
         self._run_post_turn_hooks(assistant_id)
         self._prepare_spare()
+        self._warm_backends()
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, interrupted=turn.interrupted,
                           assistant_row_id=assistant_id, user_row_id=user_id)
 
@@ -519,3 +558,15 @@ class AgentSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _env_flag(name: str) -> bool:
+    """An on/off environment switch, on unless set to 0/false/no/off."""
+    return os.environ.get(name, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _has_files(folder: Path) -> bool:
+    try:
+        return any(folder.iterdir())
+    except OSError:
+        return False
