@@ -47,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mnemara.testing import ScriptedAPI, reply  # noqa: E402
+from mnemara.testing import ScriptedAPI, reply
 
 ROLE = "You are a benchmark agent. Answer briefly.\n" * 20
 ANSWER = "Leases time out after thirty seconds unless renewed by the holder."
@@ -200,7 +200,7 @@ def find_baseline(given: str | None) -> tuple[str | None, str]:
         if not Path(candidate).exists():
             continue
         probe = subprocess.run([candidate, "-c", "import importlib.metadata as m; print(m.version('mnemara'))"],
-                               capture_output=True, text=True)
+                               check=False, capture_output=True, text=True)
         version = probe.stdout.strip()
         if probe.returncode == 0 and version.startswith("0.18"):
             return candidate, version
