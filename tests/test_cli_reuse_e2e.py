@@ -134,3 +134,55 @@ def test_a_failed_or_stopped_turn_never_hands_its_process_on(scripted_api, sessi
 
     asyncio.run(stop_midway())
     assert session.stats["reused"] == 0 and session.stats["fresh_started"] == 3
+
+
+def test_closing_kills_the_kept_process_instead_of_draining_it(scripted_api, session_factory):
+    import signal
+
+    session = session_factory(warm_spare=True, reuse_cli=True)
+    session.turn("one")
+    kept = session.pool.spare
+    assert kept is not None and kept.turns_served == 1
+    process = kept.client._transport._process
+    session.close()
+    assert process.returncode == -signal.SIGKILL
+
+
+NOTHING_HEAVY = """
+import os, sys, tempfile, time
+from pathlib import Path
+from mnemara.testing import ScriptedAPI, reply
+home = tempfile.mkdtemp()
+os.environ.update(HOME=home, MNEMARA_HOME=home + "/m", MNEMARA_WARM_SPARE="1")
+with ScriptedAPI(default=reply("ok")) as api:
+    os.environ.update(api.env())
+    from mnemara.instance import Instance
+    from mnemara.session import AgentSession
+    instance = Instance.create("x")
+    if sys.argv[1] == "with-index":
+        instance.index_dir.mkdir(parents=True, exist_ok=True)
+        (instance.index_dir / "notes.lance").mkdir()
+    session = AgentSession(instance)
+    session.prewarm()
+    at_start = "lancedb" in sys.modules or "kuzu" in sys.modules
+    first = session.turn("hello").ok and session.turn("again").ok
+    deadline = time.monotonic() + 120
+    while sys.argv[1] == "with-index" and "lancedb" not in sys.modules and time.monotonic() < deadline:
+        time.sleep(0.1)
+    print(at_start, first, "lancedb" in sys.modules, "kuzu" in sys.modules)
+    session.close()
+"""
+
+
+@pytest.mark.parametrize(("case", "expected"), [("plain", "False True False False"),
+                                                  ("with-index", "False True True False")])
+def test_heavy_backends_are_not_loaded_at_start(case: str, expected: str):
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    env = {k: v for k, v in cli_env().items() if not k.startswith(("ANTHROPIC_", "MNEMARA_"))}
+    run = subprocess.run([sys.executable, "-c", NOTHING_HEAVY, case], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == expected
