@@ -5,7 +5,7 @@ Run: /work/venv/bin/python bench/bench_context.py [--rows 10000] [--repeat 3]
 Times are reported against a baseline measured in the same run: a plain read
 of the whole table (``SELECT content FROM turns`` plus JSON decoding), the
 least any pass over every row must do. Tokens freed are measured on a
-deterministic synthetic tool-heavy session (mnemara.context.sample_session)
+deterministic synthetic tool-heavy session (tests/sample_session.py)
 and on a session recorded through the real Claude CLI against the scripted
 Messages API (bench/record_session.py: real Read/Edit/Write/Bash on real files).
 """
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mnemara.commands import dispatch  # noqa: E402
 from mnemara.config import Config  # noqa: E402
 from mnemara.context import compress, eviction  # noqa: E402
-from mnemara.context.sample_session import fill_store  # noqa: E402
+from tests.sample_session import fill_store  # noqa: E402
 from mnemara.instance import Instance  # noqa: E402
 from mnemara.store import TurnStore  # noqa: E402
 

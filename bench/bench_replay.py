@@ -32,7 +32,7 @@ from mnemara.memory.notes import format_note  # noqa: E402
 from mnemara.replay import run_replay  # noqa: E402
 from mnemara.replay.cluster import _dots, sparse_pairs  # noqa: E402
 from mnemara.replay.load import load_atoms  # noqa: E402
-from mnemara.replay.vectors import TfidfSpace  # noqa: E402
+from mnemara.memory.tfidf import TfidfSpace  # noqa: E402
 
 NOW = datetime(2026, 5, 10, 23, 0, tzinfo=timezone.utc)
 CATEGORIES = ["insight", "decision", "self_observation", "todo", "note"]

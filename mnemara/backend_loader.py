@@ -15,6 +15,7 @@ imported by LanceDB). A failed import raises the caller's
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import re
 import threading
@@ -25,6 +26,7 @@ from mnemara.errors import BackendUnavailable
 # Top-level packages whose imports must not interleave with each other's share a lock.
 _FAMILY = {"pyarrow": "lancedb", "lance": "lancedb"}
 _locks: dict[str, threading.RLock] = {}
+PRELOAD_EXIT_WAIT = 30.0  # seconds exit waits for a background pre-import to finish
 _locks_guard = threading.Lock()
 
 
@@ -73,4 +75,16 @@ def preload_backend(module: str) -> threading.Thread:
 
     thread = threading.Thread(target=run, name=f"mnemara-preload-{module}", daemon=True)
     thread.start()
+    _preloads.append(thread)
     return thread
+
+
+_preloads: list[threading.Thread] = []
+
+
+@atexit.register
+def _finish_preloads() -> None:
+    """Let a pre-import finish before the interpreter exits: a daemon thread stopped in the middle of
+    LanceDB's native import aborts the process ("FATAL: exception not rethrown", SIGABRT)."""
+    for thread in _preloads:
+        thread.join(PRELOAD_EXIT_WAIT)

@@ -80,10 +80,16 @@ class Config(BaseModel):
     max_window_turns: int = Field(default=20, ge=1)
     max_window_tokens: int = Field(default=200_000, ge=1)
     row_cap_slack_when_token_headroom: int = Field(default=0, ge=0)
+    # the agent's tune_window may set the caps up to these; None: it may only lower them
+    agent_max_window_turns: int | None = Field(default=None, ge=1)
+    agent_max_window_tokens: int | None = Field(default=None, ge=1000)
     allowed_tools: list[ToolPolicy] = Field(default_factory=default_policies)
     mcp_servers: list[McpServer] = Field(default_factory=list)
     stream: bool = True
     bash_timeout_seconds: int = Field(default=60, ge=1)
+    # -- API faults (issue 13): retries of 5xx/529/429, and a silent stream ends the turn --
+    api_max_retries: int = Field(default=2, ge=0, le=10)
+    api_stall_seconds: float = Field(default=120, gt=0, le=3600)
     file_tool_home_only: bool = True
     display_name: str = ""
     # -- opt-in context discipline (all off by default) -----------------------
@@ -95,6 +101,8 @@ class Config(BaseModel):
     runtime_sentinel: bool = False
     # -- memory backends ------------------------------------------------------
     rag_enabled: bool = True
+    # vector channel: "local" (bundled WordLlama, no server), "ollama" (rag_embed_url/model) or "none"
+    rag_embedder: Literal["local", "ollama", "none"] = "local"
     rag_embed_url: str = "http://localhost:11434/api/embeddings"
     rag_embed_model: str = "nomic-embed-text"
     rag_auto_index_memory: bool = True

@@ -36,6 +36,10 @@ class InstanceExists(MnemaraError):
     exit_code = 2
 
 
+class InstanceBusy(MnemaraError):
+    """Another ``mnemara run`` has this instance open (two would interleave one window)."""
+
+
 class ConfigError(MnemaraError):
     """config.json (or another hand-edited file) could not be read; it is left untouched."""
 
@@ -55,3 +59,9 @@ class BackendUnavailable(MnemaraError):
     and degrade: the primary action still succeeds and the answer names the
     backend and the reason. ``str(exc)`` is the reason alone.
     """
+
+
+class StoreUnavailable(StoreError):
+    """turns.sqlite cannot take a write right now (locked by another process, or damaged)."""
+
+    exit_code = 1

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from mnemara.blocks import result_text
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -48,12 +50,8 @@ class ToolResult:
 
     @property
     def text(self) -> str:
-        """The result as plain text (list contents joined)."""
-        if isinstance(self.content, str):
-            return self.content
-        if isinstance(self.content, list):
-            return "\n".join(str(b.get("text", "")) for b in self.content if isinstance(b, dict))
-        return "" if self.content is None else str(self.content)
+        """The result as plain text (:func:`mnemara.blocks.result_text`)."""
+        return result_text(self.content)
 
 
 @dataclass(frozen=True)

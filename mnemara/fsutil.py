@@ -1,4 +1,8 @@
-"""Small filesystem helpers: atomic writes and appends that never tear."""
+"""Small filesystem helpers: atomic writes and appends that never tear, private by default.
+
+Instance folders hold conversations and memory, so what these helpers create is
+private to the user: folders 0700, files 0600 (whatever the umask says).
+"""
 from __future__ import annotations
 
 import fcntl
@@ -8,11 +12,33 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+
+def private_mkdir(path: Path) -> None:
+    """Create ``path`` and its missing parents as 0700 folders; existing folders are left as they are."""
+    path = Path(path)
+    if path.is_dir():
+        return
+    if path.parent != path and not path.parent.is_dir():
+        private_mkdir(path.parent)
+    try:
+        path.mkdir(mode=PRIVATE_DIR)
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+
+
+def touch_private(path: Path) -> None:
+    """Create ``path`` as an empty 0600 file if it does not exist (an existing file is untouched)."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
+
 
 def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
-    """Write ``text`` to ``path`` via a temp file in the same folder and a rename."""
+    """Write ``text`` to ``path`` via a temp file in the same folder and a rename (a new file is 0600)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_mkdir(path.parent)
     _write_and_replace(path, text.encode(encoding))
 
 
@@ -39,13 +65,16 @@ def _write_and_replace(path: Path, data: bytes, mode: int | None = None) -> None
 def locked(path: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock on ``path`` (created if missing) for the block."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    private_mkdir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def locked_append(path: Path, text: str) -> int:
@@ -55,7 +84,7 @@ def locked_append(path: Path, text: str) -> int:
     file replaced by a rewriter while we waited is appended to in its new form.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_mkdir(path.parent)
     data = text.encode("utf-8")
     fd = _open_locked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
@@ -88,7 +117,7 @@ def _open_locked(path: Path, flags: int) -> int:
     the path still names the locked inode and start again if not.
     """
     while True:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, flags, PRIVATE_FILE)
         fcntl.flock(fd, fcntl.LOCK_EX)
         if _same_file(fd, path):
             return fd

@@ -11,13 +11,23 @@ This module knows paths and names only; it imports nothing heavy.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
-from mnemara.errors import InstanceExists, InstanceNotFound, UsageError
+from mnemara.errors import InstanceBusy, InstanceExists, InstanceNotFound, UsageError
+from mnemara.fsutil import (
+    PRIVATE_DIR,
+    PRIVATE_FILE,
+    atomic_write_text,
+    private_mkdir,
+    touch_private,
+)
 
 NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 SUBDIRS = (
@@ -131,6 +141,7 @@ class Instance:
             raise InstanceNotFound(
                 f"no instance {name!r} under {root.parent} (create it with: mnemara init --instance {name})"
             )
+        _make_private(root)
         return cls(name=name, root=root)
 
     @classmethod
@@ -149,8 +160,8 @@ class Instance:
         root = cls.path_for(name, home)
         if root.exists():
             raise InstanceExists(f"instance {name!r} already exists at {root}; refusing to overwrite")
-        root.parent.mkdir(parents=True, exist_ok=True)
-        root.mkdir()
+        private_mkdir(root.parent)
+        root.mkdir(mode=PRIVATE_DIR)
         inst = cls(name=name, root=root)
         inst.ensure_layout()
         Config(role_doc_path=role_doc_path).save(inst.config_path)
@@ -161,13 +172,13 @@ class Instance:
 
     def ensure_layout(self) -> None:
         """Create any missing folder or empty file of the layout (never overwrites)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_mkdir(self.root)
         for sub in SUBDIRS:
-            (self.root / sub).mkdir(parents=True, exist_ok=True)
+            private_mkdir(self.root / sub)
         if not self.permissions_path.exists():
-            self.permissions_path.write_text('{\n  "allowed_patterns": {}\n}\n', encoding="utf-8")
+            atomic_write_text(self.permissions_path, '{\n  "allowed_patterns": {}\n}\n')
         for path in (self.debug_log_path, self.prompt_history_path):
-            path.touch(exist_ok=True)
+            touch_private(path)
         if not self.config_path.exists():
             from mnemara.config import Config
 
@@ -175,6 +186,45 @@ class Instance:
 
     def delete(self) -> None:
         shutil.rmtree(self.root)
+
+
+def _make_private(root: Path) -> None:
+    """Close an instance folder created before folders were private (0700); never raises."""
+    try:
+        st = root.stat()
+        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.chmod(root, PRIVATE_DIR)
+    except OSError:
+        pass
+
+
+RUN_LOCK = ".run.lock"
+
+
+@contextmanager
+def run_lock(instance: Instance) -> Iterator[None]:
+    """Hold the instance's session lock for the block; :class:`InstanceBusy` when another process has it.
+
+    Two chat sessions on one instance would each append to the same rolling window,
+    interleaving two conversations. ``mnemara note``, ``show`` and the memory tools do
+    not take this lock: they are safe beside a running session.
+    """
+    path = instance.root / RUN_LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise InstanceBusy(
+                f"instance {instance.name!r} is already open in another `mnemara run` (pid {holder}); two sessions "
+                "on one instance would interleave their turns in one window. Close the other one first, or use "
+                "another instance") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def list_instances(home: Path | None = None) -> list[str]:

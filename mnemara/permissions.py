@@ -94,6 +94,12 @@ PromptAnswer = Optional[str]
 Prompt = Callable[[PermissionRequest], Union[PromptAnswer, Awaitable[PromptAnswer]]]
 
 
+#: Mnemara 0.18 policy names that differ from ours -> the in-process tool each governs here.
+LEGACY_POLICY_NAMES = {
+    "GraphAddNode": "graph_add_node", "GraphAddEdge": "graph_add_edge", "GraphNeighbors": "graph_neighbors",
+    "GraphMatch": "graph_match", "GraphShortestPath": "graph_shortest_path",
+    "EvictThinking": "evict_thinking_blocks", "EvictToolUse": "evict_tool_use_blocks", "EvictWrites": "evict_write_pairs",
+}
 #: The spec's own policy names for in-process tools, even if a tool module forgets to declare them.
 SPEC_POLICY_NAMES = {f"{MCP_PREFIX}{OWN_SERVER}__write_memory": "WriteMemory"}
 
@@ -186,7 +192,7 @@ class PermissionGate:
         self._config_problems: list[str] = []
         self._modes: dict[str, Verdict] = {}
         self._config_patterns: dict[str, list[re.Pattern[str]]] = {}
-        known = set(BUILTIN_DEFAULTS) | set(POLICY_ALIASES) | set(self._own_names.values())
+        known = set(BUILTIN_DEFAULTS) | set(POLICY_ALIASES) | set(self._own_names.values()) | set(LEGACY_POLICY_NAMES)
         self._known = known
         source = self.instance.config_path.name
         for index, policy in enumerate(config.allowed_tools):
@@ -197,7 +203,11 @@ class PermissionGate:
             if policy.tool in self._modes:
                 self._config_problems.append(f"{entry}: a second policy for the same tool is ignored")
                 continue
-            if policy.tool not in known and not policy.tool.startswith(MCP_PREFIX):
+            if policy.tool in LEGACY_POLICY_NAMES:
+                tool = f"{MCP_PREFIX}{OWN_SERVER}__{LEGACY_POLICY_NAMES[policy.tool]}"
+                self._config_problems.append(f"{entry}: Mnemara 0.18 name, applied to {tool} "
+                                             f"(policy name here: {self.policy_name(tool)})")
+            elif policy.tool not in known and not policy.tool.startswith(MCP_PREFIX):
                 self._config_problems.append(
                     f"{entry}: no such tool (known: {', '.join(sorted(known))}, or mcp__<server>__<tool>)")
             self._modes[policy.tool] = policy.mode
@@ -268,6 +278,8 @@ class PermissionGate:
 
     def _compute_keys(self, tool_name: str) -> list[str]:
         keys = [tool_name]  # the exact model-facing name is the most specific
+        own = tool_name[len(f"{MCP_PREFIX}{OWN_SERVER}__"):] if tool_name.startswith(f"{MCP_PREFIX}{OWN_SERVER}__") else ""
+        keys += [old for old, ours in LEGACY_POLICY_NAMES.items() if own and ours == own]  # 0.18's per-tool names
         policy = self.policy_name(tool_name)
         if policy != tool_name:
             keys.append(policy)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 from mnemara.errors import UsageError
 
@@ -51,7 +51,8 @@ def check_role_file(path: str) -> Path:
 
 
 def fetch_role_doc(url: str, *, max_bytes: int = MAX_ROLE_BYTES, timeout: float = 30.0) -> str:
-    """Download a role doc once. Refuses non-https, >1 MB and non-UTF-8 with one clear line."""
+    """Download a role doc once. Refuses non-https (also as a redirect target), >1 MB and non-UTF-8
+    with one clear line."""
     import ssl
     import urllib.error
     import urllib.request
@@ -59,9 +60,22 @@ def fetch_role_doc(url: str, *, max_bytes: int = MAX_ROLE_BYTES, timeout: float 
     parsed = urlparse(url)
     if parsed.scheme != "https" or not parsed.netloc:
         raise UsageError(f"refusing {url!r}: only https:// URLs are accepted")
+    class HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
+        """Follow a redirect only to another https:// URL; anything else ends the fetch."""
+
+        def http_error_302(self, req, fp, code, msg, headers):  # noqa: ANN001 - urllib calls it with these
+            target = urljoin(req.full_url, headers.get("location") or headers.get("uri") or "")
+            if urlparse(target).scheme != "https":
+                raise UsageError(f"refusing {url}: it redirects to {target!r}, which is not https")
+            return super().http_error_302(req, fp, code, msg, headers)
+
+        http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ssl.create_default_context()),
+                                         HttpsOnlyRedirects())
     request = urllib.request.Request(url, headers={"User-Agent": "mnemara"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout, context=ssl.create_default_context()) as resp:
+        with opener.open(request, timeout=timeout) as resp:
             declared = resp.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
                 raise UsageError(f"refusing {url}: {declared} bytes is over the {max_bytes} byte cap")

@@ -33,9 +33,10 @@ from claude_agent_sdk import (
 from claude_agent_sdk import SdkMcpTool
 
 from mnemara import events as ev
+from mnemara.api_faults import StallWatch, auth_message, stall_message
 from mnemara.config import Config
 from mnemara.debuglog import log_event
-from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec
+from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec, unknown_arguments
 
 BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
 
@@ -46,7 +47,10 @@ BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
 def _adapt(spec: ToolSpec, ctx: ToolContext) -> SdkMcpTool[Any]:
     async def handler(args: dict[str, Any]) -> dict[str, Any]:
         try:
-            if inspect.iscoroutinefunction(spec.handler):
+            refusal = unknown_arguments(spec, args)
+            if refusal is not None:
+                result: Any = {"ok": False, "error": refusal}
+            elif inspect.iscoroutinefunction(spec.handler):
                 result = await spec.handler(ctx, args)
             else:
                 result = await asyncio.to_thread(spec.handler, ctx, args)
@@ -99,12 +103,29 @@ class TurnCollector:
     stream: bool = True
     blocks: list[dict[str, Any]] = field(default_factory=list)
     result: ResultMessage | None = None
-    partial_text: str = ""  # streamed text not yet confirmed by an AssistantMessage
+    partial_text: str = ""  # text streamed by the current attempt, not yet confirmed by an AssistantMessage
+    shown_text: str = ""  # text already shown as deltas for that message, whichever attempt sent it
     api_error: str | None = None  # AssistantMessage.error of the last failed call
     api_error_text: str = ""
     retries: int = 0
     cost_base: float = 0.0  # the CLI's running cost before this turn (a reused process keeps counting)
     tasks_started: int = 0  # background tasks the CLI started (they would outlive the turn)
+    auth_rejected: int | None = None  # HTTP status of a rejected key (401/403): the turn ends now
+
+    def _show(self, text: str, confirmed: bool = False) -> list[ev.Event]:
+        """Deltas that bring the screen from :attr:`shown_text` to ``text``, showing nothing twice.
+
+        After a dropped connection the CLI asks again and the new attempt streams from the
+        start: what is already on screen is not repeated. When the new text (or the final,
+        confirmed one) does not continue what was shown, a notice says the answer restarts.
+        """
+        shown = self.shown_text
+        if not self.stream or text == shown or (not confirmed and shown.startswith(text)):
+            return []
+        self.shown_text = text
+        if text.startswith(shown):
+            return [ev.TextDelta(text[len(shown):])]
+        return [ev.Notice("the connection dropped mid-answer; the answer starts again below", "info"), ev.TextDelta(text)]
 
     def feed(self, message: Any) -> list[ev.Event]:
         out: list[ev.Event] = []
@@ -115,8 +136,7 @@ class TurnCollector:
                     delta = event.get("delta", {})
                     if delta.get("type") == "text_delta" and delta.get("text"):
                         self.partial_text += delta["text"]
-                        if self.stream:
-                            out.append(ev.TextDelta(delta["text"]))
+                        out.extend(self._show(self.partial_text))
                 elif event.get("type") == "message_start":
                     self.partial_text = ""
         elif isinstance(message, AssistantMessage):
@@ -129,7 +149,8 @@ class TurnCollector:
             for block in message.content:
                 if isinstance(block, TextBlock):
                     self.blocks.append({"type": "text", "text": block.text})
-                    self.partial_text = ""
+                    out.extend(self._show(block.text, confirmed=True))
+                    self.partial_text = self.shown_text = ""
                     out.append(ev.AssistantText(block.text))
                 elif isinstance(block, SdkThinkingBlock):
                     self.blocks.append({"type": "thinking", "thinking": block.thinking})
@@ -156,19 +177,29 @@ class TurnCollector:
             if message.subtype == "task_started":
                 self.tasks_started += 1
             if message.subtype == "api_retry":
-                self.retries += 1
                 data = message.data
                 status = data.get("error_status")
+                if status in (401, 403):  # a rejected key stays rejected: no retries, end the turn
+                    self.auth_rejected = int(status)
+                    return out
+                self.retries += 1
                 delay = (data.get("retry_delay_ms") or 0) / 1000
-                why = f"{data.get('error') or 'error'}" + (f" (HTTP {status})" if status else "")
+                error = data.get("error") or "error"
+                why = (f"{error} (HTTP {status})" if status else
+                       "connection lost" if error in ("unknown", "error") else str(error))
                 out.append(ev.Notice(f"API {why}; retrying in {delay:.1f}s "
                                      f"(attempt {data.get('attempt', '?')} of {data.get('max_retries', '?')})", "info"))
         return out
 
+    @property
+    def unconfirmed_text(self) -> str:
+        """The longest text of the unfinished message that any attempt streamed."""
+        return max(self.shown_text, self.partial_text, key=len)
+
     def final_blocks(self, interrupted: bool) -> list[dict[str, Any]]:
-        """The blocks to store; an interrupted turn keeps the text streamed so far."""
-        if interrupted and self.partial_text:
-            return [*self.blocks, {"type": "text", "text": self.partial_text}]
+        """The blocks to store; an interrupted turn keeps the text streamed so far, once."""
+        if interrupted and self.unconfirmed_text:
+            return [*self.blocks, {"type": "text", "text": self.unconfirmed_text}]
         return list(self.blocks)
 
     @property
@@ -180,6 +211,24 @@ class TurnCollector:
         if self.result is None or self.result.total_cost_usd is None:
             return None
         return round(self.result.total_cost_usd - self.cost_base, 10)
+
+
+def track_api_wait(watch: StallWatch, message: Any) -> None:
+    """Tell ``watch`` whether the API owes an answer, from one SDK message."""
+    if isinstance(message, StreamEvent):
+        if message.event.get("type") == "message_stop":
+            watch.idle()
+        else:
+            watch.activity()
+    elif isinstance(message, UserMessage):
+        if isinstance(message.content, list) and any(isinstance(b, ToolResultBlock) for b in message.content):
+            watch.awaiting_api()  # tool results go back to the API in the next request
+    elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
+        watch.activity(grace=(message.data.get("retry_delay_ms") or 0) / 1000)
+    elif isinstance(message, ResultMessage):
+        watch.idle()
+    else:
+        watch.activity()
 
 
 # -- failures ------------------------------------------------------------------------
@@ -227,6 +276,15 @@ def failure_kind(status: int | None, sdk_error: str | None, text: str) -> str:
     return "error"
 
 
+def api_fault(collector: TurnCollector, stall: StallWatch | None) -> ev.ErrorEvent | None:
+    """The error of a turn that Mnemara itself ended: a silent stream or a rejected key."""
+    if stall is not None and stall.fired:
+        return ev.ErrorEvent(stall_message(stall.seconds), "stall")
+    if collector.auth_rejected:
+        return ev.ErrorEvent(auth_message(collector.auth_rejected), "auth")
+    return None
+
+
 def classify_failure(collector: TurnCollector) -> ev.ErrorEvent | None:
     """An ErrorEvent when the turn's result says the API call failed, else None."""
     result = collector.result
@@ -238,6 +296,8 @@ def classify_failure(collector: TurnCollector) -> ev.ErrorEvent | None:
     if result is not None and result.errors:
         detail = detail or "; ".join(result.errors)
     kind = failure_kind(status, collector.api_error, detail)
+    if kind == "auth":
+        return ev.ErrorEvent(auth_message(status), kind)
     message = _MESSAGES[kind]
     if kind == "server" and status:
         message += f" (HTTP {status})"

@@ -19,6 +19,8 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
+from mnemara.api_faults import retry_env
+from mnemara.child_guard import guard_env, guarded_cli_path
 from mnemara.cli_process import CliHandle, env_fingerprint
 from mnemara.debuglog import log_event
 from mnemara.prompt_file import PromptFile
@@ -49,6 +51,7 @@ class CliLauncher:
             "mcp": [s.model_dump(mode="json") for s in cfg.mcp_servers],
             "tools": [s.name for s in enabled_specs(cfg)],
             "bash": cfg.bash_timeout_seconds,
+            "retries": cfg.api_max_retries,
             "cwd": self.session.cwd,
             "env": env_fingerprint(),
         }
@@ -98,7 +101,9 @@ class CliLauncher:
                 "PreToolUse": [HookMatcher(matcher=None, hooks=[self.pre_tool_use], on_failure="block")],
                 "PostToolUse": [HookMatcher(matcher=None, hooks=[self.post_tool_use])],
             },
-            env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms},
+            env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms,
+                 **retry_env(cfg.api_max_retries), **guard_env()},
+            cli_path=guarded_cli_path(),  # the CLI dies with this process, even on kill -9 (Linux)
             stderr=on_stderr,
             # Mnemara's store is the history: no per-turn session transcripts piling up in ~/.claude/projects.
             extra_args={"no-session-persistence": None},

@@ -14,8 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 
+#: Input fields that only describe a call to the user and never change what it does.
+COSMETIC_FIELDS = {"Bash": frozenset({"description"})}
+
+
 def call_key(tool_name: str, tool_input: Any) -> tuple[str, str]:
-    """A comparable identity for a call: the name and its arguments as sorted-key JSON."""
+    """A comparable identity for a call: the name and its arguments as sorted-key JSON.
+
+    Cosmetic fields (Bash's ``description``) are left out, so a loop cannot dodge the
+    sentinel by rewording the description of the same command.
+    """
+    cosmetic = COSMETIC_FIELDS.get(tool_name)
+    if cosmetic and isinstance(tool_input, dict):
+        tool_input = {k: v for k, v in tool_input.items() if k not in cosmetic}
     return tool_name, json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
 
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
@@ -57,26 +58,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mnemara import events as ev
+from mnemara.api_faults import StallWatch, end_stalled_call, stop_calling
 from mnemara.backend_loader import preload_backend
 from mnemara.cli_pool import CliPool
 from mnemara.cli_process import (
     CliHandle,
     cli_failure,
     exception_message,
+    hard_kill,
     has_credentials,
     new_message_id,
     one_message,
 )
 from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
-from mnemara.errors import MnemaraError
+from mnemara.errors import MnemaraError, StoreUnavailable
 from mnemara.instance import Instance
 from mnemara.permissions import PermissionGate, PermissionRequest
 from mnemara.role_refresh import RoleDocWatch
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sdk_options import CliLauncher
 from mnemara.sentinel import SentinelWatch
-from mnemara.store import TRIM_BATCH, TurnStore, Window
+from mnemara.spool import Spool
+from mnemara.store import TRIM_BATCH, TurnStore, Window, text_block
 from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
@@ -101,6 +105,7 @@ class _Turn:
     handle: CliHandle | None = None
     failure: ev.ErrorEvent | None = None
     interrupted: bool = False
+    stall: StallWatch | None = None  # ends the turn when the API goes silent (api_stall_seconds)
 
     @property
     def stderr(self) -> list[str]:
@@ -135,6 +140,7 @@ class AgentSession:
         self.pre_turn_context: list[Callable[[AgentSession, str], str]] = []
         self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
         self.config_listeners: list[Callable[[Config], None]] = []
+        self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
@@ -145,6 +151,8 @@ class AgentSession:
         self._sync = LoopThread("mnemara-session")
         self._closed = False
         self._backends_warmed = False
+        self._damaged_seen: set[int] = set()  # damaged rows already reported this session
+        self._damaged_now: list[int] = []  # damaged rows the last context_blocks() left out
         from mnemara.context.hooks import install as install_context_hooks
 
         install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
@@ -175,13 +183,26 @@ class AgentSession:
 
     # -- the live config -------------------------------------------------------------
     def reload_config(self) -> Config:
-        """Re-read config.json (hand edits apply to the next call) and hand it to every holder."""
-        return self.apply_config(Config.load(self.instance.config_path))
+        """Re-read config.json (hand edits apply to the next call) and hand it to every holder;
+        this session's temporary overrides (``/swap --temp``) stay on top."""
+        cfg = Config.load(self.instance.config_path)
+        if self.session_overrides:
+            cfg = Config.from_dict({**cfg.to_dict(), **self.session_overrides}, source="session override")
+        return self.apply_config(cfg)
 
     def update_config(self, **changes: Any) -> Config:
         """Change fields of config.json: validated (nothing is saved when a value is refused,
         :class:`~mnemara.errors.ConfigError`), saved atomically, then live for every holder."""
-        return self.apply_config(update_config(self.instance.config_path, **changes))
+        for key in changes:
+            self.session_overrides.pop(key, None)
+        update_config(self.instance.config_path, **changes)
+        return self.reload_config()
+
+    def override_config(self, **changes: Any) -> Config:
+        """Change fields for this session only (validated, never saved; config.json is untouched)."""
+        Config.from_dict({**self.config.to_dict(), **changes}, source="session override")
+        self.session_overrides.update(changes)
+        return self.reload_config()
 
     def apply_config(self, config: Config) -> Config:
         """Make ``config`` the live config: the session, its tools, the permission gate, the peer
@@ -249,6 +270,7 @@ class AgentSession:
             except Exception as exc:
                 log_event(self.instance.debug_log_path, "pre_turn_context_error", level="error", error=repr(exc))
         win = self.window()
+        self._damaged_now = [t.id for t in win.damaged]
         rows = [t for t in win.rows if t.id not in exclude_ids]
         return build_user_content(win.pinned, rows, text, extras)
 
@@ -320,16 +342,44 @@ class AgentSession:
             self.pool.active = None
 
     async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
-        user_id = self.store.append("user", text)
+        replayed, store_ok = self._replay_spool()
+        for event in replayed:
+            yield event
+        try:
+            if not store_ok:  # the spool could not go in: neither can this message, do not wait twice
+                raise StoreUnavailable(self.store.damaged or "turns.sqlite is still unavailable")
+            user_id = self.store.append("user", text)
+        except StoreUnavailable as exc:
+            for event in self._spool_row("user", [text_block(text)], {}, exc):
+                yield event
+            return
         notices, turn = self._open_turn(user_id)
         for event in notices:
             yield event
         if turn is None:  # refused before any CLI was involved (the notices end with TurnDone)
             return
-        content = self.context_blocks(text, exclude_ids=(user_id,))
+        try:
+            content = self.context_blocks(text, exclude_ids=(user_id,))
+        except StoreUnavailable as exc:  # the message is stored; the window cannot be read
+            yield self._error(f"cannot read the window: {exc.message}", "store", user_id)
+            yield ev.TurnDone(user_row_id=user_id, error=exc.message)
+            return
+        for event in self._damaged_notices():
+            yield event
         async for event in self._stream(turn, content):
             yield event
         self._judge(turn)
+        if turn.failure is not None and not turn.collector.blocks:
+            retry = self._recover_overflow(turn, text)
+            if retry is not None:
+                yield retry
+                if isinstance(retry, ev.Notice):  # rows evicted: send the turn once more
+                    _, again = self._open_turn(user_id)
+                    if again is not None:
+                        turn = again
+                        async for event in self._stream(turn, self.context_blocks(text, exclude_ids=(user_id,))):
+                            yield event
+                        self._judge(turn)
         if turn.failure is not None:
             for event in self._record_failure(turn):
                 yield event
@@ -359,22 +409,35 @@ class AgentSession:
     async def _stream(self, turn: _Turn, content: list[dict[str, Any]]) -> AsyncIterator[ev.Event]:
         """Step 2: send the message through a CLI process and yield its events until the turn ends,
         the sentinel halts it or it is stopped. A CLI that fails becomes ``turn.failure``."""
+        from mnemara.sdk_bridge import track_api_wait
+
         watch, collector = turn.watch, turn.collector
         message_id = new_message_id()
         try:
-            turn.handle = self.pool.active = await self._take_client(turn.system_prompt)
-            collector.cost_base = turn.handle.cost_so_far
+            turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
+            collector.cost_base = handle.cost_so_far
             if not self._stop_requested:
-                await turn.handle.client.query(one_message(content, message_id))
-                async for message in turn.handle.client.receive_response():
-                    halted = False
-                    for event in collector.feed(message):
-                        yield event
-                        if watch is not None and isinstance(event, ev.ToolResult):
-                            halted = halted or watch.stop_after_tool_result(event.tool_use_id)
-                    if halted:  # the sentinel refused a call: stop consuming, end the turn cleanly
-                        break
-            if collector.result is None and not self._stop_requested and not (watch and watch.halt):
+                stall = turn.stall = StallWatch(turn.cfg.api_stall_seconds,
+                                                functools.partial(end_stalled_call, handle.client, hard_kill))
+                watchdog = asyncio.ensure_future(stall.run())
+                try:
+                    stall.awaiting_api()
+                    await handle.client.query(one_message(content, message_id))
+                    async for message in handle.client.receive_response():
+                        track_api_wait(stall, message)
+                        halted = False
+                        for event in collector.feed(message):
+                            yield event
+                            if watch is not None and isinstance(event, ev.ToolResult):
+                                halted = halted or watch.stop_after_tool_result(event.tool_use_id)
+                        if halted or collector.auth_rejected:  # sentinel refusal / rejected key: end the turn now
+                            break
+                finally:
+                    watchdog.cancel()
+                if collector.auth_rejected:  # the CLI would go on retrying the rejected key for minutes
+                    await stop_calling(handle.client, hard_kill)
+            ended_early = self._stop_requested or (watch and watch.halt) or collector.auth_rejected
+            if collector.result is None and not ended_early:
                 turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
         except Exception as exc:
             if not self._stop_requested:
@@ -394,13 +457,38 @@ class AgentSession:
         clean = (result is not None and not result.is_error and turn.failure is None and not self._stop_requested
                  and not (result.terminal_reason or "").startswith("aborted")
                  and not (turn.watch is not None and turn.watch.halt is not None)
-                 and not turn.collector.tasks_started)
+                 and not turn.collector.tasks_started and not turn.collector.auth_rejected)
         self.pool.release(turn.handle, message_id if clean else None)
+
+    def _recover_overflow(self, turn: _Turn, text: str) -> ev.Event | None:
+        """"Prompt is too long": evict the oldest unpinned rows to fit (a Notice, then the caller retries
+        once), or, when pins and slots alone are too big, turn the failure into one naming them."""
+        from mnemara.context import overflow
+        from mnemara.context.breakdown import tool_schema_tokens
+        from mnemara.tokens import estimate_text
+
+        detail = turn.collector.api_error_text or (turn.collector.result.result or "" if turn.collector.result else "")
+        assert turn.failure is not None
+        if not overflow.is_overflow(turn.failure.message, detail):
+            return None
+        fixed = estimate_text(turn.system_prompt) + estimate_text(text) + tool_schema_tokens(turn.cfg)[0]
+        found = overflow.plan(self.store.window_for(turn.cfg, exclude_ids=(turn.user_id,)), fixed,
+                              turn.failure.message, detail)
+        if not found.evict or not found.fits:
+            log_event(self.instance.debug_log_path, "overflow_unrecoverable", level="warning", api_said=detail[:300],
+                      pinned=[t.id for t in found.pinned], target=found.target, estimate=found.estimate)
+            turn.failure = ev.ErrorEvent(found.too_big(), "overflow")
+            return None
+        self.store.evict(t.id for t in found.evict)
+        log_event(self.instance.debug_log_path, "overflow_recovery", level="warning", rows=[t.id for t in found.evict],
+                  tokens_freed=found.tokens_freed, target=found.target, estimate=found.estimate, api_said=detail[:300])
+        return ev.Notice(found.notice())
 
     def _judge(self, turn: _Turn) -> None:
         """Step 3: interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""
-        from mnemara.sdk_bridge import classify_failure
+        from mnemara.sdk_bridge import api_fault, classify_failure
 
+        turn.failure = api_fault(turn.collector, turn.stall) or turn.failure
         result = turn.collector.result
         turn.interrupted = self._stop_requested or (
             result is not None and (result.terminal_reason or "").startswith("aborted"))
@@ -408,18 +496,23 @@ class AgentSession:
             turn.failure = classify_failure(turn.collector)
 
     def _record_failure(self, turn: _Turn) -> Iterator[ev.Event]:
-        """Step 4a: say what failed; keep what tools already did as a partial assistant row."""
+        """Step 4a: say what failed; keep what tools did and the text shown so far, once, as a partial
+        assistant row marked interrupted."""
         failure, collector = turn.failure, turn.collector
         assert failure is not None
         yield self._error(failure.message, failure.kind, turn.user_id, stderr=turn.stderr[-5:])
         partial_id = None
-        if collector.blocks:  # tools already ran: keep what happened before the failure
-            partial_id = self.store.append("assistant", collector.final_blocks(False), {
-                "usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
-                "user_row_id": turn.user_id, "error": failure.message, "error_kind": failure.kind})
+        if collector.blocks or collector.unconfirmed_text:
+            meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
+                    "interrupted": True, "user_row_id": turn.user_id, "error": failure.message,
+                    "error_kind": failure.kind}
+            try:
+                partial_id = self.store.append("assistant", collector.final_blocks(True), meta)
+            except StoreUnavailable:
+                Spool(self.instance.root).add("assistant", collector.final_blocks(True), meta)
         self._prepare_spare()
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=turn.user_id,
-                          assistant_row_id=partial_id, error=failure.message)
+                          assistant_row_id=partial_id, error=failure.message, interrupted=partial_id is not None)
 
     def _record_answer(self, turn: _Turn) -> Iterator[ev.Event]:
         """Step 4b: store the answer (with the sentinel's notice), trim the window, run post-turn hooks."""
@@ -435,7 +528,12 @@ class AgentSession:
             yield ev.Halt(notice)
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
-        assistant_id = self.store.append("assistant", collector.final_blocks(turn.interrupted), meta)
+        try:
+            assistant_id = self.store.append("assistant", collector.final_blocks(turn.interrupted), meta)
+        except StoreUnavailable as exc:  # the answer is kept in the spool like a message would be
+            yield from self._spool_row("assistant", collector.final_blocks(turn.interrupted), meta, exc,
+                                       usage=collector.usage, cost_usd=collector.cost_usd)
+            return
         window = self.window()
         if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
             self.store.finish_trim_later(window)
@@ -446,6 +544,44 @@ class AgentSession:
         self._warm_backends()
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, interrupted=turn.interrupted,
                           assistant_row_id=assistant_id, user_row_id=user_id)
+
+    # -- when turns.sqlite cannot take a row (mnemara.spool) ---------------------------------------
+    def _replay_spool(self) -> tuple[list[ev.Event], bool]:
+        """Store what the spool kept; returns notices and whether the store took it (or had nothing)."""
+        spool = Spool(self.instance.root)
+        if not spool.count():
+            return [], True
+        done = spool.replay(self.store)
+        if done.error is not None:
+            log_event(self.instance.debug_log_path, "spool_replay_failed", level="warning", error=done.error)
+            return [], False
+        log_event(self.instance.debug_log_path, "spool_replayed", rows=done.rows, unreadable=done.unreadable)
+        return [ev.Notice(f"{done.rows} row(s) kept in {spool.path.name} while turns.sqlite was unavailable "
+                          "are now stored", "info")], True
+
+    def _spool_row(self, role: str, blocks: list[dict[str, Any]], meta: dict[str, Any], exc: StoreUnavailable,
+                   **done: Any) -> Iterator[ev.Event]:
+        """Keep a row the store refused in the spool, say so in one line and end the turn."""
+        spool = Spool(self.instance.root)
+        spool.add(role, blocks, meta)
+        what = "your message" if role == "user" else "the answer"
+        message = (f"turns.sqlite cannot take {what} now ({exc.message}); it is kept in {spool.path} and will be "
+                   "stored when the store works again")
+        log_event(self.instance.debug_log_path, "row_spooled", level="error", role=role, reason=exc.message)
+        yield ev.ErrorEvent(message, "store")
+        if role == "assistant":
+            self._prepare_spare()
+        yield ev.TurnDone(error=message, **done)
+
+    def _damaged_notices(self) -> list[ev.Event]:
+        fresh = [i for i in self._damaged_now if i not in self._damaged_seen]
+        self._damaged_seen.update(fresh)
+        if not fresh:
+            return []
+        log_event(self.instance.debug_log_path, "damaged_rows_skipped", level="warning", row_ids=fresh)
+        ids = ", ".join(map(str, fresh))
+        return [ev.Notice(f"turns.sqlite row(s) {ids} are damaged and were left out of the context "
+                          "(`mnemara show` marks them)")]
 
     def _run_post_turn_hooks(self, assistant_id: int) -> None:
         for hook in list(self.post_turn_hooks):

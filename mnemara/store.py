@@ -27,6 +27,9 @@ from typing import Any, Iterable, Protocol
 
 from mnemara.debuglog import now_iso
 from mnemara.errors import StoreError, UsageError
+from mnemara.fsutil import touch_private
+from mnemara.store_health import WriteTx, busy_seconds, guarded_read, integrity_problem
+from mnemara.store_rows import decode_meta, decode_row_parts
 from mnemara.store_schema import MIGRATIONS, statements
 from mnemara.tokens import estimate_blocks
 
@@ -63,6 +66,7 @@ class Turn:
     evicted: bool = False
     protected: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    damaged: str | None = None  # why the stored row cannot be used (shown as damaged, never sent)
 
     @property
     def pinned(self) -> bool:
@@ -80,6 +84,7 @@ class Window:
 
     pinned: list[Turn]
     rows: list[Turn]
+    damaged: list[Turn] = field(default_factory=list)  # rows met while selecting that cannot be used (left out)
 
     @property
     def all(self) -> list[Turn]:
@@ -94,17 +99,19 @@ _COLUMNS = "id, role, content, tokens, created_at, pin_label, slot_pos, evicted,
 
 
 def _row_to_turn(row: tuple) -> Turn:
+    blocks, meta, damaged = decode_row_parts(row[2], row[9])  # never raises: a bad row is marked, not fatal
     return Turn(
         id=row[0],
         role=row[1],
-        blocks=json.loads(row[2]),
+        blocks=blocks,
         tokens=row[3],
         created_at=row[4],
         pin_label=row[5],
         slot_pos=row[6],
         evicted=bool(row[7]),
         protected=bool(row[8]),
-        meta=json.loads(row[9] or "{}"),
+        meta=meta,
+        damaged=damaged,
     )
 
 
@@ -128,14 +135,18 @@ class TurnStore:
         self.path = Path(path)
         self._lock = threading.RLock()
         self._closed = False
+        self.damaged: str | None = None  # set once the file fails its integrity check: no more writes
         self._conn = self._open()
 
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         existed = self.path.exists() and self.path.stat().st_size > 0
+        if not self.path.exists() and self.path.parent.is_dir():
+            touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
         try:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout = 30000")
+            wait = busy_seconds()
+            conn = sqlite3.connect(self.path, timeout=wait, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a readable SQLite database ({exc}); the file was left untouched") from None
@@ -159,13 +170,17 @@ class TurnStore:
                     f"{self.path}: schema version {version} is newer than this Mnemara supports ({SCHEMA_VERSION}); upgrade mnemara"
                 )
         try:
-            conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            if existed and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                self.damaged = integrity_problem(conn, self.path)  # switching the mode writes: check first
+            if self.damaged is None:
+                conn.execute("PRAGMA journal_mode = WAL")
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(f"{self.path}: cannot open store: {exc}") from None
         self._conn = conn
-        self.migrate()
+        if self.damaged is None:
+            self.migrate()
         return conn
 
     def schema_version(self) -> int:
@@ -202,19 +217,8 @@ class TurnStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    class _Tx:
-        def __init__(self, conn: sqlite3.Connection) -> None:
-            self.conn = conn
-
-        def __enter__(self) -> sqlite3.Connection:
-            self.conn.execute("BEGIN IMMEDIATE")
-            return self.conn
-
-        def __exit__(self, exc_type: object, *rest: object) -> None:
-            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
-
-    def _tx(self) -> "_Tx":
-        return TurnStore._Tx(self._conn)
+    def _tx(self) -> WriteTx:
+        return WriteTx(self)
 
     # -- writing ------------------------------------------------------------------
     def append(
@@ -234,7 +238,7 @@ class TurnStore:
                 "INSERT INTO turns(role, content, tokens, created_at, protected, meta) VALUES (?,?,?,?,?,?)",
                 (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), int(protected), _dumps(meta or {})),
             )
-            return int(cur.lastrowid)
+            return int(cur.lastrowid or 0)
 
     def append_many(self, rows: Iterable[tuple[str, str | list[dict[str, Any]]]]) -> int:
         """Bulk append (role, content) pairs in one transaction; returns how many."""
@@ -327,7 +331,7 @@ class TurnStore:
                     " VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (t.id if keep_ids else None, *values, t.pin_label, slot, evicted),
                 )
-                ids.append(int(cur.lastrowid))
+                ids.append(int(cur.lastrowid or 0))
         return ids
 
     def set_text(self, turn_id: int, text: str) -> None:
@@ -341,7 +345,7 @@ class TurnStore:
             row = conn.execute("SELECT meta FROM turns WHERE id=?", (turn_id,)).fetchone()
             if row is None:
                 raise UsageError(f"no row {turn_id}")
-            meta = json.loads(row[0] or "{}")
+            meta, _ = decode_meta(row[0])  # a damaged meta is replaced, not a crash
             meta.update(changes)
             conn.execute("UPDATE turns SET meta=? WHERE id=?", (_dumps(meta), turn_id))
 
@@ -406,7 +410,7 @@ class TurnStore:
                 "INSERT INTO turns(role, content, tokens, created_at, pin_label, slot_pos) VALUES (?,?,?,?,?,?)",
                 (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn)),
             )
-            return int(cur.lastrowid)
+            return int(cur.lastrowid or 0)
 
     def rename_slot(self, old: str, new: str) -> None:
         new = validate_label(new)
@@ -438,6 +442,7 @@ class TurnStore:
             raise UsageError(f"a slot named {label!r} already exists")
 
     # -- reading ------------------------------------------------------------------
+    @guarded_read
     def get(self, turn_id: int) -> Turn:
         with self._lock:
             row = self._conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE id=?", (turn_id,)).fetchone()
@@ -445,6 +450,7 @@ class TurnStore:
             raise UsageError(f"no row {turn_id}")
         return _row_to_turn(row)
 
+    @guarded_read
     def pinned(self) -> list[Turn]:
         with self._lock:
             rows = self._conn.execute(
@@ -452,6 +458,7 @@ class TurnStore:
             ).fetchall()
         return [_row_to_turn(r) for r in rows]
 
+    @guarded_read
     def live_rows(self, limit: int | None = None) -> list[Turn]:
         """Live (not evicted), unpinned rows, oldest first; the newest ``limit`` if given."""
         sql = f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC"
@@ -459,6 +466,7 @@ class TurnStore:
             rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
         return [_row_to_turn(r) for r in reversed(rows)]
 
+    @guarded_read
     def history(self, limit: int | None = None) -> list[Turn]:
         """Every row ever stored (evicted ones too), oldest first; the newest ``limit`` if given."""
         sql = f"SELECT {_COLUMNS} FROM turns ORDER BY id DESC"
@@ -472,6 +480,7 @@ class TurnStore:
         return self.window(caps.max_window_turns, caps.max_window_tokens, caps.row_cap_slack_when_token_headroom,
                            preserve_protected=caps.preserve_compressed_reads, exclude_ids=exclude_ids)
 
+    @guarded_read
     def window(
         self,
         max_turns: int,
@@ -506,6 +515,10 @@ class TurnStore:
                 (max_turns + slack + len(skip),),
             ).fetchall()
         candidates = [t for t in map(_row_to_turn, rows) if t.id not in skip]
+        damaged = [t for t in [*pinned, *protected, *candidates] if t.damaged]
+        pinned = [t for t in pinned if not t.damaged]
+        protected = [t for t in protected if not t.damaged]
+        candidates = [t for t in candidates if not t.damaged]
         used = sum(t.tokens for t in pinned) + sum(t.tokens for t in protected)
         kept: list[Turn] = []
         for turn in candidates:
@@ -518,7 +531,7 @@ class TurnStore:
             kept.append(turn)
             used += turn.tokens
         rows_out = sorted([*protected, *kept], key=lambda t: t.id)
-        return Window(pinned=pinned, rows=rows_out)
+        return Window(pinned=pinned, rows=rows_out, damaged=damaged)
 
     def trim(self, window: Window, limit: int = TRIM_BATCH) -> int:
         """Mark live unpinned rows older than ``window`` and not in it as evicted, oldest first.
@@ -570,6 +583,7 @@ class TurnStore:
             conn.execute("UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0")
         return int(rows), int(tokens)
 
+    @guarded_read
     def counts(self) -> dict[str, int]:
         """Row counts: stored, live, pinned, evicted, and the tokens of live + pinned rows.
 

@@ -15,14 +15,18 @@ Every request is recorded; every answer comes from a script you queue::
         assert api.requests[1].tool_results()
 
 Failures are scripted the same way: :func:`http_error` (429, 500, 529
-overloaded, 401), :func:`drop` (the connection closes mid-answer) and
+overloaded, 401, 403), :func:`drop` (the connection closes mid-answer),
+:func:`stall` (the stream goes silent mid-answer and stays open) and
 ``reply(..., delay=...)`` (a slow answer, e.g. to test ``/stop``).
-When the queue is empty the server answers with ``default`` (a short text).
+When the queue is empty the server answers with ``default`` (a short text);
+set ``api.default = http_error(500)`` for a fault that persists on every retry.
 Only the standard library is used, so importing this module is cheap.
 """
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 import uuid
@@ -40,6 +44,7 @@ __all__ = [
     "tool_use",
     "http_error",
     "drop",
+    "stall",
     "test_env",
 ]
 
@@ -69,7 +74,9 @@ class Reply:
     tool_use block is present, else ``end_turn``. ``delay`` seconds pass before
     every streamed chunk (the whole answer when not streaming). ``status`` other
     than 200 makes it an HTTP error with ``error_type``; ``drop_after`` closes
-    the connection after that many streamed events.
+    the connection after that many streamed events; ``stall_after`` sends that
+    many events and then nothing more, holding the connection open until the
+    client gives up or the server stops.
     """
 
     blocks: list[dict[str, Any]] = field(default_factory=list)
@@ -79,6 +86,7 @@ class Reply:
     error_type: str = ""
     error_message: str = ""
     drop_after: int | None = None
+    stall_after: int | None = None
     chunk_size: int = 8
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 12, "output_tokens": 7})
 
@@ -114,6 +122,11 @@ def http_error(status: int, message: str = "", error_type: str = "") -> Reply:
 def drop(after_events: int = 2, *blocks: dict[str, Any] | str) -> Reply:
     """An answer whose connection is closed after ``after_events`` SSE events."""
     return reply(*(blocks or ("this answer will be cut off",)), drop_after=after_events)
+
+
+def stall(after_events: int = 3, *blocks: dict[str, Any] | str) -> Reply:
+    """An answer whose stream goes silent after ``after_events`` SSE events (connection kept open)."""
+    return reply(*(blocks or ("this answer will stall",)), stall_after=after_events)
 
 
 # -- recording --------------------------------------------------------------------
@@ -185,6 +198,7 @@ class ScriptedAPI:
         self.default = default or reply("(scripted API: no reply was queued)")
         self.requests: list[RecordedRequest] = []
         self._arrived = threading.Condition(self._lock)
+        self._stopping = threading.Event()  # releases stalled answers when the server stops
         self._server = ThreadingHTTPServer((host, port), _make_handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -205,6 +219,7 @@ class ScriptedAPI:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._thread is not None:
             self._server.shutdown()
             self._thread.join(timeout=5)
@@ -374,6 +389,13 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
             assert rep is not None
             self._answer(rep, body)
 
+        def _hold_silently(self) -> None:
+            """Send nothing and keep the connection open until the client closes it or the server stops."""
+            while not api._stopping.wait(0.2):
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return  # the client hung up
+
         def _answer(self, rep: Reply, body: dict[str, Any]) -> None:
             model = str(body.get("model", "claude-scripted"))
             if rep.status != 200:
@@ -404,6 +426,10 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
                     if rep.drop_after is not None and count >= rep.drop_after:
                         self.wfile.flush()
                         self.connection.shutdown(2)
+                        return
+                    if rep.stall_after is not None and count >= rep.stall_after:
+                        self.wfile.flush()
+                        self._hold_silently()
                         return
                     if rep.delay:
                         time.sleep(rep.delay)

@@ -16,9 +16,9 @@ one-line headers followed by their body.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, Sequence
 
+from mnemara.blocks import result_text, to_json
 from mnemara.store import Turn
 
 HISTORY_PREAMBLE = (
@@ -28,8 +28,7 @@ HISTORY_PREAMBLE = (
 SLOTS_PREAMBLE = "Pinned slots: standing context that is sent with every turn, in slot order."
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+_json = to_json
 
 
 def render_block(block: dict[str, Any]) -> str:
@@ -43,17 +42,7 @@ def render_block(block: dict[str, Any]) -> str:
         head = f"[tool_use {block.get('name', '?')} id={block.get('id', '?')}]"
         return f"{head} {_json(block.get('input', {}))}"
     if kind == "tool_result":
-        content = block.get("content", "")
-        if isinstance(content, list):
-            parts = []
-            for item in content:
-                if isinstance(item, dict) and item.get("type") == "text":
-                    parts.append(str(item.get("text", "")))
-                else:
-                    parts.append(_json(item))
-            content = "\n".join(parts)
-        elif not isinstance(content, str):
-            content = _json(content)
+        content = result_text(block.get("content", ""))
         flag = " error" if block.get("is_error") else ""
         return f"[tool_result{flag} for={block.get('tool_use_id', '?')}]\n{content}"
     return f"[{kind}] {_json({k: v for k, v in block.items() if k != 'type'})}"

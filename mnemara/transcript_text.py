@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from mnemara.blocks import result_text
 from mnemara.store import Turn
 
 PREVIEW = 400
@@ -21,6 +22,8 @@ def format_turn(turn: Turn, display_name: str = "") -> str:
     if turn.evicted:
         head += " (evicted)"
     lines = [f"{head}  {turn.created_at}  ~{turn.tokens} tok"]
+    if turn.damaged:
+        lines.append(f"    DAMAGED ROW, left out of the context: {turn.damaged}")
     for block in turn.blocks:
         kind = block.get("type")
         if kind == "text":
@@ -30,9 +33,7 @@ def format_turn(turn: Turn, display_name: str = "") -> str:
         elif kind == "tool_use":
             lines.append(f"    tool: {block.get('name')} {_short(json.dumps(block.get('input', {}), ensure_ascii=False), 200)}")
         elif kind == "tool_result":
-            content = block.get("content", "")
-            if not isinstance(content, str):
-                content = json.dumps(content, ensure_ascii=False)
+            content = result_text(block.get("content", ""))
             flag = " (error)" if block.get("is_error") else ""
             lines.append(f"    result{flag}: {_short(content, 200)}")
         else:

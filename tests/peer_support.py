@@ -61,3 +61,14 @@ class Recorder:
 
 def problems(log: Path) -> list[dict]:
     return [e for e in read_events(log) if e["event"] == "peer_poll_problem"]
+
+
+async def more_polls(inbox: Any, n: int = 3, timeout: float = 30.0) -> None:
+    """Wait until ``inbox`` has polled ``n`` more times: the observable event after which a test
+    may assert that nothing more was delivered (instead of sleeping and hoping)."""
+    target = inbox.stats.polls + n
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while inbox.stats.polls < target:
+        assert loop.time() < end, f"the inbox polled {inbox.stats.polls} times, expected {target}"
+        await asyncio.sleep(0.01)

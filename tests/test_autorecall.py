@@ -22,7 +22,8 @@ def _session(session_factory, name: str = "ar", on: bool = True):
     session = session_factory(name)
     for text, cat in NOTES:
         append_note(session.instance.memory_dir, text, cat)
-    update_config(session.instance.config_path, auto_recall=on, rag_embed_url="http://127.0.0.1:9/api/embed")
+    update_config(session.instance.config_path, auto_recall=on, rag_embedder="ollama",
+                  rag_embed_url="http://127.0.0.1:9/api/embed")
     return session
 
 

@@ -34,7 +34,7 @@ async def _viewer(pilot: Any, app: Any) -> ContextViewer:
 async def test_recall_tab_shows_injection_and_scores(scripted_api, make_app, instance):
     append_note(instance.memory_dir, "The lease manager timeout is 30 seconds.", "insight")
     append_note(instance.memory_dir, "Deploys to staging run every Tuesday.", "fact")
-    update_config(instance.config_path, auto_recall=True, rag_embed_url="http://127.0.0.1:9/api/embed")
+    update_config(instance.config_path, auto_recall=True, rag_embedder="ollama", rag_embed_url="http://127.0.0.1:9/api/embed")
     scripted_api.push(reply("30 seconds."))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

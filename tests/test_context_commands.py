@@ -7,7 +7,7 @@ import pytest
 
 from mnemara.commands import dispatch
 from mnemara.config import Config
-from mnemara.context.sample_session import fill_store
+from tests.sample_session import fill_store
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import pytest
 
 from mnemara.context import compress
 from mnemara.context.blocks import is_stub_result
-from mnemara.context.sample_session import fill_store
+from tests.sample_session import fill_store
 from mnemara.store import TurnStore
 
 

@@ -8,7 +8,7 @@ import pytest
 from mnemara import events as ev
 from mnemara.commands import dispatch
 from mnemara.config import update_config
-from mnemara.context.sample_session import fill_store
+from tests.sample_session import fill_store
 from mnemara.testing import reply, thinking, tool_use
 
 pytestmark = pytest.mark.e2e

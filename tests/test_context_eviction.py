@@ -7,7 +7,7 @@ import pytest
 
 from mnemara.context import eviction
 from mnemara.context.blocks import is_stub_result, is_stub_use
-from mnemara.context.sample_session import fill_store
+from tests.sample_session import fill_store
 from mnemara.store import TurnStore
 from mnemara.tokens import estimate_blocks
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mnemara.config import Config
 from mnemara.context import exchange
-from mnemara.context.sample_session import fill_store
+from tests.sample_session import fill_store
 from mnemara.errors import UsageError
 from mnemara.instance import Instance
 from mnemara.store import TurnStore

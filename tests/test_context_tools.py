@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from mnemara.config import Config
-from mnemara.context.sample_session import fill_store
+from tests.sample_session import fill_store
 from mnemara.instance import Instance
 from mnemara.store import TurnStore
 from mnemara.tools import ToolContext, enabled_specs

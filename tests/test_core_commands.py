@@ -30,7 +30,8 @@ def test_swap_persists_and_models_marks_current(ctx):
     assert result.ok and ctx.config.model == "claude-opus-4-7"
     assert Config.load(ctx.instance.config_path).model == "claude-opus-4-7"
     listing = dispatch(ctx, "/models").text.splitlines()
-    assert listing[0].startswith("* 1. opus") and len(listing) == len(MODEL_SHORTCUTS)
+    assert listing[0].startswith("* 1. opus") and len(listing) == len(MODEL_SHORTCUTS) + 2
+    assert "latest=claude-opus-4-7" in listing[-2] and "mini=claude-haiku-4-5" in listing[-2]
 
 
 def test_help_show_note_role_stop_quit(ctx, tmp_path):

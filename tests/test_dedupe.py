@@ -9,7 +9,7 @@ import pytest
 from mnemara.instance import Instance
 from mnemara.memory.dedupe import find_duplicate, find_same_text
 from mnemara.memory.notes import append_note, day_files, parse_file
-from mnemara.memory.similar import normalize
+from mnemara.memory.similarity import normalize
 from tests.conftest import run_cli
 
 
@@ -80,17 +80,19 @@ def test_similarity_dedupe_with_an_embedder(tmp_path: Path) -> None:
     append_note(tmp_path, "The lease timeout is 30 seconds.", "insight")
     append_note(tmp_path, "Invoices live in the ledger table.", "fact")
     with FakeOllama() as fake:
-        cfg = Config(rag_embed_url=fake.url("/api/embed"), dedupe_threshold=0.97)
+        cfg = Config(rag_embedder="ollama", rag_embed_url=fake.url("/api/embed"), dedupe_threshold=0.97)
         answer = check_before_write(tmp_path, "30 seconds is the lease timeout", cfg)
-        assert answer is not None and answer["existing"]["how"] == "similar meaning"
+        assert answer is not None and answer["existing"]["how"] == "same claim"
         assert answer["existing"]["text"] == "The lease timeout is 30 seconds." and answer["existing"]["similarity"] >= 0.97
         assert check_before_write(tmp_path, "The deploy window opens at noon.", cfg) is None
-        strict = Config(rag_embed_url=fake.url("/api/embed"), dedupe_threshold=1.0)
-        assert check_before_write(tmp_path, "The lease timeout is 30 seconds, usually.", strict) is None
-    # embedder gone: the similarity test is skipped, never blocks the write
-    down = Config(rag_embed_url="http://127.0.0.1:9/api/embed")
-    assert check_before_write(tmp_path, "30 seconds is the lease timeout", down) is None
-    dup, note = find_duplicate(tmp_path, "30 seconds is the lease timeout", embedder=None)
+        strict = Config(rag_embedder="ollama", rag_embed_url=fake.url("/api/embed"), dedupe_threshold=1.0)
+        assert check_before_write(tmp_path, "Usually 30 seconds pass before a lease gives up.", strict) is None
+    # embedder gone: the vector test is skipped and never blocks the write; the same words in
+    # another order (same claim) are still a copy, a reworded note goes through
+    down = Config(rag_embedder="ollama", rag_embed_url="http://127.0.0.1:9/api/embed")
+    assert check_before_write(tmp_path, "30 seconds is the lease timeout", down)["existing"]["how"] == "same claim"
+    assert check_before_write(tmp_path, "A lease lapses once 30 seconds pass.", down) is None
+    dup, note = find_duplicate(tmp_path, "A lease lapses once 30 seconds pass.", embedder=None)
     assert dup is None and "no embedder" in note
 
 

@@ -118,6 +118,7 @@ def test_write_memory_round_trip(scripted_api, session_factory):
 
 @pytest.mark.parametrize("failure, kind", [
     (http_error(401), "auth"),
+    (http_error(403), "auth"),
     (http_error(429), "rate_limit"),
     (http_error(500), "server"),
     (http_error(529), "overloaded"),
@@ -129,9 +130,14 @@ def test_api_failures_give_one_clear_error_and_session_recovers(scripted_api, se
     result = session.turn("this one fails")
     errors = result.errors
     assert len(errors) == 1 and errors[0].kind == kind
-    assert result.done.error == errors[0].message and result.done.assistant_row_id is None
+    assert result.done.error == errors[0].message
     rows = session.store.history()
-    assert [r.role for r in rows] == ["user"] and rows[0].meta["error_kind"] == kind
+    assert rows[0].role == "user" and rows[0].meta["error_kind"] == kind
+    if kind == "connection":  # the text streamed before the drop is kept once, marked interrupted
+        assert [r.role for r in rows] == ["user", "assistant"] and rows[1].id == result.done.assistant_row_id
+        assert rows[1].text == "this ans" and rows[1].meta["interrupted"] is True
+    else:
+        assert len(rows) == 1 and result.done.assistant_row_id is None
     assert any(e["event"] == "turn_error" and e["kind"] == kind for e in read_events(session.instance.debug_log_path))
     scripted_api.push(reply("recovered"))
     again = session.turn("again")
@@ -199,8 +205,10 @@ async def test_crashed_cli_gives_one_error_and_next_turn_works(scripted_api, ses
     await asyncio.wait_for(task, 30)
     errors = [e for e in seen if isinstance(e, ev.ErrorEvent)]
     assert len(errors) == 1 and errors[0].kind == "cli" and "Claude CLI" in errors[0].message
-    assert seen[-1].error == errors[0].message and not seen[-1].interrupted
-    assert [r.text for r in session.store.history()] == ["crash please"]
+    assert seen[-1].error == errors[0].message and seen[-1].interrupted  # the text shown so far is kept, once
+    user, partial = session.store.history()
+    assert user.text == "crash please" and partial.id == seen[-1].assistant_row_id
+    assert partial.text.startswith("slow ") and partial.meta["interrupted"] is True
     assert any(e["event"] == "turn_error" and e["kind"] == "cli" for e in read_events(session.instance.debug_log_path))
     scripted_api.push(reply("alive"))
     events = [e async for e in session.aturn("still there?")]
@@ -251,14 +259,10 @@ def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
 
 
 def test_bash_timeout_seconds_bounds_bash(scripted_api, session_factory):
-    import time
-
     session = session_factory(permission_prompt=lambda request: "y")
     update_config(session.instance.config_path, bash_timeout_seconds=1)
     scripted_api.push(reply(tool_use("Bash", {"command": "sleep 8; echo too-late", "timeout": 600000})), reply("ok"))
-    start = time.monotonic()
     result = session.turn("run the slow thing")
-    assert time.monotonic() - start < 7.5
     (res,) = [e for e in result.events if isinstance(e, ev.ToolResult)]
     assert "too-late" not in res.text and res.is_error  # killed at the 1 s cap despite asking for 600 s
 

@@ -37,7 +37,7 @@ def populated(isolated_home: Path):
 
     with FakeOllama() as fake:
         inst = Instance.create("f")
-        update_config(inst.config_path, rag_embed_url=fake.url("/api/embed"))
+        update_config(inst.config_path, rag_embedder="ollama", rag_embed_url=fake.url("/api/embed"))
         cfg = Config.load(inst.config_path)
         append_note(inst.memory_dir, "Deploys run on Tuesdays after the standup.", "fact")
         secret = f"The {SECRET} lease timeout is 37 seconds."

@@ -180,7 +180,8 @@ def test_heavy_libraries_not_imported_by_light_commands(cli, mnemara_home: Path)
         "        main(args, standalone_mode=False)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = [m for m in ('lancedb', 'kuzu', 'textual', 'prompt_toolkit', 'claude_agent_sdk') if m in sys.modules]\n"
+        "heavy = [m for m in ('lancedb', 'kuzu', 'textual', 'prompt_toolkit', 'claude_agent_sdk', 'wordllama',\n"
+        "                      'tokenizers') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
     import subprocess

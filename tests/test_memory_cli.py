@@ -27,7 +27,7 @@ def test_note_from_the_shell_is_found_by_rag_and_imports_no_backend(cli) -> None
 
 
 def test_reindex_rebuilds_a_corrupt_index(cli) -> None:
-    inst, cfg = make_instance(rag_embed_url="http://127.0.0.1:9/api/embed")
+    inst, cfg = make_instance(rag_embedder="ollama", rag_embed_url="http://127.0.0.1:9/api/embed")
     assert cli("note", "--instance", "mem", "the", "kraken", "wakes").returncode == 0
     rag = RagIndex.for_instance(inst, cfg)
     assert rag.query("kraken")["hits"]

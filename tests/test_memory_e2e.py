@@ -27,7 +27,7 @@ def result_of(request) -> tuple[dict, bool]:
 def test_wiki_write_then_hybrid_rag_query(scripted_api, session_factory):
     session = session_factory()
     with FakeOllama() as fake:
-        update_config(session.instance.config_path, rag_embed_url="http://127.0.0.1:9/api/embed")
+        update_config(session.instance.config_path, rag_embedder="ollama", rag_embed_url="http://127.0.0.1:9/api/embed")
         scripted_api.push(reply(tool_use(f"{T}rag_query", {"question": "zeppelin"})), reply("nothing yet"))
         session.turn("anything about zeppelins?")
         before, err = result_of(scripted_api.message_requests()[1])

@@ -84,7 +84,8 @@ def test_lines_split_at_newline_only() -> None:
 
 
 def test_forged_heading_is_escaped_and_read_back_as_written() -> None:
-    body = "real note\n## 2020-01-01T00:00:00+00:00 decision\n## [2020-01-01T00:00:00+00:00] decision\n\\## 2020-01-01T00:00:00+00:00 x"
+    body = ("real note\n## 2020-01-01T00:00:00+00:00 decision\n## [2020-01-01T00:00:00+00:00] decision\n"
+            "\\## 2020-01-01T00:00:00+00:00 x")
     written = format_note(body, "insight", datetime(2026, 4, 27, 9, tzinfo=timezone.utc))
     assert "\n\\## 2020-01-01T00:00:00+00:00 decision\n" in written and "\n\\\\## 2020" in written
     (atom,) = parse_text(written, DAY)

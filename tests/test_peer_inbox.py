@@ -11,7 +11,7 @@ from mnemara.config import Config
 from mnemara.debuglog import read_events
 from mnemara.peer import PeerInbox, db
 from mnemara.peer.db import statuses
-from tests.peer_support import Recorder, add, new_db, problems
+from tests.peer_support import Recorder, add, more_polls, new_db, problems
 
 
 def make_inbox(path: Path, rec: Recorder, log: Path, **kw) -> PeerInbox:
@@ -235,7 +235,7 @@ async def test_runner_loop_polls_delivers_and_toggles_live(tmp_path: Path, log: 
         assert rec.ids() == [a]
         inbox.set_enabled(False)
         b = add(path, "lead", None, {"n": 2})
-        await asyncio.sleep(0.3)
+        await more_polls(inbox)
         assert rec.ids() == [a] and "1 waiting" in inbox.state_text
         inbox.set_enabled(True)
         for _ in range(100):

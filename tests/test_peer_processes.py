@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mnemara.peer import PeerInbox
 from mnemara.peer.db import statuses
-from tests.peer_support import Recorder, new_db, problems
+from tests.peer_support import Recorder, more_polls, new_db, problems
 
 WRITER = Path(__file__).with_name("peer_writer.py")
 
@@ -70,7 +70,7 @@ async def test_writer_process_rows_delivered_once_in_one_batch(tmp_path: Path) -
         idle["v"] = True
         inbox.wake()
         await wait_until(lambda: rec.turns)
-        await asyncio.sleep(0.2)  # several more polls: nothing is delivered twice
+        await more_polls(inbox)  # several more polls: nothing is delivered twice
     finally:
         await inbox.aclose()
     assert rec.ids_per_turn() == [[bcast, to_us, bad]]
@@ -132,7 +132,7 @@ async def test_load_1000_rows_three_writers_none_lost_or_doubled(tmp_path: Path)
                   if i not in silent and (to == "eng" or (to is None and s == "lead"))}
         untouched = set(all_ids) - silent - wanted
         await wait_until(lambda: set(rec.ids()) >= wanted and inbox.stats.silent_acked >= len(silent), 60)
-        await asyncio.sleep(0.2)
+        await more_polls(inbox)
     finally:
         await inbox.aclose()
     delivered = Counter(rec.ids())
@@ -163,8 +163,8 @@ async def test_writer_process_lock_delays_but_loses_nothing(tmp_path: Path) -> N
     locker = await hold_lock(path, 0.8, "exclusive")
     inbox.start()
     try:
-        await asyncio.sleep(0.4)
-        assert rec.turns == [] and "peer db locked" in inbox.state_text
+        await wait_until(lambda: "peer db locked" in inbox.state_text)
+        assert rec.turns == []
         await locker.communicate()
         await wait_until(lambda: rec.turns)
         assert rec.ids_per_turn() == [[bcast, to_us, bad]] and statuses(path)[hb][0] == "done"
@@ -177,7 +177,7 @@ async def test_writer_process_lock_delays_but_loses_nothing(tmp_path: Path) -> N
         assert statuses(path)[ids2[0]] == ("pending", None)  # the ack could not be written yet
         await locker.communicate()
         await wait_until(lambda: statuses(path)[ids2[0]][0] == "done")
-        await asyncio.sleep(0.2)
+        await more_polls(inbox)
     finally:
         await inbox.aclose()
     assert rec.ids_per_turn() == [[bcast, to_us, bad], [ids2[1]]]

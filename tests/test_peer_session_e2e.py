@@ -10,7 +10,7 @@ from mnemara.config import update_config
 from mnemara.peer import attach_inbox
 from mnemara.peer.db import statuses
 from mnemara.testing import http_error, reply
-from tests.peer_support import ROW_ID, new_db, problems
+from tests.peer_support import ROW_ID, more_polls, new_db, problems
 from tests.test_peer_processes import MIX, finish, spawn_writer, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -52,7 +52,7 @@ async def test_rows_written_during_a_user_turn_arrive_in_one_batched_turn(script
         assert not user_turn.done() or inbox_requests(scripted_api) == []
         await user_turn
         await wait_until(lambda: inbox.stats.delivered_turns == 1, 60)
-        await asyncio.sleep(0.5)  # more polls: nothing goes out twice
+        await more_polls(inbox)  # more polls: nothing goes out twice
     finally:
         await inbox.aclose()
     sent = inbox_requests(scripted_api)
@@ -85,7 +85,7 @@ async def test_failed_inbox_turn_is_delivered_again(scripted_api, session_factor
     inbox.start()
     try:
         await wait_until(lambda: inbox.stats.delivered_turns == 1, 60)
-        await asyncio.sleep(0.3)
+        await more_polls(inbox)
     finally:
         await inbox.aclose()
     sent = inbox_requests(scripted_api)

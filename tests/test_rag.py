@@ -57,13 +57,15 @@ def test_hybrid_fusion_is_rederivable_from_the_receipt(tmp_path: Path) -> None:
     with FakeOllama() as fake:
         rag = RagIndex(tmp_path, embedder=OllamaEmbedder(fake.url("/api/embeddings"), "nomic-embed-text"))
         res = rag.query("lease timeout server", k=4)
-    assert "degraded" not in res and res["channels"] == ["keyword", "vector"] and "1/(60 + rank)" in res["fusion"]
+    assert "degraded" not in res and res["channels"] == ["keyword", "vector"] and "weight/(60 + rank)" in res["fusion"]
+    weights = res["weights"]
+    assert weights["keyword"] == 1.0 and 0 < weights["vector"] <= 1 and "not measured" in res["weights_from"]
     hits = res["hits"]
     assert hits[0]["id"].startswith("note:") and "lease" in hits[0]["text"].lower()
     assert {"keyword", "vector"} <= set(hits[0]["channels"])
     assert any(set(h["channels"]) == {"vector"} for h in hits)  # vector-only hits are fused in too
     for hit in hits:
-        assert hit["score"] == pytest.approx(sum(1 / (RRF_K + c["rank"]) for c in hit["channels"].values()))
+        assert hit["score"] == pytest.approx(sum(weights[n] / (RRF_K + c["rank"]) for n, c in hit["channels"].items()))
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
 

@@ -44,8 +44,10 @@ class Piped:
                                      text=True, env=cli_env(), cwd=str(ROOT))
         self.out: queue.Queue[str] = queue.Queue()
         self.lines: list[str] = []
-        for stream, tag in ((self.proc.stdout, "out"), (self.proc.stderr, "err")):
-            threading.Thread(target=self._pump, args=(stream, tag), daemon=True).start()
+        self.pumps = [threading.Thread(target=self._pump, args=(stream, tag), daemon=True)
+                      for stream, tag in ((self.proc.stdout, "out"), (self.proc.stderr, "err"))]
+        for pump in self.pumps:
+            pump.start()
 
     def _pump(self, stream, tag: str) -> None:
         for line in stream:
@@ -70,7 +72,8 @@ class Piped:
     def finish(self) -> int:
         self.proc.stdin.close()
         code = self.proc.wait(timeout=60)
-        time.sleep(0.2)
+        for pump in self.pumps:  # every line the process wrote has been read
+            pump.join(timeout=30)
         while not self.out.empty():
             self.lines.append(self.out.get())
         return code
@@ -151,7 +154,15 @@ def test_terminal_repl_delivers_in_the_background_and_inbox_toggles(scripted_api
         term.send("hello\r")
         term.expect("tty user answer")
         term.expect("you>")  # keys typed while a turn of yours runs go to the next prompt: wait for it
-        time.sleep(1.0)  # several polls while OFF
+        for _ in range(50):  # an OFF inbox still polls: wait until it has seen the row and holds it
+            term.send("/inbox status\r")
+            term.expect("failed turns: ")
+            if "Inbox: OFF · 1 waiting" in term.seen:
+                break
+            term.expect("you>")
+        else:
+            raise AssertionError("the inbox never reported the row while OFF")
+        term.expect("you>")
         assert len(scripted_api.message_requests()) == 2
         term.send("/inbox on\r")
         term.expect("tty second inbox answer")

@@ -66,7 +66,7 @@ def test_graph_switched_off_is_not_opened():
 
 def _cli_instance(url: str) -> Instance:
     inst = Instance.create("emb")
-    update_config(inst.config_path, rag_embed_url=url, graph_enabled=False)
+    update_config(inst.config_path, rag_embedder="ollama", rag_embed_url=url, graph_enabled=False)
     from mnemara.memory.notes import append_note
 
     for text in LEASE + POLLING:

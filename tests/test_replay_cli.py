@@ -77,3 +77,17 @@ def test_bad_arguments_and_inputs_are_refused_with_one_line():
     assert out.stderr.strip().splitlines()[-1].startswith("error: ") and "threshold must be a whole number" in out.stderr
     assert tree_hash(inst.root, skip=("debug.log",)) == before  # only the error was logged
     assert "threshold must be a whole number" in inst.debug_log_path.read_text()
+
+
+def test_dry_run_flag_is_accepted_and_conflicts_with_apply():
+    from click.testing import CliRunner
+
+    from mnemara.cli import main
+
+    inst = _instance()
+    before = tree_hash(inst.root, skip=("debug.log",))
+    out = CliRunner().invoke(main, ["replay", "--instance", "cli", "--days", "30", "--dry-run"])
+    assert out.exit_code == 0 and "replay dry run: nothing written" in out.output
+    both = CliRunner().invoke(main, ["replay", "--instance", "cli", "--dry-run", "--apply"])
+    assert both.exit_code == 2 and "not both" in both.output
+    assert tree_hash(inst.root, skip=("debug.log",)) == before

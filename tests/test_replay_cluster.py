@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mnemara.replay.cluster import Pair, components, dense_pairs, near_duplicates, sparse_pairs
-from mnemara.replay.vectors import TfidfSpace, stem, tokens
+from mnemara.memory.similarity import stem, tokens
+from mnemara.memory.tfidf import TfidfSpace
 
 WORDS = "lease timeout server balancer idle connection build status poll progress wait retry cache disk".split()
 

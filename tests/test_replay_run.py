@@ -195,7 +195,8 @@ def test_plan_to_dict_is_json():
     _seed(inst)
     data = json.loads(json.dumps(run_replay(inst, now=NOW).to_dict()))
     assert data["applied"] is False and data["counts"]["duplicates"] == 1
-    assert {a["kind"] for a in data["actions"]} == {"write_wiki_proposal", "write_role_proposal", "archive", "append_digest"}
+    assert {a["kind"] for a in data["actions"]} == {"write_wiki_proposal", "write_role_proposal", "archive",
+                                                  "propose_supersession", "append_digest"}
 
 
 def test_lint_statuses_are_honoured():

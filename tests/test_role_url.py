@@ -21,6 +21,13 @@ PAGES = {
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server API
+        if self.path.startswith("/redirect?to="):  # issue 13 item 7: a redirect to wherever the query says
+            self.send_response(302)
+            self.send_header("Location", self.path.split("=", 1)[1])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            self.server.hits.append(self.path)  # type: ignore[attr-defined]
+            return
         status, body = PAGES.get(self.path, (404, b"nope"))
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
@@ -81,3 +88,27 @@ def test_untrusted_certificate_refused(cli, mnemara_home: Path, https_server) ->
     cli("init", "--instance", "w")
     r = cli("role", "-i", "w", "--set-from-url", f"{base}/good.md")
     assert r.returncode == 2 and "could not fetch" in r.stderr
+
+
+def test_redirect_to_plain_http_is_refused(cli, mnemara_home: Path, https_server) -> None:
+    """Issue 13 item 7: https -> http (or any non-https) redirects end the fetch; https -> https is followed."""
+    base, env, server = https_server
+    plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    plain.hits = []  # type: ignore[attr-defined]
+    threading.Thread(target=plain.serve_forever, daemon=True).start()
+    try:
+        cli("init", "--instance", "w")
+        cfg = mnemara_home / "w" / "config.json"
+        before = cfg.read_bytes()
+        for target in (f"http://127.0.0.1:{plain.server_address[1]}/good.md", "ftp://127.0.0.1/good.md",
+                       "file:///etc/passwd"):
+            r = cli("role", "-i", "w", "--set-from-url", f"{base}/redirect?to={target}", env=env)
+            assert r.returncode == 2 and "not https" in r.stderr and target in r.stderr, r.stderr
+            assert len(r.stderr.strip().splitlines()) == 1
+        assert plain.hits == []  # the plain-http server was never contacted
+        assert cfg.read_bytes() == before and not (mnemara_home / "w" / "role.md").exists()
+        r = cli("role", "-i", "w", "--set-from-url", f"{base}/redirect?to={base}/good.md", env=env)
+        assert r.returncode == 0, r.stderr
+        assert (mnemara_home / "w" / "role.md").read_text(encoding="utf-8").startswith("# Sentinel")
+    finally:
+        plain.shutdown()

@@ -5,9 +5,11 @@ Each test is one behaviour; variants live in the fast in-process tests named in 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from mnemara import events as ev
 from mnemara.config import Config
 from mnemara.testing import reply, tool_use
 
@@ -95,3 +97,112 @@ def test_run_warns_about_a_loose_bash_pattern_at_start(cli, mnemara_home):
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "'^ls( |$)'" in warnings[0] and "allowed_tools[0]" in warnings[0], done.stderr
+
+
+def test_sentinel_halts_polls_that_differ_only_in_description(scripted_api, session_factory, isolated_home):
+    """Unit variant: tests/test_policy_holes.py::test_sentinel_ignores_bash_description_but_not_the_command."""
+    session = session_factory()
+    counter = isolated_home / "polls.txt"
+    command = f"echo poll >> {counter}"
+    config = Config.load(session.instance.config_path)
+    config.runtime_sentinel = True
+    config.allowed_tools = [{"tool": "Bash", "mode": "ask", "allowed_patterns": [f"^{re.escape(command)}$"]}]
+    config.save(session.instance.config_path)
+    session.reload_config()
+    for n in range(4):
+        scripted_api.push(reply(tool_use("Bash", {"command": command, "description": f"check the build, try {n}"})))
+    scripted_api.push(reply("finished"))
+    result = session.turn("wait for the build")
+    assert counter.read_text() == "poll\npoll\n"
+    assert any(e.source == "sentinel" for e in result.events if isinstance(e, ev.Halt))
+
+
+def test_write_memory_refused_wiki_category_writes_no_note(scripted_api, session_factory, tmp_path):
+    """Both or neither; variants: tests/test_policy_holes.py::test_write_memory_with_a_refused_wiki_category_appends_no_note."""
+    session = session_factory()
+    outside = tmp_path / "outside.md"
+    outside.write_text("kept\n")
+    (session.instance.wiki_dir / "leak.md").symlink_to(outside)
+    scripted_api.push(reply(tool_use(f"{T}write_memory", {"text": "secret plan", "category": "wiki/leak"})),
+                      reply("done"))
+    assert session.turn("note it").ok
+    text, _ = tool_text(scripted_api.message_requests()[1])
+    answer = json.loads(text[:text.rindex("}") + 1])
+    assert answer["ok"] is False and "refused" in answer["error"]
+    assert not any(session.instance.memory_dir.glob("*.md")) and outside.read_text() == "kept\n"
+
+
+def test_import_in_the_repl_shows_permission_changes_and_imports_nothing(cli, session_factory, tmp_path):
+    """In-process variants (--keep-permissions, --accept-permissions): tests/test_policy_holes.py."""
+    from tests.test_policy_holes import _export_with_wide_permissions
+
+    out = _export_with_wide_permissions(session_factory, tmp_path)
+    dst = session_factory("dst")
+    before = dst.instance.config_path.read_bytes()
+    dst.close()
+    done = cli("run", "-i", "dst", "--no-tui", input=f'/import "{out}"\n/quit\n')
+    shown = done.stdout + done.stderr
+    assert "would change what the agent may do" in shown and '"mode": "allow", "tool": "Bash"' in shown
+    assert "Nothing was imported" in shown and "--accept-permissions" in shown
+    assert dst.instance.config_path.read_bytes() == before
+
+
+def test_second_run_on_the_same_instance_is_refused_clearly(cli, mnemara_home):
+    """Two real `mnemara run` processes; the lock itself: tests/test_policy_holes.py::test_run_lock_refuses_a_second_holder_and_frees_on_exit."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT, cli_env
+
+    assert cli("init", "--instance", "w", input="\n").returncode == 0
+    lock = mnemara_home / "w" / ".run.lock"
+    first = subprocess.Popen([sys.executable, "-m", "mnemara", "run", "-i", "w", "--no-tui"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(), cwd=str(ROOT))
+    try:
+        deadline = time.monotonic() + 60
+        while not (lock.exists() and lock.read_text().strip() == str(first.pid)):
+            assert time.monotonic() < deadline and first.poll() is None, "the first run never took the lock"
+            time.sleep(0.1)
+        second = cli("run", "-i", "w", "--no-tui", input="hello\n")
+        assert second.returncode == 1
+        assert f"already open in another `mnemara run` (pid {first.pid})" in second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1
+    finally:
+        first.communicate("/quit\n", timeout=60)
+    assert first.returncode == 0
+    assert cli("run", "-i", "w", "--no-tui", input="/quit\n").returncode == 0  # free again
+
+
+def _modes(root):
+    """(relative path, mode) of every folder and file under ``root``, the root included."""
+    import os
+
+    found = [(".", os.stat(root).st_mode & 0o777)]
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            found.append((os.path.relpath(path, root), os.lstat(path).st_mode & 0o777))
+    return found
+
+
+def test_instance_folders_and_files_are_private_after_a_real_session(cli, scripted_api, mnemara_home, tmp_path):
+    """Creation alone: tests/test_policy_holes.py::test_new_instance_is_private_whatever_the_umask."""
+    assert cli("init", "--instance", "p", input="\n").returncode == 0
+    assert cli("note", "-i", "p", "a first note").returncode == 0
+    scripted_api.push(
+        reply(tool_use(f"{T}write_memory", {"text": "lease renewals stall", "category": "wiki/ops/leases",
+                                            "applies_to": ["Lease manager"]})),
+        reply(tool_use(f"{T}propose_role_amendment", {"title": "t", "rationale": "r", "proposed_text": "p"})),
+        reply("noted"))
+    done = cli("run", "-i", "p", "--no-tui", input=f"remember it\n/export {tmp_path / 'x.md'}\n")
+    assert done.returncode == 0 and "noted" in done.stdout, done.stderr
+    root = mnemara_home / "p"
+    modes = dict(_modes(root))
+    assert {"wiki/ops/leases.md", "turns.sqlite", "config.json", "debug.log", "graph/graph.kuzu"} <= set(modes)
+    assert (mnemara_home.stat().st_mode & 0o777) == 0o700 and modes["."] == 0o700
+    # LanceDB and Kuzu create their own files with the library's modes; they sit inside the 0700
+    # instance folder, so no other user can reach them. Everything Mnemara writes itself is private.
+    ours = {p: m for p, m in modes.items() if not p.startswith(("index/chunks.lance", "graph/"))}
+    loose = {p: oct(m) for p, m in ours.items() if m not in (0o700, 0o600)}
+    assert not loose, loose

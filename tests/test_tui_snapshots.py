@@ -10,7 +10,7 @@ import pytest
 from mnemara.config import update_config
 from mnemara.instance import Instance
 from mnemara.store import TurnStore
-from mnemara.ui.tui import breakdown
+from mnemara.context import breakdown
 
 from tests.tui_support import instance, make_app, wait_for  # noqa: F401  (fixtures)
 

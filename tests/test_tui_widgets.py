@@ -11,7 +11,7 @@ from textual.app import App, ComposeResult
 from mnemara.commands import dispatch, specs
 from mnemara.config import Config
 from mnemara.store import TurnStore
-from mnemara.ui.tui import breakdown as bd
+from mnemara.context import breakdown as bd
 from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from mnemara.ui.tui.widgets.status_line import Status, human_tokens

@@ -85,6 +85,8 @@ def show(instance_name: str, count: int | None, show_all: bool) -> None:
         else:
             win = store.window_for(cfg)
             pinned, rows = win.pinned, (win.rows[-count:] if count else win.rows)
+            rows = sorted([*rows, *(t for t in win.damaged if not t.pinned)], key=lambda t: t.id)
+            pinned = sorted([*pinned, *(t for t in win.damaged if t.pinned)], key=lambda t: (t.slot_pos or 0, t.id))
     if not pinned and not rows:
         click.echo("(the window is empty)")
     for turn in [*pinned, *rows]:
@@ -210,14 +212,17 @@ def _migrate_one(name: str) -> list[str]:
     from mnemara.legacy.migrate import migrate_instance
     from mnemara.store import TurnStore
 
+    from mnemara.memory.note_ids_migrate import migrate_note_ids
+
     inst = open_instance(name)
     result = migrate_instance(inst)
+    ids = [f"{name}: {line}" for line in migrate_note_ids(inst.root)]
     if result.changed:
         log_event(inst.debug_log_path, "migrated_from_018", parts=result.converted, backup=str(result.backup))
-        return result.lines()
+        return result.lines() + ids
     inst.ensure_layout()
     cfg = Config.load(inst.config_path)
     cfg.save(inst.config_path)
     with TurnStore(inst.turns_path) as store:
         applied = store.migrate()
-    return [f"{name}: up to date" + (f" (applied store schema {applied})" if applied else "")]
+    return ids + [f"{name}: up to date" + (f" (applied store schema {applied})" if applied else "")]

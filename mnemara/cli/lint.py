@@ -16,15 +16,24 @@ def _print_report(report: object) -> None:
     assert isinstance(report, LintReport)
     for f in report.path_problems:
         tag = "MOVED" if f.verdict == "moved" else "DEAD"
-        click.echo(f"{tag:5} {f.kind:6} {f.file}:{f.line}  {f.cited}  ({f.reason})")
+        where = f"{f.file}:{f.line}" + (f" (note {f.note})" if f.note else "")
+        click.echo(f"{tag:5} {f.kind:6} {where}  {f.cited}  ({f.reason})")
         for p in f.proposals:
             click.echo(f"      -> {p}")
-    for f in report.dead_links:
-        hint = f"  (did you mean: {', '.join(f.suggestions)})" if f.suggestions else ""
-        click.echo(f"DEAD  link   {f.file}:{f.line}  [[{f.link}]]{hint}")
+    for link in report.dead_links:
+        hint = f"  (did you mean: {', '.join(link.suggestions)})" if link.suggestions else ""
+        where = f"{link.file}:{link.line}" + (f" (note {link.note})" if link.note else "")
+        click.echo(f"DEAD  link   {where}  [[{link.link}]]{hint}")
     for c in report.candidates:
-        what = "duplicate" if c.duplicate else f"same topic {c.similarity:.2f}"
-        click.echo(f"CHECK {what}: does {c.newer} supersede {c.older}?  shared: {', '.join(c.shared_words)}")
+        if c.proposed_by:
+            what = f"conflict, proposed by {c.proposed_by}"
+        else:
+            what = "duplicate" if c.duplicate else (f"conflict {c.similarity:.2f}" if c.conflict else
+                                                    f"same topic {c.similarity:.2f}")
+        shared = f"  shared: {', '.join(c.shared_words)}" if c.shared_words else ""
+        click.echo(f"CHECK {what}: does {c.newer} supersede {c.older}?{shared}")
+        if c.conflict:
+            click.echo(f"      why: {c.conflict}")
         click.echo(f"      older: {c.older_text[:100]!r}")
         click.echo(f"      newer: {c.newer_text[:100]!r}")
     for p in report.problems:
@@ -50,7 +59,7 @@ def _fix(inst: object, report: object) -> int:
     from mnemara.memory.status import find_atom, mark_distinct, set_status
 
     assert isinstance(report, LintReport)
-    root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]
+    root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
     applied = 0
 
     def attempt(question: str, rel: str, note: str, old: str, new: str) -> None:
@@ -75,10 +84,11 @@ def _fix(inst: object, report: object) -> int:
         if len(link.suggestions) == 1:
             attempt(f"{link.file}:{link.line}: change [[{link.link}]] to [[{link.suggestions[0]}]]?", link.file,
                     link.note, f"[[{link.link}", f"[[{link.suggestions[0]}")
-    memory_dir = inst.memory_dir  # type: ignore[attr-defined]
+    memory_dir = inst.memory_dir  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
     for c in report.candidates:
+        why = f" ({c.conflict})" if c.conflict else ""
         answer = click.prompt(
-            f"does {c.newer} supersede {c.older}? [s]upersede / [d]istinct / [k]eep for later",
+            f"does {c.newer} supersede {c.older}{why}? [s]upersede / [d]istinct / [k]eep for later",
             type=click.Choice(["s", "d", "k"]), default="k", show_choices=False)
         if answer == "k":
             continue

@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 import click
 
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
+from mnemara.errors import UsageError
 
 
 class _StderrProgress:
@@ -33,8 +35,10 @@ class _StderrProgress:
 @click.option("--days", type=click.IntRange(min=1, max=36500), default=None, help="Look back this many days (default: policy, then replay_default_days).")
 @click.option("--threshold", type=click.IntRange(min=2), default=None, help="Minimum notes in a cluster to count as a pattern (default: policy, then replay_default_threshold).")
 @click.option("--apply", "apply_", is_flag=True, help="Write proposals, archive duplicates and the digest. Without it nothing is written.")
+@click.option("--dry-run", "dry_run", is_flag=True, help="Only show the plan (the default; accepted as Mnemara 0.18 spelled it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (or result) as JSON.")
-def replay(instance_name: str, days: int | None, threshold: int | None, apply_: bool, as_json: bool) -> None:
+def replay(instance_name: str, days: int | None, threshold: int | None, apply_: bool, dry_run: bool,
+           as_json: bool) -> None:
     """Consolidate recent memory notes: cluster, propose, archive duplicates, digest.
 
     A dry run by default: prints exactly what --apply would do and writes nothing.
@@ -42,6 +46,8 @@ def replay(instance_name: str, days: int | None, threshold: int | None, apply_: 
     from mnemara.replay import run_replay
     from mnemara.replay.backends import default_backends
 
+    if dry_run and apply_:
+        raise UsageError("give --dry-run or --apply, not both")
     inst = open_instance(instance_name)
     embed, lookup = default_backends(inst)
     plan = run_replay(inst, days=days, threshold=threshold, apply=apply_, embed=embed, entity_lookup=lookup, progress=_StderrProgress())
@@ -51,7 +57,7 @@ def replay(instance_name: str, days: int | None, threshold: int | None, apply_: 
         click.echo(render_text(plan))
 
 
-def render_text(plan) -> str:  # type: ignore[no-untyped-def]
+def render_text(plan: Any) -> str:
     """The human summary: settings, file issues, patterns and the action list."""
     c = plan.counts
     head = "replay (applied)" if plan.applied else "replay dry run: nothing written; --apply would do the actions below"

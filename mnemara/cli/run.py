@@ -54,8 +54,12 @@ def run(instance_name: str, no_tui: bool) -> None:
     The REPL reads one message per line when stdin is not a terminal, prints the
     assistant's text to stdout and exits at end of input, so it can be scripted.
     """
+    from mnemara.instance import run_lock
+
     inst = open_instance(instance_name)
-    sys.exit(_chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)"))
+    with run_lock(inst):
+        code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)")
+    sys.exit(code)
 
 
 @main.command()

@@ -42,6 +42,10 @@ class CommandContext(Protocol):
         """Validate, save atomically and make the change live for every holder."""
         ...
 
+    def override_config(self, **changes: Any) -> Config:
+        """Change fields for this session only (validated, not saved)."""
+        ...
+
     def apply_config(self, config: Config) -> Config:
         """Make an already saved config live (e.g. after ``/import`` wrote config.json)."""
         ...

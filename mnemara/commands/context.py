@@ -7,6 +7,7 @@ answers with the usage line and the store stays as it was.
 """
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from mnemara.commands import CommandContext, CommandResult, command, split_args
@@ -97,16 +98,32 @@ def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
     return CommandResult(report.summary(), data=report.to_dict())
 
 
-@command("tokens", usage="/tokens [N|500k|1m]", help="show the window's tokens, or set max_window_tokens live")
+SMALL_WINDOW_TOKENS = 1000  # below this a window cannot hold a normal turn
+
+
+@command("tokens", usage="/tokens [N|500k|1m] [--temp]",
+         help="show the window's tokens, or set max_window_tokens live (--temp: this session only)")
 def tokens_cmd(ctx: CommandContext, args: str) -> CommandResult:
-    parts = split_args(args)
+    from mnemara.commands.core import split_flags
+
+    parts, flags = split_flags(args, "--temp")
     if len(parts) > 1:
         raise ValueError("too many arguments")
     if not parts:
+        if flags:
+            raise ValueError("give the token count to set for this session")
         return CommandResult(f"window ~{compress.window_tokens(ctx.store)} tokens; max_window_tokens = {ctx.config.max_window_tokens}")
     n = parse_token_count(parts[0])
-    ctx.update_config(max_window_tokens=n)
-    return CommandResult(f"max_window_tokens set to {n}")
+    if "--temp" in flags:
+        ctx.override_config(max_window_tokens=n)
+        text = f"max_window_tokens set to {n} for this session only (config.json unchanged)"
+    else:
+        ctx.update_config(max_window_tokens=n)
+        text = f"max_window_tokens set to {n}"
+    if n < SMALL_WINDOW_TOKENS:
+        text += (f"\nwarning: {n} tokens is implausibly small (one ordinary turn is more): the window will hold "
+                 f"almost nothing but pinned rows. Did you mean {n}k? (/tokens {n}k)")
+    return CommandResult(text)
 
 
 @command("export", usage="/export [N] <path>", help="write the session (turns, config, role doc) to a markdown file")
@@ -125,14 +142,33 @@ def export_cmd(ctx: CommandContext, args: str) -> CommandResult:
     return CommandResult(f"exported {len(rows)} rows to {target}")
 
 
-@command("import", usage="/import <path>", help="restore a session from a /export file")
+IMPORT_FLAGS = {"--accept-permissions": "accept", "--keep-permissions": "keep"}
+
+
+@command("import", usage="/import [--accept-permissions|--keep-permissions] <path>",
+         help="restore a session from a /export file (asks before changing allowed_tools or mcp_servers)")
 def import_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
-    if len(parts) != 1:
+    flags = [p for p in parts if p.startswith("--")]
+    paths = [p for p in parts if not p.startswith("--")]
+    unknown = [f for f in flags if f not in IMPORT_FLAGS]
+    if unknown or len(flags) > 1:
+        raise ValueError(f"unknown or conflicting option {' '.join(unknown or flags)}: use --accept-permissions "
+                         "or --keep-permissions")
+    if len(paths) != 1:
         raise ValueError("give exactly one file path")
-    result = exchange.import_export(Path(parts[0]), ctx.store, ctx.instance.config_path, ctx.instance.root)
+    mode = IMPORT_FLAGS[flags[0]] if flags else "ask"
+    try:
+        result = exchange.import_export(Path(paths[0]), ctx.store, ctx.instance.config_path, ctx.instance.root,
+                                        permissions=mode)
+    except exchange.PermissionChangeNeedsConsent as asked:
+        quoted = shlex.quote(paths[0])
+        return CommandResult(
+            f"{asked.message}\nNothing was imported. To import with these changes: /import --accept-permissions "
+            f"{quoted}\nTo import everything else and keep your allowed_tools and mcp_servers: "
+            f"/import --keep-permissions {quoted}", ok=False, data={"permission_changes": asked.changes})
     ctx.apply_config(result.config)
-    log_event(ctx.instance.debug_log_path, "import", file=parts[0], rows=result.rows)
+    log_event(ctx.instance.debug_log_path, "import", file=paths[0], rows=result.rows, permissions=mode)
     return CommandResult(result.summary())
 
 

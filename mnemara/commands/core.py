@@ -18,16 +18,24 @@ MODEL_SHORTCUTS: dict[str, str] = {
     "sonnet": "claude-sonnet-4-6",
     "haiku": "claude-haiku-4-5",
 }
+#: Aliases Mnemara 0.18 users type, meaning what they meant there ("default" is 0.18's default model).
+MODEL_ALIASES: dict[str, str] = {
+    "latest": "claude-opus-4-7",
+    "frontier": "claude-opus-4-7",
+    "default": "claude-opus-4-7",
+    "mini": "claude-haiku-4-5",
+}
 MODEL_ID_RE = re.compile(r"claude-[a-z0-9][a-z0-9.\-]{1,80}")
+FLAG_HELP = "--temp: this session only (config.json untouched)"
 
 
 def resolve_model(arg: str) -> str:
-    """A shortcut, a /models number or a full ``claude-...`` id -> the model id."""
+    """A shortcut or alias, a /models number or a full ``claude-...`` id -> the model id."""
     key = arg.strip().lower()
     if not key:
         raise ValueError("give a model: a shortcut (opus, sonnet, haiku), its /models number, or a claude-... id")
-    if key in MODEL_SHORTCUTS:
-        return MODEL_SHORTCUTS[key]
+    if key in MODEL_SHORTCUTS or key in MODEL_ALIASES:
+        return MODEL_SHORTCUTS.get(key) or MODEL_ALIASES[key]
     if key.isdigit():
         index = int(key)
         if not 1 <= index <= len(MODEL_SHORTCUTS):
@@ -35,7 +43,21 @@ def resolve_model(arg: str) -> str:
         return list(MODEL_SHORTCUTS.values())[index - 1]
     if MODEL_ID_RE.fullmatch(key):
         return key
-    raise ValueError(f"unknown model {arg.strip()!r}: use opus, sonnet, haiku, a /models number, or a claude-... id")
+    raise ValueError(f"unknown model {arg.strip()!r}: use opus, sonnet, haiku, latest, frontier, default, mini, "
+                     "a /models number, or a claude-... id")
+
+
+def split_flags(args: str, *allowed: str) -> tuple[list[str], set[str]]:
+    """Positional words and the ``--flags`` (only ``allowed`` ones; anything else is refused)."""
+    words, flags = [], set()
+    for part in split_args(args):
+        if part.startswith("--"):
+            if part not in allowed:
+                raise ValueError(f"unknown option {part} (options: {', '.join(allowed)})")
+            flags.add(part)
+        else:
+            words.append(part)
+    return words, flags
 
 
 @command("help", usage="/help [command]", help="list slash commands, or show one command's usage", aliases=("?",))
@@ -68,7 +90,7 @@ def show_cmd(ctx: CommandContext, args: str) -> CommandResult:
     return CommandResult("\n".join(format_turn(t, cfg.display_name) for t in turns))
 
 
-@command("models", usage="/models", help="list model shortcuts (use /swap <name|n> to switch)")
+@command("models", usage="/models", help="list models, their numbers and aliases (use /swap <name|n> to switch)")
 def models_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if args.strip():
         raise ValueError("/models takes no arguments")
@@ -77,19 +99,39 @@ def models_cmd(ctx: CommandContext, args: str) -> CommandResult:
              for i, (name, model) in enumerate(MODEL_SHORTCUTS.items(), start=1)]
     if current not in MODEL_SHORTCUTS.values():
         lines.append(f"* current: {current}")
+    lines.append("aliases: " + ", ".join(f"{k}={v}" for k, v in MODEL_ALIASES.items()) + " (as in Mnemara 0.18)")
+    lines.append("switch: /swap <name|n|claude-...> [--temp]")
     return CommandResult("\n".join(lines))
 
 
-@command("swap", usage="/swap <opus|sonnet|haiku|n|claude-...>", help="switch model for this and future sessions (saved)")
+@command("swap", usage="/swap <opus|sonnet|haiku|latest|mini|n|claude-...> [--temp] [--force]",
+         help="switch model (saved; --temp: this session only; --force: keep a model id /models does not list)")
 def swap_cmd(ctx: CommandContext, args: str) -> CommandResult:
-    parts = split_args(args)
-    if len(parts) != 1:
+    words, flags = split_flags(args, "--temp", "--force")
+    if len(words) != 1:
         raise ValueError("give exactly one model")
-    model = resolve_model(parts[0])
+    model = resolve_model(words[0])
+    known = set(MODEL_SHORTCUTS.values())
+    if model not in known and "--force" not in flags:
+        return CommandResult(f"warning: {model} is not a model /models knows ({', '.join(sorted(known))}); "
+                             f"a typo fails every turn. Nothing changed; to use it anyway: /swap {model} --force",
+                             ok=False)
     old = ctx.config.model
-    ctx.update_config(model=model)
-    log_event(ctx.instance.debug_log_path, "model_swapped", old=old, new=model)
-    return CommandResult(f"model: {model} (was {old}; saved to config.json)", data={"model": model})
+    if "--temp" in flags:
+        ctx.override_config(model=model)
+        where = "this session only; config.json keeps " + str(_saved(ctx, "model"))
+    else:
+        ctx.update_config(model=model)
+        where = "saved to config.json"
+    log_event(ctx.instance.debug_log_path, "model_swapped", old=old, new=model, temp="--temp" in flags)
+    warn = "" if model in known else f"\nwarning: {model} is not a model /models knows; kept because of --force"
+    return CommandResult(f"model: {model} (was {old}; {where}){warn}", data={"model": model})
+
+
+def _saved(ctx: CommandContext, key: str) -> object:
+    from mnemara.config import Config
+
+    return getattr(Config.load(ctx.instance.config_path), key)
 
 
 @command("note", usage="/note [-c CATEGORY] <text>", help="append a note to today's memory file")

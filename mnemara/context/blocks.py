@@ -10,6 +10,7 @@ import json
 import os
 from typing import Any, Callable, Iterable, Iterator
 
+from mnemara.blocks import result_text as content_text
 from mnemara.store import Turn
 
 WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -25,13 +26,8 @@ def is_stub_use(block: dict[str, Any]) -> bool:
 
 
 def result_text(block: dict[str, Any]) -> str:
-    """The text of a ``tool_result`` block whether its content is a string or a list of blocks."""
-    content = block.get("content", "")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict) and c.get("type") == "text")
-    return json.dumps(content, ensure_ascii=False)
+    """The text of a ``tool_result`` block (the one rule: :func:`mnemara.blocks.result_text`)."""
+    return content_text(block.get("content", ""))
 
 
 def is_stub_result(block: dict[str, Any]) -> bool:

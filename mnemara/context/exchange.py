@@ -341,15 +341,65 @@ def _place_role_doc(doc: ExportDoc, instance_root: Path, current: Config) -> str
     return str(target)
 
 
-def import_export(path: Path, store: TurnStore, config_path: Path, instance_root: Path) -> ImportResult:
-    """Restore an export: rows into ``store``, config into ``config_path``, the role doc beside it."""
+#: Config fields that decide what the agent may do; an import never changes them unasked.
+PERMISSION_FIELDS = ("allowed_tools", "mcp_servers")
+
+
+class PermissionChangeNeedsConsent(UsageError):
+    """The export would change ``allowed_tools`` / ``mcp_servers``; nothing was imported."""
+
+    def __init__(self, message: str, changes: list[str]) -> None:
+        super().__init__(message)
+        self.changes = changes
+
+
+def permission_changes(current: Config, incoming: Config) -> list[str]:
+    """``- field: entry`` / ``+ field: entry`` lines for every policy or MCP server that would change.
+
+    Entries are shown as ASCII JSON, so no control or direction character can hide in them.
+    """
+    lines: list[str] = []
+    mine, theirs = current.to_dict(), incoming.to_dict()
+    for name in PERMISSION_FIELDS:
+        old = [json.dumps(item, sort_keys=True) for item in mine.get(name) or []]
+        new = [json.dumps(item, sort_keys=True) for item in theirs.get(name) or []]
+        if old == new:
+            continue
+        changed = [f"  - {name}: {item}" for item in old if item not in new]
+        changed += [f"  + {name}: {item}" for item in new if item not in old]
+        lines += changed or [f"  ~ {name}: the same entries in another order (the first policy per tool counts)"]
+    return lines
+
+
+def import_export(path: Path, store: TurnStore, config_path: Path, instance_root: Path,
+                  permissions: str = "ask") -> ImportResult:
+    """Restore an export: rows into ``store``, config into ``config_path``, the role doc beside it.
+
+    ``permissions`` says what happens when the export's ``allowed_tools`` or ``mcp_servers``
+    differ from the current config: ``"ask"`` (the default) imports nothing and raises
+    :class:`PermissionChangeNeedsConsent` listing the differences, ``"accept"`` takes the
+    export's, ``"keep"`` imports everything else and keeps the current ones.
+    """
+    if permissions not in ("ask", "accept", "keep"):
+        raise UsageError(f"permissions must be ask, accept or keep, not {permissions!r}")
     doc = read_export(path)
+    config_path = Path(config_path)
+    mine = Config.load(config_path) if config_path.exists() else Config()
+    changes = permission_changes(mine, doc.config) if doc.config is not None else []
+    if changes and permissions == "ask":
+        raise PermissionChangeNeedsConsent(
+            f"{path}: importing would change what the agent may do (allowed_tools / mcp_servers):\n"
+            + "\n".join(changes), changes)
     empty = not store.history(limit=1)
-    current = Config.load(config_path) if doc.config is None else doc.config
+    current = mine if doc.config is None else doc.config
     role_path = _place_role_doc(doc, Path(instance_root), current)
     store.import_rows(doc.rows, keep_ids=empty, evict_live=True)
     data = (doc.config or current).to_dict()
     data["role_doc_path"] = role_path
+    if permissions == "keep":
+        kept = mine.to_dict()
+        for name in PERMISSION_FIELDS:
+            data[name] = kept[name]
     config = Config.from_dict(data, source=str(path))
     config.save(config_path)
     return ImportResult(len(doc.rows), sum(1 for r in doc.rows if r.pinned), empty, role_path, config)

@@ -44,11 +44,12 @@ def _stat_hash(path: str) -> FileRecord:
 
 
 def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB"):
-        if n < 1024 or unit == "MB":
-            return f"{n} {unit}" if unit == "B" else f"{n / 1024:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
+    if n < 1024:
+        return f"{n} B"
+    size = n / 1024
+    if size < 1024:
+        return f"{size:.1f} KB"
+    return f"{size / 1024:.1f} MB"
 
 
 class FileTracker:

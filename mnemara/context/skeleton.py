@@ -32,7 +32,7 @@ class Skeleton:
 
 
 def _docstring(node: ast.AST, indent: str) -> list[str]:
-    doc = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]
+    doc = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]  # only module/class/def nodes come here
     if not doc:
         return []
     doc = doc.split("\n\n", 1)[0].strip()  # the summary paragraph; details live in the file
@@ -40,7 +40,7 @@ def _docstring(node: ast.AST, indent: str) -> list[str]:
     lines = doc.split("\n")
     if len(lines) == 1:
         return [f'{indent}"""{doc}"""']
-    return [f'{indent}"""{lines[0]}', *[f"{indent}{l}" if l else "" for l in lines[1:]], f'{indent}"""']
+    return [f'{indent}"""{lines[0]}', *[f"{indent}{line}" if line else "" for line in lines[1:]], f'{indent}"""']
 
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str) -> list[str]:

@@ -1,18 +1,21 @@
-"""Dedupe on write: a note already held by an atom is not appended again.
+"""Dedupe on write: a note already held by an atom is not appended again; a correction always is.
 
 Only active notes count: a superseded or deprecated note may be written again
 (the fact became true again), and the writers say so (:func:`inactive_copies`).
 
 Two tests, cheapest first:
 
-* **same text**: equal after :func:`similar.normalize` (case, whitespace,
+* **same text**: equal after :func:`similarity.normalize` (case, whitespace,
   emphasis marks and trailing punctuation do not count). Needs nothing but the
   day files, so ``mnemara note`` uses only this one and stays light.
-* **similar meaning**: when an embedder answers, the new text and the few
-  atoms closest to it by shared words (TF-IDF) are embedded and compared; a
-  cosine similarity at or above ``dedupe_threshold`` is a duplicate. An
-  embedder failure never blocks the write: the note is appended and the
-  answer says the similarity check was skipped.
+* **same claim**: the new text and the few atoms closest to it by shared
+  words are compared with :func:`similarity.relate`: embedded (when an
+  embedder answers) and checked by the claim guard. A *copy* (similar enough
+  AND the same numbers, negations, polarity and names) is not appended. A
+  *conflict* (same topic, different claim: "30 s" vs "60 s", "on" vs "off")
+  is written, and the answer names the note it conflicts with so the user
+  can resolve it (``mnemara lint --fix``). An embedder failure never blocks
+  the write: the answer says the similarity check was skipped.
 """
 from __future__ import annotations
 
@@ -20,13 +23,13 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 from mnemara.errors import ConfigError
 from mnemara.memory.notes import Atom, day_files, parse_text
-from mnemara.memory.similar import content_words, cosine, normalize
+from mnemara.memory.similarity import COPY, CONFLICT, cosine, normalize, relate, tokens
 from mnemara.memory.status import StatusBook, all_atoms
 
 SIMILAR_CANDIDATES = 5
@@ -42,7 +45,7 @@ class Duplicate:
     """The atom that already holds a note, and how that was decided."""
 
     atom: Atom
-    how: str  # "same text" | "similar meaning"
+    how: str  # "same text" | "same claim"
     similarity: float
     status: str = "active"
 
@@ -103,10 +106,10 @@ def inactive_copies(memory_dir: Path, text: str) -> list[str]:
 
 def closest_by_words(text: str, atoms: Sequence[Atom], n: int = SIMILAR_CANDIDATES) -> list[Atom]:
     """The ``n`` atoms sharing the most (IDF-weighted) content words with ``text``."""
-    query = Counter(content_words(text))
+    query = Counter(tokens(text))
     if not query:
         return []
-    bags = [set(content_words(a.text)) for a in atoms]
+    bags = [set(tokens(a.text)) for a in atoms]
     df: Counter[str] = Counter()
     for bag in bags:
         df.update(w for w in bag if w in query)
@@ -120,54 +123,105 @@ def closest_by_words(text: str, atoms: Sequence[Atom], n: int = SIMILAR_CANDIDAT
     return [atom for _, atom in scored[:n]]
 
 
-def find_duplicate(memory_dir: Path, text: str, *, embedder: Embedder | None = None,
-                   threshold: float = 0.97) -> tuple[Duplicate | None, str]:
-    """``(duplicate or None, note)``; ``note`` says why the similarity check was skipped, if it was."""
+@dataclass(frozen=True)
+class Conflict:
+    """An active atom on the same topic whose claim differs from the new note's."""
+
+    atom: Atom
+    reasons: tuple[str, ...]
+    similarity: float | None
+
+    def describe(self) -> dict[str, object]:
+        out: dict[str, object] = {"id": self.atom.id, "file": f"memory/{self.atom.file.name}",
+                                  "timestamp": self.atom.timestamp, "text": self.atom.text[:500],
+                                  "why": "; ".join(self.reasons)}
+        if self.similarity is not None:
+            out["similarity"] = round(self.similarity, 4)
+        return out
+
+
+@dataclass
+class WriteCheck:
+    """What dedupe found for a note about to be written."""
+
+    duplicate: Duplicate | None = None
+    conflicts: list[Conflict] = field(default_factory=list)
+    note: str = ""  # why the similarity check was skipped, if it was
+
+
+def assess(memory_dir: Path, text: str, *, embedder: Embedder | None = None, threshold: float = 0.97) -> WriteCheck:
+    """Copy (refuse), conflicts (write and name them) or nothing, for ``text`` against the atoms."""
     book = _book(memory_dir)
     atoms = [a for a in all_atoms(memory_dir) if book is None or book.status_of(a) == "active"]
     same = find_same_text(memory_dir, text, atoms)
     if same is not None:
-        return Duplicate(same, "same text", 1.0), ""
-    if embedder is None or not atoms:
-        return None, "" if embedder is not None else "similarity check skipped: no embedder"
+        return WriteCheck(Duplicate(same, "same text", 1.0))
+    check = WriteCheck(note="" if embedder is not None else "similarity check skipped: no embedder")
     candidates = closest_by_words(text, atoms)
     if not candidates:
-        return None, ""
-    try:
-        vectors = embedder.embed([text] + [a.text for a in candidates])
-    except Exception as exc:  # the embedder is optional: never block the write
-        return None, f"similarity check skipped: {exc}"
+        return check
+    sims: list[float | None] = [None] * len(candidates)
+    if embedder is not None:
+        try:
+            vectors = embedder.embed([text] + [a.text for a in candidates])
+            sims = [cosine(vectors[0], vec) for vec in vectors[1:]]
+        except Exception as exc:  # the embedder is optional: never block the write
+            check.note = f"similarity check skipped: {exc}"
     best: tuple[float, Atom] | None = None
-    for atom, vec in zip(candidates, vectors[1:]):
-        sim = cosine(vectors[0], vec)
-        if best is None or sim > best[0]:
-            best = (sim, atom)
-    if best is not None and best[0] >= threshold:
-        return Duplicate(best[1], "similar meaning", best[0]), ""
-    return None, ""
+    for atom, sim in zip(candidates, sims):
+        rel = relate(text, atom.text, sim, threshold)
+        if rel.kind == COPY:
+            score = sim if sim is not None else 1.0
+            if best is None or score > best[0]:
+                best = (score, atom)
+        elif rel.kind == CONFLICT:
+            check.conflicts.append(Conflict(atom, rel.reasons, sim))
+    if best is not None:
+        check.duplicate = Duplicate(best[1], "same claim", best[0])
+    return check
 
 
-def embedder_for(config: object) -> Embedder | None:
-    """The configured Ollama embedder, or None when the embed client is not available."""
-    try:
-        from mnemara.memory.embed import EmbedError, OllamaEmbedder  # lands with the RAG layer
-    except ImportError:
-        return None
-    try:
-        return OllamaEmbedder(config.rag_embed_url, config.rag_embed_model, timeout=3.0)  # type: ignore[attr-defined]
-    except EmbedError:
-        return None
+def find_duplicate(memory_dir: Path, text: str, *, embedder: Embedder | None = None,
+                   threshold: float = 0.97) -> tuple[Duplicate | None, str]:
+    """``(duplicate or None, note)``; ``note`` says why the similarity check was skipped, if it was."""
+    check = assess(memory_dir, text, embedder=embedder, threshold=threshold)
+    return check.duplicate, "" if check.duplicate and check.duplicate.how == "same text" else check.note
 
 
-def check_before_write(memory_dir: Path, text: str, config: object | None = None) -> dict[str, object] | None:
-    """The tool answer for a duplicate (nothing appended), or None to go ahead and write.
+def embedder_for(config: Any) -> Embedder | None:
+    """The configured embedder (see :mod:`mnemara.memory.embedders`), or None."""
+    from mnemara.memory.embedders import make_embedder
 
-    With a ``config`` whose ``rag_enabled`` is on, the similarity test runs too.
-    """
+    embedder, _problem = make_embedder(config, timeout=3.0)
+    return embedder
+
+
+def check_write(memory_dir: Path, text: str, config: Any | None = None) -> WriteCheck:
+    """Dedupe for a write; with a ``config`` whose ``rag_enabled`` is on, the same-claim test runs too."""
     embedder = embedder_for(config) if config is not None and getattr(config, "rag_enabled", False) else None
     threshold = float(getattr(config, "dedupe_threshold", 0.97))
-    dup, _note = find_duplicate(memory_dir, text, embedder=embedder, threshold=threshold)
+    return assess(memory_dir, text, embedder=embedder, threshold=threshold)
+
+
+def refusal(check: WriteCheck) -> dict[str, object] | None:
+    """The tool answer for a copy (nothing appended), or None to go ahead and write."""
+    dup = check.duplicate
     if dup is None:
         return None
     return {"ok": True, "written": False, "duplicate": True, "existing": dup.describe(),
             "message": f"not appended: note {dup.atom.id} already holds this note ({dup.how})"}
+
+
+def check_before_write(memory_dir: Path, text: str, config: Any | None = None) -> dict[str, object] | None:
+    """The tool answer for a duplicate (nothing appended), or None to go ahead and write."""
+    return refusal(check_write(memory_dir, text, config))
+
+
+def conflict_report(check: WriteCheck) -> dict[str, Any]:
+    """Fields added to a successful write answer when the note conflicts with older ones."""
+    if not check.conflicts:
+        return {}
+    ids = ", ".join(c.atom.id for c in check.conflicts)
+    return {"conflicts_with": [c.describe() for c in check.conflicts],
+            "conflict_message": f"written; conflicts with {ids}: resolve with `mnemara lint --fix` "
+                                f"(the newer note ranks first in recall meanwhile)"}

@@ -19,11 +19,13 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlsplit, urlunsplit
 
+from mnemara.errors import BackendUnavailable
+
 BATCH_PATH = "/api/embed"
 SINGLE_PATH = "/api/embeddings"
 
 
-class EmbedError(Exception):
+class EmbedError(BackendUnavailable):
     """The embedder could not produce vectors; ``str(exc)`` is a one-line reason."""
 
 

@@ -36,7 +36,7 @@ from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
 from mnemara.memory.dayfile import drop_notes
 from mnemara.memory.notes import Atom, all_notes, archive_files, find_notes, is_note_ref, parse_file
-from mnemara.memory.similar import normalize
+from mnemara.memory.similarity import normalize
 from mnemara.memory.status import chunk_id
 
 MIN_QUERY = 4
@@ -126,7 +126,7 @@ def plan_forget(root: Path, target: str, *, include_archive: bool = False, keep_
     root = Path(root)
     plan = ForgetPlan(target=target, archive_included=include_archive)
     plan.atoms = select_atoms(root / "memory", target, include_archive)
-    graph_rows = _graph_rows(root)
+    graph_rows = graph_nodes_of(root)
     plan.graph_nodes = _own_nodes(plan.atoms, graph_rows)
     for a in plan.atoms:
         if a.category.startswith("wiki/"):
@@ -177,7 +177,7 @@ def _manual_chunks_quoting(rows: list[dict[str, Any]], atoms: list[Atom]) -> lis
                   and any(v in r["text"] for a in atoms for v in _variants(a.text)))
 
 
-def _graph_rows(root: Path) -> list[tuple[str, str]] | None:
+def graph_nodes_of(root: Path) -> list[tuple[str, str]] | None:
     """``(node id, properties)`` of every graph node; [] without a graph, None when unreadable."""
     from mnemara.memory.graph import DB_FILE
 
@@ -188,7 +188,7 @@ def _graph_rows(root: Path) -> list[tuple[str, str]] | None:
         kuzu = load_backend("kuzu")
         db = kuzu.Database(str(path), read_only=True)
         conn = kuzu.Connection(db)
-        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()  # type: ignore[union-attr]
+        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
         conn.close()
         db.close()
     except Exception:

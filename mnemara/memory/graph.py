@@ -24,6 +24,7 @@ from typing import Any
 
 from mnemara.backend_loader import load_backend
 from mnemara.errors import BackendUnavailable, UsageError
+from mnemara.fsutil import private_mkdir
 from mnemara.memory.cypher_guard import check_cypher
 
 DB_FILE = "graph.kuzu"
@@ -79,7 +80,7 @@ class Graph:
             return self._conn
         kuzu = load_backend("kuzu", GraphUnavailable)
         try:
-            self.graph_dir.mkdir(parents=True, exist_ok=True)
+            private_mkdir(self.graph_dir)
         except OSError as exc:
             raise GraphUnavailable(f"cannot create {self.graph_dir}: {_one_line(exc)}") from None
         if self.path.is_dir():
@@ -324,7 +325,7 @@ class Graph:
                 began = True
             result = conn.execute(statement, params or {})
             columns = result.get_column_names()
-            rows = []
+            rows: list[list[Any]] = []
             truncated = False
             while result.has_next():
                 if len(rows) >= MAX_ROWS:

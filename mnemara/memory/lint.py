@@ -22,12 +22,13 @@ from typing import Any
 
 from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
+from mnemara.memory.dayfile import fix_in_note
 from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
 from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
-from mnemara.memory.dayfile import fix_in_note
 from mnemara.memory.notes import Atom, parse_text
-from mnemara.memory.similar import normalize, same_topic_pairs
-from mnemara.memory.status import StatusBook, all_atoms
+from mnemara.memory.similarity import CONFLICT, normalize, relate
+from mnemara.memory.status import StatusBook, all_atoms, fingerprint
+from mnemara.memory.tfidf import same_topic_pairs
 
 CANDIDATE_THRESHOLD = 0.35
 
@@ -43,6 +44,8 @@ class Candidate:
     older_text: str
     newer_text: str
     duplicate: bool = False
+    conflict: str = ""  # why the claim guard says the two differ ("" when it does not)
+    proposed_by: str = ""  # "replay" when a replay run proposed this supersession
 
 
 @dataclass
@@ -116,20 +119,32 @@ def run_lint(root: Path, *, candidates: bool = True, home: Path | None = None) -
 
 def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRESHOLD,
                             limit: int = 50) -> list[Candidate]:
-    """Same-topic pairs of active atoms not already judged distinct, best first."""
+    """Pairs of active atoms that may supersede each other, not already judged distinct:
+    first the proposals replay recorded (conflicting notes), then same-topic pairs, best first."""
     book = StatusBook.load(memory_dir)
     atoms: list[Atom] = [a for a in all_atoms(memory_dir) if a.text.strip() and book.status_of(a) == "active"]
+    by_fp = {fingerprint(a): a for a in atoms}
+    out: list[Candidate] = []
+    seen: set[tuple[str, str]] = set()
+    for proposal in book.proposals:
+        older, newer = by_fp.get(str(proposal.get("older_fp"))), by_fp.get(str(proposal.get("newer_fp")))
+        if older is None or newer is None or book.is_distinct(older, newer):
+            continue  # resolved (superseded, forgotten or judged distinct)
+        seen.add((older.id, newer.id))
+        out.append(Candidate(older.id, newer.id, 0.0, [], older.text[:300], newer.text[:300],
+                             conflict=str(proposal.get("why", "")), proposed_by=str(proposal.get("by", "replay"))))
     pairs = same_topic_pairs([a.text for a in atoms], threshold=threshold, limit=limit * 2)
-    out = []
     for pair in pairs:
         a, b = atoms[pair.a], atoms[pair.b]
         older, newer = (a, b) if (a.timestamp, a.file.name, a.offset) <= (b.timestamp, b.file.name, b.offset) else (b, a)
         if older.id == newer.id:  # the same note copied into two files: nothing to judge
             continue
-        if book.is_distinct(older, newer):
+        if book.is_distinct(older, newer) or (older.id, newer.id) in seen:
             continue
+        rel = relate(older.text, newer.text)
         out.append(Candidate(older.id, newer.id, pair.similarity, list(pair.shared), older.text[:300],
-                             newer.text[:300], duplicate=normalize(a.text) == normalize(b.text)))
+                             newer.text[:300], duplicate=normalize(a.text) == normalize(b.text),
+                             conflict="; ".join(rel.reasons) if rel.kind == CONFLICT else ""))
         if len(out) >= limit:
             break
     return out
@@ -140,7 +155,7 @@ def _name_notes(paths: list[PathFinding], links: list[LinkFinding], atoms: list[
     starts = [a.line for a in atoms]
     findings: list[PathFinding | LinkFinding] = [*paths, *links]
     for finding in findings:
-        inside = [a for a, start in zip(atoms, starts) if start <= finding.line]
+        inside = [a for a, start in zip(atoms, starts, strict=True) if start <= finding.line]
         if inside:
             finding.note = inside[-1].id
             notes[inside[-1].id] = inside[-1]

@@ -43,7 +43,7 @@ class LinkFinding:
 
 def wiki_pages(wiki_dir: Path) -> list[str]:
     """Slugs (``ops/deploy``) of every ``.md`` page under ``wiki_dir``, hidden folders skipped."""
-    out = []
+    out: list[str] = []
     if not Path(wiki_dir).is_dir():
         return out
     for folder, dirs, files in os.walk(wiki_dir):
@@ -101,8 +101,8 @@ class LinkResolver:
         if "/" in low:
             suffix = [s for s in self.slugs if s.lower().endswith("/" + low)]
             return suffix[0] if suffix else ""
-        base = self._by_base.get(low)
-        return base[0] if base else ""
+        same_name = self._by_base.get(low)
+        return same_name[0] if same_name else ""
 
     def check(self, text: str, file: str) -> list[LinkFinding]:
         out = []

@@ -106,7 +106,7 @@ def extract(text: str) -> list[Citation]:
         spans = [(m.start(1), m.end(1), m.group(1)) for m in CODE_SPAN_RE.finditer(line)] if not fenced else []
         prompt = PROMPT_RE.match(line) if fenced else None
         commands = [prompt.group(1)] if prompt else []
-        commands += [PROMPT_RE.match(s).group(1) for _, _, s in spans if PROMPT_RE.match(s)]  # type: ignore[union-attr]
+        commands += [m.group(1) for _, _, s in spans if (m := PROMPT_RE.match(s))]
         for command in commands:
             binary = _command_name(command)
             if binary and "/" not in binary:

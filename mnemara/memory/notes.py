@@ -243,7 +243,7 @@ def archive_entries(data: bytes) -> list[ArchiveEntry]:
     The scan resumes after each entry, so a marker-like line inside an archived
     note is part of that note, never an entry of its own.
     """
-    out = []
+    out: list[ArchiveEntry] = []
     position = 0
     while True:
         match = ARCHIVE_MARKER_RE.search(data, position)
@@ -327,7 +327,7 @@ def find_notes(memory_dir: Path, ref: str, *, archive: bool = False) -> list[Ato
     if not (legacy or chunk):
         raise UsageError(f"not a note id: {ref!r} (use {REF_HELP})")
     day, stamp, offset = (legacy.group(1), legacy.group(2), int(legacy.group(3))) if legacy else \
-        (chunk.group(1), None, int(chunk.group(2)))  # type: ignore[union-attr]
+        (chunk.group(1), None, int(chunk.group(2)))  # type: ignore[union-attr]  # chunk matched when legacy did not
     path = memory_dir / f"{day}.md"
     if not path.is_file():
         raise UsageError(f"no note {ref!r}: memory/{day}.md does not exist")

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mnemara.errors import UsageError
-from mnemara.fsutil import atomic_write_text
+from mnemara.fsutil import atomic_write_text, private_mkdir
 from mnemara.memory.wiki import parse_frontmatter
 
 MAX_TITLE = 200
@@ -46,7 +46,7 @@ def propose_role_amendment(folder: Path, title: str, rationale: str, proposed_te
     when = (when or datetime.now(timezone.utc)).replace(microsecond=0)
     stamp = when.strftime("%Y%m%dT%H%M%SZ")
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    private_mkdir(folder)
     base = f"{stamp}_{slugify(title)}"
     path = folder / f"{base}.md"
     n = 2

@@ -1,12 +1,22 @@
 """Hybrid retrieval over memory notes, wiki pages and manual entries (LanceDB under ``index/``).
 
-Two channels, fused by Reciprocal Rank Fusion (``score = sum 1/(60 + rank)``):
+Two channels, fused by weighted Reciprocal Rank Fusion
+(``score = sum over channels of weight/(60 + rank)``):
 
-* **keyword**: LanceDB's native full-text index (BM25) on ``search_text``;
-  always on, needs no model.
-* **vector**: cosine search over embeddings from Ollama, when it answers.
-  Embeddings live in a table per model keyed by the hash of the embedded text,
-  so re-indexing unchanged text never embeds it again.
+* **keyword**: LanceDB's native full-text index (BM25) on ``fts_text``, the
+  output of :func:`mnemara.memory.similarity.tokens` (stemmed, identifiers
+  spelled every way) stored beside the text; the question goes through the
+  same function, so index and query can never tokenize differently. Always
+  on, needs no model. Weight 1.
+* **vector**: cosine search over embeddings from the configured embedder
+  (:mod:`mnemara.memory.embedders`: the bundled local model by default,
+  Ollama, or none). Embeddings live in a table per model keyed by the hash of
+  the embedded text, so re-indexing unchanged text never embeds it again and
+  a new model re-embeds. Its weight is the model's measured quality
+  (:func:`mnemara.memory.embedders.fusion_weight`), shown in every answer.
+
+Hits whose notes conflict (the claim guard of :mod:`similarity`) are ordered
+newest first and the older ones are marked ``stale_candidate``.
 
 The files are the truth. ``index/sources.json`` records size, mtime and hash of
 every memory day file and wiki page that was indexed; :meth:`RagIndex.catch_up`
@@ -33,8 +43,9 @@ from mnemara.errors import BackendUnavailable, UsageError
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.memory import chunking
 from mnemara.memory.chunking import Chunk
-from mnemara.memory.embed import EmbedError, OllamaEmbedder
+from mnemara.memory.embed import EmbedError
 from mnemara.memory.notes import day_files
+from mnemara.memory.similarity import apply_recency, fts_text
 from mnemara.memory.wiki import list_pages
 
 if TYPE_CHECKING:
@@ -42,13 +53,15 @@ if TYPE_CHECKING:
     from mnemara.instance import Instance
 
 RRF_K = 60
-FUSION_RULE = f"rrf: score = sum over channels of 1/({RRF_K} + rank), rank 1-based; ties by keyword rank, then id"
+FUSION_RULE = (f"weighted rrf: score = sum over channels of weight/({RRF_K} + rank), rank 1-based; "
+               "ties by keyword rank, then id")
+FTS_COLUMN = "fts_text"
 CHUNKS = "chunks"
 KIND_RE = re.compile(r"[a-z0-9_-]{1,40}")
 MANIFEST = "sources.json"
 OPTIMIZE_EVERY = 100  # write operations between compactions
 UNINDEXED_LIMIT = 500  # rows outside the full-text index before it is updated
-FTS_INDEX = "search_text_idx"
+FTS_INDEX = "fts_text_idx"
 EMBED_BATCH = 64
 QUERY_EMBED_BUDGET = 256  # at most this many pending texts are embedded while answering a query
 TEXT_LIMIT = 2000
@@ -83,7 +96,7 @@ class RagIndex:
         self,
         root: Path,
         *,
-        embedder: OllamaEmbedder | None = None,
+        embedder: Any = None,
         embed_problem: str = "",
         index_memory: bool = True,
         index_wiki: bool = True,
@@ -103,14 +116,14 @@ class RagIndex:
         self._pending: set[str] | None = None  # chunk hashes without a vector (None: not yet reconciled)
         self._seen_version: int | None = None
         self._matrix: tuple[Any, list[str], Any] | None = None  # (table name+version, hashes, unit vectors)
+        self._fts_checked = False
+        self._term_stats: tuple[Any, tuple[int, dict[str, int]]] | None = None
 
     @classmethod
     def for_instance(cls, instance: "Instance", config: "Config", **kwargs: Any) -> "RagIndex":
-        embedder, problem = None, ""
-        try:
-            embedder = OllamaEmbedder(config.rag_embed_url, config.rag_embed_model, timeout=kwargs.pop("timeout", 5.0))
-        except EmbedError as exc:
-            problem = str(exc)
+        from mnemara.memory.embedders import make_embedder
+
+        embedder, problem = make_embedder(config, timeout=kwargs.pop("timeout", 5.0))
         return cls(instance.root, embedder=embedder, embed_problem=problem,
                    index_memory=config.rag_auto_index_memory, index_wiki=config.rag_auto_index_wiki, **kwargs)
 
@@ -138,7 +151,7 @@ class RagIndex:
 
         schema = pa.schema([pa.field(name, pa.string()) for name in
                             ("id", "source", "kind", "category", "path", "title", "text", "search_text",
-                             "hash", "sig", "created_at")])
+                             FTS_COLUMN, "hash", "sig", "created_at")])
         return db.create_table(CHUNKS, schema=schema)
 
     def _guard(self, func: Any, *args: Any, **kwargs: Any) -> Any:
@@ -164,6 +177,8 @@ class RagIndex:
         source_path = (source_path or "").strip()[:500]
         source = f"{kind}:{source_path}" if source_path else f"{kind}:sha256:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
         chunks = chunking.text_chunks(text, source, kind, category, source_path, _now())
+        if self._guard(self._needs_rebuild):
+            self._guard(self._rebuild)
         return self._guard(self._write_sources, {source: chunks}, embed_budget=None)
 
     def catch_up(self, only: Iterable[Path] | None = None, *, include_all: bool = False,
@@ -172,6 +187,8 @@ class RagIndex:
         return self._guard(self._catch_up, only, include_all, embed_budget)
 
     def _catch_up(self, only: Iterable[Path] | None, include_all: bool, embed_budget: int | None) -> dict[str, Any]:
+        if self._needs_rebuild():
+            return self._rebuild()
         kinds = {"memory": include_all or self.index_memory, "wiki": include_all or self.index_wiki}
         current = {key: path for key, path in self._source_files() if kinds[key.split("/", 1)[0]]}
         if only is not None:
@@ -217,6 +234,14 @@ class RagIndex:
                 self._save_manifest(manifest)
         return stats
 
+    def _needs_rebuild(self) -> bool:
+        """An index written before ``fts_text`` existed is rebuilt once (files are the truth)."""
+        if self._fts_checked:
+            return False
+        table = self._chunks()
+        self._fts_checked = True
+        return table is not None and FTS_COLUMN not in table.schema.names
+
     def rebuild(self) -> dict[str, Any]:
         """Drop the index and rebuild it from memory/ and wiki/ (manual entries are carried over when readable)."""
         return self._guard(self._rebuild)
@@ -238,6 +263,7 @@ class RagIndex:
         self._db = None
         self._pending = None
         self._seen_version = None
+        self._fts_checked = True
         self.index_dir.mkdir(parents=True, exist_ok=True)
         with locked(self.index_dir / ".lock"):
             for child in self.index_dir.iterdir():
@@ -306,7 +332,10 @@ class RagIndex:
         if not any(ix.index_type == "FTS" for ix in table.list_indices()):
             FTS = _lance("lancedb.index").FTS
 
-            table.create_index("search_text", config=FTS(), replace=True, name=FTS_INDEX)
+            # fts_text is already tokenized by similarity.tokens: split on spaces, nothing else
+            table.create_index(FTS_COLUMN, config=FTS(base_tokenizer="whitespace", lower_case=False, stem=False,
+                                                      remove_stop_words=False, ascii_folding=False),
+                               replace=True, name=FTS_INDEX)
         counter = self.index_dir / "writes_since_optimize"
         try:
             writes = int(counter.read_text(encoding="utf-8").strip() or 0) + 1
@@ -345,7 +374,7 @@ class RagIndex:
         if self.embedder and "nomic" in self.embedder.model:
             prefix = "search_query: " if query else "search_document: "
         try:
-            vectors = self.embedder.embed([prefix + t for t in texts])  # type: ignore[union-attr]
+            vectors = self.embedder.embed([prefix + t for t in texts])
         except EmbedError as exc:
             self._embed_failed_at = time.monotonic()
             self.embed_problem = str(exc)
@@ -425,13 +454,21 @@ class RagIndex:
         depth = max(4 * k, 20)
         where = f"kind = {_sql(kind)}" if kind else None
         keyword: list[dict[str, Any]] = []
-        if table is not None:
-            search = table.search(MatchQuery(question, "search_text"), query_type="fts")
+        terms = fts_text(question)
+        if table is not None and terms:
+            search = table.search(MatchQuery(terms, FTS_COLUMN), query_type="fts")
             if where:
                 search = search.where(where, prefilter=True)
             keyword = search.select(_COLUMNS + ["_score"]).limit(depth).to_list()
         vector, degraded = self._vector_channel(table, question, depth, where)
-        return _fuse(keyword, vector, k, degraded)
+        from mnemara.memory.embedders import fusion_weight
+
+        weight, why = fusion_weight(self.embedder)
+        answer = _fuse(keyword, vector, k, degraded, weight)
+        answer["weights"] = {"keyword": 1.0, "vector": weight if "vector" in answer["channels"] else 0.0}
+        answer["weights_from"] = why if "vector" in answer["channels"] else "keyword only"
+        answer["hits"] = apply_recency(answer["hits"])
+        return answer
 
     def _vector_channel(self, table: Any, question: str, depth: int, where: str | None) -> tuple[list[dict[str, Any]], str]:
         problem = self._embedder_ready()
@@ -447,7 +484,10 @@ class RagIndex:
         vtable = self._vector_table() if table is not None else None
         if vtable is None:
             return [], ""
-        hits = self._nearest(vtable, qvec, depth * 2)
+        from mnemara.memory.embedders import similarity_floor
+
+        floor = similarity_floor(self.embedder)
+        hits = [h for h in self._nearest(vtable, qvec, depth * 2) if 1.0 - h[1] >= floor]
         if not hits:
             return [], ""
         order: dict[str, tuple[int, float]] = {}
@@ -489,6 +529,27 @@ class RagIndex:
         best = np.argpartition(-similarity, count - 1)[:count]
         best = best[np.argsort(-similarity[best], kind="stable")]
         return [(hashes[i], float(1.0 - similarity[i])) for i in best]
+
+    def term_stats(self) -> tuple[int, dict[str, int]] | None:
+        """``(chunks, token -> how many chunks hold it)`` of the full-text column, for IDF weights.
+
+        Cached per table version (a few hundred ms at 10k notes, once after each write).
+        """
+        try:
+            table = self._chunks()
+            if table is None:
+                return None
+            key = (table.version, table.count_rows())
+            if self._term_stats is None or self._term_stats[0] != key:
+                column = table.search().select([FTS_COLUMN]).limit(10_000_000).to_arrow().column(FTS_COLUMN)
+                df: dict[str, int] = {}
+                for text in column.to_pylist():
+                    for token in set((text or "").split()):
+                        df[token] = df.get(token, 0) + 1
+                self._term_stats = (key, (len(column), df))
+            return self._term_stats[1]
+        except Exception:  # IDF is a refinement: without it the gate counts every token alike
+            return None
 
     def _count(self) -> int:
         table = self._chunks()
@@ -545,11 +606,14 @@ _COLUMNS = ["id", "source", "kind", "category", "path", "title", "text", "create
 def _row(chunk: Chunk) -> dict[str, str]:
     return {"id": chunk.id, "source": chunk.source, "kind": chunk.kind, "category": chunk.category,
             "path": chunk.path, "title": chunk.title, "text": chunk.text, "search_text": chunk.search_text,
+            FTS_COLUMN: fts_text(chunk.search_text),
             "hash": chunk.hash, "sig": chunk.signature, "created_at": chunk.created_at}
 
 
-def _fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int, degraded: str) -> dict[str, Any]:
-    """Reciprocal Rank Fusion of the two ranked lists; each hit keeps its channel evidence."""
+def _fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int, degraded: str,
+          vector_weight: float = 1.0) -> dict[str, Any]:
+    """Weighted Reciprocal Rank Fusion of the two ranked lists; each hit keeps its channel evidence."""
+    weights = {"keyword": 1.0, "vector": vector_weight}
     hits: dict[str, dict[str, Any]] = {}
     for rank, row in enumerate(keyword, 1):
         hit = hits.setdefault(row["id"], _hit(row))
@@ -558,7 +622,7 @@ def _fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int, d
         hit = hits.setdefault(row["id"], _hit(row))
         hit["channels"]["vector"] = {"rank": rank, "cosine_distance": round(float(row["_distance"]), 6)}
     for hit in hits.values():
-        hit["score"] = round(sum(1.0 / (RRF_K + ch["rank"]) for ch in hit["channels"].values()), 8)
+        hit["score"] = round(sum(weights[name] / (RRF_K + ch["rank"]) for name, ch in hit["channels"].items()), 8)
     ordered = sorted(hits.values(), key=lambda h: (
         -h["score"], h["channels"].get("keyword", {}).get("rank", 10**9), h["id"]))
     channels = ["keyword"] + ([] if degraded.startswith("keyword-only") else ["vector"])

@@ -68,9 +68,13 @@ def purge_lance(index_dir: Path, drop_chunk_ids: Iterable[str] = ()) -> dict[str
     return stats
 
 
-def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str]) -> dict[str, Any]:
+def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[str, str] | None = None) -> dict[str, Any]:
     """Copy the Kuzu database minus ``drop_node_ids`` (and their edges, and entity/tag nodes
-    left without any edge) into a fresh file that replaces the old one."""
+    left without any edge) into a fresh file that replaces the old one.
+
+    ``rename`` maps node ids to new ids (their edges follow); a node renamed to an id that
+    exists already is merged into it (its edges move over, repeated edges are kept once).
+    """
     from mnemara.memory.graph import SCHEMA, GraphUnavailable
 
     kuzu = load_backend("kuzu", GraphUnavailable)
@@ -86,6 +90,19 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str]) -> dict[str, A
         "MATCH (a:Node)-[e:Edge]->(b:Node) RETURN a.id, b.id, e.id, e.relationship, e.properties, e.created_at").get_all()
     conn.close()
     db.close()
+    if rename:
+        present = {n[0] for n in nodes}
+        merged = {old for old, new in rename.items() if new in present and old in present}
+        nodes = [n for n in nodes if n[0] not in merged]
+        nodes = [(rename.get(n[0], n[0]), *n[1:]) for n in nodes]
+        seen: set[tuple[str, str, str]] = set()
+        moved = []
+        for e in edges:
+            a, b = rename.get(e[0], e[0]), rename.get(e[1], e[1])
+            if (a, b, e[3]) not in seen:
+                seen.add((a, b, e[3]))
+                moved.append((a, b, *e[2:]))
+        edges = moved
     kept_edges = [e for e in edges if e[0] not in drop and e[1] not in drop]
     linked = {e[0] for e in kept_edges} | {e[1] for e in kept_edges}
     orphaned = {e[1] for e in edges if (e[0] in drop) and e[1] not in linked}

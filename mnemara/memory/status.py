@@ -33,7 +33,11 @@ from mnemara.errors import ConfigError, UsageError
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.memory.notes import (
     LEGACY_ATOM_ID_RE as ATOM_ID_RE,
+)
+from mnemara.memory.notes import (
     LEGACY_CHUNK_ID_RE as CHUNK_ID_RE,
+)
+from mnemara.memory.notes import (
     Atom,
     all_notes,
     find_note,
@@ -98,6 +102,7 @@ class StatusBook:
     entries: dict[str, dict[str, Any]]
     distinct: list[list[str]]
     upgraded: bool = field(default=False)  # read from a version-1 file
+    proposals: list[dict[str, Any]] = field(default_factory=list)  # supersession proposals (replay)
 
     @classmethod
     def load(cls, memory_dir: Path) -> "StatusBook":
@@ -113,13 +118,17 @@ class StatusBook:
         entries = dict(raw.get("atoms", {}))
         distinct = raw.get("distinct", [])
         distinct = list(distinct) if isinstance(distinct, list) else []
+        proposals = raw.get("proposals", [])
+        proposals = [p for p in proposals if isinstance(p, dict)] if isinstance(proposals, list) else []
         if raw.get("version", 1) == 1 and (entries or distinct):
             entries, distinct = _upgrade(Path(memory_dir), entries, distinct)
-            return cls(path, entries, distinct, upgraded=True)
-        return cls(path, entries, distinct)
+            return cls(path, entries, distinct, upgraded=True, proposals=proposals)
+        return cls(path, entries, distinct, proposals=proposals)
 
     def save(self) -> None:
-        data = {"version": STATUS_VERSION, "atoms": self.entries, "distinct": self.distinct}
+        data: dict[str, Any] = {"version": STATUS_VERSION, "atoms": self.entries, "distinct": self.distinct}
+        if self.proposals:
+            data["proposals"] = self.proposals
         atomic_write_text(self.path, json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
         self.upgraded = False
 
@@ -234,6 +243,26 @@ def mark_distinct(memory_dir: Path, a: Atom, b: Atom) -> None:
             book.save()
 
 
+def propose_supersessions(memory_dir: Path, pairs: list[tuple[Atom, Atom, str]], by: str) -> int:
+    """Record "``newer`` may supersede ``older``" proposals (``(older, newer, why)``) for
+    ``mnemara lint --fix`` to offer; returns how many were new. Nothing changes status here."""
+    added = 0
+    with locked(Path(memory_dir) / ".status.lock"):
+        book = StatusBook.load(memory_dir)
+        known = {(p.get("older_fp"), p.get("newer_fp")) for p in book.proposals}
+        for older, newer, why in pairs:
+            key = (fingerprint(older), fingerprint(newer))
+            if key in known or book.is_distinct(older, newer):
+                continue
+            known.add(key)
+            book.proposals.append({"older_fp": key[0], "newer_fp": key[1], "older": older.id, "newer": newer.id,
+                                   "why": why[:500], "by": by, "at": now_iso()})
+            added += 1
+        if added:
+            book.save()
+    return added
+
+
 def forget_fingerprints(memory_dir: Path, ids: set[str]) -> int:
     """Drop status entries of forgotten notes (and pairs naming them); returns how many went."""
     with locked(Path(memory_dir) / ".status.lock"):
@@ -241,6 +270,7 @@ def forget_fingerprints(memory_dir: Path, ids: set[str]) -> int:
         before = len(book.entries) + len(book.distinct)
         book.entries = {k: v for k, v in book.entries.items() if k not in ids}
         book.distinct = [p for p in book.distinct if not (set(p) & ids)]
+        book.proposals = [p for p in book.proposals if not ({p.get("older_fp"), p.get("newer_fp")} & ids)]
         gone = before - len(book.entries) - len(book.distinct)
         if gone or book.upgraded:
             book.save()

@@ -101,7 +101,7 @@ class MemoryBackends:
     def rag(self) -> "RagIndex":
         if not self.config.rag_enabled:
             raise BackendOff("rag_enabled is false in config.json")
-        key = (self.config.rag_embed_url, self.config.rag_embed_model, self.config.rag_auto_index_memory,
+        key = (self.config.rag_embedder, self.config.rag_embed_url, self.config.rag_embed_model, self.config.rag_auto_index_memory,
                self.config.rag_auto_index_wiki)
         if self._rag is None or key != self._rag_key:  # config edits apply to the next call
             from mnemara.memory.rag import RagIndex
@@ -186,15 +186,15 @@ def note_files(instance: "Instance", text: str, category: str | None) -> tuple[A
 
     Appends the note; a ``wiki/<rest>`` category also appends the text to ``wiki/<rest>.md``.
     Returns the note (with its id) and the wiki page written (``wiki/<slug>.md``) or None.
-    A bad category or wiki path is refused before anything is written.
+    A bad category or wiki path is refused before anything is written. Both or neither:
+    the wiki page is written first, so when the wiki refuses it (a symlink out of ``wiki/``,
+    the page size cap) no note is appended and the caller answers ``ok: false``.
     """
     category = validate_category(category)
     wiki_slug = normalize_slug(category[len("wiki/"):]) if category.startswith("wiki/") else None
+    page = write_page(instance.wiki_dir, wiki_slug, text, mode="append") if wiki_slug else None
     atom = write_note(instance.memory_dir, text, category)
-    if not wiki_slug:
-        return atom, None
-    page = write_page(instance.wiki_dir, wiki_slug, text, mode="append")
-    return atom, f"wiki/{page.slug}.md"
+    return atom, (f"wiki/{page.slug}.md" if page is not None else None)
 
 
 def wiki_write(instance: "Instance", config: "Config", path: str, content: str, mode: str = "replace",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemara.errors import UsageError
-from mnemara.fsutil import atomic_write_text, locked
+from mnemara.fsutil import atomic_write_text, locked, private_mkdir
 
 SEGMENT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 MAX_SLUG = 200
@@ -111,7 +111,7 @@ def write_page(wiki_dir: Path, path: str, content: str, mode: str = "replace") -
             text += "\n"
         if len(text.encode("utf-8")) > MAX_PAGE_BYTES:
             raise UsageError(f"wiki page {slug!r} would exceed {MAX_PAGE_BYTES} bytes; refused")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_mkdir(target.parent)
         atomic_write_text(target, text)
     return Page(slug, target, text)
 

@@ -221,7 +221,7 @@ def insert_row(conn: sqlite3.Connection, agent_role: str, recipient_role: str | 
         "VALUES (?, ?, ?, ?, 'pending', ?)",
         (agent_role, recipient_role, task_id, payload_json, now_iso()),
     )
-    return int(cur.lastrowid)
+    return int(cur.lastrowid or 0)
 
 
 def statuses(path: Path, ids: Iterable[int] | None = None) -> dict[int, tuple[str, str | None]]:

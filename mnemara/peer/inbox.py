@@ -141,7 +141,7 @@ class PeerInbox:
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._last_text = ""
         self._source: tuple[str, Path | None] | None = None  # (instance name, root) when built from a config
 
@@ -421,11 +421,12 @@ class PeerInbox:
             except asyncio.TimeoutError:
                 pass
 
-    def start(self) -> asyncio.Task:
+    def start(self) -> asyncio.Task[None]:
         """Run :meth:`run` as a task on the current event loop (idempotent)."""
-        if not self.running:
-            self._task = asyncio.get_running_loop().create_task(self.run(), name="mnemara-peer-inbox")
-        return self._task
+        task = self._task
+        if task is None or task.done():
+            task = self._task = asyncio.get_running_loop().create_task(self.run(), name="mnemara-peer-inbox")
+        return task
 
     async def aclose(self) -> None:
         """Stop the runner. A turn in flight is cancelled; its rows stay undelivered."""

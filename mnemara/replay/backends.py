@@ -1,4 +1,4 @@
-"""The optional backends replay can use: the Ollama embedder and the Kuzu graph.
+"""The optional backends replay can use: the configured embedder and the Kuzu graph.
 
 Both are looked up lazily and both may be missing, switched off or broken;
 replay then uses its local floors (TF-IDF, ``applies_to:`` lines) and the plan
@@ -14,17 +14,14 @@ from mnemara.replay.augment import EntityLookup
 
 
 def default_embedder(config: Config) -> Any:
-    """The configured Ollama embedder, or ``None`` when RAG is off or the client is absent."""
+    """The configured embedder (:func:`mnemara.memory.embedders.make_embedder`), or ``None`` when
+    RAG is off or there is none; replay then clusters on TF-IDF."""
     if not config.rag_enabled:
         return None
-    try:
-        from mnemara.memory.embed import OllamaEmbedder
-    except ImportError:
-        return None
-    try:
-        return OllamaEmbedder(config.rag_embed_url, config.rag_embed_model)
-    except Exception:  # a bad URL/model is reported by the RAG tools; replay just goes lexical
-        return None
+    from mnemara.memory.embedders import make_embedder
+
+    embedder, _problem = make_embedder(config, timeout=10.0)
+    return embedder
 
 
 def default_entity_lookup(instance: Instance, config: Config) -> EntityLookup | None:

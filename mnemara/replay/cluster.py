@@ -17,11 +17,12 @@ one matrix product per block (exact, BLAS-fast).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Set
 from typing import Callable, Iterable
 
 import numpy as np
 
-from mnemara.replay.vectors import SparseRows
+from mnemara.memory.tfidf import SparseRows
 
 EPS = 1e-6
 Progress = Callable[[int, int], None]
@@ -136,7 +137,7 @@ def components(n: int, pairs: Iterable[Pair]) -> list[list[int]]:
 
 
 def near_duplicates(
-    order: list[int], pairs: Iterable[Pair], max_distance: float, protected: set[int], retired: set[int] = frozenset()
+    order: list[int], pairs: Iterable[Pair], max_distance: float, protected: set[int], retired: Set[int] = frozenset()
 ) -> dict[int, int]:
     """Map duplicate -> the atom it duplicates (its keeper).
 

@@ -3,8 +3,8 @@
 The graph (see :mod:`mnemara.memory.surfaces` for its conventions) keeps a
 memory atom as a ``memory_atom`` node whose properties hold its ``file`` and
 ``timestamp``, linked by ``applies_to`` edges to ``entity`` nodes. Replay
-matches atoms by file name and timestamp, not by node id, because a node id
-carries a byte offset that moves when replay archives a note above it.
+matches atoms by file name and timestamp, not by node id, so nodes named the
+way they were before note ids (``memory:<day>@<ts>#<offset>``) count as well.
 
 Kuzu is opened read-only in a child process: a dry run must not touch the
 graph file, and a damaged file that crashes Kuzu must not take replay down.

@@ -19,7 +19,9 @@ from mnemara.config import Config
 from mnemara.errors import ConfigError, UsageError
 from mnemara.fsutil import atomic_write_text, locked_append
 from mnemara.instance import Instance
-from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint
+from mnemara.memory.similarity import CONFLICT, COPY, relate
+from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint, propose_supersessions
+from mnemara.memory.tfidf import SparseRows, TfidfSpace, call_embedder, embedder_name
 from mnemara.replay import cluster as clustering
 from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path, load_archived
 from mnemara.replay.augment import Augmentation, EntityLookup, augment, entity_map
@@ -34,7 +36,6 @@ from mnemara.replay.proposals import (
     slugify,
     wiki_proposal,
 )
-from mnemara.replay.vectors import SparseRows, TfidfSpace, call_embedder, embedder_name
 
 Progress = Callable[[str, int, int], None]
 INACTIVE = ("superseded", "deprecated")
@@ -67,18 +68,32 @@ class Pattern:
 class Action:
     """One thing ``--apply`` does. ``path`` is relative to the instance folder."""
 
-    kind: str  # write_wiki_proposal | write_role_proposal | archive | append_digest
+    kind: str  # write_wiki_proposal | write_role_proposal | archive | propose_supersession | append_digest
     path: str
     detail: str
     content: str = ""
     move: ArchiveMove | None = None
+    conflict: "Conflict | None" = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "detail": self.detail}
 
     def describe(self) -> str:
-        verb = {"archive": "archive", "append_digest": "append"}.get(self.kind, "write")
+        verb = {"archive": "archive", "append_digest": "append", "propose_supersession": "propose in"}.get(
+            self.kind, "write")
         return f"{verb} {self.path}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two notes on the same topic whose claims differ: never archived, proposed for supersession."""
+
+    older: LoadedAtom
+    newer: LoadedAtom
+    reasons: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"{self.newer.key} may supersede {self.older.key}: {'; '.join(self.reasons)}"
 
 
 @dataclass
@@ -87,9 +102,11 @@ class ReplayResult:
     archived: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     digest: str = ""
+    proposed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"written": self.written, "archived": self.archived, "problems": self.problems, "digest": self.digest}
+        return {"written": self.written, "archived": self.archived, "problems": self.problems, "digest": self.digest,
+                "proposed_supersessions": self.proposed}
 
 
 @dataclass
@@ -108,6 +125,7 @@ class ReplayPlan:
     issues: list[FileIssue]
     patterns: list[Pattern]
     actions: list[Action]
+    conflicts: list[Conflict] = field(default_factory=list)
     applied: bool = False
     result: ReplayResult | None = None
 
@@ -127,6 +145,7 @@ class ReplayPlan:
             "file_issues": [{"file": i.file, "reason": i.reason, "skipped": i.skipped} for i in self.issues],
             "patterns": [p.to_dict() for p in self.patterns],
             "actions": [a.to_dict() for a in self.actions],
+            "conflicts": [{"older": c.older.key, "newer": c.newer.key, "why": list(c.reasons)} for c in self.conflicts],
             "result": self.result.to_dict() if self.result else None,
         }
 
@@ -199,14 +218,16 @@ def build_plan(
     all_groups = clustering.components(len(active), pairs)
     groups = [g for g in all_groups if len(g) >= threshold]
     duplicate_of: dict[int, int] = {}
+    copies, conflicts = _judge_claims(_not_marked_distinct(pairs, active, book), active, policy.duplicate_distance)
+    if book is not None and book.proposals:
+        known = {(p.get("older_fp"), p.get("newer_fp")) for p in book.proposals}
+        conflicts = [c for c in conflicts if (fingerprint(c.older.atom), fingerprint(c.newer.atom)) not in known]
     if policy.archive:
         order = sorted(range(len(active)), key=lambda i: _when(active[i]))
         protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
         retired = {i for i, a in enumerate(active) if a.archived}
-        dup_pairs = _not_marked_distinct(pairs, active, book)
-        if dense is not None:
-            dup_pairs = _lexically_near(dup_pairs, space, policy.duplicate_distance)
-        duplicate_of = clustering.near_duplicates(order, dup_pairs, policy.duplicate_distance, protected, retired)
+        # every pair in ``copies`` was already judged a copy (close enough AND the same claim)
+        duplicate_of = clustering.near_duplicates(order, copies, float("inf"), protected, retired)
 
     # phase 3: augment
     entities, graph_status = entity_map(active, entity_lookup)
@@ -243,6 +264,9 @@ def build_plan(
         rel = archive_path(instance.archive_dir, atom.atom.file).relative_to(instance.root).as_posix()
         actions.append(Action("archive", rel, f"{atom.key} duplicates {keeper.key}", move=move))
 
+    if conflicts:
+        actions.append(Action("propose_supersession", f"memory/{STATUS_FILE}",
+                               f"{len(conflicts)} conflicting pairs: newer may supersede older (confirm in mnemara lint --fix)"))
     counts = {
         "files": len(loaded.files),
         "atoms": len(loaded.atoms),
@@ -256,10 +280,11 @@ def build_plan(
         "entities": sum(len(p.augmentation.entities) for p in patterns),
         "causal": sum(len(p.augmentation.causal) for p in patterns),
         "duplicates": len(duplicate_of),
+        "conflicts": len(conflicts),
     }
     plan = ReplayPlan(
         instance.root, stamp, today, days, threshold, policy.cluster_distance, policy.duplicate_distance,
-        method, policy.source, graph_status, counts, loaded.issues, patterns, actions,
+        method, policy.source, graph_status, counts, loaded.issues, patterns, actions, conflicts,
     )
     plan.actions.append(Action("append_digest", f"sleep/{today.isoformat()}.md", "sleep digest of this run"))
     return plan
@@ -313,12 +338,13 @@ def _mark_coverage(
             centroid = space.dense(group)
             sims = _sparse_dots(doc_rows, centroid)
         close = np.asarray(sims) >= floor
-        k = _first(close & is_wiki, wiki_slugs.get(pattern.slug))
-        if k is not None:
-            pattern.covered_by = f"{'wiki' if docs[k].kind == 'wiki' else 'wiki_proposals'}/{docs[k].slug}.md"
-        k = _first(close & is_role, role_slugs.get(pattern.slug))
-        if k is not None:
-            pattern.role_covered_by = f"role_proposals/{docs[k].path.name}"
+        wiki_hit = _first(close & is_wiki, wiki_slugs.get(pattern.slug))
+        if wiki_hit is not None:
+            doc = docs[wiki_hit]
+            pattern.covered_by = f"{'wiki' if doc.kind == 'wiki' else 'wiki_proposals'}/{doc.slug}.md"
+        role_hit = _first(close & is_role, role_slugs.get(pattern.slug))
+        if role_hit is not None:
+            pattern.role_covered_by = f"role_proposals/{docs[role_hit].path.name}"
 
 
 def _first(mask: np.ndarray, also: int | None) -> int | None:
@@ -330,22 +356,25 @@ def _first(mask: np.ndarray, also: int | None) -> int | None:
     return min(found) if found else None
 
 
-def _lexically_near(pairs: list[clustering.Pair], space: TfidfSpace, max_distance: float) -> list[clustering.Pair]:
-    """Embedding near-duplicates that are near-identical in wording too.
+MAX_CONFLICTS = 50  # proposals per run; the rest wait for the next run
 
-    Embeddings can put "timeout is 30 s" and "timeout is 60 s" within 0.10; archiving
-    one for the other would hide a fact, so a move also needs the TF-IDF rows to agree.
-    """
-    out = []
-    for pair in pairs:
-        if pair.distance >= max_distance:
-            continue
-        a_idx, a_val = space.rows.row(pair.a)
-        b_idx, b_val = space.rows.row(pair.b)
-        common, ia, ib = np.intersect1d(a_idx, b_idx, assume_unique=True, return_indices=True)
-        if 1.0 - float(np.dot(a_val[ia], b_val[ib])) < max_distance:
-            out.append(pair)
-    return out
+
+def _judge_claims(pairs: list[clustering.Pair], active: list[LoadedAtom],
+                  max_distance: float) -> tuple[list[clustering.Pair], list[Conflict]]:
+    """Split similar pairs with the claim guard: copies (within ``max_distance`` or worded
+    near-identically, AND the same claim) may be archived; conflicts (same topic, different
+    numbers/negation/polarity/names) never are."""
+    copies: list[clustering.Pair] = []
+    conflicts: list[Conflict] = []
+    for pair in sorted(pairs, key=lambda p: (-p.similarity, p.a, p.b)):
+        a, b = active[pair.a], active[pair.b]
+        rel = relate(a.atom.text, b.atom.text, pair.similarity, 1.0 - max_distance + clustering.EPS)
+        if rel.kind == COPY:
+            copies.append(pair)
+        elif rel.kind == CONFLICT and not (a.archived or b.archived) and len(conflicts) < MAX_CONFLICTS:
+            older, newer = sorted((a, b), key=_when)
+            conflicts.append(Conflict(older, newer, rel.reasons))
+    return copies, conflicts
 
 
 def _sparse_dots(rows: SparseRows, vector: np.ndarray) -> np.ndarray:
@@ -397,6 +426,13 @@ def apply_plan(plan: ReplayPlan, instance: Instance) -> ReplayResult:
             result.written.append(action.path)
         elif action.kind == "archive" and action.move is not None:
             moves.setdefault(action.move.source, []).append(action.move)
+        elif action.kind == "propose_supersession" and plan.conflicts:
+            try:
+                propose_supersessions(instance.memory_dir, [(c.older.atom, c.newer.atom, "; ".join(c.reasons))
+                                                            for c in plan.conflicts], by="replay")
+                result.proposed = [c.describe() for c in plan.conflicts]
+            except ConfigError as exc:
+                result.problems.append(f"supersession proposals not recorded: {exc.message}")
     for source, batch in moves.items():
         done, problems = apply_moves(instance.archive_dir, source, batch, plan.stamp)
         result.archived.extend(f"{m.atom_key} -> memory/archive/{source.name} (duplicate of {m.keeper})" for m in done)
@@ -404,7 +440,8 @@ def apply_plan(plan: ReplayPlan, instance: Instance) -> ReplayResult:
     digest_rel = f"sleep/{plan.today.isoformat()}.md"
     digest_path = instance.root / digest_rel
     heading = "" if digest_path.exists() else f"# Sleep digest {plan.today.isoformat()}\n\n"
-    locked_append(digest_path, heading + render_digest(plan, result.archived, result.written, result.problems))
+    locked_append(digest_path, heading + render_digest(plan, result.archived, result.written, result.problems,
+                                                       [c.describe() for c in plan.conflicts]))
     result.digest = digest_rel
     plan.applied = True
     plan.result = result

@@ -78,7 +78,8 @@ def _members_section(members: Sequence[LoadedAtom]) -> list[str]:
     lines = ["## Notes in this pattern", ""]
     for m in members:
         note = ", archived duplicate" if m.archived else ""
-        lines += [f"### {m.location} @ {m.atom.timestamp} ({m.atom.category}{note})", "", _quote(m.atom.text), ""]
+        lines += [f"### {m.location} @ {m.atom.timestamp} ({m.atom.category}{note}) · id {m.key}", "",
+                  _quote(m.atom.text), ""]
     return lines
 
 

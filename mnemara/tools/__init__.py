@@ -6,6 +6,10 @@ objects; ``session`` turns the enabled specs into ONE SDK MCP server named
 ``mnemara`` (model-facing names ``mcp__mnemara__<name>``). Handlers receive a
 :class:`ToolContext` and the tool's arguments and return a JSON-able dict;
 they never raise for a backend failure (``{"ok": false, "error": ...}``).
+
+Declare a tool with :func:`mnemara.tools.declare.declare`: its arguments are a
+pydantic model (:class:`mnemara.tools.declare.ToolArgs`) that gives the JSON
+schema, the validation and the error text; the handler gets the validated model.
 """
 from __future__ import annotations
 
@@ -53,6 +57,18 @@ class ToolSpec:
     @property
     def qualified_name(self) -> str:
         return f"mcp__{SERVER_NAME}__{self.name}"
+
+
+def unknown_arguments(spec: ToolSpec, args: dict[str, Any]) -> str | None:
+    """An error line when ``args`` holds a parameter the tool does not take (never silently ignored)."""
+    known = spec.input_schema.get("properties")
+    if not isinstance(known, dict) or not isinstance(args, dict):
+        return None
+    extra = sorted(k for k in args if k not in known)
+    if not extra:
+        return None
+    takes = ", ".join(sorted(known)) or "no parameters"
+    return f"{spec.name} does not take {', '.join(map(repr, extra))}; its parameters are: {takes}"
 
 
 def all_specs() -> list[ToolSpec]:

@@ -1,4 +1,4 @@
-"""The agent's context tools: ``upsert_slot``, the three eviction tools and ``read_skeleton``.
+"""The agent's context tools: ``upsert_slot``, the three block-eviction tools and ``read_skeleton(file_path)``.
 
 Thin adapters over :mod:`mnemara.context`; every call is logged to ``debug.log``
 and answers ``{"ok": false, "error": ...}`` for bad arguments instead of raising.
@@ -9,21 +9,25 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from mnemara.context import eviction
+from mnemara.context.row_ops import Selector, selected_ids
 from mnemara.context.skeleton import read_skeleton
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError
 from mnemara.store import ROLES
 from mnemara.tools import ToolContext, ToolSpec
+from mnemara.tools.window_tools import SELECTORS
 
 ROW_IDS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
+        **SELECTORS,
         "row_ids": {
             "type": "array",
             "items": {"type": "integer"},
             "description": "Row ids (as shown in the conversation history) to act on; omit for every live row.",
-        }
+        },
     },
+    "additionalProperties": False,
 }
 
 SLOT_SCHEMA: dict[str, Any] = {
@@ -38,18 +42,12 @@ SLOT_SCHEMA: dict[str, Any] = {
 
 SKELETON_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"path": {"type": "string", "description": "Path of a Python file."}},
-    "required": ["path"],
+    "properties": {
+        "file_path": {"type": "string", "description": "Path of a Python file."},
+        "path": {"type": "string", "description": "Same as file_path (older name)."},
+    },
+    "additionalProperties": False,
 }
-
-
-def _row_ids(args: dict[str, Any]) -> list[int] | None:
-    ids = args.get("row_ids")
-    if ids is None:
-        return None
-    if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-        raise ValueError("row_ids must be a list of integers")
-    return ids
 
 
 def upsert_slot(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -69,10 +67,11 @@ def upsert_slot(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 def _eviction_tool(fn: Callable[..., eviction.EvictionResult]) -> Callable[[ToolContext, dict[str, Any]], dict[str, Any]]:
     def handler(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         try:
-            ids = _row_ids(args)
-        except ValueError as exc:
-            return {"ok": False, "error": str(exc)}
+            ids, skipped = selected_ids(ctx.store, Selector.from_args(args))
+        except MnemaraError as exc:
+            return {"ok": False, "error": exc.message}
         result = fn(ctx.store, ids)
+        result.skipped = sorted(set(result.skipped) | set(skipped))
         log_event(ctx.instance.debug_log_path, "eviction", strategy=result.strategy, rows=result.rows,
                   tokens_freed=result.tokens_freed, row_ids=result.row_ids, by="agent")
         return {"ok": True, **result.to_dict()}
@@ -82,9 +81,9 @@ def _eviction_tool(fn: Callable[..., eviction.EvictionResult]) -> Callable[[Tool
 
 
 def skeleton_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    path = args.get("path")
+    path = args.get("file_path", args.get("path"))
     if not isinstance(path, str) or not path:
-        return {"ok": False, "error": "path must be a non-empty string"}
+        return {"ok": False, "error": "file_path must be a non-empty string"}
     try:
         sk = read_skeleton(path, home_only=ctx.config.file_tool_home_only)
     except MnemaraError as exc:
@@ -94,7 +93,8 @@ def skeleton_tool(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def specs() -> list[ToolSpec]:
-    evict_desc = " Takes optional row_ids (default: every live row); pinned rows are never touched. Returns rows touched and estimated tokens freed."
+    evict_desc = (" Selects rows by row_ids, keep_recent, older_than and/or segment (default: every live row); pinned "
+                  "rows are never touched. Returns rows touched and estimated tokens freed.")
     return [
         ToolSpec(
             name="upsert_slot",
@@ -111,6 +111,7 @@ def specs() -> list[ToolSpec]:
             description="Strip thinking blocks from stored turns, keeping their text and tool calls." + evict_desc,
             input_schema=ROW_IDS_SCHEMA,
             handler=_eviction_tool(eviction.evict_thinking_blocks),
+            policy_name="EvictThinkingBlocks",
         ),
         ToolSpec(
             name="evict_tool_use_blocks",
@@ -120,6 +121,7 @@ def specs() -> list[ToolSpec]:
             ),
             input_schema=ROW_IDS_SCHEMA,
             handler=_eviction_tool(eviction.evict_tool_use_blocks),
+            policy_name="EvictToolUseBlocks",
         ),
         ToolSpec(
             name="evict_write_pairs",
@@ -129,6 +131,7 @@ def specs() -> list[ToolSpec]:
             ),
             input_schema=ROW_IDS_SCHEMA,
             handler=_eviction_tool(eviction.evict_write_pairs),
+            policy_name="EvictWritePairs",
         ),
         ToolSpec(
             name="read_skeleton",
@@ -138,6 +141,7 @@ def specs() -> list[ToolSpec]:
             ),
             input_schema=SKELETON_SCHEMA,
             handler=skeleton_tool,
+            policy_name="ReadSkeleton",
             enabled=lambda cfg: bool(cfg.read_skeleton_enabled),
         ),
     ]

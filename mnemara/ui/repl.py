@@ -324,7 +324,7 @@ def run_tty(session: Any, banner: str = "") -> int:
                               repl_stdout)
     ask = tty_prompt_for(watcher_ref)
     session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
-    prompt = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
+    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
     if banner:
         print(banner)
     if inbox is None:

@@ -24,9 +24,13 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from mnemara import events as ev
+from mnemara.errors import MnemaraError
+
+if TYPE_CHECKING:
+    from mnemara.peer.inbox import PeerInbox
 
 CLOSE_TIMEOUT_SECONDS = 15.0
 WAIT_NOTICE = "(an inbox turn is running; your message goes next. Ctrl+C stops the inbox turn)"
@@ -53,7 +57,10 @@ class ReplInbox:
             finally:
                 self.delivering = False
 
-        self.inbox = attach_inbox(session, deliver=deliver, is_idle=self._idle)
+        inbox = attach_inbox(session, deliver=deliver, is_idle=self._idle)
+        if inbox is None:
+            raise MnemaraError("peer_poll_enabled is false in config.json: no inbox to run")
+        self.inbox: PeerInbox = inbox
 
     @classmethod
     def attach(cls, session: Any, make_renderer: Callable[[], Callable[[ev.Event], None]],
@@ -61,8 +68,7 @@ class ReplInbox:
         """The REPL's inbox, or None when ``peer_poll_enabled`` is off."""
         if not session.config.peer_poll_enabled:
             return None
-        made = cls(session, make_renderer, info)
-        return made if made.inbox is not None else None
+        return cls(session, make_renderer, info)
 
     # -- state ---------------------------------------------------------------------
     def _idle(self) -> bool:

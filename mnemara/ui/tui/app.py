@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+from pathlib import Path
 from typing import Any, Callable
 
 from textual import on, work
@@ -20,10 +21,12 @@ from textual.screen import Screen
 from textual.widgets import Button
 from textual.worker import Worker, WorkerState
 
+from mnemara import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.debuglog import log_event
 from mnemara.instance import Instance
 from mnemara.ui.tui.bridge import PanelBridge
+from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
 from mnemara.ui.tui.transcript_view import TurnView, entries_for
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
@@ -66,9 +69,12 @@ class MnemaraApp(App[None]):
         self.instance = instance
         self._owns_session = False
         if session is None:
-            if session_factory is None:
-                from mnemara.session import AgentSession as session_factory  # heavy: only when the panel opens
-            session = session_factory(instance, permission_prompt=self.ask_permission)
+            factory = session_factory
+            if factory is None:
+                from mnemara.session import AgentSession  # heavy: only when the panel opens
+
+                factory = AgentSession
+            session = factory(instance, permission_prompt=self.ask_permission)
             self._owns_session = True
         elif hasattr(session, "set_permission_prompt"):
             session.set_permission_prompt(self.ask_permission)
@@ -196,7 +202,7 @@ class MnemaraApp(App[None]):
             async with contextlib.aclosing(self.session.aturn(text)) as events:
                 async for event in events:
                     view.feed(event)
-                    if type(event).__name__ == "TurnDone":
+                    if isinstance(event, ev.TurnDone):
                         break
         except asyncio.CancelledError:
             log.append(LogEntry("info", "stopped", "the turn was cancelled"))
@@ -216,7 +222,7 @@ class MnemaraApp(App[None]):
         worker = self._turn
         if worker is None or not self.turn_running:
             return False
-        if type(self.screen).__name__ == "PermissionScreen":
+        if isinstance(self.screen, PermissionScreen):
             self.screen.dismiss("n")  # a question nobody will answer now: deny it
         stop = getattr(self.session, "stop", None)
         if stop is not None:
@@ -281,7 +287,7 @@ class MnemaraApp(App[None]):
             self.chat_log.scroll_page_down(animate=False)
 
     def action_open_role(self) -> None:
-        self.push_screen(RoleEditor(self.bridge.role_path()))
+        self.push_screen(RoleEditor(Path(self.bridge.role_path())))
 
     def action_open_context(self) -> None:
         from mnemara.ui.tui.screens.context_viewer import ContextViewer  # tabs, lists: loaded when first opened
@@ -357,14 +363,13 @@ class MnemaraApp(App[None]):
     # -- permission prompt (called by the session's gate) ------------------------------------
     async def ask_permission(self, request: Any) -> str:
         """Show the modal and wait for y/n/a/s; safe to call from the app's loop or another thread."""
-        if asyncio.get_running_loop() is not self._loop:
-            future = asyncio.run_coroutine_threadsafe(self._ask(request), self._loop)
+        loop = self._loop
+        if loop is not None and asyncio.get_running_loop() is not loop:
+            future = asyncio.run_coroutine_threadsafe(self._ask(request), loop)
             return await asyncio.wrap_future(future)
         return await self._ask(request)
 
     async def _ask(self, request: Any) -> str:
-        from mnemara.ui.tui.screens.permission import PermissionScreen
-
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
         def done(choice: str | None) -> None:

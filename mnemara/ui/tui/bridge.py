@@ -14,7 +14,7 @@ from mnemara.debuglog import log_event
 from mnemara.instance import Instance
 from mnemara.roledoc import read_role_doc
 from mnemara.store import TurnStore, Window
-from mnemara.ui.tui.breakdown import Breakdown, compute
+from mnemara.context.breakdown import Breakdown, compute
 from mnemara.ui.tui.widgets.status_line import Status
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from mnemara import events as ev
+from mnemara.blocks import result_text
 from mnemara.store import Turn
 from mnemara.ui.tui.widgets.chat_log import LogEntry
 
@@ -39,15 +41,13 @@ def short_tool_name(name: str) -> str:
 
 def tool_entry(name: str, tool_input: Any) -> LogEntry:
     args = tool_input if isinstance(tool_input, dict) else {"input": tool_input}
-    summary = " ".join(f"{k}={one_line(v, 40)}" for k, v in args.items() if isinstance(v, (str, int, float, bool)))
+    summary = " ".join(f"{k}={one_line(str(v), 40)}" for k, v in args.items() if isinstance(v, (str, int, float, bool)))
     detail = json.dumps(tool_input, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     return LogEntry("tool", "tool", one_line(f"{short_tool_name(name)} {summary}".strip()), detail or "{}")
 
 
 def result_entry(content: Any, is_error: bool = False) -> LogEntry:
-    if isinstance(content, list):
-        content = "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
-    text = "" if content is None else str(content)
+    text = result_text(content)
     who = "result (error)" if is_error else "result"
     return LogEntry("result", who, one_line(text) or "(empty)", text or "(empty)")
 
@@ -98,11 +98,26 @@ class TurnView:
         self._streaming = None
         self._streamed = ""
 
-    def feed(self, event: Any) -> None:
-        kind = type(event).__name__
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is not None:
-            handler(event)
+    def feed(self, event: ev.Event) -> None:
+        """Render one event of the turn (matched by its type)."""
+        if isinstance(event, ev.TextDelta):
+            self._on_TextDelta(event)
+        elif isinstance(event, ev.AssistantText):
+            self._on_AssistantText(event)
+        elif isinstance(event, ev.ThinkingBlock):
+            self._on_ThinkingBlock(event)
+        elif isinstance(event, ev.ToolUse):
+            self._on_ToolUse(event)
+        elif isinstance(event, ev.ToolResult):
+            self._on_ToolResult(event)
+        elif isinstance(event, ev.Halt):
+            self._on_Halt(event)
+        elif isinstance(event, ev.ErrorEvent):
+            self._on_ErrorEvent(event)
+        elif isinstance(event, ev.Notice):
+            self._on_Notice(event)
+        elif isinstance(event, ev.TurnDone):
+            self._on_TurnDone(event)
 
     def _on_TextDelta(self, event: Any) -> None:
         self._streamed += event.text

@@ -4,8 +4,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button
+from textual.widgets.button import ButtonVariant
 
-BUTTONS = (
+BUTTONS: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("send", "Send ⌃S", "primary"),
     ("inbox", "⚡ Inbox: OFF", "default"),
     ("role", "📄 Role", "default"),

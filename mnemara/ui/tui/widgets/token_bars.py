@@ -6,7 +6,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from mnemara.ui.tui.breakdown import Breakdown
+from mnemara.context.breakdown import Breakdown
 from mnemara.ui.tui.widgets.status_line import human_tokens
 
 NAME_WIDTH = 16

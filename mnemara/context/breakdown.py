@@ -1,6 +1,6 @@
 """Where the input tokens of the next turn go, for the context viewer's bars.
 
-Pure computation (no Textual): tool schemas, role doc, file manifest, pinned
+Pure computation (no Textual; the context viewer and the agent's inspect_context share it): tool schemas, role doc, file manifest, pinned
 rows and the working window, each an estimate in tokens, against the window's
 token cap. Estimates use :mod:`mnemara.tokens` (about four characters a token).
 """

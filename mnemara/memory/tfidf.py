@@ -1,50 +1,27 @@
-"""Vectors for similarity: a local TF-IDF space (always built) and optional embeddings.
+"""Vectors for similarity: a TF-IDF space over the one tokenizer, and dense embedder output.
 
-The TF-IDF rows are sparse, L2-normalised and stored CSR-style in numpy arrays
+TF-IDF rows are sparse, L2-normalised and stored CSR-style in numpy arrays
 (``indptr``/``indices``/``data``) so 10k atoms stay a few megabytes. Features
 are numbered rarest first, which is what :mod:`mnemara.replay.cluster` needs
-for prefix filtering.
+for prefix filtering. Tokens come from :func:`mnemara.memory.similarity.tokens`
+(the same tokenizer as the full-text index). A similarity here says "same
+topic"; whether two notes make the same claim is for
+:func:`mnemara.memory.similarity.relate`.
 """
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-TOKEN_RE = re.compile(r"[^\W_](?:[\w'-]*[^\W_])?")
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers him his how i if in into is it its itself just me more most my
-    no nor not now of off on once only or other our ours out over own same she should so some such
-    than that the their them then there these they this those through to too under until up very was
-    we were what when where which while who whom why will with would you your yours""".split()
-)
+from mnemara.memory.similarity import tokens
+
 EMBED_CHARS = 8000
 
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
-
-
-def stem(token: str) -> str:
-    """A deliberately small suffix stripper: ``polled``/``polling``/``polls`` -> ``poll``."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3 and not token.endswith(("ss", "us", "is")):
-            base = token[: -len(suffix)]
-            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
-                continue
-            if suffix in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
-                base = base[:-1]
-            return base
-    return token
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-case, lightly stemmed word tokens without stop words or one-letter words."""
-    return [stem(t) for t in TOKEN_RE.findall(text.lower()) if len(t) > 1 and t not in STOPWORDS]
 
 
 @dataclass
@@ -142,11 +119,11 @@ def normalise_dense(vectors: Sequence[Sequence[float]], expected: int) -> np.nda
 
 def call_embedder(embed: Any, texts: list[str], batch: int = 64, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """Embed ``texts`` with a callable or an object with ``.embed``; raises on any failure."""
-    fn = embed.embed if hasattr(embed, "embed") else embed
+    fn = getattr(embed, "embed_array", None) or getattr(embed, "embed", None) or embed
     out: list[Sequence[float]] = []
     for start in range(0, len(texts), batch):
         chunk = [text[:EMBED_CHARS] for text in texts[start:start + batch]]
-        out.extend(fn(chunk))
+        out.extend(list(fn(chunk)))
         if progress:
             progress(min(start + batch, len(texts)), len(texts))
     return normalise_dense(out, len(texts))
@@ -158,3 +135,49 @@ def embedder_name(embed: Any) -> str:
         if isinstance(value, str) and value:
             return value
     return type(embed).__name__
+
+
+@dataclass(frozen=True)
+class TopicPair:
+    a: int  # index of the older atom
+    b: int  # index of the newer atom
+    similarity: float
+    shared: tuple[str, ...]
+
+
+def same_topic_pairs(texts: Sequence[str], threshold: float = 0.35, max_df: int = 50,
+                     limit: int = 50) -> list[TopicPair]:
+    """Pairs (i < j) of texts whose TF-IDF cosine is at least ``threshold``, best first."""
+    bags = [Counter(tokens(t)) for t in texts]
+    df: Counter[str] = Counter()
+    for bag in bags:
+        df.update(bag.keys())
+    n = max(len(texts), 1)
+    idf = {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
+    vectors: list[dict[str, float]] = []
+    for bag in bags:
+        vec = {w: (1 + math.log(c)) * idf[w] for w, c in bag.items()}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        vectors.append({w: v / norm for w, v in vec.items()})
+    postings: dict[str, list[int]] = {}
+    for i, bag in enumerate(bags):
+        for word in bag:
+            if df[word] <= max_df:
+                postings.setdefault(word, []).append(i)
+    seen: set[tuple[int, int]] = set()
+    out: list[TopicPair] = []
+    for ids in postings.values():
+        for x in range(len(ids)):
+            for y in range(x + 1, len(ids)):
+                key = (ids[x], ids[y])
+                if key in seen:
+                    continue
+                seen.add(key)
+                va, vb = vectors[key[0]], vectors[key[1]]
+                small, big = (va, vb) if len(va) <= len(vb) else (vb, va)
+                sim = sum(v * big.get(w, 0.0) for w, v in small.items())
+                if sim >= threshold:
+                    shared = tuple(sorted(set(va) & set(vb), key=lambda w: -idf[w])[:5])
+                    out.append(TopicPair(key[0], key[1], round(sim, 4), shared))
+    out.sort(key=lambda p: (-p.similarity, p.a, p.b))
+    return out[:limit]

@@ -1,0 +1,325 @@
+"""Issue 15: copies vs corrections, the local embedder, the recall gate and channel weights.
+
+Run: python bench/bench_similarity.py [--notes 10000] [--turns 30] [--skip-scale]
+
+1. Local embedder (WordLlama from its wheel): load time and embed throughput
+   on 2,000 short notes, against the tokenizer over the same texts as the
+   same-run baseline. Goals: load < 2 s, >= 500 texts/s.
+2. Retrieval on the golden set (bench/data/rag_golden.json, notes dated by
+   their 'day'), for keyword-only, the local embedder and the loopback fake
+   embedder: recall@1/@5 and MRR, overall and for the issue-15 queries; the
+   vector channel alone (MRR), which gives each model's fusion weight
+   (min(1, vector MRR / keyword MRR)), compared with the table in
+   mnemara/memory/embedders.py.
+3. Auto-recall on the golden queries plus 15 off-topic messages (default bar):
+   injection rate, precision (injections that hold the expected note) and
+   off-topic false positives.
+4. Copy-vs-correction (bench/data/claims.json): dedupe on write and replay
+   (keyword-only, local, fake): copies caught and distinct facts wrongly
+   merged. Goals: 0 wrongly merged, >= 90% of copies caught.
+5. At N notes: the latency auto-recall adds to a turn (context_blocks with
+   auto_recall off as the baseline) keyword-only and with the local embedder.
+
+Exits 1 when a goal is missed (what missed is printed last).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+GOLDEN = json.loads((ROOT / "bench" / "data" / "rag_golden.json").read_text())
+CLAIMS = json.loads((ROOT / "bench" / "data" / "claims.json").read_text())["pairs"]
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+MISSES: list[str] = []
+
+
+def goal(ok: bool, what: str) -> str:
+    if not ok:
+        MISSES.append(what)
+    return "ok" if ok else "MISSED"
+
+
+# -- 1. the local embedder -------------------------------------------------------------------
+def embedder_speed() -> None:
+    from mnemara.memory.embedders import LocalEmbedder
+    from mnemara.memory.similarity import tokens
+
+    print("== 1. local embedder (wordllama l2_supercat 256, weights from the installed wheel)")
+    texts = [f"The {w} service on host-{i % 97} times out after {i % 90} seconds when the queue is full"
+             for i, w in enumerate(["billing", "deploy", "lease", "search", "ledger"] * 400)]
+    emb = LocalEmbedder()
+    t0, c0 = time.perf_counter(), time.process_time()
+    emb.embed(["warm"])
+    load, load_cpu = time.perf_counter() - t0, time.process_time() - c0
+    t0 = time.perf_counter()
+    emb.embed_array(texts)
+    took = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for text in texts:
+        tokens(text)
+    base = time.perf_counter() - t0
+    rate = len(texts) / took
+    print(f"   import + load: {load:.2f} s wall, {load_cpu:.2f} s CPU (goal < 2 s of CPU, wall is inflated "
+          f"by other jobs on a shared machine: {goal(load_cpu < 2.0, 'local embedder load < 2 s CPU')})")
+    print(f"   embed {len(texts)} short notes: {took * 1000:.0f} ms = {rate:,.0f} texts/s "
+          f"(goal >= 500/s: {goal(rate >= 500, 'embed >= 500 texts/s')}); tokenizer baseline "
+          f"{len(texts) / base:,.0f} texts/s, ratio embed/tokenize time {took / base:.2f}")
+
+
+# -- 2. retrieval ------------------------------------------------------------------------------
+def write_golden(memory: Path) -> dict[str, str]:
+    from mnemara.memory.notes import append_note
+
+    by_text = {}
+    for n, note in enumerate(GOLDEN["notes"]):
+        when = START + timedelta(days=note.get("day", n % 7), minutes=n)
+        append_note(memory, note["text"], note["category"], when=when)
+        by_text[note["text"]] = note["id"]
+    return by_text
+
+
+def metrics(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {"r1": sum(r == 1 for r in ranks) / n, "r5": sum(bool(r) for r in ranks) / n,
+            "mrr": sum(1 / r for r in ranks if r) / n, "n": len(ranks)}
+
+
+def show(label: str, m: dict[str, float]) -> str:
+    return f"{label:28s} recall@1 {m['r1']:.2f}  recall@5 {m['r5']:.2f}  MRR {m['mrr']:.3f}  ({m['n']:.0f} queries)"
+
+
+def vector_only(embedder: object) -> dict[str, float]:
+    """Rank of the expected note by cosine alone (search text = category + text, as indexed)."""
+    import numpy as np
+
+    from mnemara.memory.tfidf import call_embedder
+
+    notes = GOLDEN["notes"]
+    docs = call_embedder(embedder, [f"{n['category']}\n{n['text']}" for n in notes])
+    queries = call_embedder(embedder, [q["q"] for q in GOLDEN["queries"]])
+    ranks: list[int | None] = []
+    for q, vec in zip(GOLDEN["queries"], queries):
+        order = np.argsort(-(docs @ vec), kind="stable")
+        ids = [notes[i]["id"] for i in order[:5]]
+        ranks.append(ids.index(q["expect"]) + 1 if q["expect"] in ids else None)
+    return metrics(ranks)
+
+
+def retrieval(modes: dict[str, object]) -> dict[str, dict[str, float]]:
+    from mnemara.memory.embedders import MEASURED, fusion_weight
+    from mnemara.memory.rag import RagIndex
+
+    print("\n== 2. retrieval on the golden set "
+          f"({len(GOLDEN['queries'])} queries, {sum(q['type'].startswith('i15') for q in GOLDEN['queries'])} new)")
+    out = {}
+    for label, embedder in modes.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            by_text = write_golden(Path(tmp) / "memory")
+            rag = RagIndex(Path(tmp), embedder=embedder)
+            rag.catch_up(embed_budget=None)
+            ranks, new = [], []
+            degraded = ""
+            for q in GOLDEN["queries"]:
+                res = rag.query(q["q"], k=5)
+                degraded = degraded or res.get("degraded", "")
+                ids = [by_text.get(h["text"]) for h in res["hits"]]
+                rank = ids.index(q["expect"]) + 1 if q["expect"] in ids else None
+                ranks.append(rank)
+                if q["type"].startswith("i15"):
+                    new.append(rank)
+            out[label] = metrics(ranks)
+            channels = "keyword only" if degraded else "keyword + vector"
+            print("   " + show(f"{label} ({channels})", out[label]))
+            print("      " + show("new (i15) queries only", metrics(new)))
+    keyword = out["keyword-only"]["mrr"]
+    for label, embedder in modes.items():
+        if embedder is None:
+            continue
+        vec = vector_only(embedder)
+        derived = min(1.0, vec["mrr"] / keyword) if keyword else 0.0
+        used, why = fusion_weight(embedder)
+        model = getattr(embedder, "model", "")
+        table = MEASURED.get(model)
+        print(f"   vector channel alone, {label}: MRR {vec['mrr']:.3f} (recall@5 {vec['r5']:.2f}) -> weight "
+              f"min(1, {vec['mrr']:.3f}/{keyword:.3f}) = {derived:.3f}; in use: {used} ({why[:60]}...)"
+              + (f"; table says keyword {table[0]:.3f} vector {table[1]:.3f}" if table else ""))
+    return out
+
+
+# -- 3. auto-recall ------------------------------------------------------------------------------
+OFF_TOPIC = [
+    "Please write a short poem about autumn leaves.", "What's a good name for a cat?",
+    "Translate 'good morning' into French.", "How many legs does a spider have?",
+    "Tell me a joke about penguins.", "Summarise the plot of Hamlet in two lines.",
+    "What is the capital of Australia?", "Suggest a recipe with lentils and spinach.",
+    "Explain photosynthesis to a child.", "Which planet has the most moons?",
+    "Give me three tips for a job interview.", "What rhymes with orange?",
+    "How do I fold a paper crane?", "Recommend a board game for four players.",
+    "Why is the sky blue?",
+]
+
+
+def auto_recall(settings: dict[str, dict[str, object]]) -> None:
+    from mnemara.config import update_config
+    from mnemara.instance import Instance
+    from mnemara.memory.status import all_atoms, chunk_id
+    from mnemara.session import AgentSession
+
+    print(f"\n== 3. auto-recall on the golden queries + {len(OFF_TOPIC)} off-topic messages (default bar)")
+    for label, cfg in settings.items():
+        inst = Instance.create(f"recall-{label.replace(' ', '-')}")
+        by_text = write_golden(inst.memory_dir)
+        ids = {by_text[a.text]: chunk_id(a) for a in all_atoms(inst.memory_dir)}
+        update_config(inst.config_path, auto_recall=True, graph_enabled=False, **cfg)
+        session = AgentSession(inst, warm_spare=False)
+        try:
+            session.reload_config()
+            fired = right = fired_new = right_new = 0
+            for q in GOLDEN["queries"]:
+                got = [h["id"] for h in session.auto_recall.run(session, q["q"]).injected]
+                fired += bool(got)
+                right += ids[q["expect"]] in got
+                if q["type"].startswith("i15"):
+                    fired_new += bool(got)
+                    right_new += ids[q["expect"]] in got
+            false = sum(bool(session.auto_recall.run(session, m).injected) for m in OFF_TOPIC)
+        finally:
+            session.close()
+        n, n_new = len(GOLDEN["queries"]), sum(q["type"].startswith("i15") for q in GOLDEN["queries"])
+        precision = right / fired if fired else 0.0
+        print(f"   {label:22s} injected for {fired}/{n} queries ({fired / n:.0%}), expected note injected "
+              f"{right}/{n}, precision {precision:.2f}; new queries {right_new}/{n_new} (fired {fired_new}); "
+              f"off-topic injections {false}/{len(OFF_TOPIC)} (goal 0: "
+              f"{goal(false == 0, f'0 off-topic injections ({label})')})")
+
+
+# -- 4. copies vs corrections --------------------------------------------------------------------
+def copies_vs_corrections(modes: dict[str, object]) -> None:
+    from mnemara.instance import Instance
+    from mnemara.memory.dedupe import assess
+    from mnemara.memory.notes import append_note
+    from mnemara.memory.similarity import normalize
+    from mnemara.memory.status import all_atoms
+    from mnemara.replay import run_replay
+
+    traps = [p for p in CLAIMS if p["kind"] == "trap"]
+    copies = [p for p in CLAIMS if p["kind"] == "copy"]
+    print(f"\n== 4. copy-vs-correction set: {len(copies)} true copies, {len(traps)} distinct-fact traps")
+    day = datetime(2026, 5, 1, 9, tzinfo=timezone.utc)
+    for label, embedder in modes.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            merged = caught = conflicts_named = 0
+            for kind, pairs in (("trap", traps), ("copy", copies)):
+                memory = Path(tmp) / kind
+                for n, pair in enumerate(pairs):
+                    append_note(memory, pair["older"], "fact", when=day + timedelta(minutes=n))
+                for pair in pairs:
+                    check = assess(memory, pair["newer"], embedder=embedder, threshold=0.97)  # type: ignore[arg-type]
+                    if kind == "trap":
+                        merged += check.duplicate is not None
+                        conflicts_named += pair["older"] in [c.atom.text for c in check.conflicts]
+                    else:
+                        caught += check.duplicate is not None
+        print(f"   dedupe on write, {label:13s}: copies refused {caught}/{len(copies)} ({caught / len(copies):.0%}), "
+              f"traps wrongly refused {merged}/{len(traps)}, traps written and named as conflicts "
+              f"{conflicts_named}/{len(traps)}  (goals: 0 {goal(merged == 0, f'dedupe merges 0 traps ({label})')}, "
+              f">= 90% {goal(caught >= 0.9 * len(copies), f'dedupe catches >= 90% copies ({label})')})")
+        now = day + timedelta(days=2)
+        results = {}
+        for kind, pairs in (("trap", traps), ("copy", copies)):
+            inst = Instance.create(f"claims-{kind}-{label.replace(' ', '-')}")
+            for n, pair in enumerate(pairs):
+                append_note(inst.memory_dir, pair["older"], "fact", when=day + timedelta(minutes=n))
+                append_note(inst.memory_dir, pair["newer"], "fact", when=day + timedelta(days=1, minutes=n))
+            plan = run_replay(inst, apply=True, embed=embedder, now=now, today=now.date())
+            live = {a.text for a in all_atoms(inst.memory_dir)}
+            gone = [p for p in pairs if p["newer"] not in live or p["older"] not in live
+                    or normalize(p["newer"]) == normalize(p["older"])]
+            results[kind] = (len(gone), len(plan.conflicts))
+        merged, conflicts = results["trap"]
+        caught = results["copy"][0]
+        print(f"   replay --apply,   {label:13s}: copies archived {caught}/{len(copies)} ({caught / len(copies):.0%}), "
+              f"traps wrongly archived {merged}/{len(traps)}, conflicts proposed {conflicts}  "
+              f"(goals: 0 {goal(merged == 0, f'replay merges 0 traps ({label})')}, "
+              f">= 90% {goal(caught >= 0.9 * len(copies), f'replay catches >= 90% copies ({label})')})")
+
+
+# -- 5. latency at scale --------------------------------------------------------------------------
+def latency(count: int, turns: int) -> None:
+    from bench_recall import messages, time_turns, write_notes
+
+    from mnemara.config import Config, update_config
+    from mnemara.instance import Instance
+    from mnemara.memory.rag import RagIndex
+    from mnemara.session import AgentSession
+
+    print(f"\n== 5. auto-recall latency per turn at {count} notes ({turns} messages, half off-topic)")
+    added_by: dict[str, float] = {}
+    for label, cfg in (("keyword-only", {"rag_embedder": "none"}), ("local embedder", {"rag_embedder": "local"})):
+        inst = Instance.create(f"lat-{label.replace(' ', '-')}")
+        write_notes(inst.memory_dir, count)
+        update_config(inst.config_path, graph_enabled=False, **cfg)
+        t0 = time.perf_counter()
+        stats = RagIndex.for_instance(inst, Config.load(inst.config_path)).rebuild()
+        build = time.perf_counter() - t0
+        session = AgentSession(inst, warm_spare=False)
+        try:
+            msgs = messages(turns)
+            session.context_blocks("warm up the index and the embedder")
+            base, _ = time_turns(session, msgs)
+            update_config(inst.config_path, auto_recall=True)
+            session.reload_config()
+            session.context_blocks("warm up the term statistics")
+            on, injected = time_turns(session, msgs)
+        finally:
+            session.close()
+        added = [b - a for a, b in zip(base, on)]
+        added_by[label] = statistics.median(added)
+        ratio = f" = {added_by[label] / added_by['keyword-only']:.1f} x keyword-only" if len(added_by) > 1 else ""
+        print(f"   [{label}] index built in {build:.1f} s ({stats['chunks']} chunks); turn context off: median "
+              f"{statistics.median(base):.1f} ms, on: median {statistics.median(on):.1f} ms; added per turn: median "
+              f"{added_by[label]:.1f} ms{ratio}; injected on {injected}/{len(msgs)} (synthetic notes)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--skip-scale", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["MNEMARA_HOME"] = str(Path(tmp) / "home")
+        from mnemara.memory.embed import OllamaEmbedder
+        from mnemara.memory.embedders import local_embedder
+        from mnemara.testing_ollama import FakeOllama
+
+        embedder_speed()
+        with FakeOllama(dim=256) as fake:
+            fake_embedder = OllamaEmbedder(fake.url("/api/embed"), "fake-lexical", timeout=60)
+            modes = {"keyword-only": None, "local embedder": local_embedder(), "fake embedder": fake_embedder}
+            retrieval(modes)
+            auto_recall({"keyword-only": {"rag_embedder": "none"}, "local embedder": {"rag_embedder": "local"},
+                         "fake embedder": {"rag_embedder": "ollama", "rag_embed_url": fake.url("/api/embed"),
+                                           "rag_embed_model": "fake-lexical"}})
+            copies_vs_corrections(modes)
+        if not args.skip_scale:
+            latency(args.notes, args.turns)
+    if MISSES:
+        print("\nMISSED: " + "; ".join(MISSES))
+        sys.exit(1)
+    print("\nall goals met")
+
+
+if __name__ == "__main__":
+    main()

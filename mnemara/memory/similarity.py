@@ -1,0 +1,443 @@
+"""The one place that decides how alike two notes are and whether they make the same claim.
+
+Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
+
+* :func:`tokens` is THE tokenizer: the full-text index is fed with its output
+  (``fts_text``), queries go through it, and the auto-recall gate counts
+  coverage with it, so "what matched" means the same thing everywhere. It
+  lower-cases, drops English stop words, stems lightly (``renews``,
+  ``renewed``, ``renewal`` -> ``renew``) and spells identifiers every way a
+  person types them (``INC-4432``, ``INC 4432`` and ``inc4432`` all give
+  ``inc``, ``4432`` and ``inc4432``).
+* :func:`claim_differences` is the **claim guard**. A cosine (of any
+  embedder, or of TF-IDF) says two notes are about the same thing; it cannot
+  say they agree. Two notes make the same claim only when their numbers and
+  units, their negations, their polarity words, what they say was retired,
+  and the order of their named entities agree. Anything else is a
+  *conflict*: written, shown and proposed for supersession, never merged.
+* :func:`relate` combines both into ``copy`` / ``conflict`` / ``distinct``.
+* :func:`apply_recency` orders conflicting search hits newest first without
+  moving any other hit.
+"""
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Sequence
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her
+here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only
+or other our ours out over own same she should so some such than that the their them then there these they
+this those through to too under until up very was we were what when where which while who whom why will
+with would you your yours also s t ll ve re d m
+""".split())
+
+RUN_RE = re.compile(r"[^\W_]+", re.UNICODE)
+WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+MARKS_RE = re.compile(r"[*_`~]+")
+SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+# -- normalisation and the tokenizer ------------------------------------------------------
+def normalize(text: str) -> str:
+    """Canonical form for exact-copy checks: case, whitespace, emphasis marks and end punctuation do not count."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = MARKS_RE.sub("", text)
+    text = re.sub(r"^\s*[-+*]\s+", "", text)  # a markdown bullet
+    text = " ".join(text.split())
+    return text.rstrip(" .!?;:")
+
+
+def stem(word: str) -> str:
+    """A small, deterministic English suffix stripper (the same on the index and the query side)."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("es") and word[:-2].endswith(("ch", "sh", "x", "z")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ational", "ation", "ement", "ments", "ment", "ness", "ingly", "edly", "ing", "ed", "al", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4 - (suffix in ("ing", "ed")):
+            base = word[: -len(suffix)]
+            if suffix in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]
+            word = base
+            break
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
+    if word.endswith("y") and len(word) > 4:
+        word = word[:-1] + "i"
+    return word
+
+
+def _runs(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(0), m.start(), m.end()) for m in RUN_RE.finditer(text)]
+
+
+def tokens(text: str, keep_stopwords: bool = False) -> list[str]:
+    """The tokenizer of the full-text index, of queries and of the auto-recall gate.
+
+    Letter+digit identifiers are emitted whole and in parts, and a run of
+    letters followed by a run of digits (``INC-4432``, and ``INC 4432`` when
+    the letters are capitals) also yields the joined form, so every spelling
+    meets every other.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    runs = _runs(text)
+    out: list[str] = []
+    for n, (raw, start, _end) in enumerate(runs):
+        run = raw.casefold()
+        parts = re.findall(r"[^\W\d_]+|\d+", run)
+        if len(parts) > 1:
+            out.append(run)
+            out.extend(p if p.isdigit() else stem(p) for p in parts if p.isdigit() or p not in STOPWORDS)
+        elif run.isdigit():
+            out.append(run)
+        elif keep_stopwords or run not in STOPWORDS:
+            if len(run) > 1 or keep_stopwords:
+                out.append(stem(run))
+        if n and run.isdigit() and len(run) >= 2:
+            prev, _pstart, pend = runs[n - 1]
+            gap = text[pend:start]
+            joined = gap in ("-", "_", "#", "") or (gap == " " and prev.isupper())
+            if prev.isalpha() and len(prev) >= 2 and joined and prev.casefold() not in STOPWORDS:
+                out.append(prev.casefold() + run)
+    return out
+
+
+def fts_text(text: str) -> str:
+    """What the full-text index stores for ``text``: its tokens, space separated."""
+    return " ".join(tokens(text))
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed content tokens (stop words removed); kept for callers that want a bag of words."""
+    return tokens(text)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors (0.0 when either is all zeros)."""
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Dice coefficient of the two token sets: a model-free "same wording" measure in [0, 1]."""
+    ta, tb = set(tokens(a)), set(tokens(b))
+    return 2 * len(ta & tb) / (len(ta) + len(tb)) if ta and tb else 0.0
+
+
+def same_wording(a: str, b: str) -> bool:
+    """Worded alike, the claim words left out: the same content words, or one of them added on
+    one side only (never a word swapped for another), overlapping by :data:`COPY_WORD_OVERLAP`.
+    A model-free copy test."""
+    ta, tb = claim_of(a).topic, claim_of(b).topic
+    if not ta or not tb or len(ta ^ tb) > 1:
+        return False
+    return 2 * len(ta & tb) / (len(ta) + len(tb)) >= COPY_WORD_OVERLAP
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences (or lines) of a message, for scoring long messages piece by piece."""
+    return [s.strip() for s in SENTENCE_RE.split(text) if s.strip()]
+
+
+# -- the claim guard --------------------------------------------------------------------
+CONTRACTIONS = frozenset("dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt mustnt neednt maynt mightnt shant aint".split())
+NEGATIONS = frozenset("not no never without cannot nor none nothing nobody neither nowhere".split())
+NUMBER_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+NUMBER_WORDS.update({"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
+                     "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000",
+                     "once": "1", "twice": "2", "half": "0.5", "dozen": "12"})
+UNITS: dict[str, str] = {}
+for _canon, _forms in {
+    "ms": "ms msec millisecond milliseconds", "s": "s sec secs second seconds", "min": "min mins minute minutes",
+    "h": "h hr hrs hour hours", "d": "d day days", "w": "wk week weeks", "mo": "month months",
+    "y": "yr yrs year years", "%": "% percent pct per cent", "b": "b byte bytes", "kb": "k kb kib kilobyte kilobytes",
+    "mb": "m mb mib megabyte megabytes", "gb": "g gb gib gigabyte gigabytes", "tb": "tb tib terabyte terabytes",
+    "x": "x times", "rps": "rps qps", "cpu": "cpu cpus core cores vcpu vcpus", "node": "node nodes",
+}.items():
+    for _form in _forms.split():
+        UNITS.setdefault(_form, _canon)
+# polarity axes: a word names one pole of an axis; two notes that name opposite poles disagree
+POLES: dict[str, tuple[str, str]] = {}
+for _axis, _plus, _minus in (
+    ("switch", "on enabled enable enables active activated true yes", "off disabled disable disables inactive "
+     "deactivated false"),
+    ("access", "allow allows allowed permit permits permitted grant grants granted accept accepts accepted "
+     "whitelisted", "deny denies denied block blocks blocked forbid forbids forbidden reject rejects rejected "
+     "refuse refuses refused blacklisted"),
+    ("open", "open opens opened", "closed close closes shut"),
+    ("order", "before first earlier", "after last later"),
+    ("amount", "increase increases increased raise raised higher more above maximum", "decrease "
+     "decreases decreased lower lowered less below minimum fewer"),
+    ("outcome", "pass passes passed succeed succeeds succeeded success successful works working", "fail fails "
+     "failed failing failure broken"),
+    ("scope", "include includes included inclusive", "exclude excludes excluded exclusive"),
+    ("visibility", "public", "private internal"),
+    ("mode", "sync synchronous synchronously", "async asynchronous asynchronously"),
+    ("required", "required mandatory must always", "optional"),
+    ("run", "start starts started", "stop stops stopped"),
+):
+    for _w in _plus.split():
+        POLES[_w] = (_axis, "+")
+    for _w in _minus.split():
+        POLES[_w] = (_axis, "-")
+# words that say something was retired: one note having them and the other not is a disagreement
+RETIRED = frozenset("""decommissioned decommission retired retire removed deleted deprecated replaced sunset
+sunsetted discontinued abandoned obsolete elsewhere""".split())
+CLAIM_WORDS = frozenset(NEGATIONS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS))
+CLAIM_STEMS = frozenset(CLAIM_WORDS | {stem(w) for w in CLAIM_WORDS})
+NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What the guard compares, extracted once per text."""
+
+    numbers: tuple[tuple[str, str], ...]  # (value, unit or "")
+    negations: int
+    poles: dict[str, frozenset[str]]
+    retired: frozenset[str]
+    entities: tuple[str, ...]  # case-folded, in order of first appearance
+    words: tuple[str, ...]  # case-folded words in order
+    content: tuple[str, ...]  # stemmed content tokens in order, claim words left out
+    topic: frozenset[str] = field(default_factory=frozenset)
+    capitalised: frozenset[str] = field(default_factory=frozenset)  # stems of words written with a capital
+
+
+def _value(raw: str) -> str:
+    raw = raw.replace(",", "")
+    if ":" in raw:
+        return ":".join(str(int(p)) if p.isdigit() else p for p in raw.split(":"))
+    try:
+        number = float(raw)
+    except ValueError:
+        return raw
+    return str(int(number)) if number.is_integer() else str(number)
+
+
+@lru_cache(maxsize=4096)
+def claim_of(text: str) -> Claim:
+    """Extract the numbers, negations, polarity, retirement words and entities of ``text``."""
+    text = unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'")
+    folded = text.casefold()
+    words = [w.replace("'", "") for w in WORD_RE.findall(folded)]
+    numbers: list[tuple[str, str]] = []
+    for m in NUMBER_RE.finditer(folded):
+        tail = folded[m.end():m.end() + 12]
+        unit = ""
+        um = re.match(r"\s?(%|[a-z]+)", tail)
+        if um and um.group(1) in UNITS:
+            unit = UNITS[um.group(1)]
+        numbers.append((_value(m.group(0)), unit))
+    for n, word in enumerate(words):
+        if word in NUMBER_WORDS and not (word == "one" and n + 1 < len(words) and words[n + 1] in ("of",)):
+            unit = UNITS.get(words[n + 1], "") if n + 1 < len(words) else ""
+            numbers.append((NUMBER_WORDS[word], unit))
+    negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))
+    poles: dict[str, set[str]] = {}
+    for word in words:
+        if word in POLES:
+            axis, pole = POLES[word]
+            poles.setdefault(axis, set()).add(pole)
+    retired = frozenset(w for w in words if w in RETIRED)
+    entities: list[str] = []
+    capitalised: set[str] = set()
+    for m in re.finditer(r"[^\W_](?:[\w.\-]*[^\W_])?", text):
+        tok = m.group(0)
+        low = tok.casefold()
+        initial = not text[:m.start()].strip() or text[:m.start()].rstrip()[-1:] in ".!?;:\n-*#"
+        if tok[:1].isupper():
+            capitalised.add(stem(low))
+        named = tok[:1].isupper() and not initial and low not in STOPWORDS and low not in CLAIM_WORDS
+        named = named or (tok.isupper() and len(tok) >= 2 and low not in CLAIM_WORDS)
+        ident = any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok) or "_" in tok
+        key = re.sub(r"[\W_]+", "", low)
+        if (named or ident) and len(key) >= 2 and key not in entities:
+            entities.append(key)
+    content = tuple(t for t in tokens(text) if t not in CLAIM_STEMS and not t.isdigit())
+    return Claim(tuple(sorted(numbers)), negations, {k: frozenset(v) for k, v in poles.items()}, retired,
+                 tuple(entities), tuple(words), content, frozenset(content), frozenset(capitalised))
+
+
+def _numbers_differ(a: Claim, b: Claim) -> str:
+    va, vb = Counter(v for v, _ in a.numbers), Counter(v for v, _ in b.numbers)
+    if va != vb:
+        return f"numbers differ: {_show(a.numbers)} vs {_show(b.numbers)}"
+    for value in va:
+        ua = {u for v, u in a.numbers if v == value and u}
+        ub = {u for v, u in b.numbers if v == value and u}
+        if ua and ub and ua != ub:
+            return f"units differ: {value} {'/'.join(sorted(ua))} vs {value} {'/'.join(sorted(ub))}"
+    return ""
+
+
+def _show(numbers: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{v}{' ' + u if u else ''}" for v, u in numbers) or "none"
+
+
+def _squash(claim: Claim) -> str:
+    return "".join(claim.words)
+
+
+def _order_differs(a: Claim, b: Claim) -> str:
+    """Names (capitalised words, identifiers) must all appear in both notes, in the same order."""
+    sa, sb = _squash(a), _squash(b)
+    missing = [e for e in a.entities if e not in sb] + [e for e in b.entities if e not in sa]
+    if missing:
+        return f"names differ: {', '.join(dict.fromkeys(missing[:4]))} in only one note"
+    shared = list(dict.fromkeys(a.entities + b.entities))
+    order_a = sorted(shared, key=sa.find)
+    order_b = sorted(shared, key=sb.find)
+    if order_a != order_b:
+        return f"order of names differs: {' -> '.join(order_a)} vs {' -> '.join(order_b)}"
+    ca, cb = a.content, b.content
+    if len(ca) == len(cb) and ca != cb:
+        diff = [i for i in range(len(ca)) if ca[i] != cb[i]]
+        if len(diff) == 2 and ca[diff[0]] == cb[diff[1]] and ca[diff[1]] == cb[diff[0]]:
+            return f"roles swapped: {ca[diff[0]]} and {ca[diff[1]]}"
+        if len(diff) == 1 and (ca[diff[0]] in a.capitalised or cb[diff[0]] in b.capitalised):
+            return f"names differ: {ca[diff[0]]} vs {cb[diff[0]]}"
+    return ""
+
+
+def claim_differences(a: str, b: str) -> list[str]:
+    """Why ``a`` and ``b`` do not make the same claim ([] when they do: numbers and units,
+    negations, polarity, retirement and the order of named entities all agree)."""
+    if normalize(a) == normalize(b):
+        return []
+    ca, cb = claim_of(a), claim_of(b)
+    out = []
+    numbers = _numbers_differ(ca, cb)
+    if numbers:
+        out.append(numbers)
+    if ca.negations != cb.negations:
+        out.append(f"negation differs: {ca.negations} vs {cb.negations} negating words")
+    for axis in sorted(set(ca.poles) & set(cb.poles)):
+        if ca.poles[axis] != cb.poles[axis]:
+            out.append(f"polarity differs ({axis}): {_poles(a, axis)} vs {_poles(b, axis)}")
+    if ca.retired != cb.retired:
+        out.append(f"one note says retired/removed ({', '.join(sorted(ca.retired ^ cb.retired))})")
+    order = _order_differs(ca, cb)
+    if order:
+        out.append(order)
+    return out
+
+
+def _poles(text: str, axis: str) -> str:
+    return "/".join(sorted({w for w in claim_of(text).words if POLES.get(w, ("", ""))[0] == axis}))
+
+
+def same_topic(a: str, b: str, min_overlap: float = 0.6) -> bool:
+    """Whether ``a`` and ``b`` talk about the same subject (claim words left out): the smaller
+    topic set is mostly inside the larger one."""
+    ta, tb = claim_of(a).topic, claim_of(b).topic
+    if not ta or not tb:
+        return False
+    return len(ta & tb) / min(len(ta), len(tb)) >= min_overlap
+
+
+# -- relations ----------------------------------------------------------------------------
+COPY = "copy"
+CONFLICT = "conflict"
+DISTINCT = "distinct"
+
+
+@dataclass(frozen=True)
+class Relation:
+    kind: str  # copy | conflict | distinct
+    reasons: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return self.kind + (f" ({'; '.join(self.reasons)})" if self.reasons else "")
+
+
+def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0) -> Relation:
+    """``copy`` when ``a`` and ``b`` are the same text, or similar enough (``similarity >= copy_at``,
+    or near-identical wording) AND the claim guard agrees; ``conflict`` when they share a topic
+    and the guard disagrees; else ``distinct``."""
+    if normalize(a) == normalize(b):
+        return Relation(COPY, ("same text",))
+    diffs = claim_differences(a, b)
+    if diffs:
+        if same_topic(a, b):
+            return Relation(CONFLICT, tuple(diffs))
+        return Relation(DISTINCT, tuple(diffs))
+    if similarity is not None and similarity >= copy_at:
+        return Relation(COPY, (f"similarity {similarity:.3f}",))
+    if same_wording(a, b):
+        return Relation(COPY, ("same wording",))
+    return Relation(DISTINCT)
+
+
+COPY_WORD_OVERLAP = 0.8
+
+
+# -- recency over search hits ------------------------------------------------------------
+def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Within each group of conflicting hits, newest first; every other hit keeps its rank.
+
+    The group's members take the positions the group already held, newest in the
+    best one. Each older member gets ``conflicts_with`` (the newer ids) and
+    ``stale_candidate: true``. Hits without a timestamp are left alone.
+    """
+    n = len(hits)
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    links: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = hits[i], hits[j]
+            if not a.get("created_at") or not b.get("created_at") or a.get("kind") != b.get("kind"):
+                continue
+            rel = relate(a.get("text", ""), b.get("text", ""))
+            if rel.kind == CONFLICT:
+                parent[find(j)] = find(i)
+                links.setdefault(i, []).append((j, rel.reasons))
+                links.setdefault(j, []).append((i, rel.reasons))
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        if i in links:
+            groups.setdefault(find(i), []).append(i)
+    out = list(hits)
+    for members in groups.values():
+        newest_first = sorted(members, key=lambda i: (_moment(hits[i]), -i), reverse=True)
+        for slot, i in zip(sorted(members), newest_first):
+            out[slot] = hits[i]
+        for i in members:
+            newer = [j for j, _ in links[i] if _moment(hits[j]) > _moment(hits[i])]
+            if newer:
+                hits[i]["conflicts_with"] = [hits[j]["id"] for j in newer]
+                hits[i]["stale_candidate"] = True
+                hits[i]["conflict"] = "; ".join(dict.fromkeys(r for j, rs in links[i] if j in newer for r in rs))
+    return out
+
+
+def _moment(hit: dict[str, Any]) -> str:
+    from datetime import datetime, timezone
+
+    raw = str(hit.get("created_at") or "")
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).astimezone(timezone.utc).isoformat()
+    except ValueError:
+        return raw

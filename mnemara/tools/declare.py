@@ -1,0 +1,100 @@
+"""Declare an in-process tool once: its arguments are a pydantic model.
+
+The model gives the JSON schema the model sees, the validation and the error
+text (one line, ``{"ok": false, "error": ...}``); the handler receives the
+validated model instance, never a raw dict::
+
+    class WikiReadArgs(ToolArgs):
+        path: str = Field(description="page slug, e.g. patterns/loader_traps")
+
+    def wiki_read(ctx: ToolContext, args: WikiReadArgs) -> dict[str, Any]: ...
+
+    declare("wiki_read", "Read a wiki page.", WikiReadArgs, wiki_read, policy_name="WikiRead")
+
+Arguments are strict: ``"5"`` is not an integer, ``true`` is not a number, and a
+parameter the tool does not take is refused (``extra="forbid"``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mnemara.errors import UsageError
+from mnemara.tools import Handler, ToolContext, ToolSpec
+
+_TYPE_NAMES = {"string": "str", "int": "int", "bool": "bool", "float": "number", "dict": "object", "list": "array"}
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's argument model: strict types, unknown parameters refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+A = TypeVar("A", bound=ToolArgs)
+
+
+def _strip_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip_titles(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def args_schema(model: type[ToolArgs]) -> dict[str, Any]:
+    """The JSON schema the model is shown (pydantic's, without the generated titles)."""
+    schema = _strip_titles(model.model_json_schema())
+    schema.setdefault("required", [])
+    schema["additionalProperties"] = False
+    return dict(schema)
+
+
+def describe_error(exc: ValidationError) -> str:
+    """One line for the first problem, in the words the tools have always used."""
+    err = exc.errors()[0]
+    name = str(err["loc"][0]) if err["loc"] else "arguments"
+    kind = err["type"]
+    if kind == "missing":
+        return f"missing argument {name!r}"
+    if kind == "extra_forbidden":
+        return f"unknown argument {name!r}"
+    for prefix, shown in _TYPE_NAMES.items():
+        if kind in (f"{prefix}_type", f"{prefix}_parsing"):
+            return f"argument {name!r} must be of type {shown}"
+    return f"argument {name!r}: {err['msg'][:1].lower()}{err['msg'][1:]}"
+
+
+def parse_args(model: type[A], raw: Any) -> A:
+    """Validate ``raw`` against ``model``; a refusal is a :class:`UsageError` with one line."""
+    try:
+        return model.model_validate(raw if raw is not None else {})
+    except ValidationError as exc:
+        raise UsageError(describe_error(exc)) from None
+
+
+def declare(name: str, description: str, args: type[A], handler: Callable[[ToolContext, A], dict[str, Any]], *,
+            policy_name: str = "", enabled: Callable[[Any], bool] | None = None,
+            wrap: Callable[[Handler], Handler] | None = None) -> ToolSpec:
+    """A :class:`ToolSpec` whose schema and validation come from ``args``.
+
+    ``wrap`` decorates the validating handler (e.g. to turn backend failures into
+    ``ok: false`` answers); without it a refusal is answered here.
+    """
+
+    def run(ctx: ToolContext, raw: dict[str, Any]) -> dict[str, Any]:
+        if wrap is not None:
+            return handler(ctx, parse_args(args, raw))  # the wrapper answers the UsageError
+        try:
+            parsed = parse_args(args, raw)
+        except UsageError as exc:
+            return {"ok": False, "error": exc.message}
+        return handler(ctx, parsed)
+
+    run.__name__ = getattr(handler, "__name__", name)
+    spec_handler: Handler = wrap(run) if wrap is not None else run
+    if enabled is None:
+        return ToolSpec(name, description, args_schema(args), spec_handler, policy_name)
+    return ToolSpec(name, description, args_schema(args), spec_handler, policy_name, enabled)

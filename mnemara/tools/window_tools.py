@@ -1,0 +1,274 @@
+"""The agent's own window tools (the names Mnemara 0.18 users know).
+
+``inspect_context`` (the context viewer's breakdown as data), ``list_window``,
+``list_pinned``, ``pin_row``, ``unpin_row``, ``evict_ids``, ``evict_last``,
+``evict_since``, ``evict_older_than``, ``mark_segment``, ``tune_window`` and
+``log_choice``. Each reports what it changed (row ids, tokens freed); pinned rows
+are never evicted. Policy names are 0.18's (``InspectContext``, ``EvictIds`` ...).
+Thin adapters over :mod:`mnemara.context.row_ops`; bad arguments answer
+``{"ok": false, "error": ...}``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mnemara.context import row_ops
+from mnemara.context.eviction import EvictionResult, eviction_stats
+from mnemara.debuglog import log_event
+from mnemara.errors import MnemaraError, UsageError
+from mnemara.store import Turn
+from mnemara.tools import ToolContext, ToolSpec
+
+_INT = {"type": "integer"}
+_STR = {"type": "string"}
+SELECTORS: dict[str, Any] = {
+    "row_ids": {"type": "array", "items": _INT, "description": "Only these row ids."},
+    "keep_recent": {"type": "integer", "minimum": 0, "description": "Leave the newest N live rows alone."},
+    "older_than": {"type": ["string", "number"], "description": "Only rows older than this: 90s, 30m, 2h, 1d."},
+    "segment": {"type": "string", "description": "Only rows of this segment (see mark_segment)."},
+    "skip_pinned": {"type": "boolean", "description": "Accepted for 0.18 callers; pinned rows are never touched."},
+}
+SUMMARY_CHARS = 160
+
+
+def _obj(required: list[str] | None = None, **props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required or [], "additionalProperties": False}
+
+
+def _summary(turn: Turn) -> str:
+    text = " ".join(turn.text.split()) or ", ".join(str(b.get("type")) for b in turn.blocks)
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+def _row(turn: Turn, in_window: bool | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": turn.id, "role": turn.role, "tokens": turn.tokens, "created_at": turn.created_at,
+                           "summary": _summary(turn)}
+    if turn.pinned:
+        out.update(pinned=True, label=turn.pin_label, slot=turn.slot_pos)
+    if turn.meta.get("segment"):
+        out["segment"] = turn.meta["segment"]
+    if turn.evicted:
+        out["evicted"] = True
+    if in_window is not None:
+        out["in_window"] = in_window
+    return out
+
+
+def _window(ctx: ToolContext) -> Any:
+    cfg = ctx.config
+    return ctx.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
+                            preserve_protected=cfg.preserve_compressed_reads)
+
+
+def _int(args: dict[str, Any], name: str, default: Any = ...) -> Any:
+    value = args.get(name, default)
+    if value is ...:
+        raise UsageError(f"missing argument {name!r}")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise UsageError(f"{name} must be a whole number")
+    return value
+
+
+def _done(ctx: ToolContext, result: EvictionResult) -> dict[str, Any]:
+    log_event(ctx.instance.debug_log_path, "eviction", strategy=result.strategy, rows=result.rows,
+              tokens_freed=result.tokens_freed, row_ids=result.row_ids[:1000], by="agent")
+    return {"ok": True, **result.to_dict()}
+
+
+# -- reading --------------------------------------------------------------------
+def inspect_context(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from mnemara.context.breakdown import compute
+    from mnemara.roledoc import read_role_doc
+
+    win = _window(ctx)
+    parts = compute(ctx.config, win, read_role_doc(ctx.config.role_doc_path).text)
+    stats = eviction_stats(ctx.store)
+    segments: dict[str, int] = {}
+    for turn in ctx.store.live_rows():
+        if turn.meta.get("segment"):
+            segments[turn.meta["segment"]] = segments.get(turn.meta["segment"], 0) + 1
+    return {
+        "ok": True,
+        "parts": [{"name": p.name, "tokens": p.tokens, "note": p.note} for p in parts.parts],
+        "total_tokens": parts.total, "max_window_tokens": parts.cap, "free_tokens": max(0, parts.cap - parts.total),
+        "max_window_turns": ctx.config.max_window_turns,
+        "rows": {"in_window": len(win.rows), "pinned": len(win.pinned), "live": stats["live_rows"],
+                 "evicted_on_disk": stats["evicted_rows"]},
+        "tokens_by_block": stats["tokens_by_block"], "rows_by_role": stats["rows_by_role"], "segments": segments,
+    }
+
+
+def list_window(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    limit = _int(args, "limit", 50)
+    if not 1 <= limit <= 500:
+        raise UsageError("limit must be between 1 and 500")
+    win = _window(ctx)
+    in_window = {t.id for t in win.rows}
+    live = ctx.store.live_rows(limit=limit)
+    rows = [_row(t) for t in win.pinned] + [_row(t, t.id in in_window) for t in live]
+    return {"ok": True, "rows": rows, "pinned": len(win.pinned), "shown": len(live),
+            "note": "pinned slots first, then the newest live rows oldest first; in_window false = past the caps"}
+
+
+def list_pinned(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    pinned = ctx.store.pinned()
+    return {"ok": True, "rows": [_row(t) for t in pinned], "tokens": sum(t.tokens for t in pinned)}
+
+
+# -- pins -------------------------------------------------------------------------
+def pin_row(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    segment = args.get("segment")
+    label = args.get("label")
+    if label is not None and not isinstance(label, str):
+        raise UsageError("label must be a string")
+    if segment is not None:
+        rows, _ = row_ops.Selector(segment=segment).pick(ctx.store.live_rows())
+        if not rows:
+            raise UsageError(f"no live row is in segment {segment!r}")
+        labels = [ctx.store.pin(t.id, f"{label or segment}-{t.id}".replace(" ", "-")) for t in rows]
+        log_event(ctx.instance.debug_log_path, "pin", row_ids=[t.id for t in rows], by="agent")
+        return {"ok": True, "pinned": [t.id for t in rows], "labels": labels,
+                "tokens_pinned": sum(t.tokens for t in rows)}
+    row_id = _int(args, "row_id")
+    turn = ctx.store.get(row_id)
+    label = ctx.store.pin(row_id, label)
+    log_event(ctx.instance.debug_log_path, "pin", row_ids=[row_id], label=label, by="agent")
+    return {"ok": True, "pinned": [row_id], "labels": [label], "tokens_pinned": turn.tokens,
+            "already_pinned": turn.pinned}
+
+
+def unpin_row(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    row_id = _int(args, "row_id")
+    turn = ctx.store.get(row_id)
+    if not turn.pinned:
+        return {"ok": True, "unpinned": [], "note": f"row {row_id} was not pinned"}
+    ctx.store.unpin(row_id)
+    log_event(ctx.instance.debug_log_path, "unpin", row_ids=[row_id], by="agent")
+    return {"ok": True, "unpinned": [row_id], "label": turn.pin_label,
+            "note": "the row is back in the rolling window and can be evicted by the caps"}
+
+
+# -- eviction ---------------------------------------------------------------------
+def evict_ids(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    selector = row_ops.Selector.from_args(args)
+    if selector.row_ids is None and selector.segment is None:
+        raise UsageError("give row_ids (or a segment)")
+    return _done(ctx, row_ops.evict_rows(ctx.store, "evict_ids", selector))
+
+
+def evict_last(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    row_ops.Selector.from_args({"skip_pinned": args.get("skip_pinned")})
+    return _done(ctx, row_ops.evict_last(ctx.store, _int(args, "n")))
+
+
+def evict_since(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    row_ops.Selector.from_args({"skip_pinned": args.get("skip_pinned")})
+    name = args.get("segment", args.get("marker_name"))
+    if not isinstance(name, str) or not name:
+        raise UsageError("give the segment name")
+    return _done(ctx, row_ops.evict_since(ctx.store, name))
+
+
+def evict_older_than(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    if args.get("older_than") is None:
+        raise UsageError("give older_than, e.g. 30m or 2h")
+    selector = row_ops.Selector.from_args(args)
+    return _done(ctx, row_ops.evict_rows(ctx.store, "evict_older_than", selector))
+
+
+def mark_segment(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    ids = row_ops.mark_segment(ctx.store, args.get("name"), _int(args, "from_row", None),  # type: ignore[arg-type]  # a missing name is refused by mark_segment
+                               _int(args, "to_row", None))
+    log_event(ctx.instance.debug_log_path, "mark_segment", name=args.get("name"), row_ids=ids, by="agent")
+    return {"ok": True, "segment": args.get("name"), "row_ids": ids,
+            "note": "evict it with evict_since / evict_ids(segment=...), pin it with pin_row(segment=...)"}
+
+
+# -- caps and choices ----------------------------------------------------------------
+def tune_window(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from mnemara.config import update_config
+
+    cfg = ctx.config
+    changes: dict[str, int] = {}
+    for key, limit, floor in (("max_window_turns", cfg.agent_max_window_turns, 2),
+                              ("max_window_tokens", cfg.agent_max_window_tokens, 1000)):
+        value = _int(args, key, None)
+        if value is None:
+            continue
+        ceiling = limit if limit is not None else getattr(cfg, key)
+        if not floor <= value <= ceiling:
+            who = f"agent_{key} in config.json" if limit is not None else f"the current {key} (config.json sets no agent_{key})"
+            raise UsageError(f"{key} must be between {floor} and {ceiling} ({who})")
+        changes[key] = value
+    if not changes:
+        raise UsageError("give max_window_turns and/or max_window_tokens")
+    before = {k: getattr(cfg, k) for k in changes}
+    new = update_config(ctx.instance.config_path, **changes)
+    ctx.config = new
+    log_event(ctx.instance.debug_log_path, "tune_window", before=before, after=changes, by="agent")
+    return {"ok": True, "before": before, "after": changes, "note": "saved to config.json; the next turn uses it"}
+
+
+def log_choice(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    fields = {k: args.get(k, "") for k in ("decision", "rationale", "decision_type", "context_summary")}
+    if not all(isinstance(v, str) for v in fields.values()):
+        raise UsageError("decision, rationale, decision_type and context_summary must be strings")
+    live = ctx.store.live_rows(limit=1)
+    record = row_ops.log_choice(ctx.instance.root / "choices.jsonl", tokens_at_choice=_window(ctx).tokens,
+                                last_row=live[-1].id if live else None, **fields)
+    return {"ok": True, "logged": record, "file": "choices.jsonl"}
+
+
+def _safe(func: Callable[[ToolContext, dict[str, Any]], dict[str, Any]]) -> Callable[[ToolContext, dict[str, Any]], dict[str, Any]]:
+    def handler(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return func(ctx, args or {})
+        except MnemaraError as exc:
+            return {"ok": False, "error": exc.message}
+
+    handler.__name__ = func.__name__
+    return handler
+
+
+def specs() -> list[ToolSpec]:
+    never = " Pinned rows are never evicted. Returns the row ids taken out of the window and the tokens freed."
+    return [
+        ToolSpec("inspect_context", "Where the tokens of your next turn go (tool schemas, role doc, pinned rows, "
+                 "working window) against the cap, with row counts, tokens per block kind and segments.",
+                 _obj(), _safe(inspect_context), "InspectContext"),
+        ToolSpec("list_window", "List the rows of your context: pinned slots, then the newest live rows with id, "
+                 "role, tokens, segment and a one-line summary.",
+                 _obj(limit={**_INT, "minimum": 1, "maximum": 500, "description": "How many live rows (default 50)."}),
+                 _safe(list_window), "ListWindow"),
+        ToolSpec("list_pinned", "List the pinned rows (slots) in slot order with their labels and tokens.",
+                 _obj(), _safe(list_pinned), "ListPinned"),
+        ToolSpec("pin_row", "Pin a row (or every row of a segment) so it is sent every turn and never evicted.",
+                 _obj(row_id=_INT, label={**_STR, "description": "Slot label (default row-<id>)."},
+                      segment={**_STR, "description": "Pin every live row of this segment instead of one row."}),
+                 _safe(pin_row), "PinRow"),
+        ToolSpec("unpin_row", "Unpin a row: it goes back to the rolling window.", _obj(["row_id"], row_id=_INT),
+                 _safe(unpin_row), "UnpinRow"),
+        ToolSpec("evict_ids", "Take rows out of your context by id (or a whole segment); they stay on disk." + never,
+                 _obj(**SELECTORS), _safe(evict_ids), "EvictIds"),
+        ToolSpec("evict_last", "Take the newest N live rows out of your context (undo a bad turn)." + never,
+                 _obj(["n"], n={**_INT, "minimum": 1}, skip_pinned=SELECTORS["skip_pinned"]),
+                 _safe(evict_last), "EvictLast"),
+        ToolSpec("evict_since", "Take a segment's rows and every live row after its start out of your context."
+                 + never, _obj(["segment"], segment=SELECTORS["segment"], skip_pinned=SELECTORS["skip_pinned"]),
+                 _safe(evict_since), "EvictSince"),
+        ToolSpec("evict_older_than", "Take rows older than a duration out of your context." + never,
+                 _obj(["older_than"], **{k: v for k, v in SELECTORS.items() if k != "row_ids"}),
+                 _safe(evict_older_than), "EvictOlderThan"),
+        ToolSpec("mark_segment", "Label a span of live rows (from_row..to_row, default: all live rows) as a named "
+                 "segment, so it can be evicted or pinned together.",
+                 _obj(["name"], name=_STR, from_row=_INT, to_row=_INT), _safe(mark_segment), "MarkSegment"),
+        ToolSpec("tune_window", "Change your window caps (rows and/or tokens) within the limits the user set "
+                 "(agent_max_window_turns / agent_max_window_tokens; without them you may only lower the caps).",
+                 _obj(max_window_turns={**_INT, "minimum": 2}, max_window_tokens={**_INT, "minimum": 1000}),
+                 _safe(tune_window), "TuneWindow"),
+        ToolSpec("log_choice", "Record a decision you made and why (appended to choices.jsonl for the user).",
+                 _obj(["decision", "rationale"], decision=_STR, rationale=_STR, decision_type=_STR,
+                      context_summary=_STR),
+                 _safe(log_choice), "LogChoice"),
+    ]

@@ -1,0 +1,37 @@
+"""``ruff check`` and ``mypy`` (configured in pyproject.toml) run clean on ``mnemara/``.
+
+Part of the README's test command, so a finding fails the suite like any other bug.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+IGNORE = re.compile(r"#\s*type:\s*ignore(?P<codes>\[[^\]]*\])?(?P<rest>.*)$")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=str(ROOT), capture_output=True, text=True, timeout=600)
+
+
+def test_ruff_finds_nothing() -> None:
+    done = run("ruff", "check", "--no-cache", "mnemara")
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_mypy_finds_nothing() -> None:
+    done = run("mypy", "mnemara")
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_every_type_ignore_names_its_code_and_reason() -> None:
+    bare = []
+    for path in sorted((ROOT / "mnemara").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = IGNORE.search(line)
+            if match and not (match["codes"] and re.match(r"\s*#\s*\S", match["rest"] or "")):
+                bare.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert bare == [], "a '# type: ignore[code]' needs '  # why' after it:\n" + "\n".join(bare)

@@ -1,0 +1,58 @@
+"""Tools declared once: a pydantic model gives each tool's schema, validation and error text."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import Field
+
+from mnemara.config import Config
+from mnemara.instance import Instance
+from mnemara.store import TurnStore
+from mnemara.tools import ToolContext, all_specs
+from mnemara.tools.declare import ToolArgs, args_schema, declare
+
+
+class EchoArgs(ToolArgs):
+    text: str = Field(description="what to echo")
+    times: int = Field(1, ge=1, le=3)
+
+
+def echo(ctx: ToolContext, args: EchoArgs) -> dict[str, Any]:
+    return {"ok": True, "echo": [args.text] * args.times}
+
+
+def test_schema_comes_from_the_model() -> None:
+    schema = args_schema(EchoArgs)
+    assert schema["required"] == ["text"] and schema["additionalProperties"] is False
+    assert schema["properties"]["text"] == {"type": "string", "description": "what to echo"}
+    assert schema["properties"]["times"] == {"type": "integer", "minimum": 1, "maximum": 3, "default": 1}
+
+
+@pytest.mark.parametrize("raw, error", [
+    ({}, "missing argument 'text'"),
+    ({"text": 3}, "argument 'text' must be of type str"),
+    ({"text": "x", "times": "2"}, "argument 'times' must be of type int"),
+    ({"text": "x", "times": True}, "argument 'times' must be of type int"),
+    ({"text": "x", "times": 9}, "argument 'times': input should be less than or equal to 3"),
+    ({"text": "x", "loud": True}, "unknown argument 'loud'"),
+])
+def test_refusals_are_one_line_answers(raw: dict[str, Any], error: str, mnemara_home) -> None:
+    inst = Instance.create("decl")
+    with TurnStore(inst.turns_path) as store:
+        ctx = ToolContext(instance=inst, config=Config.load(inst.config_path), store=store)
+        spec = declare("echo", "Echo.", EchoArgs, echo)
+        assert spec.handler(ctx, raw) == {"ok": False, "error": error}
+        assert spec.handler(ctx, {"text": "hi", "times": 2}) == {"ok": True, "echo": ["hi", "hi"]}
+
+
+def test_declared_tools_publish_their_models_schema() -> None:
+    from mnemara.tools import memory_status, memory_tools
+
+    declared = {s.name: s for s in memory_tools.specs() + memory_status.specs()}
+    assert declared["rag_query"].input_schema == args_schema(memory_tools.RagQueryArgs)
+    assert declared["deprecate_memory"].input_schema == args_schema(memory_status.DeprecateArgs)
+    names = {s.name for s in all_specs()}
+    assert set(declared) <= names
+    for spec in declared.values():
+        assert spec.input_schema["additionalProperties"] is False, spec.name
