@@ -11,8 +11,10 @@ gets a new process. A turn that failed, was stopped, was halted by the
 sentinel or left a background task running never hands its process on.
 
 With ``warm_spare`` the session also starts a process ahead of time when none
-fits (at start, after a key change). Processes nobody is using are killed, not
-drained; the one serving a turn in flight is ended gracefully. Every process
+fits (at start, after a key change). An idle process that no turn will use
+(on close, or when the next turn's key does not fit) is killed, not drained;
+the one serving a turn in flight, and one handed back by a turn that cannot
+pass it on, are ended gracefully (the latter in the background). Every process
 is ended on the loop it lives on.
 
 The session decides *what* to launch (``launch`` callables from
@@ -92,7 +94,7 @@ class CliPool:
         if self.active is handle:
             self.active = None
         if rewind_to is None or not self.reuse or self.spare is not None or not alive(handle.client):
-            self._background(self.discard(handle, kill=True))
+            self._background(self.discard(handle))  # ended gracefully, off the turn's path
             return
         handle.turns_served += 1
         handle.ready = asyncio.get_running_loop().create_task(self._rewind(handle, rewind_to))

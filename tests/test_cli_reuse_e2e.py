@@ -57,6 +57,10 @@ def test_turns_through_one_cli_send_the_bytes_fresh_clis_send(scripted_api, sess
     work = tmp_path / "work"
     work.mkdir()
     turns = 4
+    warmup = session_factory("warmup", cwd=work, warm_spare=False, reuse_cli=False)
+    assert warmup.turn("the CLI's first run on this HOME stores its device id").ok
+    warmup.close()
+    scripted_api.clear()
 
     fresh = session_factory("fresh", cwd=work, warm_spare=False, reuse_cli=False, permission_prompt=lambda r: "y")
     update_config(fresh.instance.config_path, role_doc_path=str(role))
