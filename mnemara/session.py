@@ -33,7 +33,10 @@ atomically and hands the new config to every holder (tools, permission gate,
 peer inbox, ``config_listeners``); :meth:`AgentSession.reload_config` does the
 same for hand edits at the start of each turn.
 
-Extension points (plain lists, append to them):
+Domain parts (context discipline, auto-recall, the peer inbox) take part in a
+turn as :class:`~mnemara.turn_parts.TurnPart` objects added with
+:meth:`AgentSession.add_part`. For embedders there are also plain lists to
+append callables to (called after the parts):
 
 * ``post_turn_hooks``: ``fn(session, assistant_row_id)`` after each persisted turn.
 * ``system_prompt_extras``: ``fn(session) -> str``; non-empty outputs are appended
@@ -84,6 +87,7 @@ from mnemara.store import TRIM_BATCH, TurnStore, Window, text_block
 from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
+from mnemara.turn_parts import TurnPart
 
 if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
@@ -140,6 +144,7 @@ class AgentSession:
         self.pre_turn_context: list[Callable[[AgentSession, str], str]] = []
         self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
         self.config_listeners: list[Callable[[Config], None]] = []
+        self.parts: list[TurnPart] = []  # domain parts of every turn (see mnemara.turn_parts)
         self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
@@ -155,10 +160,27 @@ class AgentSession:
         self._damaged_now: list[int] = []  # damaged rows the last context_blocks() left out
         from mnemara.context.hooks import install as install_context_hooks
 
-        install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest
+        install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest (a TurnPart)
         from mnemara.memory.autorecall import install as install_auto_recall
 
-        self.auto_recall: AutoRecall = install_auto_recall(self)  # only when auto_recall is on
+        self.auto_recall: AutoRecall = install_auto_recall(self)  # a TurnPart; acts only when auto_recall is on
+
+    def add_part(self, part: TurnPart) -> TurnPart:
+        """Let a domain part take part in every turn from now on (once; returns it)."""
+        if all(p is not part for p in self.parts):
+            self.parts.append(part)
+        return part
+
+    def _each_part(self, moment: str, call: Callable[[TurnPart], Any]) -> list[Any]:
+        """``call(part)`` for every part; a part that raises is logged and skipped."""
+        out = []
+        for part in list(self.parts):
+            try:
+                out.append(call(part))
+            except Exception as exc:
+                log_event(self.instance.debug_log_path, f"{moment}_error", level="error", part=part.name,
+                          error=repr(exc))
+        return out
 
     @classmethod
     def open(cls, name: str, **kwargs: Any) -> AgentSession:
@@ -210,8 +232,7 @@ class AgentSession:
         self.config = config
         self.tool_context.config = config
         self.gate.set_config(config)
-        if self.peer_inbox is not None:
-            self.peer_inbox.apply_config(config)
+        self._each_part("config_changed", lambda part: part.config_changed(config))
         for listener in list(self.config_listeners):
             try:
                 listener(config)
@@ -242,7 +263,9 @@ class AgentSession:
         return role
 
     def system_prompt(self, role: RoleDoc) -> str:
-        parts = [role.text]
+        """The role doc text, then each part's and each ``system_prompt_extras`` text that is not empty."""
+        extras = self._each_part("system_prompt_extra", lambda part: part.system_prompt_extra(self))
+        parts = [role.text, *(text for text in extras if text and text.strip())]
         for extra in self.system_prompt_extras:
             try:
                 text = extra(self)
@@ -263,7 +286,7 @@ class AgentSession:
         The window is selected with the new user row already stored (so the caps
         count it) and that row is then left out of the history, as it is sent last.
         """
-        extras: list[str] = []
+        extras: list[str] = self._each_part("pre_turn_context", lambda part: part.turn_context(self, text) or "")
         for fn in self.pre_turn_context:
             try:
                 extras.append(fn(self, text) or "")
@@ -584,6 +607,7 @@ class AgentSession:
                           "(`mnemara show` marks them)")]
 
     def _run_post_turn_hooks(self, assistant_id: int) -> None:
+        self._each_part("post_turn_hook", lambda part: part.after_turn(self, assistant_id))
         for hook in list(self.post_turn_hooks):
             try:
                 hook(self, assistant_id)

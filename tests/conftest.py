@@ -35,12 +35,35 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run ``python -m mnemara ARGS`` in a subprocess with this checkout on the path."""
-    return subprocess.run(
-        [sys.executable, "-m", "mnemara", *args],
-        input=input, capture_output=True, text=True, env=cli_env(env), timeout=timeout, cwd=str(ROOT),
-    )
+#: Commands whose process boundary is the point (a REPL/panel with its own CLI children, signals).
+PROCESS_COMMANDS = {"run"}
+
+
+def run_cli(*args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 120,
+            subprocess_only: bool = False) -> subprocess.CompletedProcess:
+    """Run ``mnemara ARGS``: in-process through click's CliRunner (fast), or as ``python -m mnemara``
+    in a subprocess for ``run`` and when ``subprocess_only`` is set. Both answer a CompletedProcess."""
+    if subprocess_only or (args and args[0] in PROCESS_COMMANDS):
+        return subprocess.run(
+            [sys.executable, "-m", "mnemara", *args],
+            input=input, capture_output=True, text=True, env=cli_env(env), timeout=timeout, cwd=str(ROOT),
+        )
+    return invoke_cli(*args, input=input, env=env)
+
+
+def invoke_cli(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``mnemara ARGS`` in this process (click's CliRunner), shaped like a finished subprocess."""
+    import traceback
+
+    from click.testing import CliRunner
+
+    from mnemara.cli import main
+
+    result = CliRunner().invoke(main, list(args), input=input, env=env, prog_name="mnemara")
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+    return subprocess.CompletedProcess(["mnemara", *args], result.exit_code, result.stdout, stderr)
 
 
 @pytest.fixture

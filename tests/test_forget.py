@@ -137,10 +137,15 @@ def test_manual_index_entries_go_and_other_graph_nodes_are_reported(isolated_hom
     graph.close()
     out = run_cli("forget", "--instance", "m", SECRET, "--yes")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "also found (NOT changed): graph node quote-1" in out.stdout
-    assert _holders(inst.root) == ["graph/graph.kuzu"]
+    assert "graph node properties quoting it (text redacted): graph node quote-1" in out.stdout
+    assert _holders(inst.root) == []  # the quote's property is redacted in the rewritten graph (issue 13 item 6)
     receipt = [e for e in read_events(inst.debug_log_path) if e["event"] == "forget_receipt"][-1]
-    assert "manual:clip-1#0" in receipt["rag"]["chunks"] and receipt["found_elsewhere_not_changed"] == ["graph node quote-1"]
+    assert "manual:clip-1#0" in receipt["rag"]["chunks"] and receipt["found_elsewhere_not_changed"] == []
+    assert receipt["graph"]["properties_redacted"] == ["graph node quote-1"]
+    graph = Graph(inst.graph_dir)
+    node = graph.get_node("quote-1")
+    graph.close()
+    assert node is not None and "[forgotten]" in str(node) and SECRET not in str(node)
     left = RagIndex.for_instance(inst, Config.load(inst.config_path)).query("manual entry something else")["hits"]
     assert left and left[0]["source"] == "manual:clip-2"
 

@@ -52,6 +52,51 @@ def test_system_prompt_extras_and_broken_extra(tmp_path):
         session.close()
 
 
+def test_turn_parts_take_part_in_every_moment_and_a_broken_one_is_skipped(tmp_path):
+    from mnemara.debuglog import read_events
+    from mnemara.turn_parts import TurnPart
+
+    seen: list[object] = []
+
+    class Recorder(TurnPart):
+        name = "recorder"
+
+        def system_prompt_extra(self, host):
+            return "PART-EXTRA"
+
+        def turn_context(self, host, text):
+            return f"context for {text}"
+
+        def after_turn(self, host, assistant_row_id):
+            seen.append(assistant_row_id)
+
+        def config_changed(self, config):
+            seen.append(config.model)
+
+    class Broken(TurnPart):
+        name = "broken"
+
+        def system_prompt_extra(self, host):
+            raise RuntimeError("boom")
+
+    session = AgentSession.at(tmp_path / "x")
+    try:
+        assert [p.name for p in session.parts] == ["context", "auto_recall"]  # the built-in domain parts
+        part = session.add_part(Recorder())
+        session.add_part(part)  # once only
+        session.add_part(Broken())
+        assert session.system_prompt(session.read_role()) == "PART-EXTRA"
+        assert [b["text"] for b in session.context_blocks("q")] == ["context for q", "q"]
+        session.update_config(model="claude-haiku-4-5")
+        row = session.store.append("assistant", "done")
+        session._run_post_turn_hooks(row)
+        assert seen == ["claude-haiku-4-5", row]
+        errors = [e for e in read_events(session.instance.debug_log_path) if e["event"] == "system_prompt_extra_error"]
+        assert errors and errors[0]["part"] == "broken"
+    finally:
+        session.close()
+
+
 def test_credentials_detection(tmp_path):
     assert not has_credentials({"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "c")})
     assert has_credentials({"ANTHROPIC_API_KEY": "k"})

@@ -1,11 +1,11 @@
 """Wire context discipline into an :class:`~mnemara.session.AgentSession`.
 
-:func:`install` adds one post-turn hook and one system-prompt extra. After every
-persisted turn the hook notes the files the agent Read (for the manifest) and,
+:func:`install` adds a :class:`ContextDiscipline` part to the session. After every
+persisted turn it notes the files the agent Read (for the manifest) and,
 as the config says at that moment, runs ``evict_write_pairs`` on a turn that
 wrote files (``auto_evict_after_write``) and collapses repeated Reads
 (``compress_repeated_reads``, stubs protected when ``preserve_compressed_reads``).
-The extra appends the file-stat manifest to the system prompt when
+Its system-prompt extra appends the file-stat manifest to the system prompt when
 ``file_stat_manifest_enabled`` is on.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from mnemara.context.compress import compress_repeated_reads
 from mnemara.context.eviction import EvictionResult, evict_write_pairs, has_write_tool
 from mnemara.context.manifest import tracker
 from mnemara.debuglog import log_event
+from mnemara.turn_parts import TurnPart
 
 
 def _log(session: Any, result: EvictionResult) -> None:
@@ -42,9 +43,21 @@ def manifest_extra(session: Any) -> str:
     return tracker(session.tool_context.state).manifest()
 
 
-def install(session: Any) -> None:
-    """Register the hook and the extra on ``session`` (idempotent)."""
-    if after_turn not in session.post_turn_hooks:
-        session.post_turn_hooks.append(after_turn)
-    if manifest_extra not in session.system_prompt_extras:
-        session.system_prompt_extras.append(manifest_extra)
+class ContextDiscipline(TurnPart):
+    """Read tracking, the opt-in automatic evictions and the file-stat manifest, as one turn part."""
+
+    name = "context"
+
+    def after_turn(self, host: Any, assistant_row_id: int) -> None:
+        after_turn(host, assistant_row_id)
+
+    def system_prompt_extra(self, host: Any) -> str:
+        return manifest_extra(host)
+
+
+def install(session: Any) -> ContextDiscipline:
+    """Add the context part to ``session`` (once)."""
+    for part in session.parts:
+        if isinstance(part, ContextDiscipline):
+            return part
+    return session.add_part(ContextDiscipline())

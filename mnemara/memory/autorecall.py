@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mnemara.debuglog import log_event
+from mnemara.turn_parts import TurnPart
 from mnemara.memory.similarity import sentences, tokens
 
 MIN_MATCHED_WORDS = 2
@@ -168,11 +169,16 @@ def format_block(hits: list[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
-class AutoRecall:
-    """The ``pre_turn_context`` hook of one session."""
+class AutoRecall(TurnPart):
+    """Auto-recall as a part of every turn of one session: its ``turn_context`` is the recalled block."""
+
+    name = "auto_recall"
 
     def __init__(self) -> None:
         self.last: RecallRecord | None = None
+
+    def turn_context(self, host: Any, text: str) -> str:
+        return self(host, text)
 
     def __call__(self, session: Any, message: str) -> str:
         cfg = session.config
@@ -252,5 +258,5 @@ def install(session: Any) -> AutoRecall:
     """Attach auto-recall to a session (it does nothing while ``auto_recall`` is false)."""
     hook = AutoRecall()
     session.auto_recall = hook
-    session.pre_turn_context.append(hook)
+    session.add_part(hook)
     return hook

@@ -34,6 +34,7 @@ from typing import Any
 from mnemara.backend_loader import load_backend
 from mnemara.errors import UsageError
 from mnemara.fsutil import rewrite_locked
+from mnemara.memory import forget_reach as reach
 from mnemara.memory.dayfile import drop_notes
 from mnemara.memory.notes import Atom, all_notes, archive_files, find_notes, is_note_ref, parse_file
 from mnemara.memory.similarity import normalize
@@ -74,9 +75,14 @@ class ForgetPlan:
         lines.append(f"  graph nodes: {', '.join(self.graph_nodes) or 'none'}")
         if self.wiki_pages:
             lines.append(f"  wiki pages holding a mirrored copy: {', '.join(self.wiki_pages)}")
-        lines.append(f"  conversation rows to redact: {len(self.turn_rows)}")
-        if self.found_elsewhere:
-            lines.append(f"  also found (NOT changed): {', '.join(self.found_elsewhere)}")
+        rows = ", ".join(map(str, self.turn_rows))
+        lines.append(f"  conversation rows to redact: {len(self.turn_rows)}" + (f" (turns.sqlite ids {rows})" if rows else ""))
+        quoting = [p for p in self.found_elsewhere if p.startswith("graph node ")]
+        if quoting:
+            lines.append(f"  graph node properties quoting it (text redacted): {', '.join(quoting)}")
+        untouched = [p for p in self.found_elsewhere if p not in quoting]
+        if untouched:
+            lines.append(f"  also found (NOT changed): {', '.join(untouched)}")
         for item in self.unreachable():
             lines.append(f"  cannot reach: {item}")
         return lines
@@ -133,14 +139,9 @@ def plan_forget(root: Path, target: str, *, include_archive: bool = False, keep_
             page = root / "wiki" / f"{a.category[len('wiki/'):]}.md"
             if page.is_file() and a.text in page.read_text(encoding="utf-8", errors="replace"):
                 plan.wiki_pages.append(f"wiki/{a.category[len('wiki/'):]}.md")
-    if not keep_turns and (root / "turns.sqlite").exists():
-        from mnemara.store import TurnStore
-
-        with TurnStore(root / "turns.sqlite") as store:
-            for turn in store.history():
-                raw = json.dumps(turn.blocks, ensure_ascii=False)
-                if any(v in raw for a in plan.atoms for v in _variants(a.text)):
-                    plan.turn_rows.append(turn.id)
+    pattern = _reach_pattern(plan)
+    if not keep_turns and pattern is not None:  # every row: typed text, answers, tool calls/results, slots
+        plan.turn_rows = reach.rows_holding(root / "turns.sqlite", pattern)
     chunk_rows = _chunk_rows(root)
     plan.chunks = _own_chunks(chunk_rows, plan.atoms)
     plan.manual_chunks = _manual_chunks_quoting(chunk_rows, plan.atoms)
@@ -219,24 +220,26 @@ def _own_nodes(atoms: list[Atom], rows: list[tuple[str, str]] | None) -> list[st
 
 
 def _graph_nodes_quoting(rows: list[tuple[str, str]] | None, plan: ForgetPlan) -> list[str]:
-    """Graph nodes other than the notes' own whose properties quote the text (reported, not changed)."""
+    """Graph nodes other than the notes' own whose properties quote the text (forget redacts it there)."""
     own = set(plan.graph_nodes)
-    needles = [json.dumps(v)[1:-1] for a in plan.atoms for v in _variants(a.text)] + \
-              [v for a in plan.atoms for v in _variants(a.text)]
-    return [f"graph node {nid}" for nid, props in rows or [] if nid not in own and any(n in props for n in needles)]
+    pattern = _reach_pattern(plan)
+    if pattern is None:
+        return []
+    return [f"graph node {nid}" for nid, props in rows or [] if nid not in own and pattern.search(props or "")]
 
 
 def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]:
     """Instance files outside what forget rewrites that still contain the text."""
     handled = {a.file.resolve() for a in plan.atoms} | {(root / p).resolve() for p in plan.wiki_pages}
     skip_dirs = {root / "index", root / "graph"}
-    needles = [v.encode("utf-8") for a in plan.atoms for v in _variants(a.text)]
+    pattern = _reach_pattern(plan)
     out = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if Path(folder, d) not in skip_dirs]
         for name in files:
             path = Path(folder, name)
-            if path.resolve() in handled or (not keep_turns and name.startswith("turns.sqlite")):
+            own = name.startswith("turns.sqlite") or (Path(folder) == root and name in reach.OWN_FILES)
+            if path.resolve() in handled or (not keep_turns and own):
                 continue
             try:
                 if path.stat().st_size > 50_000_000:
@@ -244,7 +247,7 @@ def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]
                 data = path.read_bytes()
             except OSError:
                 continue
-            if any(n in data for n in needles):
+            if pattern is not None and pattern.search(data.decode("utf-8", "replace")):
                 out.append(str(path.relative_to(root)))
     return sorted(out)
 
@@ -259,31 +262,11 @@ def _remove_from_wiki(page: Path, texts: list[str]) -> None:
     rewrite_locked(page, transform)
 
 
-def _redact_turns(db_path: Path, rows: list[int], texts: list[str]) -> int:
-    from mnemara.store import TurnStore
-
-    needles = [v for t in texts for v in _variants(t)]
-
-    def scrub(value: Any) -> Any:
-        if isinstance(value, str):
-            for needle in needles:
-                value = value.replace(needle, REDACTED)
-            return value
-        if isinstance(value, list):
-            return [scrub(v) for v in value]
-        if isinstance(value, dict):
-            return {k: scrub(v) for k, v in value.items()}
-        return value
-
-    with TurnStore(db_path) as store:
-        conn = store._conn
-        conn.execute("PRAGMA secure_delete = ON")
-        for row_id in rows:
-            store.set_blocks(row_id, scrub(store.get(row_id).blocks))
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return len(rows)
+def _reach_pattern(plan: ForgetPlan) -> Any:
+    """The text as forget_reach looks for it: each note's text, and the query when forgetting by one."""
+    target = plan.target.strip()
+    query = None if is_note_ref(target) else target
+    return reach.pattern_for([a.text for a in plan.atoms], query)
 
 
 def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
@@ -305,10 +288,14 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
         _remove_from_wiki(root / page, [a.text for a in plan.atoms])
     receipt["rag"] = _forget_in_rag(instance, config, plan)
     receipt["graph"] = _forget_in_graph(root, plan)
-    if plan.turn_rows:
-        receipt["turn_rows_redacted"] = _redact_turns(root / "turns.sqlite", plan.turn_rows, [a.text for a in plan.atoms])
+    pattern = _reach_pattern(plan)
+    if plan.turn_rows and pattern is not None:  # forget_reach: rows, then the spool and prompt history
+        receipt.update(reach.redact_turns(root / "turns.sqlite", plan.turn_rows, pattern))
+        receipt["turn_rows_redacted"] = len(plan.turn_rows)
+        receipt["files_redacted"] = reach.scrub_own_files(root, pattern)
     receipt["status_entries_dropped"] = forget_fingerprints(root / "memory", {a.id for a in plan.atoms})
-    receipt["found_elsewhere_not_changed"] = plan.found_elsewhere
+    redacted = receipt["graph"].get("properties_redacted", []) if receipt["graph"].get("ok") else []
+    receipt["found_elsewhere_not_changed"] = [p for p in plan.found_elsewhere if p not in redacted]
     receipt["cannot_reach"] = plan.unreachable()
     log_event(instance.debug_log_path, "forget_receipt", **receipt)
     return receipt
@@ -340,13 +327,18 @@ def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, An
                 "left": "run `mnemara reindex` once the index works again"}
 
 
+def _quoting_nodes(plan: ForgetPlan) -> list[str]:
+    """Other graph nodes whose properties quote the text (the graph rewrite redacts it there)."""
+    return [place for place in plan.found_elsewhere if place.startswith("graph node ")]
+
+
 def _forget_in_graph(root: Path, plan: ForgetPlan) -> dict[str, Any]:
     from mnemara.memory.graph import DB_FILE
 
     path = root / "graph" / DB_FILE
     if not path.exists():
         return {"ok": True, "skipped": "no graph", "nodes_deleted": 0}
-    if not plan.graph_nodes:
+    if not plan.graph_nodes and not _quoting_nodes(plan):
         return {"ok": True, "skipped": "no graph node holds these notes", "nodes_deleted": 0}
     import time
 
@@ -355,7 +347,10 @@ def _forget_in_graph(root: Path, plan: ForgetPlan) -> dict[str, Any]:
     deadline = time.monotonic() + GRAPH_LOCK_WAIT
     while True:
         try:
-            return {"ok": True, "nodes": plan.graph_nodes, **rewrite_graph(path, plan.graph_nodes)}
+            pattern = _reach_pattern(plan)
+            scrub = reach.graph_scrubber(pattern) if pattern is not None else None
+            return {"ok": True, "nodes": plan.graph_nodes, "properties_redacted": _quoting_nodes(plan),
+                    **rewrite_graph(path, plan.graph_nodes, scrub=scrub)}
         except Exception as exc:
             if "lock" in str(exc).lower() and time.monotonic() < deadline:
                 time.sleep(0.25)  # a session keeps Kuzu open for a moment after its last graph call

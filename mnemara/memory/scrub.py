@@ -20,6 +20,7 @@ import os
 import warnings
 from datetime import timedelta
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Iterable
 
 from mnemara.backend_loader import load_backend
@@ -68,12 +69,14 @@ def purge_lance(index_dir: Path, drop_chunk_ids: Iterable[str] = ()) -> dict[str
     return stats
 
 
-def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[str, str] | None = None) -> dict[str, Any]:
+def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[str, str] | None = None,
+                  scrub: Callable[[str], str] | None = None) -> dict[str, Any]:
     """Copy the Kuzu database minus ``drop_node_ids`` (and their edges, and entity/tag nodes
     left without any edge) into a fresh file that replaces the old one.
 
     ``rename`` maps node ids to new ids (their edges follow); a node renamed to an id that
     exists already is merged into it (its edges move over, repeated edges are kept once).
+    ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there).
     """
     from mnemara.memory.graph import SCHEMA, GraphUnavailable
 
@@ -108,6 +111,9 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     orphaned = {e[1] for e in edges if (e[0] in drop) and e[1] not in linked}
     drop |= {n[0] for n in nodes if n[0] in orphaned and n[1] in ("entity", "tag")}
     kept_nodes = [n for n in nodes if n[0] not in drop]
+    if scrub is not None:
+        kept_nodes = [(n[0], n[1], scrub(n[2]), n[3]) for n in kept_nodes]
+        kept_edges = [(*e[:4], scrub(e[4]), e[5]) for e in kept_edges]
     fresh = graph_file.with_name(graph_file.name + ".rewrite")
     for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
         if leftover.exists():

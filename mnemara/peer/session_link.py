@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from mnemara.peer.inbox import Deliver, PeerInbox
+from mnemara.turn_parts import TurnPart
 
 if TYPE_CHECKING:
     from mnemara.session import AgentSession
@@ -91,5 +92,21 @@ def attach_inbox(session: "AgentSession", *, deliver: Deliver | None = None,
         **kwargs,
     )
     session.peer_inbox = inbox
-    session.post_turn_hooks.append(lambda _session, _row_id: inbox.wake())
+    session.parts[:] = [p for p in session.parts if not isinstance(p, InboxPart)]  # one inbox per session
+    session.add_part(InboxPart(inbox))
     return inbox
+
+
+class InboxPart(TurnPart):
+    """The peer inbox as a part of every turn: woken after each one, and told about config changes."""
+
+    name = "peer_inbox"
+
+    def __init__(self, inbox: PeerInbox) -> None:
+        self.inbox = inbox
+
+    def after_turn(self, host: Any, assistant_row_id: int) -> None:
+        self.inbox.wake()  # messages that arrived during the turn go out as soon as it is idle
+
+    def config_changed(self, config: Any) -> None:
+        self.inbox.apply_config(config)

@@ -1,0 +1,109 @@
+"""How far ``mnemara forget`` reaches beyond the note files: every row of turns.sqlite,
+the spool and prompt history, and graph node properties that quote the text.
+
+A note's text travels: the user typed it, the model repeated it, a tool call carried
+it, a pinned slot or a graph node property holds a copy. :func:`pattern_for` matches
+every form of it (the note's text, the query the user forgot by, their JSON-escaped
+forms, any letter case). :func:`redact_turns` rewrites each row of ``turns.sqlite``
+that holds it (content and meta, pinned slots and evicted rows too, damaged rows by
+their raw text), then vacuums the file so the old bytes leave the disk, and scans
+again: a row that still holds the text is named in the receipt with its id.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from mnemara.fsutil import rewrite_locked
+
+REDACTED = "[forgotten]"
+OWN_FILES = (".prompt_history", "spool.jsonl")  # instance files holding typed text that forget rewrites
+MIN_NEEDLE = 4
+
+
+def pattern_for(texts: Iterable[str], query: str | None = None) -> re.Pattern[str] | None:
+    """A case-insensitive pattern for every stored form of ``texts`` and ``query``."""
+    forms: set[str] = set()
+    for text in [*texts, *([query] if query else [])]:
+        text = text.strip()
+        forms |= {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+    needles = sorted((f for f in forms if len(f) >= MIN_NEEDLE), key=len, reverse=True)
+    if not needles:
+        return None
+    return re.compile("|".join(re.escape(n) for n in needles), re.IGNORECASE)
+
+
+def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(REDACTED, value)
+    if isinstance(value, list):
+        return [_scrub(v, pattern) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub(v, pattern) for k, v in value.items()}
+    return value
+
+
+def scrub_json_text(raw: str, pattern: re.Pattern[str]) -> str:
+    """``raw`` with the text redacted: inside the parsed JSON when it parses, else in the raw text."""
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return pattern.sub(REDACTED, raw)
+    return json.dumps(_scrub(value, pattern), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def rows_holding(db_path: Path, pattern: re.Pattern[str]) -> list[int]:
+    """Ids of every row (live, evicted, pinned, damaged) whose raw content or meta holds the text."""
+    if not Path(db_path).exists():
+        return []
+    conn = sqlite3.connect(db_path)  # only reads; a read-only connection would leave -wal/-shm files behind
+    try:
+        rows = conn.execute("SELECT id, content, meta FROM turns ORDER BY id").fetchall()
+    finally:
+        conn.close()
+    return [rid for rid, content, meta in rows if pattern.search(str(content)) or pattern.search(str(meta or ""))]
+
+
+def redact_turns(db_path: Path, ids: list[int], pattern: re.Pattern[str]) -> dict[str, Any]:
+    """Redact rows ``ids`` in place, vacuum the file, and say which rows still hold the text."""
+    from mnemara.store import TurnStore
+    from mnemara.tokens import estimate_blocks
+
+    with TurnStore(db_path) as store:
+        conn = store._conn
+        conn.execute("PRAGMA secure_delete = ON")
+        with store._lock, store._tx() as tx:  # one transaction for all rows
+            for row_id in ids:
+                found = tx.execute("SELECT content, meta FROM turns WHERE id=?", (row_id,)).fetchone()
+                if found is None:
+                    continue
+                content, meta = scrub_json_text(found[0], pattern), scrub_json_text(found[1] or "{}", pattern)
+                try:
+                    tokens = estimate_blocks(json.loads(content))
+                except (TypeError, ValueError, AttributeError):
+                    tokens = 0
+                tx.execute("UPDATE turns SET content=?, meta=?, tokens=? WHERE id=?", (content, meta, tokens, row_id))
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("VACUUM")  # the old page images leave the file
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    left = rows_holding(db_path, pattern)
+    return {"turn_row_ids": list(ids), "left_in_turns": [f"turns.sqlite row {rid}" for rid in left]}
+
+
+def scrub_own_files(root: Path, pattern: re.Pattern[str]) -> list[str]:
+    """Redact the text in the instance's prompt history and spool; returns the files changed."""
+    changed = []
+    for name in OWN_FILES:
+        path = Path(root) / name
+        if path.is_file() and rewrite_locked(path, lambda old: pattern.sub(REDACTED, old)):
+            changed.append(name)
+    return changed
+
+
+def graph_scrubber(pattern: re.Pattern[str]) -> Callable[[str], str]:
+    """Redacts the text inside a graph node's or edge's JSON properties."""
+    return lambda props: scrub_json_text(props, pattern) if props else props

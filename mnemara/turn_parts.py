@@ -1,0 +1,47 @@
+"""How a domain part takes part in every turn of a session, declared once.
+
+A part (the context discipline, auto-recall, the peer inbox, ...) subclasses
+:class:`TurnPart` and overrides the moments it cares about; the session calls
+every part it holds, in the order they were added, and a part that raises is
+logged to debug.log and skipped (it never fails the turn). The runtime sentinel
+and the permission gate are not parts: they decide every tool call, in that
+order, in :mod:`mnemara.sdk_options`.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mnemara.config import Config
+    from mnemara.instance import Instance
+    from mnemara.store import TurnStore
+    from mnemara.tools import ToolContext
+
+
+class TurnHost(Protocol):
+    """What a part may use of the session running the turn."""
+
+    instance: Instance
+    config: Config
+    store: TurnStore
+    tool_context: ToolContext
+
+
+class TurnPart:
+    """Base class of a part of every turn; each hook does nothing unless overridden."""
+
+    name = "part"
+
+    def system_prompt_extra(self, host: Any) -> str:
+        """Text appended to the role doc in the system prompt ('' for none)."""
+        return ""
+
+    def turn_context(self, host: Any, text: str) -> str:
+        """An extra text block sent with this turn's message only, never stored ('' for none)."""
+        return ""
+
+    def after_turn(self, host: Any, assistant_row_id: int) -> None:
+        """Called once the turn's assistant row is stored and the window trimmed."""
+
+    def config_changed(self, config: Config) -> None:
+        """Called when the session's live config changes (``update_config``, a reload)."""
