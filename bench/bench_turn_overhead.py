@@ -47,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mnemara.testing import ScriptedAPI, reply
+from mnemara.testing import ScriptedAPI, reply  # noqa: E402
 
 ROLE = "You are a benchmark agent. Answer briefly.\n" * 20
 ANSWER = "Leases time out after thirty seconds unless renewed by the holder."
