@@ -9,6 +9,12 @@ Run: python bench/bench_tui.py [--messages 5000] [--repeats 5]
    screen refreshed after each, timing the first and the last 100 appends; the
    same for a naive log made of one mounted Static widget per message (the
    baseline). Then PageUp/PageDown through the full log, and a terminal resize.
+   Markdown is on: every other assistant message is Markdown (bold, a list, and
+   every fourth one a fenced Python block), drawn through Rich's Markdown and
+   Pygments as in the panel.
+
+Goals (exit 1 when missed): the panel is interactive in under 1 s, and appends
+stay flat (the last 100 cost at most 3x the first 100).
 
 3. First message: the panel of this checkout and of Mnemara 0.18 (--baseline-python,
    found automatically), each on a pty against the scripted Messages API: wait
@@ -43,6 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 READY_MARK = b"turns: "
+STARTUP_GOAL_S = 1.0
+FLAT_GOAL = 3.0  # last-100 / first-100 append cost
+MARKDOWN_SAMPLE = "**Plan** for message {i}:\n\n- read `server.py`\n- retry the lease\n"
+CODE_SAMPLE = "\n```python\ndef lease_{i}() -> int:\n    return {i}\n```\n"
 
 
 # -- 1. start-up -------------------------------------------------------------------------
@@ -88,7 +98,7 @@ def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: flo
     return (ready_at if ready_at is not None else ended), ended
 
 
-def bench_startup(repeats: int) -> None:
+def bench_startup(repeats: int) -> float:
     from mnemara.instance import Instance
 
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-tui-"))
@@ -107,6 +117,7 @@ def bench_startup(repeats: int) -> None:
     print(f"  python -c pass                      {b * 1000:8.1f} ms")
     print(f"  mnemara run -> panel interactive    {p * 1000:8.1f} ms   ({p / b:5.1f}x python -c pass)")
     print(f"  Ctrl+C -> process gone              {q * 1000:8.1f} ms")
+    return p
 
 
 # -- 3. the first message -------------------------------------------------------------------
@@ -227,6 +238,10 @@ async def time_appends(kind: str, total: int, window: int = 100) -> dict[str, fl
 
         async def append(i: int) -> None:
             text = f"message {i}: " + "lorem ipsum dolor sit amet " * 3
+            if i % 4 == 1:
+                text = MARKDOWN_SAMPLE.format(i=i)
+            elif i % 4 == 3:
+                text = MARKDOWN_SAMPLE.format(i=i) + CODE_SAMPLE.format(i=i)
             if kind == "chatlog":
                 log.append(LogEntry("assistant" if i % 2 else "user", "assistant" if i % 2 else "you", text))
             else:
@@ -267,7 +282,7 @@ async def time_appends(kind: str, total: int, window: int = 100) -> dict[str, fl
     return out
 
 
-def bench_log(total: int, baseline_total: int) -> None:
+def bench_log(total: int, baseline_total: int) -> float:
     ours = asyncio.run(time_appends("chatlog", total))
     naive = asyncio.run(time_appends("static", baseline_total))
     print(f"chat log ({total} messages; screen refreshed after each timed append)")
@@ -284,6 +299,7 @@ def bench_log(total: int, baseline_total: int) -> None:
           f"  -> last/first {naive['last'] / naive['first']:5.2f}x")
     print(f"           PageUp/PageDown: {naive['scroll'] * 1000:6.2f} ms per page")
     print(f"  ChatLog last-100 append vs baseline last-100 append: {naive['last'] / ours['last']:5.1f}x faster")
+    return ours["last"] / ours["first"]
 
 
 def main() -> None:
@@ -302,17 +318,26 @@ def main() -> None:
     baseline = find_baseline(args.baseline_python)
     if baseline is None:
         print("BASELINE MISSING: no Mnemara 0.18 found (pass --baseline-python PATH); first message measured alone")
+    missed = []
     if not args.only_first_message:
-        bench_startup(args.repeats)
-        bench_log(args.messages, args.baseline_messages)
+        startup = bench_startup(args.repeats)
+        flat = bench_log(args.messages, args.baseline_messages)
+        if startup >= STARTUP_GOAL_S:
+            missed.append(f"start-up {startup * 1000:.0f} ms >= {STARTUP_GOAL_S * 1000:.0f} ms")
+        if flat > FLAT_GOAL:
+            missed.append(f"appends not flat: last/first {flat:.2f}x > {FLAT_GOAL}x")
+        print(f"goal: panel interactive < {STARTUP_GOAL_S * 1000:.0f} ms and last/first append <= {FLAT_GOAL}x "
+              f"(Markdown on) -> {'MISSED: ' + '; '.join(missed) if missed else 'met'}")
     ratio = bench_first_message(args.first_repeats, args.pause, baseline)
     print(f"load at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if ratio is not None and ratio > 1.0:
+        missed.append(f"first message Ctrl+S -> request {ratio:.2f}x 0.18's")
     if args.no_check:
         return
     if baseline is None:
         sys.exit(2)
-    if ratio is not None and ratio > 1.0:
-        print(f"MISSED: first message Ctrl+S -> request {ratio:.2f}x 0.18's")
+    if missed:
+        print("MISSED: " + "; ".join(missed))
         sys.exit(1)
 
 

@@ -23,6 +23,22 @@ def has_credentials(env: dict[str, str] | None = None) -> bool:
     return (config_dir / ".credentials.json").is_file()
 
 
+def bundled_cli_path() -> str:
+    """Where the Claude Code CLI bundled in claude-agent-sdk lives (found without importing the SDK)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is None or not spec.submodule_search_locations:
+        return "claude"
+    return str(Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude")
+
+
+def no_key_message() -> str:
+    """The one line shown when nothing can authenticate: both ways to fix it, exactly."""
+    return ("no API key: run `export ANTHROPIC_API_KEY=sk-ant-...` in the shell that starts mnemara, or sign in "
+            f"with the Claude Code CLI bundled in the SDK: `{bundled_cli_path()} auth login`; your message is saved")
+
+
 def env_fingerprint() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith(("ANTHROPIC_", "CLAUDE_", "BASH_"))}
 

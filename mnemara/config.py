@@ -128,6 +128,7 @@ class Config(BaseModel):
     peer_poll_batch: bool = True
     peer_poll_silent_types: list[str] = Field(default_factory=list)
     peer_deliver_backlog: bool = False  # first enable: deliver rows already pending (default: skip them)
+    peer_inbox_on: bool = True  # delivery ON/OFF as /inbox (and the Inbox button) last left it
 
     _split_roles = field_validator("peer_poll_roles", "peer_poll_silent_types", mode="before")(
         classmethod(lambda cls, v: _split_csv(v))

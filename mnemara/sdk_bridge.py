@@ -36,7 +36,7 @@ from mnemara import events as ev
 from mnemara.api_faults import StallWatch, auth_message, stall_message
 from mnemara.config import Config
 from mnemara.debuglog import log_event
-from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec, unknown_arguments
+from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec
 
 BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
 
@@ -47,10 +47,7 @@ BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
 def _adapt(spec: ToolSpec, ctx: ToolContext) -> SdkMcpTool[Any]:
     async def handler(args: dict[str, Any]) -> dict[str, Any]:
         try:
-            refusal = unknown_arguments(spec, args)
-            if refusal is not None:
-                result: Any = {"ok": False, "error": refusal}
-            elif inspect.iscoroutinefunction(spec.handler):
+            if inspect.iscoroutinefunction(spec.handler):
                 result = await spec.handler(ctx, args)
             else:
                 result = await asyncio.to_thread(spec.handler, ctx, args)

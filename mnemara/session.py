@@ -71,6 +71,7 @@ from mnemara.cli_process import (
     hard_kill,
     has_credentials,
     new_message_id,
+    no_key_message,
     one_message,
 )
 from mnemara.config import Config, update_config
@@ -88,6 +89,7 @@ from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
 from mnemara.turn_parts import TurnPart
+from mnemara.usage_stats import StatsFile
 
 if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
@@ -146,6 +148,7 @@ class AgentSession:
         self.config_listeners: list[Callable[[Config], None]] = []
         self.parts: list[TurnPart] = []  # domain parts of every turn (see mnemara.turn_parts)
         self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
+        self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
@@ -359,6 +362,7 @@ class AgentSession:
         self._turn_loop = asyncio.get_running_loop()
         try:
             async for event in self._run_turn(text):
+                self.usage_stats.observe(event)
                 yield event
         finally:
             self.busy = False
@@ -422,7 +426,7 @@ class AgentSession:
         role = self.read_role()
         notices: list[ev.Event] = [ev.Notice(role.warning)] if role.warning else []
         if not has_credentials():
-            msg = "no API key: set ANTHROPIC_API_KEY (or log in with `claude login`); your message is saved"
+            msg = no_key_message()
             return [*notices, self._error(msg, "no_api_key", user_id), ev.TurnDone(user_row_id=user_id, error=msg)], None
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
         turn = _Turn(user_id, cfg, self.system_prompt(role), TurnCollector(stream=cfg.stream),

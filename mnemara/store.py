@@ -366,6 +366,12 @@ class TurnStore:
                 for i in ids
             )
 
+    def unevict(self, ids: Iterable[int]) -> int:
+        """Put evicted rows back into the window (undo of an eviction); returns how many."""
+        ids = list(ids)
+        with self._lock, self._tx() as conn:
+            return sum(conn.execute("UPDATE turns SET evicted=0 WHERE id=? AND evicted=1", (i,)).rowcount for i in ids)
+
     # -- pins and slots -----------------------------------------------------------
     def _next_slot(self, conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT MAX(slot_pos) FROM turns WHERE pin_label IS NOT NULL").fetchone()

@@ -32,7 +32,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 __all__ = [
     "ScriptedAPI",
@@ -192,10 +192,12 @@ class ScriptedAPI:
     tests push replies from the main thread while the CLI calls from another.
     """
 
-    def __init__(self, replies: list[Reply] | None = None, *, default: Reply | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, replies: list[Reply] | None = None, *, default: Reply | None = None, host: str = "127.0.0.1",
+                 port: int = 0, responder: Callable[[RecordedRequest], Reply | None] | None = None) -> None:
         self._lock = threading.Lock()
         self._queue: list[Reply] = list(replies or [])
         self.default = default or reply("(scripted API: no reply was queued)")
+        self.responder = responder  # asked when the queue is empty: a reply built from the request, or None
         self.requests: list[RecordedRequest] = []
         self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()  # releases stalled answers when the server stops
@@ -282,7 +284,10 @@ class ScriptedAPI:
             self._arrived.notify_all()
             if not req.is_messages:
                 return None
-            return self._queue.pop(0) if self._queue else self.default
+            if self._queue:
+                return self._queue.pop(0)
+        answer = self.responder(req) if self.responder is not None else None  # outside the lock: it may be slow
+        return answer or self.default
 
 
 def test_env(base_url: str, *, api_key: str = "sk-ant-scripted-test-key", max_retries: int = 0) -> dict[str, str]:
@@ -439,3 +444,9 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
                 return
 
     return Handler
+
+
+if __name__ == "__main__":  # python -m mnemara.testing: serve scripted replies for `mnemara run` in another shell
+    from mnemara.demo_serve import main
+
+    raise SystemExit(main())

@@ -85,3 +85,55 @@ def test_cli_launcher_execs_in_place_and_refuses_an_orphaned_start(tmp_path, mon
     orphan = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60, check=False,
                             env={**os.environ, PARENT_ENV: "1"})  # "started by" a parent that is not ours
     assert orphan.returncode == 71 and orphan.stdout == ""
+
+
+def _delta(text: str) -> object:
+    from claude_agent_sdk import StreamEvent
+
+    return StreamEvent(uuid="u", session_id="s", event={"type": "content_block_delta", "index": 0,
+                                                        "delta": {"type": "text_delta", "text": text}})
+
+
+def _start() -> object:
+    from claude_agent_sdk import StreamEvent
+
+    return StreamEvent(uuid="u", session_id="s", event={"type": "message_start", "message": {}})
+
+
+def _shown(events: list) -> str:
+    from mnemara import events as ev
+
+    return "".join(e.text for e in events if isinstance(e, ev.TextDelta))
+
+
+def test_a_retried_stream_shows_nothing_twice_and_a_restart_is_announced():
+    from claude_agent_sdk import AssistantMessage, SystemMessage, TextBlock
+
+    from mnemara import events as ev
+    from mnemara.sdk_bridge import TurnCollector
+
+    collector = TurnCollector(stream=True)
+    out: list = []
+    for message in (_start(), _delta("Hello "), _delta("wor"),  # the connection drops here
+                    SystemMessage("api_retry", {"attempt": 1, "max_retries": 2, "retry_delay_ms": 500}),
+                    _start(), _delta("Hello "), _delta("wor"), _delta("ld")):
+        out += collector.feed(message)
+    assert _shown(out) == "Hello world"  # the second attempt's first 9 characters were already on screen
+    assert any(isinstance(e, ev.Notice) and "connection lost; retrying" in e.message for e in out)
+    assert collector.final_blocks(True) == [{"type": "text", "text": "Hello world"}]  # once
+
+    # the CLI's non-streaming fallback answers something else: say so, then show it whole
+    out = collector.feed(AssistantMessage(content=[TextBlock("Hi there.")], model="m"))
+    assert [type(e).__name__ for e in out] == ["Notice", "TextDelta", "AssistantText"]
+    assert "starts again" in out[0].message and out[1].text == "Hi there."
+    assert collector.blocks == [{"type": "text", "text": "Hi there."}] and collector.unconfirmed_text == ""
+
+
+def test_a_rejected_key_is_not_announced_as_a_retry():
+    from claude_agent_sdk import SystemMessage
+
+    from mnemara.sdk_bridge import TurnCollector
+
+    collector = TurnCollector()
+    assert collector.feed(SystemMessage("api_retry", {"error_status": 403, "error": "authentication_failed"})) == []
+    assert collector.auth_rejected == 403 and collector.retries == 0

@@ -72,14 +72,66 @@ def test_clear_reports_tokens_and_keeps_pins(ctx):
 
 def test_compress_variants(ctx):
     fill_store(ctx.store, turns=20)
-    res = dispatch(ctx, "/compress 20k")
-    assert res.ok and res.data["target"] == 20_000 and res.data["after"] <= 20_000
+    assert "already under the target ~20000" in dispatch(ctx, "/compress 20k").text
+    res = dispatch(ctx, "/compress 8k --yes")
+    assert res.ok and res.data["target"] == 8_000 and res.data["after"] <= 8_000
     smart = dispatch(ctx, "/compress smart")
     assert smart.action == "send" and "[MNEMARA CONTEXT AUDIT]" in smart.data["text"]
     reads = dispatch(ctx, "/compress reads")
     assert reads.ok and "compress_repeated_reads" in reads.text
-    res = dispatch(ctx, "/compress")
-    assert res.ok and res.data["after"] <= res.data["before"] // 4
+
+
+def test_compress_asks_first_and_measures_percent_against_the_budget(ctx):
+    fill_store(ctx.store, turns=20)
+    have = ctx.store.counts()["live_tokens"]
+    ctx.update_config(max_window_tokens=have * 2)
+    before = [(t.id, t.blocks) for t in ctx.store.live_rows()]
+    ask = dispatch(ctx, "/compress")  # 25% of the budget (have * 2), i.e. about half of what is there now
+    target = int(have * 2 * 0.25)
+    assert ask.ok and ask.action == "confirm" and ask.data["command"] == f"/compress {target} --yes"
+    assert f"target ~{target}, 25% of the {have * 2}-token budget" in ask.text and "/undo" in ask.text
+    assert ask.data["plan"] and [(t.id, t.blocks) for t in ctx.store.live_rows()] == before  # nothing written yet
+    assert dispatch(ctx, "/compress 40%").data["command"] == f"/compress {int(have * 2 * 0.4)} --yes"
+    done = dispatch(ctx, ask.data["command"])
+    assert done.ok and done.data["after"] <= target and "-" not in "".join(
+        str(s["tokens_freed"]) for s in done.data["stages"])
+
+
+def test_compress_refuses_below_the_floor_and_says_so(ctx):
+    ctx.store.append("user", "hi")
+    ctx.store.append("assistant", "hello")
+    rows = ctx.store.live_rows()
+    small = dispatch(ctx, "/compress")
+    assert small.ok and small.action is None and "under the floor of 2000" in small.text
+    low = dispatch(ctx, "/compress 100 --yes")
+    assert not low.ok and "never empties the conversation" in low.text
+    for bad in ("/compress 0%", "/compress 150%", "/compress x%", "/compress 5 6"):
+        assert not dispatch(ctx, bad).ok, bad
+    assert ctx.store.live_rows() == rows
+
+
+def test_undo_puts_back_the_last_compress_batch_rows_and_blocks(ctx):
+    fill_store(ctx.store, turns=20)
+    before = [(t.id, t.blocks) for t in ctx.store.live_rows()]
+    assert not dispatch(ctx, "/undo").ok  # nothing recorded yet: a clear refusal
+    done = dispatch(ctx, "/compress 3000 --yes")
+    assert done.ok and "/undo puts it back" in done.text
+    assert [(t.id, t.blocks) for t in ctx.store.live_rows()] != before
+    res = dispatch(ctx, "/undo")
+    assert res.ok and "row(s) back in the window" in res.text
+    assert [(t.id, t.blocks) for t in ctx.store.live_rows()] == before
+    assert not dispatch(ctx, "/undo").ok  # one batch, undone once
+
+
+def test_unevict_last_and_ids_bring_rows_back(ctx):
+    fill_store(ctx.store, turns=6)
+    ids = [t.id for t in ctx.store.live_rows()]
+    assert dispatch(ctx, "/evict 3").ok
+    assert dispatch(ctx, "/unevict last").ok and [t.id for t in ctx.store.live_rows()] == ids
+    assert dispatch(ctx, "/clear").ok and ctx.store.live_rows() == []
+    res = dispatch(ctx, f"/unevict {ids[0]} {ids[1]} 99999")
+    assert res.ok and "2 row(s) back" in res.text and "1 were not evicted" in res.text
+    assert not dispatch(ctx, "/unevict").ok and not dispatch(ctx, "/unevict x").ok
 
 
 def test_tokens_sets_the_cap_live_and_on_disk(ctx):

@@ -11,6 +11,11 @@ from mnemara.tools import ToolContext, enabled_specs
 from mnemara.tools import context_tools as ct
 
 
+
+def declared(name: str):
+    """The tool as the model calls it: arguments validated by its declared model, then the handler."""
+    return {s.name: s.handler for s in ct.specs()}[name]
+
 @pytest.fixture
 def tctx():
     inst = Instance.create("tools")
@@ -20,11 +25,11 @@ def tctx():
 
 
 def test_upsert_slot_updates_in_place_then_appends_next_slot(tctx):
-    first = ct.upsert_slot(tctx, {"label": "health", "role": "system", "content": "HP: 73 / 100"})
+    first = declared("upsert_slot")(tctx, {"label": "health", "role": "system", "content": "HP: 73 / 100"})
     assert first["ok"] and not first["updated"]
-    again = ct.upsert_slot(tctx, {"label": "health", "role": "system", "content": "HP: 41 / 100"})
+    again = declared("upsert_slot")(tctx, {"label": "health", "role": "system", "content": "HP: 41 / 100"})
     assert again["row_id"] == first["row_id"] and again["updated"]
-    other = ct.upsert_slot(tctx, {"label": "stamina", "role": "system", "content": "41"})
+    other = declared("upsert_slot")(tctx, {"label": "stamina", "role": "system", "content": "41"})
     pins = tctx.store.pinned()
     assert [(t.pin_label, t.slot_pos, t.text) for t in pins] == [("health", 0, "HP: 41 / 100"), ("stamina", 1, "41")]
     assert other["row_id"] != first["row_id"]
@@ -37,7 +42,7 @@ def test_upsert_slot_updates_in_place_then_appends_next_slot(tctx):
     {"label": 5, "role": "system", "content": "c"},
 ])
 def test_upsert_slot_refuses_bad_arguments_without_writing(tctx, args):
-    res = ct.upsert_slot(tctx, args)
+    res = declared("upsert_slot")(tctx, args)
     assert res["ok"] is False and res["error"]
     assert tctx.store.history() == []
 
@@ -50,7 +55,7 @@ def test_eviction_tools_take_row_ids_and_report(tctx):
     res = by_name["evict_write_pairs"].handler(tctx, {})
     assert res["ok"] and res["rows"] > 0
     res = by_name["evict_tool_use_blocks"].handler(tctx, {"row_ids": "all"})
-    assert res == {"ok": False, "error": "row_ids must be a list of integers"}
+    assert res == {"ok": False, "error": "argument 'row_ids' must be of type array"}
     assert "eviction" in tctx.instance.debug_log_path.read_text()
 
 
@@ -60,11 +65,11 @@ def test_read_skeleton_registered_only_when_enabled(tctx, isolated_home, tmp_pat
     assert "read_skeleton" in {s.name for s in enabled_specs(tctx.config)}
     src = isolated_home / "m.py"
     src.write_text("class A:\n    def f(self): return 1\n", encoding="utf-8")
-    res = ct.skeleton_tool(tctx, {"path": str(src)})
+    res = declared("read_skeleton")(tctx, {"path": str(src)})
     assert res["ok"] and "def f(self): ..." in res["skeleton"]
     outside = tmp_path / "o.py"
     outside.write_text("x = 1\n", encoding="utf-8")
-    assert "outside $HOME" in ct.skeleton_tool(tctx, {"path": str(outside)})["error"]
+    assert "outside $HOME" in declared("read_skeleton")(tctx, {"path": str(outside)})["error"]
     tctx.config.file_tool_home_only = False
-    assert ct.skeleton_tool(tctx, {"path": str(outside)})["ok"]
-    assert ct.skeleton_tool(tctx, {"path": str(isolated_home / "x.txt")})["ok"] is False
+    assert declared("read_skeleton")(tctx, {"path": str(outside)})["ok"]
+    assert declared("read_skeleton")(tctx, {"path": str(isolated_home / "x.txt")})["ok"] is False

@@ -150,7 +150,9 @@ def test_no_api_key_is_reported_and_message_kept(scripted_api, session_factory, 
     session = session_factory()
     result = session.turn("hello?")
     assert [e.kind for e in result.errors] == ["no_api_key"]
-    assert "ANTHROPIC_API_KEY" in result.errors[0].message
+    message = result.errors[0].message
+    assert "export ANTHROPIC_API_KEY=" in message and "\n" not in message and "claude login" not in message
+    assert "_bundled/claude auth login" in message  # the CLI inside the SDK: there is no `claude` on PATH
     assert [r.text for r in session.store.history()] == ["hello?"]
     assert scripted_api.message_requests() == []
 

@@ -68,3 +68,22 @@ def test_inbox_command_on_a_real_session(session_factory, tmp_path: Path) -> Non
     res = dispatch(session, "/inbox")
     assert res.ok and res.data["state_text"] == "⚡ Inbox: OFF" and not inbox.enabled
     assert dispatch(session, "/inbox on").data["state_text"] == "⚡ Inbox: ON"
+
+
+def test_inbox_on_off_is_saved_and_the_next_panel_starts_that_way(session_factory) -> None:
+    from mnemara.config import Config, update_config
+    from mnemara.peer import attach_inbox
+
+    session = session_factory("saved")
+    update_config(session.instance.config_path, peer_poll_enabled=True, peer_db_path="bus.db")
+    session.reload_config()
+    assert attach_inbox(session).enabled
+    assert dispatch(session, "/inbox off").data["enabled"] is False
+    assert Config.load(session.instance.config_path).peer_inbox_on is False
+    dispatch(session, "/inbox status")
+    assert Config.load(session.instance.config_path).peer_inbox_on is False
+    later = session_factory("saved")  # a new panel on the same instance
+    assert attach_inbox(later).enabled is False
+    assert dispatch(later, "/inbox").data["enabled"] is True
+    assert Config.load(later.instance.config_path).peer_inbox_on is True
+    assert not dispatch(later, "/inbox maybe").ok and Config.load(later.instance.config_path).peer_inbox_on is True

@@ -113,7 +113,9 @@ def test_018_export_file_imports(old_instance, isolated_home: Path) -> None:
     inst = Instance.create("fresh")
     session = AgentSession(inst)
     try:
-        result = dispatch(session, f"/import {export}")
+        refused = dispatch(session, f"/import {export}")  # its allowed_tools would change what the agent may do
+        assert not refused.ok and "--accept-permissions" in refused.text
+        result = dispatch(session, f"/import --accept-permissions {export}")
         assert result.ok, result.text
         rows = session.store.history()
     finally:

@@ -220,6 +220,8 @@ def test_forget_include_archive_removes_exactly_one_entry(which: int) -> None:
     notes = _archive_three(inst)
     entries = read_entries(inst.archive_dir / "2026-04-27.md")
     assert [a.text for a in notes] == [e.raw.decode().splitlines()[1] for e in entries]
+    refused = cli("forget", "-i", "arch", notes[which].id, "--yes")
+    assert refused.exit_code == 2 and "add --include-archive" in refused.output, refused.output
     dry = cli("forget", "-i", "arch", notes[which].id, "--include-archive", "--dry-run")
     assert dry.exit_code == 0 and dry.output.count("memory/archive/2026-04-27.md") == 1, dry.output
     out = cli("forget", "-i", "arch", notes[which].id, "--include-archive", "--yes")
@@ -356,3 +358,29 @@ def test_graph_nodes_of_before_note_ids_are_forgotten_and_migrated() -> None:
         graph.close()
     assert [n["node"]["id"] for n in near["neighbors"]] == ["entity:relay"], near
     assert "renamed" not in cli("migrate", "--instance", "lg").output  # idempotent
+
+
+def test_a_path_fix_carries_the_note_status_to_its_new_id(moved_path: tuple[str, str]) -> None:
+    old_path, new_path = moved_path
+    inst = Instance.create("ps")
+    note = write_note(inst.memory_dir, f"Old parser notes: {old_path}.", "fact", at(9))
+    assert cli("memory", "deprecate", "-i", "ps", note.id, "--reason", "kept for history").exit_code == 0
+    assert "applied 1 fixes" in cli("lint", "-i", "ps", "--fix", "--no-candidates", input="y\n").output
+    (item,) = listed("ps")
+    assert item["id"] != note.id and new_path in item["text"]
+    assert item["status"] == "deprecated" and item["reason"] == "kept for history"
+
+
+def test_forget_changes_nothing_when_a_planned_note_was_edited() -> None:
+    from mnemara.memory import forget
+
+    inst = Instance.create("fe")
+    write_note(inst.memory_dir, "GIRAFFE note one.", "fact", at(9))
+    write_note(inst.memory_dir, "GIRAFFE note two.", "fact", datetime(2026, 4, 28, 9, tzinfo=timezone.utc))
+    plan = forget.plan_forget(inst.root, "GIRAFFE")
+    second = inst.memory_dir / "2026-04-28.md"
+    second.write_text(second.read_text().replace("two", "two, edited"))
+    before = {p.name: p.read_bytes() for p in inst.memory_dir.glob("*.md")}
+    with pytest.raises(Exception, match="since the plan; nothing forgotten"):
+        forget.execute(inst, Config.load(inst.config_path), plan)
+    assert {p.name: p.read_bytes() for p in inst.memory_dir.glob("*.md")} == before

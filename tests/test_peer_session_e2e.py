@@ -20,7 +20,7 @@ def configure(session, db_path: Path, **extra) -> None:
     update_config(session.instance.config_path, peer_poll_enabled=True, peer_db_path=str(db_path),
                   peer_role="eng", peer_poll_roles=["lead", "qa"], peer_poll_interval_seconds=0.1,
                   peer_poll_silent_types=["heartbeat", "ack"], peer_poll_ack_tool="mcp__bus__ack",
-                  peer_poll_submit_tool="mcp__bus__send", **extra)
+                  peer_poll_submit_tool="mcp__bus__send", peer_deliver_backlog=True, **extra)
     session.reload_config()
 
 

@@ -74,16 +74,6 @@ def test_run_refuses_unknown_instance(mnemara_home):
     assert proc.returncode == 2 and "no instance 'nope'" in proc.stderr
 
 
-def test_demo_runs_the_whole_loop_without_a_key(mnemara_home):
-    proc = run_cli("demo", "--auto", timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "scripted stand-in for Claude" in proc.stdout
-    assert "mcp__mnemara__write_memory" in proc.stderr and '"ok": true' in proc.stderr
-    assert "mcp__mnemara__upsert_slot" in proc.stderr
-    assert "slot: demo-progress" in proc.stdout  # /show prints the pinned slot first
-    assert not mnemara_home.exists() or list(mnemara_home.iterdir()) == []
-
-
 def test_programmatic_example_as_subprocess(scripted_api, mnemara_home):
     scripted_api.push(reply("A rolling window keeps the newest turns."))
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "programmatic_use.py"), "What", "is", "it?"],

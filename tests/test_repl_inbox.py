@@ -26,7 +26,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 def configure(name: str, db_path: Path, interval: float = 0.2) -> Instance:
     inst = Instance.create(name)
     update_config(inst.config_path, peer_poll_enabled=True, peer_db_path=str(db_path), peer_role="eng",
-                  peer_poll_interval_seconds=interval)
+                  peer_poll_interval_seconds=interval, peer_deliver_backlog=True)  # rows are written before start
     return inst
 
 

@@ -13,7 +13,7 @@ from tests.test_repl_inbox import PlainTerminal
     (b"next question", "next question"),
     (b"nexx\x7ft q", "next q"),                  # Backspace applied
     (b"a\x1b[Db\x1bOAc", "abc"),                 # arrow keys dropped
-    (b"line one\rline\n", "line oneline"),       # Enter never sends what you typed blind
+    (b"line one\rline", "line"),                 # a line ended with Enter is queued, not part of the prompt
     ("caf\u00e9 \u2713".encode(), "caf\u00e9 \u2713"),
     (b"\x01\x02ok\x1b", "ok"),
 ])
@@ -21,6 +21,12 @@ def test_typed_ahead_text(typed, expected):
     watcher = InterruptWatcher(lambda: None, fd=-1)
     watcher._typed += typed
     assert watcher.typed_ahead() == expected
+
+
+def test_lines_ended_with_enter_are_queued_in_order_and_blank_ones_dropped():
+    watcher = InterruptWatcher(lambda: None, fd=-1)
+    watcher._typed += b"first\r\r  \nsec\x7f\x7fecond\nthi"
+    assert watcher.typed_lines() == (["first", "second"], "thi")
 
 
 @pytest.mark.e2e

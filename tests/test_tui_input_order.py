@@ -67,7 +67,7 @@ async def test_role_editor_ctrl_s_right_after_a_burst_saves_the_whole_text(make_
     assert instance.role_copy_path.read_text(encoding="utf-8") == "Be terse and check your work twice."
 
 
-async def test_text_sent_while_a_turn_runs_stays_in_the_input(scripted_api, make_app):
+async def test_text_sent_while_a_turn_runs_is_queued_and_esc_puts_it_back_in_the_input(scripted_api, make_app):
     scripted_api.push(reply("slow " * 40, delay=0.2, chunk_size=5))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -77,7 +77,29 @@ async def test_text_sent_while_a_turn_runs_stays_in_the_input(scripted_api, make
         await wait_for(pilot, lambda: any(e.kind == "assistant" for e in app.chat_log.entries), 20, "first delta")
         burst(app, "second")
         await pilot.pause(0.3)
-        assert app.chat_input.text == "second" and len(app.session.store.history()) == 1
-        await pilot.press("escape")  # cancel the slow turn
+        assert app.chat_input.text == "" and len(app.session.store.history()) == 1
+        assert "queued: second" in app.chat_log.plain_text()
+        await pilot.press("escape")  # cancel the slow turn: the queued message is not sent
         await wait_for(pilot, lambda: not app.turn_running, 20, "the cancelled turn to end")
-        assert app.chat_input.text == "second"
+        await pilot.pause(0.3)
+        assert app.chat_input.text.strip() == "second" and not app._queued
+        assert "queued: (back in the input, not sent)" in app.chat_log.plain_text()
+        assert len(scripted_api.message_requests()) == 1
+
+
+async def test_a_queued_message_is_sent_when_the_turn_ends(scripted_api, make_app):
+    scripted_api.push(reply("slow " * 20, delay=0.1, chunk_size=5), reply("answer to the queued one"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.chat_input.focus()
+        burst(app, "first")
+        await wait_for(pilot, lambda: any(e.kind == "assistant" for e in app.chat_log.entries), 20, "first delta")
+        burst(app, "queued one")
+        await pilot.pause()
+        assert app.turn_running and "queued: queued one" in app.chat_log.plain_text()
+        await wait_for(pilot, lambda: "answer to the queued one" in app.chat_log.plain_text(), 40, "the queued turn")
+        await wait_for(pilot, lambda: not app.turn_running, 20, "the second turn to end")
+        log = app.chat_log.plain_text()
+        assert "queued:" not in log and log.index("you: first") < log.index("you: queued one")
+        assert [r.text for r in app.session.store.history() if r.role == "user"] == ["first", "queued one"]

@@ -101,7 +101,7 @@ async def test_permission_modal_answers_the_gate(api, make_app, answer, allowed)
         else:
             assert "denied" in text.lower() and results[0].get("is_error")
         log = app.chat_log.plain_text()
-        assert "▸ tool: Bash command=echo tui-permission-ok" in log and "▸ result" in log
+        assert "▸ tool: Bash command=echo tui-permission-ok" in log and "\nresult" in log.replace("▸ ", "")
 
 
 async def test_escape_cancels_a_running_turn_and_the_panel_stays_usable(api, make_app):
@@ -418,28 +418,73 @@ async def test_a_failed_turn_shows_its_error_and_the_panel_goes_on(api, make_app
         assert "assistant: second try works" in app.chat_log.plain_text()
 
 
-async def test_compress_button_runs_the_shared_command(make_app, instance):
+async def test_compress_button_shows_what_goes_asks_and_undo_puts_it_back(make_app, instance):
     from mnemara.store import TurnStore
+    from mnemara.ui.tui.screens.confirm import ConfirmScreen
 
+    update_config(instance.config_path, max_window_tokens=8000)  # 25% of it = 2000 tokens, the floor
     with TurnStore(instance.turns_path) as store:
         for i in range(40):
             store.append("user" if i % 2 == 0 else "assistant", f"message {i} " + "lorem ipsum " * 40)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        before = app.session.store.counts()["live_tokens"]
+        rows = [t.id for t in app.session.store.live_rows()]
         await pilot.click("#compress")
+        modal = await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen, what="the question")
+        question = str(modal.query_one("#confirm-question").render())
+        assert "25% of the 8000-token budget" in question and "take out of the window" in question
+        assert [t.id for t in app.session.store.live_rows()] == rows  # nothing happened yet
+        await pilot.press("n")
         await pilot.pause()
-        assert "you: /compress" in app.chat_log.plain_text()
-        assert app.session.store.counts()["live_tokens"] < before
+        assert "cancelled: nothing was changed" in app.chat_log.plain_text()
+        assert [t.id for t in app.session.store.live_rows()] == rows
+        await pilot.click("#compress")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question again")
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.session.store.counts()["live_tokens"] <= 2000 and "/undo puts it back" in app.chat_log.plain_text()
+        assert app.chat_input.has_focus  # the button did not keep the focus
+        await send(pilot, app, "/undo")
+        await pilot.pause()
+        assert [t.id for t in app.session.store.live_rows()] == rows
 
 
-async def test_inbox_button_is_off_limits_without_peer_poll_and_toggles_with_it(make_app, instance, tmp_path):
+async def test_compress_below_the_floor_says_so_and_keeps_the_conversation(make_app, instance):
+    from mnemara.store import TurnStore
+
+    with TurnStore(instance.turns_path) as store:
+        for i in range(11):
+            store.append("user" if i % 2 == 0 else "assistant", f"message {i}")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert app._chat_screen.query_one("#inbox").disabled
-        assert "inbox: n/a" in app._chat_screen.query_one("#status").status.line()
+        await pilot.click("#compress")
+        await pilot.pause()
+        assert "under the floor of 2000" in app.chat_log.plain_text()
+        assert len(app.session.store.live_rows()) == 11
+
+
+async def test_after_a_button_click_typing_goes_to_the_input(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.click("#inbox")
+        await pilot.pause()
+        await type_text(pilot, "still typing")
+        assert app.chat_input.text == "still typing" and app.chat_input.has_focus
+
+
+async def test_inbox_button_and_status_say_one_state_explained_on_click_and_toggle_with_peer_poll(make_app, instance, tmp_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        button = app._chat_screen.query_one("#inbox")
+        assert str(button.label) == "⚡ Inbox: n/a" and not button.disabled
+        assert "| ⚡ Inbox: n/a" in app._chat_screen.query_one("#status").status.line()
+        await pilot.click("#inbox")
+        await pilot.pause()
+        assert "peer polling is off for this panel: set peer_poll_enabled" in app.chat_log.plain_text()
     update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(tmp_path / "peer.db"))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -510,7 +555,7 @@ async def test_a_peer_message_arrives_as_a_turn_in_the_panel(api, make_app, inst
         db.create_table(conn)
         db.insert_row(conn, "panel-b", "panel", '{"type": "task", "text": "please check the lease timeout"}')
     update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
-                  peer_poll_interval_seconds=0.2)
+                  peer_poll_interval_seconds=0.2, peer_deliver_backlog=True)
     api.push(reply("Checked: LEASE_SECONDS is 30."))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -534,7 +579,7 @@ async def test_the_panel_wakes_the_inbox_after_a_turn(api, make_app, instance, t
     with sqlite3.connect(peer_db) as conn:
         db.create_table(conn)
     update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
-                  peer_poll_interval_seconds=3600)
+                  peer_poll_interval_seconds=3600, peer_deliver_backlog=True)
     api.push(reply("Looking at it."))
     api.push(reply("Checked the peer's lease question."))
     app = make_app()

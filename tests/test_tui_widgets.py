@@ -83,7 +83,7 @@ async def test_clear_empties_the_screen_only():
 
 def test_status_line_text():
     status = Status(turns=12, max_turns=100, tokens=14_200, max_tokens=200_000, model="claude-opus-4-7", inbox="⚡ Inbox: OFF")
-    assert status.line() == "turns: 12/100 | tokens: 14K/200K | model: claude-opus-4-7 | ⚡ Inbox: OFF"
+    assert status.line() == "turns: 12/100 | window tokens: 14K/200K | model: claude-opus-4-7 | ⚡ Inbox: OFF"
     assert human_tokens(999) == "999" and human_tokens(1_000_000) == "1M" and human_tokens(1_250_000) == "1.2M"
 
 

@@ -17,7 +17,6 @@ from mnemara.tools import (
     context_tools,
     memory_notes,
     memory_tools,
-    unknown_arguments,
 )
 from mnemara.tools import window_tools as wt
 
@@ -51,7 +50,7 @@ def test_selectors_keep_recent_older_than_segment_and_pins(ctx):
 
 
 @pytest.mark.parametrize("args, message", [
-    ({"row_ids": "1,2"}, "row_ids must be a list"),
+    ({"row_ids": "1,2"}, "argument 'row_ids' must be of type array"),
     ({"row_ids": [1], "keep_recent": -1}, "keep_recent"),
     ({"row_ids": [1], "skip_pinned": False}, "never evicted"),
     ({}, "give row_ids"),
@@ -121,20 +120,16 @@ def test_pins_lists_inspect_and_log_choice(ctx):
     assert H["log_choice"](ctx, {"decision": "d", "rationale": "r"})["logged"]["last_row_id"] == ids[0]
 
 
-def test_unknown_arguments_are_named_with_the_ones_the_tool_takes():
-    spec = next(s for s in all_specs() if s.name == "rag_query")
-    assert unknown_arguments(spec, {"question": "q"}) is None
-    message = unknown_arguments(spec, {"question": "q", "top_k": 3})
-    assert message is not None and "'top_k'" in message and "question" in message
-    assert all(s.input_schema.get("additionalProperties") is False for s in all_specs()
-               if s.name not in ("upsert_slot", "supersede_memory", "deprecate_memory")), \
-        [s.name for s in all_specs() if s.input_schema.get("additionalProperties") is not False]
+def test_every_tool_refuses_a_parameter_it_does_not_take(ctx):
+    assert all(s.input_schema.get("additionalProperties") is False for s in all_specs())
+    assert H["list_pinned"](ctx, {"limit": 3}) == {"ok": False, "error": "unknown argument 'limit'"}
+    assert H["evict_last"](ctx, {"n": 1, "everything": True}) == {"ok": False, "error": "unknown argument 'everything'"}
 
 
 def test_write_memory_payload_refusals_write_nothing(ctx):
     for args in ({"text": "t", "payload": "evidence"}, {"text": "t", "payload": {"evidence": {"nested": 1}}},
                  {"payload": {}}, {"text": "t", "payload": {"applies_to": [1]}}):
-        out = memory_notes.write_memory(ctx, args)
+        out = memory_notes.specs()[0].handler(ctx, args)
         assert not out["ok"], args
     assert not list(ctx.instance.memory_dir.glob("*.md"))
 

@@ -148,13 +148,14 @@ def role(instance_name: str, set_path: str | None, set_url: str | None) -> None:
 @main.command()
 @instance_option
 @click.option("--category", "-c", default="note", show_default=True, help="Category written in the note heading.")
-@click.option("--allow-duplicate", is_flag=True, help="Append even when an atom already holds the same text.")
+@click.option("--allow-duplicate", is_flag=True, help="Append even when a note already holds the same text.")
 @click.argument("text", nargs=-1, required=True)
 def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[str, ...]) -> None:
-    """Append a memory note to today's memory/YYYY-MM-DD.md.
+    """Append a memory note to today's memory/YYYY-MM-DD.md and print its id.
 
     A note whose text (ignoring case, spacing and trailing punctuation) is already
-    held by an atom is not appended again; the atom holding it is named.
+    held by an active note is not appended again; the note holding it is named.
+    A wiki/PAGE category also appends the text to wiki/PAGE.md.
     """
     from mnemara.memory.notes import validate_category
     from mnemara.memory.surfaces import note_files

@@ -17,18 +17,18 @@ def _want_tui(no_tui: bool) -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def _open_panel(instance, session) -> bool:
+def _open_panel(instance, session, tour=None) -> bool:
     """Run the Textual panel; False when it is not available (then the REPL runs)."""
     try:
         from mnemara.ui.tui.app import MnemaraApp
     except ImportError:
         return False
     session.warn_to_stderr = False  # stderr would tear the panel; it shows Notice events instead
-    MnemaraApp(instance, session=session).run()
+    MnemaraApp(instance, session=session, tour=tour).run()
     return True
 
 
-def _chat(instance, no_tui: bool, banner: str, auto: list[str] | None = None) -> int:
+def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, tour=None) -> int:
     from mnemara.session import AgentSession
     from mnemara.ui.repl import run_repl
 
@@ -37,8 +37,8 @@ def _chat(instance, no_tui: bool, banner: str, auto: list[str] | None = None) ->
         print(f"warning: {problem}", file=sys.stderr)
     try:
         if auto is not None:
-            return run_repl(session, stdin=io.StringIO("\n".join(auto) + "\n"), banner=banner)
-        if _want_tui(no_tui) and _open_panel(instance, session):
+            return run_repl(session, stdin=auto, banner=banner)
+        if _want_tui(no_tui) and _open_panel(instance, session, tour):
             return 0
         return run_repl(session, banner=banner)
     finally:
@@ -64,17 +64,33 @@ def run(instance_name: str, no_tui: bool) -> None:
 
 @main.command()
 @click.option("--no-tui", is_flag=True, help="Use the bare REPL instead of the chat panel.")
-@click.option("--auto", is_flag=True, help="Type the demo's messages for you and exit.")
-def demo(no_tui: bool, auto: bool) -> None:
-    """See the whole loop with no API key: a throwaway instance and a scripted model on 127.0.0.1.
+@click.option("--auto", is_flag=True, help="Play the tour in the REPL by itself (its messages are shown) and exit.")
+@click.option("--serve", is_flag=True, help="Only serve scripted replies on 127.0.0.1 and print the env to export.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="Port for --serve (default: a free one).")
+def demo(no_tui: bool, auto: bool, serve: bool, port: int) -> None:
+    """A two-minute guided tour with no API key: a throwaway instance and a scripted model on 127.0.0.1.
 
     Everything but the model is real (the Claude Agent SDK, its CLI, the turn
-    store, the tools). Nothing under $MNEMARA_HOME is touched.
+    store, the tools). Nothing under $MNEMARA_HOME is touched. With --serve, only
+    the scripted API runs, for trying your own role doc with `mnemara run`.
     """
-    from mnemara.demo import AUTO_MESSAGES, Demo
+    if serve:
+        from mnemara.demo_serve import serve as serve_forever
+
+        sys.exit(serve_forever(port))
+    if port:
+        raise click.UsageError("--port goes with --serve")
+    from mnemara.demo import Demo
+    from mnemara.demo_script import NEXT_STEPS, Tour
 
     with Demo() as d:
-        banner = ("mnemara demo: a scripted model answers from 127.0.0.1; type anything "
-                  "(three replies are scripted), /show to see the window, /quit to leave")
-        code = _chat(d.instance, no_tui, banner, AUTO_MESSAGES if auto else None)
+        if auto:
+            banner = "mnemara demo --auto: the tour plays itself in the REPL (a scripted model answers from 127.0.0.1)"
+            code = _chat(d.instance, True, banner, auto=d.auto_input())
+        else:
+            banner = ("mnemara demo: a guided tour; a scripted model answers from 127.0.0.1. "
+                      "Send the message in the input (Ctrl+S in the panel), /quit to leave")
+            code = _chat(d.instance, no_tui, banner, tour=Tour())
+    print(NEXT_STEPS.replace("/quit leaves the demo; its throwaway instance is deleted.",
+                             "The demo's throwaway instance is deleted."))
     sys.exit(code)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
     from mnemara.peer.inbox import PeerInbox
     from mnemara.store import TurnStore
+    from mnemara.usage_stats import StatsFile
 
 
 class CommandContext(Protocol):
@@ -37,6 +38,7 @@ class CommandContext(Protocol):
     busy: bool
     peer_inbox: PeerInbox | None
     auto_recall: AutoRecall
+    usage_stats: StatsFile
 
     def update_config(self, **changes: Any) -> Config:
         """Validate, save atomically and make the change live for every holder."""

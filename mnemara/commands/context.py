@@ -1,9 +1,13 @@
-"""Context slash commands: /evict, /clear, /compress, /tokens, /export, /import, /skeleton, /name, /pin, /unpin.
+"""Context slash commands: /evict, /clear, /compress, /undo, /unevict, /tokens, /export, /import, /skeleton, /name, /pin, /unpin.
 
 Each is a thin adapter over :mod:`mnemara.context`; ``ctx`` is a
 :class:`~mnemara.commands.CommandContext` (an ``AgentSession``). Bad
 arguments raise ``ValueError`` before anything is touched, so the dispatcher
 answers with the usage line and the store stays as it was.
+
+``/evict``, ``/clear`` and ``/compress`` record their batch so ``/undo`` (or
+``/unevict last``) puts it back. ``/compress`` without ``--yes`` only shows what
+would go and asks (``action="confirm"``; the UI re-runs ``data["command"]``).
 """
 from __future__ import annotations
 
@@ -11,14 +15,16 @@ import shlex
 from pathlib import Path
 
 from mnemara.commands import CommandContext, CommandResult, command, split_args
-from mnemara.context import compress, eviction, exchange
+from mnemara.context import compress, eviction, exchange, undo
 from mnemara.context.skeleton import read_skeleton
 from mnemara.debuglog import log_event
 from mnemara.errors import UsageError
 from mnemara.tokens import parse_token_count
 
 EVICT_USAGE = "/evict [stats|tools|thinking|writes|user|assistant|N|last N]"
-COMPRESS_USAGE = "/compress [N|500k|1m|smart|reads]"
+COMPRESS_USAGE = "/compress [N%|N|500k|1m|smart|reads] [--yes]"
+#: /compress never brings the window under this many tokens: below it there is nothing worth compressing.
+COMPRESS_FLOOR = 2000
 
 
 def _positive_int(text: str, what: str) -> int:
@@ -58,25 +64,38 @@ def evict_cmd(ctx: CommandContext, args: str) -> CommandResult:
         run = lambda: eviction.evict_oldest(ctx.store, n)  # noqa: E731
     else:
         raise ValueError(f"unknown argument {parts[0]!r}")
-    result = run()
+    with _batch(ctx, f"/evict {args.strip() or 'stats'}"):
+        result = run()
     _log(ctx, result)
-    return CommandResult(result.summary(), data=result.to_dict())
+    return CommandResult(result.summary() + _UNDO_HINT * bool(result.rows), data=result.to_dict())
+
+
+_UNDO_HINT = " (/undo puts it back)"
+
+
+def _batch(ctx: CommandContext, label: str) -> undo.Batch:
+    return undo.Batch(ctx.store, ctx.instance.root, label)
 
 
 @command("clear", usage="/clear", help="take every unpinned row out of the window (kept on disk); pinned rows stay")
 def clear_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if args.strip():
         raise ValueError("/clear takes no arguments")
-    result = eviction.clear_window(ctx.store)
+    with _batch(ctx, "/clear"):
+        result = eviction.clear_window(ctx.store)
     _log(ctx, result)
     pinned = len(ctx.store.pinned())
-    return CommandResult(f"cleared {result.rows} rows, ~{result.tokens_freed} tokens freed; {pinned} pinned row(s) kept",
-                         data=result.to_dict())
+    return CommandResult(f"cleared {result.rows} rows, ~{result.tokens_freed} tokens freed; {pinned} pinned row(s) kept"
+                         + _UNDO_HINT * bool(result.rows), data=result.to_dict())
 
 
-@command("compress", usage=COMPRESS_USAGE, help="compress the window to 25% (or N tokens); smart: let the agent audit it; reads: stub repeated Reads")
+@command("compress", usage=COMPRESS_USAGE,
+         help="shrink the window to 25% of its token budget (or N% of it, or N tokens): shows what goes and asks; "
+              "--yes applies; smart: let the agent audit it; reads: stub repeated Reads")
 def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
+    yes = "--yes" in parts or "-y" in parts
+    parts = [p for p in parts if p not in ("--yes", "-y")]
     if len(parts) > 1:
         raise ValueError("too many arguments")
     arg = parts[0].lower() if parts else ""
@@ -84,18 +103,74 @@ def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
         prompt = compress.build_audit_prompt(ctx.store, ctx.config.max_window_tokens)
         return CommandResult("sending a context audit turn to the agent", action="send", data={"text": prompt})
     if arg == "reads":
-        result = compress.compress_repeated_reads(ctx.store, protect=ctx.config.preserve_compressed_reads)
+        with _batch(ctx, "/compress reads"):
+            result = compress.compress_repeated_reads(ctx.store, protect=ctx.config.preserve_compressed_reads)
         _log(ctx, result)
-        return CommandResult(result.summary(), data=result.to_dict())
-    target = parse_token_count(arg) if arg else None
-    if target is None:
-        if compress.window_tokens(ctx.store) == 0:
-            return CommandResult("the window is empty; nothing to compress")
-        target = compress.default_target(ctx.store)
-    report = compress.compress_to(ctx.store, target, preserve_protected=ctx.config.preserve_compressed_reads)
+        return CommandResult(result.summary() + _UNDO_HINT * bool(result.rows), data=result.to_dict())
+    budget = ctx.config.max_window_tokens
+    target, how = _compress_target(arg, budget)
+    have = compress.window_tokens(ctx.store)
+    if target < COMPRESS_FLOOR:
+        return CommandResult(f"not compressed: the target ~{target} tokens ({how}) is under the floor of "
+                             f"{COMPRESS_FLOOR} tokens; /compress never empties the conversation", ok=False)
+    if have <= COMPRESS_FLOOR:
+        return CommandResult(f"nothing to compress: the window holds ~{have} tokens, under the floor of {COMPRESS_FLOOR}")
+    if have <= target:
+        return CommandResult(f"nothing to compress: the window holds ~{have} tokens, already under the target "
+                             f"~{target} ({how})")
+    plan = compress.plan_compress(ctx.store, target, preserve_protected=ctx.config.preserve_compressed_reads)
+    if plan.empty:
+        return CommandResult(f"nothing to compress: what is left (~{have} tokens) is pinned or protected")
+    if not yes:
+        steps = "\n".join(f"  - {line}" for line in plan.describe())
+        question = (f"compress the window from ~{plan.before} to ~{plan.after} tokens (target ~{target}, {how})?\n"
+                    f"{steps}\nrows stay on disk; /undo puts them back")
+        return CommandResult(question, action="confirm",
+                             data={"command": f"/compress {target} --yes", "question": question, "plan": plan.describe()})
+    with _batch(ctx, "/compress"):
+        report = compress.apply_plan(ctx.store, plan)
     for stage in report.stages:
         _log(ctx, stage)
-    return CommandResult(report.summary(), data=report.to_dict())
+    return CommandResult(report.summary() + "\n  /undo puts it back", data=report.to_dict())
+
+
+def _compress_target(arg: str, budget: int) -> tuple[int, str]:
+    """The token target of ``/compress [arg]`` and how it was measured (always against the budget for %)."""
+    if not arg:
+        return compress.budget_target(budget), f"25% of the {budget}-token budget"
+    if arg.endswith("%"):
+        number = arg[:-1]
+        try:
+            percent = float(number)
+        except ValueError:
+            raise ValueError(f"{arg!r} is not a percentage") from None
+        if not 0 < percent < 100:
+            raise ValueError(f"the percentage must be between 0 and 100, not {arg!r}")
+        return compress.budget_target(budget, percent / 100), f"{arg} of the {budget}-token budget"
+    return parse_token_count(arg), "as given"
+
+
+@command("undo", usage="/undo", help="put back the last /compress, /evict or /clear batch (rows and stripped blocks)")
+def undo_cmd(ctx: CommandContext, args: str) -> CommandResult:
+    if args.strip():
+        raise ValueError("/undo takes no arguments")
+    text = undo.undo_last(ctx.store, ctx.instance.root)
+    log_event(ctx.instance.debug_log_path, "eviction_undone", by="user")
+    return CommandResult(text)
+
+
+@command("unevict", usage="/unevict last|<row_id>...", help="bring evicted rows back: last = the last batch (like /undo)")
+def unevict_cmd(ctx: CommandContext, args: str) -> CommandResult:
+    parts = split_args(args)
+    if parts == ["last"]:
+        return undo_cmd(ctx, "")
+    if not parts:
+        raise ValueError("give 'last' or one or more row ids")
+    ids = [_positive_int(p, "row_id") for p in parts]
+    back = ctx.store.unevict(ids)
+    log_event(ctx.instance.debug_log_path, "unevicted", row_ids=ids, rows=back, by="user")
+    missing = len(ids) - back
+    return CommandResult(f"{back} row(s) back in the window" + (f"; {missing} were not evicted rows" if missing else ""))
 
 
 SMALL_WINDOW_TOKENS = 1000  # below this a window cannot hold a normal turn

@@ -69,9 +69,32 @@ def help_cmd(ctx: CommandContext, args: str) -> CommandResult:
             if wanted == spec.name or wanted in spec.aliases:
                 return CommandResult(f"{spec.usage}\n  {spec.help}")
         raise ValueError(f"no command /{wanted}")
-    width = max(len(s.usage) for s in everything)
-    lines = [f"{s.usage.ljust(width)}  {s.help}{' (TUI only)' if s.tui_only else ''}" for s in everything]
-    return CommandResult("\n".join(lines))
+    rows = [(s.usage, f"{s.help}{' (TUI only)' if s.tui_only else ''}") for s in everything]
+    return CommandResult(columns_text(rows), data={"columns": rows})
+
+
+COLUMN_CAP = 26  # a first-column cell longer than this gets a line of its own
+
+
+def columns_text(rows: list[tuple[str, str]], width: int | None = None) -> str:
+    """Two columns as text; with ``width``, the second column wraps under itself (a hanging indent)."""
+    import textwrap
+
+    if width is None:
+        left = max(len(a) for a, _ in rows) + 2
+        return "\n".join(f"{a.ljust(left)}{b}".rstrip() for a, b in rows)
+    left = min(max(len(a) for a, _ in rows), COLUMN_CAP) + 2
+    room = max(20, width - left - 1)
+    out = []
+    for a, b in rows:
+        wrapped = textwrap.wrap(b, room) or [""]
+        if len(a) > COLUMN_CAP:
+            out.append(a)
+            out += [" " * left + line for line in wrapped]
+        else:
+            out.append(f"{a.ljust(left)}{wrapped[0]}")
+            out += [" " * left + more for more in wrapped[1:]]
+    return "\n".join(out)
 
 
 @command("show", usage="/show [N]", help="print the rolling window (pinned slots first); N = newest N rows only")

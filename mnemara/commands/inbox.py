@@ -1,8 +1,9 @@
 """``/inbox``: toggle peer-message delivery live and show the inbox state.
 
 The command finds the runner as ``ctx.peer_inbox`` (a :class:`mnemara.peer.PeerInbox`,
-or None when peer polling is off for this panel). The toggle is live and not
-saved: ``peer_poll_enabled`` in config.json decides whether a panel polls at all.
+or None when peer polling is off for this panel). The toggle is live and saved
+(``peer_inbox_on``), so the next panel starts with delivery as it was left;
+``peer_poll_enabled`` in config.json decides whether a panel polls at all.
 """
 from __future__ import annotations
 
@@ -27,5 +28,7 @@ def inbox_command(ctx: CommandContext, args: str) -> CommandResult:
         inbox.toggle()
     elif word in ("on", "off"):
         inbox.set_enabled(word == "on")
+    if word != "status" and ctx.config.peer_inbox_on != inbox.enabled:
+        ctx.update_config(peer_inbox_on=inbox.enabled)
     return CommandResult(inbox.describe(), action="inbox_state",
                          data={"enabled": inbox.enabled, "state_text": inbox.state_text})

@@ -77,8 +77,25 @@ class CompressReport:
 
 
 def default_target(store: TurnStore) -> int:
-    """25% of the current token count (at least 1)."""
+    """25% of the current token count (at least 1); ``/compress`` measures against the budget instead."""
     return max(1, int(window_tokens(store) * DEFAULT_FRACTION))
+
+
+def budget_target(max_window_tokens: int, fraction: float = DEFAULT_FRACTION) -> int:
+    """``fraction`` of the window's token budget (``max_window_tokens``), not of what is in it now."""
+    return max(1, int(max_window_tokens * fraction))
+
+
+def _fifo_doomed(live: list[Turn], total: int, target: int, preserve_protected: bool) -> list[Turn]:
+    doomed: list[Turn] = []
+    for turn in live:
+        if total <= target:
+            break
+        if preserve_protected and turn.protected:
+            continue
+        doomed.append(turn)
+        total -= turn.tokens
+    return doomed
 
 
 def evict_fifo(store: TurnStore, target: int, *, preserve_protected: bool = False,
@@ -86,14 +103,7 @@ def evict_fifo(store: TurnStore, target: int, *, preserve_protected: bool = Fals
     """Evict the oldest live unpinned rows until the window fits ``target`` tokens."""
     result = EvictionResult("fifo")
     total = window_tokens(store) if total is None else total
-    doomed: list[Turn] = []
-    for turn in store.live_rows() if live is None else live:
-        if total <= target:
-            break
-        if preserve_protected and turn.protected:
-            continue
-        doomed.append(turn)
-        total -= turn.tokens
+    doomed = _fifo_doomed(store.live_rows() if live is None else live, total, target, preserve_protected)
     if doomed:
         result.rows = store.evict(t.id for t in doomed)
         result.tokens_freed = sum(t.tokens for t in doomed)
@@ -106,6 +116,76 @@ STAGES = (
     ("evict_write_pairs", plan_write_pairs),
     ("evict_tool_use_blocks", plan_tool_use),
 )
+STAGE_WORDS = {
+    "evict_thinking_blocks": "drop thinking blocks in",
+    "evict_write_pairs": "stub finished edits (and the Reads before them) in",
+    "evict_tool_use_blocks": "reduce tool calls and results to one-line shells in",
+    "fifo": "take out of the window (kept on disk) the oldest",
+}
+
+
+@dataclass
+class CompressPlan:
+    """What :func:`compress_to` would do, computed in memory; nothing is written until :func:`apply_plan`."""
+
+    before: int
+    target: int
+    after: int
+    rewrite: RowRewrite
+    stages: list[EvictionResult]
+    fifo: list[Turn]
+
+    @property
+    def empty(self) -> bool:
+        return not self.fifo and not any(s.rows for s in self.stages)
+
+    def describe(self) -> list[str]:
+        """One line per step, for a confirmation question."""
+        lines = [f"{STAGE_WORDS[s.strategy]} {s.rows} row(s), ~{s.tokens_freed} tokens"
+                 for s in self.stages if s.rows]
+        if self.fifo:
+            ids = [t.id for t in self.fifo]
+            span = f"rows {ids[0]}-{ids[-1]}" if len(ids) > 1 else f"row {ids[0]}"
+            lines.append(f"{STAGE_WORDS['fifo']} {len(ids)} row(s) ({span}), ~{sum(t.tokens for t in self.fifo)} tokens")
+        return lines
+
+
+def plan_compress(store: TurnStore, target: int, *, preserve_protected: bool = False) -> CompressPlan:
+    """Plan the cheapest strategies first (see module doc) until the window fits ``target`` tokens."""
+    if target <= 0:
+        raise ValueError("target must be a positive token count")
+    pinned = sum(t.tokens for t in store.pinned())
+    live = store.live_rows()
+    rw = RowRewrite(live)
+    current = pinned + rw.total()
+    before = current
+    stages: list[EvictionResult] = []
+    for name, planner in STAGES:
+        if current <= target:
+            break
+        planner(rw)
+        after = pinned + rw.total()
+        touched = rw.take_touched()
+        stages.append(EvictionResult(name, rows=len(touched), tokens_freed=max(0, current - after), row_ids=touched))
+        current = min(current, after)
+    fifo: list[Turn] = []
+    if current > target:
+        rewritten = [replace(t, blocks=rw.current(t), tokens=rw.tokens(t)) for t in live]
+        fifo = _fifo_doomed(rewritten, current, target, preserve_protected)
+        current -= sum(t.tokens for t in fifo)
+    return CompressPlan(before=before, target=target, after=max(current, pinned), rewrite=rw, stages=stages, fifo=fifo)
+
+
+def apply_plan(store: TurnStore, plan: CompressPlan) -> CompressReport:
+    """Write a plan: the block rewrites in one transaction, then the FIFO eviction."""
+    report = CompressReport(before=plan.before, target=plan.target, stages=list(plan.stages))
+    plan.rewrite.commit(store)
+    if plan.fifo:
+        fifo = EvictionResult("fifo", row_ids=[t.id for t in plan.fifo], tokens_freed=sum(t.tokens for t in plan.fifo))
+        fifo.rows = store.evict(fifo.row_ids)
+        report.stages.append(fifo)
+    report.after = window_tokens(store)
+    return report
 
 
 def compress_to(store: TurnStore, target: int, *, preserve_protected: bool = False) -> CompressReport:
@@ -114,28 +194,7 @@ def compress_to(store: TurnStore, target: int, *, preserve_protected: bool = Fal
     The block strategies are planned in memory on one read of the window and
     written in one transaction; FIFO then evicts whole rows if still needed.
     """
-    if target <= 0:
-        raise ValueError("target must be a positive token count")
-    pinned = sum(t.tokens for t in store.pinned())
-    live = store.live_rows()
-    rw = RowRewrite(live)
-    current = pinned + sum(t.tokens for t in live)
-    report = CompressReport(before=current, target=target)
-    for name, planner in STAGES:
-        if current <= target:
-            break
-        planner(rw)
-        after = pinned + rw.total()
-        report.stages.append(EvictionResult(name, rows=len(touched := rw.take_touched()), tokens_freed=current - after,
-                                            row_ids=touched))
-        current = after
-    rw.commit(store)
-    if current > target:
-        rewritten = [replace(t, blocks=rw.current(t), tokens=rw.tokens(t)) for t in live]
-        report.stages.append(evict_fifo(store, target, preserve_protected=preserve_protected,
-                                        live=rewritten, total=current))
-    report.after = window_tokens(store)
-    return report
+    return apply_plan(store, plan_compress(store, target, preserve_protected=preserve_protected))
 
 
 # -- repeated reads -------------------------------------------------------------

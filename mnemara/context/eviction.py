@@ -109,7 +109,7 @@ class RowRewrite:
                 continue
             updates.append((tid, blocks, True if (protect and tid in self.protect) else None))
             result.rows += 1
-            result.tokens_freed += old.tokens - self.tokens(old)
+            result.tokens_freed += max(0, old.tokens - self.tokens(old))
             result.row_ids.append(tid)
         if updates:
             store.set_blocks_many(updates)

@@ -116,7 +116,12 @@ def _archive_atoms(archive_dir: Path) -> list[Atom]:
 def select_atoms(memory_dir: Path, target: str, include_archive: bool) -> list[Atom]:
     target = (target or "").strip()
     if is_note_ref(target):
-        return find_notes(memory_dir, target, archive=include_archive)
+        try:
+            return find_notes(memory_dir, target, archive=include_archive)
+        except UsageError as exc:
+            if "memory/archive/" in exc.message and not include_archive:
+                raise UsageError(f"{exc.message}; add --include-archive to forget it") from None
+            raise
     query = normalize(target)
     if len(query) < MIN_QUERY:
         raise UsageError(f"the query {target!r} is too short to forget by (at least {MIN_QUERY} characters)")
@@ -252,6 +257,16 @@ def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]
     return sorted(out)
 
 
+def _check_unchanged(path: Path, atoms: list[Atom]) -> None:
+    try:
+        current = {(a.id, a.text) for a in parse_file(path)}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path.name}: {exc}; nothing forgotten") from None
+    for atom in atoms:
+        if (atom.id, atom.text) not in current:
+            raise UsageError(f"note {atom.id} changed in {atom.location} since the plan; nothing forgotten, run it again")
+
+
 def _remove_from_wiki(page: Path, texts: list[str]) -> None:
     def transform(old: str) -> str | None:
         new = old
@@ -282,6 +297,8 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
         by_file.setdefault(a.file, []).append(a)
         receipt["removed"].append({"id": a.id, "atom": a.id, "file": str(a.file.relative_to(root)), "category": a.category,
                                    "text_sha256": hashlib.sha256(a.text.encode()).hexdigest(), "chars": len(a.text)})
+    for path, atoms in by_file.items():  # every note still as planned, or nothing changes anywhere
+        _check_unchanged(path, atoms)
     for path, atoms in by_file.items():
         drop_notes(path, atoms)
     for page in plan.wiki_pages:

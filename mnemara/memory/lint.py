@@ -181,6 +181,8 @@ def fix_path(root: Path, report: LintReport, rel_file: str, note_id: str, old: s
     The report's record of the note is updated so a second fix in the same note finds it.
     """
     if not note_id:
+        if rel_file.startswith("memory/"):  # day files change only note by note (mnemara.memory.dayfile)
+            raise UsageError(f"{rel_file}: {old!r} is not inside a note; edit the file by hand")
         if not apply_fix(root, rel_file, old, new):
             raise UsageError(f"{rel_file} no longer contains {old!r}; nothing changed")
         return ""

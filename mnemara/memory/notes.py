@@ -372,9 +372,22 @@ def _by_id(memory_dir: Path, ident: str, archive: bool) -> list[Atom]:
         if found and path == first:
             break
     if not found:
+        if not archive and _by_id_quiet(memory_dir, ident):
+            raise UsageError(f"note {ident} is in memory/archive/ (moved there by replay), not in memory/")
         where = "memory/ and memory/archive/" if archive else "memory/"
         raise UsageError(f"no note {ident} in {where} (was it edited or forgotten? see `mnemara memory list`)")
     return found
+
+
+def _by_id_quiet(memory_dir: Path, ident: str) -> bool:
+    """True when an archive file holds note ``ident``."""
+    for path in archive_files(memory_dir):
+        try:
+            if _may_hold(path.read_bytes(), ident) and any(a.id == ident for a in parse_file(path)):
+                return True
+        except (OSError, UnicodeDecodeError):
+            continue
+    return False
 
 
 def _may_hold(data: bytes, ident: str) -> bool:

@@ -162,6 +162,22 @@ def read_pending(path: Path | None, flt: Filter, after_id: int, limit: int) -> P
                       scanned_to=scanned_to)
 
 
+def max_id(path: Path | None) -> int:
+    """The highest row id of the table (0 when empty); read-only. Raises :class:`PeerDbError`."""
+    path = _check_file(None if path is None else Path(path))
+    try:
+        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=READ_TIMEOUT_S, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _classify(exc, path) from None
+    try:
+        _columns(conn, path)
+        return int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {TABLE}").fetchone()[0] or 0)
+    except sqlite3.Error as exc:
+        raise _classify(exc, path) from None
+    finally:
+        conn.close()
+
+
 def ack_rows(path: Path | None, ids: Sequence[int], with_completed_at: bool = True) -> int:
     """Mark still-pending rows ``ids`` done (``completed_at`` set) in one short transaction.
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from mnemara.debuglog import log_event
-from mnemara.peer import db
+from mnemara.peer import db, watermark
 from mnemara.peer.message import format_turn
 from mnemara.peer.problems import ProblemLog
 from mnemara.peer.rows import PeerRow
@@ -111,6 +111,8 @@ class PeerInbox:
         max_rows_per_turn: int = 100,
         idle_check_seconds: float = 0.25,
         on_change: Callable[["PeerInbox"], Any] | None = None,
+        watermark_file: Path | None = None,
+        deliver_backlog: bool = True,
     ) -> None:
         if max_rows_per_turn < 1:
             raise ValueError("max_rows_per_turn must be at least 1")
@@ -132,6 +134,12 @@ class PeerInbox:
         self._on_change = on_change
         self._enabled = enabled
         self._watermark = 0
+        # Persisted watermark (peer_watermark.json): without a saved one, the first poll starts
+        # past the rows already pending unless ``deliver_backlog``.
+        self._watermark_file = Path(watermark_file) if watermark_file else None
+        self._deliver_backlog = deliver_backlog
+        self._watermark_ready = self._watermark_file is None
+        self._watermark_saved: int | None = None
         self._handled: set[int] = set()
         self._waiting: list[PeerRow] = []
         self._waiting_more = False
@@ -161,7 +169,9 @@ class PeerInbox:
             silent_types=config.peer_poll_silent_types,
             debug_log=debug_log,
             deliver=deliver,
-            **kwargs,
+            watermark_file=Path(instance_root) / watermark.FILE_NAME if instance_root is not None else None,
+            deliver_backlog=config.peer_deliver_backlog,
+            **{"enabled": config.peer_inbox_on, **kwargs},
         )
         inbox._source = (instance_name, instance_root)
         return inbox
@@ -184,6 +194,7 @@ class PeerInbox:
             return  # the usual case: a turn re-read an unchanged config.json
         if db_path != self.db_path or role != self.role:
             self._watermark, self._handled, self._waiting = 0, set(), []
+            self._watermark_ready = self._watermark_file is None
         (self.db_path, self.filter, self.interval, self.ack_tool, self.submit_tool, self.batch,
          self.silent_types) = settings
         self.role = role
@@ -284,7 +295,39 @@ class PeerInbox:
                 self._problems.report("internal", f"peer inbox step failed: {type(exc).__name__}: {exc}")
         self._changed()
 
+    async def _start_watermark(self) -> None:
+        """Load the saved watermark, or (first enable) start past the backlog unless ``deliver_backlog``."""
+        assert self._watermark_file is not None
+        saved = watermark.load(self._watermark_file, self.db_path)
+        self._watermark_saved = saved
+        if saved is None and not self._deliver_backlog:
+            try:
+                saved = await asyncio.to_thread(db.max_id, self.db_path)
+            except db.PeerDbError:
+                return  # the poll reports the problem; try again on the next one
+            self._log("peer_backlog_skipped", watermark=saved,
+                      note="rows already pending were not delivered (peer_deliver_backlog: true delivers them)")
+        self._watermark = saved or 0
+        self._watermark_ready = True
+
+    def _save_watermark(self) -> None:
+        if self._watermark_file is None or not self._watermark_ready or self._watermark == self._watermark_saved:
+            return
+        try:
+            watermark.save(self._watermark_file, self.db_path, self._watermark)
+            self._watermark_saved = self._watermark
+        except OSError as exc:
+            self._problems.once("watermark_save", f"cannot save {self._watermark_file}: {exc}")
+
     async def _step(self) -> None:
+        if not self._watermark_ready:
+            await self._start_watermark()
+        try:
+            await self._poll_pages()
+        finally:
+            self._save_watermark()
+
+    async def _poll_pages(self) -> None:
         cursor = self._watermark
         contiguous = True
         waiting: list[PeerRow] = []

@@ -59,18 +59,6 @@ class ToolSpec:
         return f"mcp__{SERVER_NAME}__{self.name}"
 
 
-def unknown_arguments(spec: ToolSpec, args: dict[str, Any]) -> str | None:
-    """An error line when ``args`` holds a parameter the tool does not take (never silently ignored)."""
-    known = spec.input_schema.get("properties")
-    if not isinstance(known, dict) or not isinstance(args, dict):
-        return None
-    extra = sorted(k for k in args if k not in known)
-    if not extra:
-        return None
-    takes = ", ".join(sorted(known)) or "no parameters"
-    return f"{spec.name} does not take {', '.join(map(repr, extra))}; its parameters are: {takes}"
-
-
 def all_specs() -> list[ToolSpec]:
     """Every tool of every family module, sorted by name."""
     out: list[ToolSpec] = []

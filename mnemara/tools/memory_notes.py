@@ -12,33 +12,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from mnemara.errors import MnemaraError
 from mnemara.memory.notes import DEFAULT_CATEGORY
 from mnemara.tools import ToolContext, ToolSpec
+from mnemara.tools.declare import ToolArgs, declare
 
-WRITE_MEMORY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "text": {"type": "string", "description": "The note to remember, in plain prose."},
-        "category": {
-            "type": "string",
-            "description": "A short tag for the note, e.g. insight, decision, todo, self_observation. "
-                           "wiki/<page> also appends the note to that wiki page.",
-        },
-        "applies_to": {
-            "type": ["array", "string"], "items": {"type": "string"},
-            "description": "Entities the note is about (names); linked in the graph with applies_to edges.",
-        },
-        "payload": {
-            "type": "object",
-            "description": "Structured fields kept with the note, e.g. observation, evidence, prediction, "
-                           "confidence, applies_to (entity names, linked in the graph like applies_to above).",
-            "additionalProperties": {"type": ["string", "number", "boolean", "array"]},
-        },
-    },
-    "required": [],
-    "additionalProperties": False,
-}
+class WriteMemoryArgs(ToolArgs):
+    text: str = Field("", description="The note to remember, in plain prose.")
+    category: str | None = Field(None, description="A short tag for the note, e.g. insight, decision, todo, "
+                                          "self_observation. wiki/<page> also appends the note to that wiki page.")
+    applies_to: list[str] | str | None = Field(
+        None, description="Entities the note is about (names); linked in the graph with applies_to edges.")
+    payload: dict[str, Any] | None = Field(  # field values are checked by note_with_payload (one clear line)
+        None, description="Structured fields kept with the note, e.g. observation, evidence, prediction, "
+                          "confidence, applies_to (entity names, linked in the graph like applies_to above).",
+        json_schema_extra={"additionalProperties": {"type": ["string", "number", "boolean", "array"]}})
+
+
 #: Order in which well-known payload fields are written; others follow in the order given.
 PAYLOAD_ORDER = ("observation", "evidence", "prediction", "confidence")
 
@@ -70,19 +62,13 @@ def note_with_payload(text: str, payload: dict[str, Any]) -> tuple[str, list[str
     return body, applies
 
 
-def write_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+def write_memory(ctx: ToolContext, args: WriteMemoryArgs) -> dict[str, Any]:
     """Append one note; refuse empty text or a bad category with ``ok: false``."""
-    text = args.get("text", "")
-    if not isinstance(text, str):
-        return {"ok": False, "error": "text must be a string"}
-    category = args.get("category") or DEFAULT_CATEGORY
-    if not isinstance(category, str):
-        return {"ok": False, "error": "category must be a string"}
-    applies_to = args.get("applies_to")
-    payload = args.get("payload")
+    text = args.text
+    category = args.category or DEFAULT_CATEGORY
+    applies_to: Any = args.applies_to
+    payload = args.payload
     if payload is not None:
-        if not isinstance(payload, dict):
-            return {"ok": False, "error": "payload must be an object of fields (observation, evidence, ...)"}
         try:
             text, named = note_with_payload(text, payload)
         except ValueError as exc:
@@ -116,14 +102,7 @@ def write_memory(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 def specs() -> list[ToolSpec]:
     return [
-        ToolSpec(
-            name="write_memory",
-            description=(
-                "Append a note to this agent's long-term memory (today's memory file). "
-                "Use it for facts, decisions and observations worth keeping across sessions."
-            ),
-            input_schema=WRITE_MEMORY_SCHEMA,
-            handler=write_memory,
-            policy_name="WriteMemory",
-        )
+        declare("write_memory", "Append a note to this agent's long-term memory (today's memory file). "
+                "Use it for facts, decisions and observations worth keeping across sessions.",
+                WriteMemoryArgs, write_memory, policy_name="WriteMemory")
     ]

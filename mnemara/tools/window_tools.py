@@ -10,30 +10,83 @@ Thin adapters over :mod:`mnemara.context.row_ops`; bad arguments answer
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
+
+from pydantic import Field
 
 from mnemara.context import row_ops
 from mnemara.context.eviction import EvictionResult, eviction_stats
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError, UsageError
 from mnemara.store import Turn
-from mnemara.tools import ToolContext, ToolSpec
+from mnemara.tools import Handler, ToolContext, ToolSpec
+from mnemara.tools.declare import ToolArgs, declare
 
-_INT = {"type": "integer"}
-_STR = {"type": "string"}
-SELECTORS: dict[str, Any] = {
-    "row_ids": {"type": "array", "items": _INT, "description": "Only these row ids."},
-    "keep_recent": {"type": "integer", "minimum": 0, "description": "Leave the newest N live rows alone."},
-    "older_than": {"type": ["string", "number"], "description": "Only rows older than this: 90s, 30m, 2h, 1d."},
-    "segment": {"type": "string", "description": "Only rows of this segment (see mark_segment)."},
-    "skip_pinned": {"type": "boolean", "description": "Accepted for 0.18 callers; pinned rows are never touched."},
-}
 SUMMARY_CHARS = 160
+SKIP_PINNED = "Accepted for 0.18 callers; pinned rows are never touched."
 
 
-def _obj(required: list[str] | None = None, **props: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required or [], "additionalProperties": False}
+class Selectors(ToolArgs):
+    """Which live, unpinned rows an eviction acts on (every given filter applies)."""
+
+    row_ids: list[int] | None = Field(None, description="Only these row ids.")
+    keep_recent: int | None = Field(None, ge=0, description="Leave the newest N live rows alone.")
+    older_than: str | int | float | None = Field(None, description="Only rows older than this: 90s, 30m, 2h, 1d.")
+    segment: str | None = Field(None, description="Only rows of this segment (see mark_segment).")
+    skip_pinned: bool | None = Field(None, description=SKIP_PINNED)
+
+    def selector(self) -> row_ops.Selector:
+        return row_ops.Selector.from_args(self.model_dump(exclude_none=True))
+
+
+class NoArgs(ToolArgs):
+    pass
+
+
+class ListWindowArgs(ToolArgs):
+    limit: int = Field(50, ge=1, le=500, description="How many live rows (default 50).")
+
+
+class PinRowArgs(ToolArgs):
+    row_id: int | None = Field(None, description="The row to pin.")
+    label: str | None = Field(None, description="Slot label (default row-<id>).")
+    segment: str | None = Field(None, description="Pin every live row of this segment instead of one row.")
+
+
+class UnpinRowArgs(ToolArgs):
+    row_id: int
+
+
+class EvictLastArgs(ToolArgs):
+    n: int = Field(ge=1, description="How many of the newest live rows.")
+    skip_pinned: bool | None = Field(None, description=SKIP_PINNED)
+
+
+class EvictSinceArgs(ToolArgs):
+    segment: str = Field(description="The segment (see mark_segment).")
+    skip_pinned: bool | None = Field(None, description=SKIP_PINNED)
+
+
+class EvictOlderThanArgs(Selectors):
+    older_than: str | int | float = Field(description="Only rows older than this: 90s, 30m, 2h, 1d.")
+
+
+class MarkSegmentArgs(ToolArgs):
+    name: str = Field(description="The segment's name.")
+    from_row: int | None = Field(None, description="First row id (default: the oldest live row).")
+    to_row: int | None = Field(None, description="Last row id (default: the newest live row).")
+
+
+class TuneWindowArgs(ToolArgs):
+    max_window_turns: int | None = Field(None, ge=2)
+    max_window_tokens: int | None = Field(None, ge=1000)
+
+
+class LogChoiceArgs(ToolArgs):
+    decision: str
+    rationale: str
+    decision_type: str = ""
+    context_summary: str = ""
 
 
 def _summary(turn: Turn) -> str:
@@ -56,18 +109,7 @@ def _row(turn: Turn, in_window: bool | None = None) -> dict[str, Any]:
 
 
 def _window(ctx: ToolContext) -> Any:
-    cfg = ctx.config
-    return ctx.store.window(cfg.max_window_turns, cfg.max_window_tokens, cfg.row_cap_slack_when_token_headroom,
-                            preserve_protected=cfg.preserve_compressed_reads)
-
-
-def _int(args: dict[str, Any], name: str, default: Any = ...) -> Any:
-    value = args.get(name, default)
-    if value is ...:
-        raise UsageError(f"missing argument {name!r}")
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-        raise UsageError(f"{name} must be a whole number")
-    return value
+    return ctx.store.window_for(ctx.config)
 
 
 def _done(ctx: ToolContext, result: EvictionResult) -> dict[str, Any]:
@@ -76,8 +118,11 @@ def _done(ctx: ToolContext, result: EvictionResult) -> dict[str, Any]:
     return {"ok": True, **result.to_dict()}
 
 
+    return {"ok": True, **result.to_dict()}
+
+
 # -- reading --------------------------------------------------------------------
-def inspect_context(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+def inspect_context(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
     from mnemara.context.breakdown import compute
     from mnemara.roledoc import read_role_doc
 
@@ -99,10 +144,8 @@ def inspect_context(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def list_window(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    limit = _int(args, "limit", 50)
-    if not 1 <= limit <= 500:
-        raise UsageError("limit must be between 1 and 500")
+def list_window(ctx: ToolContext, args: ListWindowArgs) -> dict[str, Any]:
+    limit = args.limit
     win = _window(ctx)
     in_window = {t.id for t in win.rows}
     live = ctx.store.live_rows(limit=limit)
@@ -111,17 +154,14 @@ def list_window(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
             "note": "pinned slots first, then the newest live rows oldest first; in_window false = past the caps"}
 
 
-def list_pinned(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+def list_pinned(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
     pinned = ctx.store.pinned()
     return {"ok": True, "rows": [_row(t) for t in pinned], "tokens": sum(t.tokens for t in pinned)}
 
 
 # -- pins -------------------------------------------------------------------------
-def pin_row(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    segment = args.get("segment")
-    label = args.get("label")
-    if label is not None and not isinstance(label, str):
-        raise UsageError("label must be a string")
+def pin_row(ctx: ToolContext, args: PinRowArgs) -> dict[str, Any]:
+    segment, label = args.segment, args.label
     if segment is not None:
         rows, _ = row_ops.Selector(segment=segment).pick(ctx.store.live_rows())
         if not rows:
@@ -130,7 +170,9 @@ def pin_row(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         log_event(ctx.instance.debug_log_path, "pin", row_ids=[t.id for t in rows], by="agent")
         return {"ok": True, "pinned": [t.id for t in rows], "labels": labels,
                 "tokens_pinned": sum(t.tokens for t in rows)}
-    row_id = _int(args, "row_id")
+    if args.row_id is None:
+        raise UsageError("give row_id (or a segment)")
+    row_id = args.row_id
     turn = ctx.store.get(row_id)
     label = ctx.store.pin(row_id, label)
     log_event(ctx.instance.debug_log_path, "pin", row_ids=[row_id], label=label, by="agent")
@@ -138,8 +180,8 @@ def pin_row(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
             "already_pinned": turn.pinned}
 
 
-def unpin_row(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    row_id = _int(args, "row_id")
+def unpin_row(ctx: ToolContext, args: UnpinRowArgs) -> dict[str, Any]:
+    row_id = args.row_id
     turn = ctx.store.get(row_id)
     if not turn.pinned:
         return {"ok": True, "unpinned": [], "note": f"row {row_id} was not pinned"}
@@ -150,50 +192,46 @@ def unpin_row(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- eviction ---------------------------------------------------------------------
-def evict_ids(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    selector = row_ops.Selector.from_args(args)
+def evict_ids(ctx: ToolContext, args: Selectors) -> dict[str, Any]:
+    selector = args.selector()
     if selector.row_ids is None and selector.segment is None:
         raise UsageError("give row_ids (or a segment)")
     return _done(ctx, row_ops.evict_rows(ctx.store, "evict_ids", selector))
 
 
-def evict_last(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    row_ops.Selector.from_args({"skip_pinned": args.get("skip_pinned")})
-    return _done(ctx, row_ops.evict_last(ctx.store, _int(args, "n")))
+def evict_last(ctx: ToolContext, args: EvictLastArgs) -> dict[str, Any]:
+    row_ops.Selector.from_args({"skip_pinned": args.skip_pinned})
+    return _done(ctx, row_ops.evict_last(ctx.store, args.n))
 
 
-def evict_since(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    row_ops.Selector.from_args({"skip_pinned": args.get("skip_pinned")})
-    name = args.get("segment", args.get("marker_name"))
-    if not isinstance(name, str) or not name:
+def evict_since(ctx: ToolContext, args: EvictSinceArgs) -> dict[str, Any]:
+    row_ops.Selector.from_args({"skip_pinned": args.skip_pinned})
+    if not args.segment:
         raise UsageError("give the segment name")
-    return _done(ctx, row_ops.evict_since(ctx.store, name))
+    return _done(ctx, row_ops.evict_since(ctx.store, args.segment))
 
 
-def evict_older_than(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    if args.get("older_than") is None:
-        raise UsageError("give older_than, e.g. 30m or 2h")
-    selector = row_ops.Selector.from_args(args)
+def evict_older_than(ctx: ToolContext, args: EvictOlderThanArgs) -> dict[str, Any]:
+    selector = args.selector()
     return _done(ctx, row_ops.evict_rows(ctx.store, "evict_older_than", selector))
 
 
-def mark_segment(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    ids = row_ops.mark_segment(ctx.store, args.get("name"), _int(args, "from_row", None),  # type: ignore[arg-type]  # a missing name is refused by mark_segment
-                               _int(args, "to_row", None))
-    log_event(ctx.instance.debug_log_path, "mark_segment", name=args.get("name"), row_ids=ids, by="agent")
-    return {"ok": True, "segment": args.get("name"), "row_ids": ids,
+def mark_segment(ctx: ToolContext, args: MarkSegmentArgs) -> dict[str, Any]:
+    ids = row_ops.mark_segment(ctx.store, args.name, args.from_row, args.to_row)
+    log_event(ctx.instance.debug_log_path, "mark_segment", name=args.name, row_ids=ids, by="agent")
+    return {"ok": True, "segment": args.name, "row_ids": ids,
             "note": "evict it with evict_since / evict_ids(segment=...), pin it with pin_row(segment=...)"}
 
 
 # -- caps and choices ----------------------------------------------------------------
-def tune_window(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+def tune_window(ctx: ToolContext, args: TuneWindowArgs) -> dict[str, Any]:
     from mnemara.config import update_config
 
     cfg = ctx.config
     changes: dict[str, int] = {}
     for key, limit, floor in (("max_window_turns", cfg.agent_max_window_turns, 2),
                               ("max_window_tokens", cfg.agent_max_window_tokens, 1000)):
-        value = _int(args, key, None)
+        value = getattr(args, key)
         if value is None:
             continue
         ceiling = limit if limit is not None else getattr(cfg, key)
@@ -210,65 +248,54 @@ def tune_window(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "before": before, "after": changes, "note": "saved to config.json; the next turn uses it"}
 
 
-def log_choice(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    fields = {k: args.get(k, "") for k in ("decision", "rationale", "decision_type", "context_summary")}
-    if not all(isinstance(v, str) for v in fields.values()):
-        raise UsageError("decision, rationale, decision_type and context_summary must be strings")
+def log_choice(ctx: ToolContext, args: LogChoiceArgs) -> dict[str, Any]:
     live = ctx.store.live_rows(limit=1)
-    record = row_ops.log_choice(ctx.instance.root / "choices.jsonl", tokens_at_choice=_window(ctx).tokens,
-                                last_row=live[-1].id if live else None, **fields)
+    record = row_ops.log_choice(ctx.instance.root / "choices.jsonl", args.decision, args.rationale, args.decision_type,
+                                args.context_summary, tokens_at_choice=_window(ctx).tokens,
+                                last_row=live[-1].id if live else None)
     return {"ok": True, "logged": record, "file": "choices.jsonl"}
 
 
-def _safe(func: Callable[[ToolContext, dict[str, Any]], dict[str, Any]]) -> Callable[[ToolContext, dict[str, Any]], dict[str, Any]]:
-    def handler(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+def _safe(run: Handler) -> Handler:
+    """Refusals (bad arguments, no such row) answer ``ok: false`` with one line."""
+
+    def handler(ctx: ToolContext, args: dict[str, Any]) -> Any:
         try:
-            return func(ctx, args or {})
+            return run(ctx, args or {})
         except MnemaraError as exc:
             return {"ok": False, "error": exc.message}
 
-    handler.__name__ = func.__name__
+    handler.__name__ = getattr(run, "__name__", "tool")
     return handler
 
 
 def specs() -> list[ToolSpec]:
     never = " Pinned rows are never evicted. Returns the row ids taken out of the window and the tokens freed."
-    return [
-        ToolSpec("inspect_context", "Where the tokens of your next turn go (tool schemas, role doc, pinned rows, "
-                 "working window) against the cap, with row counts, tokens per block kind and segments.",
-                 _obj(), _safe(inspect_context), "InspectContext"),
-        ToolSpec("list_window", "List the rows of your context: pinned slots, then the newest live rows with id, "
-                 "role, tokens, segment and a one-line summary.",
-                 _obj(limit={**_INT, "minimum": 1, "maximum": 500, "description": "How many live rows (default 50)."}),
-                 _safe(list_window), "ListWindow"),
-        ToolSpec("list_pinned", "List the pinned rows (slots) in slot order with their labels and tokens.",
-                 _obj(), _safe(list_pinned), "ListPinned"),
-        ToolSpec("pin_row", "Pin a row (or every row of a segment) so it is sent every turn and never evicted.",
-                 _obj(row_id=_INT, label={**_STR, "description": "Slot label (default row-<id>)."},
-                      segment={**_STR, "description": "Pin every live row of this segment instead of one row."}),
-                 _safe(pin_row), "PinRow"),
-        ToolSpec("unpin_row", "Unpin a row: it goes back to the rolling window.", _obj(["row_id"], row_id=_INT),
-                 _safe(unpin_row), "UnpinRow"),
-        ToolSpec("evict_ids", "Take rows out of your context by id (or a whole segment); they stay on disk." + never,
-                 _obj(**SELECTORS), _safe(evict_ids), "EvictIds"),
-        ToolSpec("evict_last", "Take the newest N live rows out of your context (undo a bad turn)." + never,
-                 _obj(["n"], n={**_INT, "minimum": 1}, skip_pinned=SELECTORS["skip_pinned"]),
-                 _safe(evict_last), "EvictLast"),
-        ToolSpec("evict_since", "Take a segment's rows and every live row after its start out of your context."
-                 + never, _obj(["segment"], segment=SELECTORS["segment"], skip_pinned=SELECTORS["skip_pinned"]),
-                 _safe(evict_since), "EvictSince"),
-        ToolSpec("evict_older_than", "Take rows older than a duration out of your context." + never,
-                 _obj(["older_than"], **{k: v for k, v in SELECTORS.items() if k != "row_ids"}),
-                 _safe(evict_older_than), "EvictOlderThan"),
-        ToolSpec("mark_segment", "Label a span of live rows (from_row..to_row, default: all live rows) as a named "
-                 "segment, so it can be evicted or pinned together.",
-                 _obj(["name"], name=_STR, from_row=_INT, to_row=_INT), _safe(mark_segment), "MarkSegment"),
-        ToolSpec("tune_window", "Change your window caps (rows and/or tokens) within the limits the user set "
-                 "(agent_max_window_turns / agent_max_window_tokens; without them you may only lower the caps).",
-                 _obj(max_window_turns={**_INT, "minimum": 2}, max_window_tokens={**_INT, "minimum": 1000}),
-                 _safe(tune_window), "TuneWindow"),
-        ToolSpec("log_choice", "Record a decision you made and why (appended to choices.jsonl for the user).",
-                 _obj(["decision", "rationale"], decision=_STR, rationale=_STR, decision_type=_STR,
-                      context_summary=_STR),
-                 _safe(log_choice), "LogChoice"),
+    tools: list[tuple[str, str, type[ToolArgs], Any, str]] = [
+        ("inspect_context", "Where the tokens of your next turn go (tool schemas, role doc, pinned rows, working "
+         "window) against the cap, with row counts, tokens per block kind and segments.", NoArgs, inspect_context,
+         "InspectContext"),
+        ("list_window", "List the rows of your context: pinned slots, then the newest live rows with id, role, "
+         "tokens, segment and a one-line summary.", ListWindowArgs, list_window, "ListWindow"),
+        ("list_pinned", "List the pinned rows (slots) in slot order with their labels and tokens.", NoArgs,
+         list_pinned, "ListPinned"),
+        ("pin_row", "Pin a row (or every row of a segment) so it is sent every turn and never evicted.", PinRowArgs,
+         pin_row, "PinRow"),
+        ("unpin_row", "Unpin a row: it goes back to the rolling window.", UnpinRowArgs, unpin_row, "UnpinRow"),
+        ("evict_ids", "Take rows out of your context by id (or a whole segment); they stay on disk." + never,
+         Selectors, evict_ids, "EvictIds"),
+        ("evict_last", "Take the newest N live rows out of your context (undo a bad turn)." + never, EvictLastArgs,
+         evict_last, "EvictLast"),
+        ("evict_since", "Take a segment's rows and every live row after its start out of your context." + never,
+         EvictSinceArgs, evict_since, "EvictSince"),
+        ("evict_older_than", "Take rows older than a duration out of your context." + never, EvictOlderThanArgs,
+         evict_older_than, "EvictOlderThan"),
+        ("mark_segment", "Label a span of live rows (from_row..to_row, default: all live rows) as a named segment, "
+         "so it can be evicted or pinned together.", MarkSegmentArgs, mark_segment, "MarkSegment"),
+        ("tune_window", "Change your window caps (rows and/or tokens) within the limits the user set "
+         "(agent_max_window_turns / agent_max_window_tokens; without them you may only lower the caps).",
+         TuneWindowArgs, tune_window, "TuneWindow"),
+        ("log_choice", "Record a decision you made and why (appended to choices.jsonl for the user).",
+         LogChoiceArgs, log_choice, "LogChoice"),
     ]
+    return [declare(name, text, model, fn, policy_name=policy, wrap=_safe) for name, text, model, fn, policy in tools]

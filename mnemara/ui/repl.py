@@ -18,7 +18,8 @@ import time
 from typing import Any, Callable, Iterator, TextIO
 
 from mnemara import events as ev
-from mnemara.commands import dispatch, is_command
+from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.ui.readable import preview_lines, readable_result
 from mnemara.ui.repl_inbox import ReplInbox
 from mnemara.ui.repl_inbox import stdout as repl_stdout
 
@@ -53,14 +54,57 @@ class LineSource:
 
 
 class Renderer:
-    """Writes a turn's events: assistant text to ``out``, everything else to ``info``."""
+    """Writes a turn's events: assistant text to ``out``, everything else to ``info``.
 
-    def __init__(self, out: TextIO, info: TextIO, assistant_name: str = "", stream: bool = True) -> None:
+    With ``markdown`` (the terminal REPL) assistant text is drawn as Markdown,
+    block by block as it completes (:class:`mnemara.ui.repl_markdown.MarkdownStream`);
+    piped output stays the raw text. ``ask`` answers yes/no questions (e.g. /compress).
+    """
+
+    def __init__(self, out: TextIO, info: TextIO, assistant_name: str = "", stream: bool = True,
+                 markdown: bool = False, ask: Callable[[str], str | None] | None = None) -> None:
         self.out, self.info = out, info
         self.assistant_name = assistant_name
         self.stream = stream  # False: print each message whole (inbox turns above a live prompt)
+        self.markdown = markdown
+        self.ask = ask
+        self._md: Any = None
         self._streamed = False  # deltas printed since the last complete message
         self._line_open = False
+
+    def _markdown(self, text: str, final: bool) -> None:
+        if self._md is None:
+            import shutil
+
+            from mnemara.ui.repl_markdown import MarkdownStream
+
+            self._md = MarkdownStream(self.out, shutil.get_terminal_size().columns)
+        self._md.feed(text)
+        if final:
+            self._md.flush()
+            self._md = None
+        self.out.flush()
+
+    def command_result(self, result: CommandResult) -> None:
+        """A slash command's answer: /help in two columns at this width, copies, confirmations."""
+        text = result.text
+        if result.ok and result.data.get("columns") and self.markdown:
+            import shutil
+
+            from mnemara.commands.core import columns_text
+
+            text = columns_text(list(result.data["columns"]), shutil.get_terminal_size().columns)
+        if result.action == "copy":
+            from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text
+
+            try:
+                copy_text(str(result.data["text"]))
+            except ClipboardUnavailable as exc:
+                result = CommandResult(str(exc), ok=False)
+                text = result.text
+        if text:
+            (self.out if result.ok else self.info).write(text + "\n")
+            (self.out if result.ok else self.info).flush()
 
     def _end_line(self) -> None:
         if self._line_open:
@@ -77,10 +121,18 @@ class Renderer:
         if isinstance(event, ev.TextDelta):
             if not self.stream:
                 return
+            self._streamed = True
+            if self.markdown:
+                self._markdown(event.text, final=False)
+                return
             self.out.write(event.text)
             self.out.flush()
-            self._streamed = self._line_open = True
+            self._line_open = True
         elif isinstance(event, ev.AssistantText):
+            if self.markdown:
+                self._markdown("" if self._streamed else event.text, final=True)
+                self._streamed = False
+                return
             if not self._streamed and event.text:
                 self.out.write(event.text)
                 self._line_open = True
@@ -91,7 +143,8 @@ class Renderer:
         elif isinstance(event, ev.ToolUse):
             self._note(f"· tool: {event.name} {_short(event.input)}")
         elif isinstance(event, ev.ToolResult):
-            self._note(f"· result{' (error)' if event.is_error else ''}: {_short(event.text)}")
+            text = preview_lines(readable_result(event.content), lines=3, width=PREVIEW)
+            self._note(f"· result{' (error)' if event.is_error else ''}: " + text.replace("\n", "\n    "))
         elif isinstance(event, ev.Halt):
             self._end_line()
             self.out.write(f"{event.reason}\n")
@@ -141,8 +194,11 @@ class InterruptWatcher:
     terminal back in line mode (still without signals) for a permission question.
     """
 
-    def __init__(self, on_interrupt: Callable[[], Any], fd: int | None = None) -> None:
+    def __init__(self, on_interrupt: Callable[[], Any], fd: int | None = None,
+                 on_queued: Callable[[str], Any] | None = None) -> None:
         self.on_interrupt = on_interrupt
+        self.on_queued = on_queued
+        self.interrupted = False
         self.fd = sys.stdin.fileno() if fd is None else fd
         self._saved: list | None = None
         self._running = threading.Event()
@@ -187,20 +243,38 @@ class InterruptWatcher:
             if ready and not self._pause.is_set() and self._running.is_set():
                 data = os.read(self.fd, 64)
                 if b"\x03" in data:
+                    self.interrupted = True
                     self.on_interrupt()
+                before = len(self.typed_lines()[0])
                 self._typed += data.replace(b"\x03", b"")
+                lines = self.typed_lines()[0]
+                if self.on_queued is not None:
+                    for line in lines[before:]:
+                        self.on_queued(line)
 
-    def typed_ahead(self) -> str:
-        """Printable text typed during the turn (Backspace applied; arrows, Enter and control keys dropped)."""
+    def typed_lines(self) -> tuple[list[str], str]:
+        """Lines typed during the turn and ended with Enter (queued), and the unfinished rest.
+
+        Backspace is applied; arrows and other control keys are dropped; blank lines are not queued.
+        """
         text = _ESCAPES.sub("", self._typed.decode("utf-8", "ignore"))
+        lines: list[str] = []
         out: list[str] = []
         for ch in text:
-            if ch in "\x7f\x08":
+            if ch in "\r\n":
+                if "".join(out).strip():
+                    lines.append("".join(out))
+                out = []
+            elif ch in "\x7f\x08":
                 if out:
                     out.pop()
             elif ch.isprintable():
                 out.append(ch)
-        return "".join(out)
+        return lines, "".join(out)
+
+    def typed_ahead(self) -> str:
+        """The unfinished text typed during the turn (the next prompt starts with it)."""
+        return self.typed_lines()[1]
 
     def paused(self) -> "_Paused":
         return _Paused(self)
@@ -265,9 +339,16 @@ def _handle_line(session: Any, line: str, render: Renderer) -> bool:
         return True
     if is_command(text):
         result = dispatch(session, text)
-        if result.text:
-            (render.out if result.ok else render.info).write(result.text + "\n")
-            (render.out if result.ok else render.info).flush()
+        render.command_result(result)
+        if result.action == "confirm":
+            answer = render.ask("apply? [y/N] ") if render.ask else None
+            if (answer or "").strip().lower() in ("y", "yes"):
+                render.command_result(dispatch(session, str(result.data["command"])))
+            else:
+                render.info.write("cancelled: nothing was changed\n" if answer is not None
+                                  else f"to apply: {result.data['command']}\n")
+                render.info.flush()
+            return True
         if result.action == "quit":
             return False
         if result.action == "stop":
@@ -293,7 +374,13 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     lines = LineSource(stdin)
     session.warn_to_stderr = False  # the renderer prints Notice events to stderr itself
     name = session.config.display_name
-    render = Renderer(stdout, stderr, name)
+
+    def ask(question: str) -> str | None:
+        stderr.write(question + "\n")
+        stderr.flush()
+        return lines.next()
+
+    render = Renderer(stdout, stderr, name, ask=ask)
     inbox = ReplInbox.attach(session, lambda: Renderer(stdout, stderr, name), lambda: stderr)
     prompt = line_prompt(lines, stderr)
     session.set_permission_prompt(inbox.guard_prompt(prompt) if inbox else prompt)
@@ -327,43 +414,72 @@ def run_tty(session: Any, banner: str = "") -> int:
     prompt: PromptSession[str] = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
     if banner:
         print(banner)
+
+    def confirm(question: str) -> str | None:
+        """A yes/no question during a command (the key watcher hands the terminal back in line mode)."""
+        watcher = watcher_ref[0] if watcher_ref else None
+        try:
+            if watcher is None:
+                return input(question)
+            with watcher.paused():
+                return input(question)
+        except EOFError:
+            return None
+
     if inbox is None:
-        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name), watcher_ref, None)
+        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm),
+                         watcher_ref, None)
     from prompt_toolkit.patch_stdout import patch_stdout
 
     print(inbox.banner())
     try:
         with patch_stdout(raw=True):  # inbox turns print above the prompt while you type
             inbox.start()
-            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name), watcher_ref, inbox)
+            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm),
+                             watcher_ref, inbox)
     finally:
         inbox.close()
 
 
 def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
     typed = ""
+    queued: list[str] = []  # lines typed and entered while a turn ran: sent one by one when it ends
     while True:
-        try:
-            line = prompt.prompt("you> ", default=typed)
-        except KeyboardInterrupt:
-            if inbox is not None:
-                inbox.stop_running_turn()
-            continue
-        except EOFError:
-            return 0
+        if queued:
+            line = queued.pop(0)
+            render.info.write(f"you> {line}   (queued, sending now)\n")
+            render.info.flush()
+        else:
+            try:
+                line = prompt.prompt("you> ", default=typed)
+            except KeyboardInterrupt:
+                if inbox is not None:
+                    inbox.stop_running_turn()
+                continue
+            except EOFError:
+                return 0
 
         def interrupt() -> None:
             if session.request_stop():
                 render.info.write("\r\n(stopping…)\r\n")
                 render.info.flush()
 
-        with InterruptWatcher(interrupt) as watcher:
+        def on_queued(text: str) -> None:
+            render.info.write(f"\r\n(queued: {text!r}; sent when this turn ends, Ctrl+C cancels)\r\n")
+            render.info.flush()
+
+        with InterruptWatcher(interrupt, on_queued=on_queued) as watcher:
             watcher_ref[:] = [watcher]
             try:
                 keep_going = handle_line(session, line, render, inbox)
             finally:
                 watcher_ref.clear()
-        typed = watcher.typed_ahead()
+        new_lines, typed = watcher.typed_lines()
+        if watcher.interrupted:  # a stopped turn does not fire the queue: the lines come back to the prompt
+            typed = " ".join([*queued, *new_lines, typed]).strip()
+            queued = []
+        else:
+            queued += new_lines
         if not keep_going:
             return 0
 

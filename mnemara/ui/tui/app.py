@@ -28,7 +28,7 @@ from mnemara.instance import Instance
 from mnemara.ui.tui.bridge import PanelBridge
 from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
-from mnemara.ui.tui.transcript_view import TurnView, entries_for
+from mnemara.ui.tui.transcript_view import TurnView, entries_for, error_entry
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
 from mnemara.ui.tui.widgets.chat_input import ChatInput
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
@@ -37,6 +37,7 @@ from mnemara.ui.tui.widgets.status_line import StatusLine
 
 STOP_GRACE_SECONDS = 5.0
 BUSY = "a turn is running: wait, or press Esc (or /stop) to cancel it"
+QUEUED = "queued: sent when the current turn ends (Esc cancels the turn and puts it back in the input)"
 SessionFactory = Callable[..., Any]
 
 
@@ -64,9 +65,12 @@ class MnemaraApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [Binding("ctrl+c", "quit_panel", "Quit", show=False, priority=True)]  # from every screen
 
-    def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None) -> None:
+    def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None,
+                 tour: Any = None) -> None:
         super().__init__()
         self.instance = instance
+        self.tour = tour  # mnemara demo: a mnemara.demo_script.Tour that leads the user step by step
+        self._last_sent = ""
         self._owns_session = False
         if session is None:
             factory = session_factory
@@ -81,6 +85,7 @@ class MnemaraApp(App[None]):
         self.session = session
         self.bridge = PanelBridge(session)
         self._turn: Worker | None = None
+        self._queued: list[tuple[str, int]] = []  # (message, its log entry) typed while a turn ran
         self._quitting = False
         self.title = f"mnemara: {instance.name}"
 
@@ -145,6 +150,15 @@ class MnemaraApp(App[None]):
                 log.append(entry)
         self.refresh_panel()
         self.chat_input.focus()
+        if self.tour is not None:
+            self._show_tour(*self.tour.start())
+
+    def _show_tour(self, lines: list[str], prefill: str) -> None:
+        for line in lines:
+            self.say(line, "info", "tour")
+        if prefill and not self.chat_input.text.strip():
+            self.chat_input.text = prefill
+            self.chat_input.move_cursor(self.chat_input.document.end)
 
     def refresh_panel(self) -> None:
         """Header, status line and buttons from the current config and store."""
@@ -179,22 +193,51 @@ class MnemaraApp(App[None]):
         if is_command(text.strip()):
             self.run_command(text.strip())
             return
+        message = text[1:] if text.startswith("//") else text  # "//x" sends "/x" as a message
         if self.turn_running:
-            self.chat_input.put_back(text)
-            self.notify(BUSY, severity="warning")
+            self.queue_message(message)
             return
-        self.start_turn(text[1:] if text.startswith("//") else text)  # "//x" sends "/x" as a message
+        self.start_turn(message)
 
-    def start_turn(self, text: str, who: str = "you") -> Worker:
-        self._turn = self._run_turn(text, who)
+    def queue_message(self, text: str) -> None:
+        """Hold a message typed during a turn; it is sent when the turn ends (shown as queued meanwhile)."""
+        index = self.chat_log.append(LogEntry("queued", "queued", text))
+        self._queued.append((text, index))
+        self.notify(QUEUED, timeout=3)
+        self.refresh_panel()
+
+    def _send_queued(self) -> None:
+        """After a turn: the oldest queued message starts the next turn (its log entry becomes the message)."""
+        if not self._queued or self.turn_running or self._quitting:
+            return
+        text, index = self._queued.pop(0)
+        self.start_turn(text, entry=index)
+
+    def _unqueue_to_input(self) -> None:
+        """Esc / stop: queued messages go back into the input, not to the model."""
+        if not self._queued:
+            return
+        texts = [text for text, _ in self._queued]
+        for _, index in self._queued:
+            self.chat_log.update_entry(index, text="(back in the input, not sent)")
+        self._queued.clear()
+        self.chat_input.put_back("\n".join(texts) + ("\n" if self.chat_input.text else ""))
+
+    def start_turn(self, text: str, who: str = "you", entry: int | None = None) -> Worker:
+        self._last_sent = text
+        self._turn = self._run_turn(text, who, entry)
         self.refresh_panel()
         return self._turn
 
     @work(group="turn", exclusive=True, exit_on_error=False)
-    async def _run_turn(self, text: str, who: str = "you") -> bool:
+    async def _run_turn(self, text: str, who: str = "you", entry: int | None = None) -> bool:
         """One turn rendered as it streams; returns True when it completed without error."""
         log = self.chat_log
-        log.append(LogEntry("user", who, text))
+        if entry is None:
+            log.append(LogEntry("user", who, text))
+        else:  # a queued message: its entry turns into the sent message
+            log.entries[entry].kind, log.entries[entry].who = "user", who
+            log.update_entry(entry, text=text)
         view = TurnView(log, self.bridge.assistant_name)
         try:
             # aclosing: the session's turn generator is finished here (its `busy` flag cleared) before
@@ -209,13 +252,17 @@ class MnemaraApp(App[None]):
             raise
         except Exception as exc:  # the panel must survive whatever the session raises
             log_event(self.instance.debug_log_path, "tui_turn_error", level="error", error=repr(exc))
-            log.append(LogEntry("error", "error", f"{type(exc).__name__}: {exc}"))
+            log.append(error_entry(f"{type(exc).__name__}: {exc}"))
             return False
         return view.completed
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "turn":
             self.refresh_panel()
+            if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+                if self.tour is not None and event.state == WorkerState.SUCCESS:
+                    self._show_tour(*self.tour.after_turn(self._last_sent))
+                self.call_later(self._send_queued)
 
     async def cancel_turn(self) -> bool:
         """Ask the session to stop the running turn; force-cancel the worker if it does not end."""
@@ -244,6 +291,18 @@ class MnemaraApp(App[None]):
 
     def handle_result(self, result: CommandResult) -> None:
         action = result.action
+        if action == "confirm":
+            self._confirm(result)
+            return
+        if action == "offer_role_copy":
+            self._offer_role_copy(result)
+            return
+        if action == "copy":
+            self._copy(result)
+            return
+        if result.data.get("columns"):
+            self.chat_log.append(LogEntry("info", "mnemara", result.text, columns=list(result.data["columns"])))
+            return
         if action == "open_role_editor":
             self.action_open_role()
         elif action == "open_context":
@@ -265,13 +324,61 @@ class MnemaraApp(App[None]):
         if result.text and action not in ("open_role_editor", "open_context"):
             self.say(result.text, "info" if result.ok else "error", "mnemara" if result.ok else "error")
 
+    def _confirm(self, result: CommandResult) -> None:
+        """Show what a command would do and run its confirming command on yes (e.g. /compress)."""
+        from mnemara.ui.tui.screens.confirm import ConfirmScreen
+
+        command = str(result.data["command"])
+        self.say(result.text)
+
+        def answered(choice: str | None) -> None:
+            if choice == "yes":
+                self.run_command(command)
+            else:
+                self.say("cancelled: nothing was changed")
+            self.chat_input.focus()
+
+        self.push_screen(ConfirmScreen("Compress the window?", str(result.data.get("question", result.text)),
+                                       [("yes", "Compress (y)")]), callback=answered)
+
+    def _offer_role_copy(self, result: CommandResult) -> None:
+        from mnemara.ui.tui.screens.confirm import ConfirmScreen
+
+        self.say(result.text)
+
+        def answered(choice: str | None) -> None:
+            if choice == "copy":
+                self.run_command("/role_doc copy")
+            elif choice == "edit":
+                self.action_open_role()
+            else:
+                self.chat_input.focus()
+
+        question = (f"{result.data['path']}\nis one of the repository's example role docs: editing it changes your "
+                    "checkout. Save a copy into this instance and edit the copy?")
+        self.push_screen(ConfirmScreen("Edit an example role doc?", question,
+                                       [("copy", "Copy into instance, edit it (y)"), ("edit", "Edit the original")]),
+                         callback=answered)
+
+    def _copy(self, result: CommandResult) -> None:
+        from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text
+
+        try:
+            copy_text(str(result.data["text"]))
+        except ClipboardUnavailable as exc:
+            self.say(str(exc), "error", "error")
+            return
+        self.say(result.text)
+
     async def _stop_from_command(self) -> None:
+        self._unqueue_to_input()
         if not await self.cancel_turn():
             self.say("no turn is running")
 
     # -- keys and buttons --------------------------------------------------------------------
     def action_escape(self) -> None:
         if self.turn_running:
+            self._unqueue_to_input()
             self.run_worker(self.cancel_turn(), group="stop")
         else:
             self.chat_input.clear()
@@ -328,6 +435,11 @@ class MnemaraApp(App[None]):
             await inbox.aclose()
         if self._owns_session:
             await self._close_session()
+
+    @on(Button.Pressed, "#buttons Button")
+    def _refocus_input(self) -> None:
+        """After any button of the bar the input has the focus again (typing is never lost on a button)."""
+        self.chat_input.focus()
 
     @on(Button.Pressed, "#send")
     def _send_button(self) -> None:

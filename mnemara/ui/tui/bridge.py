@@ -15,6 +15,7 @@ from mnemara.instance import Instance
 from mnemara.roledoc import read_role_doc
 from mnemara.store import TurnStore, Window
 from mnemara.context.breakdown import Breakdown, compute
+from mnemara.ui.tui.widgets.button_bar import inbox_label
 from mnemara.ui.tui.widgets.status_line import Status
 
 
@@ -88,7 +89,7 @@ class PanelBridge:
         inbox = self.inbox
         return Status(
             turns=len(win.rows), max_turns=cfg.max_window_turns, tokens=win.tokens, max_tokens=cfg.max_window_tokens,
-            model=cfg.model, inbox="inbox: n/a" if inbox is None else inbox.state_text, busy=busy or self.busy,
+            model=cfg.model, inbox=inbox_label(None) if inbox is None else inbox.state_text, busy=busy or self.busy,
         )
 
     def log(self, event: str, **fields: Any) -> None:

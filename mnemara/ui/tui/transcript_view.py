@@ -12,11 +12,13 @@ import json
 from typing import Any, Protocol
 
 from mnemara import events as ev
-from mnemara.blocks import result_text
 from mnemara.store import Turn
+from mnemara.ui.readable import preview_lines, readable_result
 from mnemara.ui.tui.widgets.chat_log import LogEntry
 
 SUMMARY_CHARS = 100
+RESULT_PREVIEW_LINES = 3  # lines of a tool result shown before a click expands it
+INTERRUPTED = "this answer was interrupted; what arrived before the stop is kept"
 
 
 class LogSink(Protocol):
@@ -47,9 +49,22 @@ def tool_entry(name: str, tool_input: Any) -> LogEntry:
 
 
 def result_entry(content: Any, is_error: bool = False) -> LogEntry:
-    text = result_text(content)
+    """A tool result: pretty JSON / plain text, its first lines shown, the rest on click."""
+    text = readable_result(content)
     who = "result (error)" if is_error else "result"
-    return LogEntry("result", who, one_line(text) or "(empty)", text or "(empty)")
+    lines = text.split("\n")
+    if len(lines) <= RESULT_PREVIEW_LINES and all(len(line) <= SUMMARY_CHARS for line in lines):
+        return LogEntry("result", who, text or "(empty)")
+    preview = preview_lines(text, RESULT_PREVIEW_LINES, SUMMARY_CHARS)
+    if len(lines) > RESULT_PREVIEW_LINES:
+        preview += ", click to expand"
+    return LogEntry("result", who, preview, text, expand_replaces=True)
+
+
+def error_entry(message: str) -> LogEntry:
+    """An error as ONE line at once; anything after the first line is a click away."""
+    first, _, rest = str(message).strip().partition("\n")
+    return LogEntry("error", "error", first, rest.strip())
 
 
 def thinking_entry(text: str) -> LogEntry:
@@ -73,6 +88,8 @@ def entries_for(turn: Turn, assistant_name: str) -> list[LogEntry]:
             out.append(tool_entry(block.get("name", "?"), block.get("input", {})))
         elif btype == "tool_result":
             out.append(result_entry(block.get("content"), bool(block.get("is_error"))))
+    if turn.role == "assistant" and turn.meta.get("interrupted"):
+        out.append(LogEntry("info", "stopped", INTERRUPTED))
     return out
 
 
@@ -153,7 +170,7 @@ class TurnView:
     def _on_ErrorEvent(self, event: Any) -> None:
         self._end_stream()
         self.errors += 1
-        self.log.append(LogEntry("error", "error", event.message))
+        self.log.append(error_entry(event.message))
 
     def _on_Notice(self, event: Any) -> None:
         self.log.append(LogEntry("info", getattr(event, "level", "notice"), event.message))

@@ -108,8 +108,9 @@ class ContextViewer(ModalScreen[None]):
         window = self.bridge.window()
         breakdown = self.bridge.breakdown()
         self.query_one("#ctx-title", Static).update(
-            f"💬 Context — {human_tokens(breakdown.total)} of {human_tokens(breakdown.cap)} tokens · "
-            f"{len(window.pinned)} pinned · {len(window.rows)} rows in the window"
+            f"💬 Context — next request ~{human_tokens(breakdown.total)} tokens (tools, role doc, manifest, window) · "
+            f"window tokens {human_tokens(window.tokens)}/{human_tokens(breakdown.cap)} as in the status line · "
+            f"{len(window.pinned)} pinned · {len(window.rows)} rows"
         )
         self.query_one(TokenBars).show(breakdown)
         rows = [t for t in window.rows if self.role_filter in ("all", t.role)]

@@ -1,4 +1,8 @@
-"""The row of buttons under the input. Presses bubble up as ``Button.Pressed`` (the app routes by id)."""
+"""The row of buttons under the input. Presses bubble up as ``Button.Pressed`` (the app routes by id).
+
+The buttons never take focus: a click runs the button and the keys typed next
+still go to the chat input.
+"""
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -8,7 +12,7 @@ from textual.widgets.button import ButtonVariant
 
 BUTTONS: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("send", "Send ⌃S", "primary"),
-    ("inbox", "⚡ Inbox: OFF", "default"),
+    ("inbox", "⚡ Inbox: n/a", "default"),
     ("role", "📄 Role", "default"),
     ("context", "💬 Context", "default"),
     ("compress", "🗜 Compress", "default"),
@@ -21,10 +25,16 @@ class ButtonBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         for ident, label, variant in BUTTONS:
-            yield Button(label, id=ident, variant=variant, compact=True)
+            button = Button(label, id=ident, variant=variant, compact=True)
+            button.can_focus = False
+            yield button
 
     def set_inbox(self, state: bool | None) -> None:
-        """``None`` = peer poll not configured (button disabled)."""
+        """``None`` = peer poll not configured: the button says n/a, like the status line, and a click explains."""
         button = self.query_one("#inbox", Button)
-        button.disabled = state is None
-        button.label = "⚡ Inbox: ON" if state else "⚡ Inbox: OFF"
+        button.label = inbox_label(state)
+
+
+def inbox_label(state: bool | None) -> str:
+    """The Inbox button's words; the status line starts with the same words."""
+    return "⚡ Inbox: n/a" if state is None else f"⚡ Inbox: {'ON' if state else 'OFF'}"

@@ -51,6 +51,26 @@ class ChatInput(TextArea):
         """Submit after the keys still queued for this input (for Ctrl+S elsewhere and the Send button)."""
         self.call_later(self.action_submit)
 
+    def action_paste(self) -> None:
+        """Ctrl+V: paste the system clipboard (pyperclip); without one, Textual's own clipboard.
+
+        Terminals often swallow their paste key or send nothing for Ctrl+V, so the
+        system clipboard is read directly; when there is none the user is told why.
+        """
+        from mnemara.ui.tui.clipboard import ClipboardUnavailable, paste_text
+
+        try:
+            pasted = paste_text()
+        except ClipboardUnavailable as exc:
+            pasted = self.app.clipboard
+            if not pasted:
+                self.app.notify(str(exc), severity="warning")
+                return
+        if pasted:
+            result = self._replace_via_keyboard(pasted, *self.selection)
+            if result is not None:
+                self.move_cursor(result.end_location)
+
     def put_back(self, text: str) -> None:
         """Return refused text to the front of the input, before anything typed since."""
         self.insert(text, (0, 0))

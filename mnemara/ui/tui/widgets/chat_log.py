@@ -9,16 +9,26 @@ newest first and a chunk per step, so the visible part is right at once and
 the screen keeps responding while older entries catch up.
 
 Entries with a ``detail`` (tool calls, tool results, thinking) are shown
-collapsed to one line and toggle open with a click or with ``toggle(i)``.
+collapsed and toggle open with a click or with ``toggle(i)``.
+
+Assistant text with Markdown in it is drawn as Markdown (prose) and highlighted
+code blocks (:mod:`mnemara.ui.rich_markdown`); a click on a code block copies it.
+Text without Markdown syntax takes the plain fast path. A command's output of
+several lines starts on the line under its label; ``columns`` entries (``/help``)
+wrap their second column under itself.
 """
 from __future__ import annotations
 
+import time
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.geometry import Size
@@ -28,8 +38,10 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 REWRAP_CHUNK = 300  # entries re-wrapped per step after a resize (newest first)
-STREAM_FRAME = 1 / 30  # seconds between re-draws of an entry that is streaming in
-KINDS = ("user", "assistant", "thinking", "tool", "result", "halt", "error", "info")
+STREAM_FRAME = 1 / 30  # seconds between re-draws of an entry that is streaming in (at least)
+FRAME_BUDGET = 0.25  # at most this share of the time goes to re-drawing a streaming entry
+KINDS = ("user", "assistant", "thinking", "tool", "result", "halt", "error", "info", "queued")
+INDENT = 2  # body under its label
 
 
 @dataclass
@@ -41,6 +53,15 @@ class LogEntry:
     text: str
     detail: str = ""
     expanded: bool = False
+    columns: list[tuple[str, str]] | None = None  # a two-column listing (e.g. /help), wrapped per column
+    expand_replaces: bool = False  # expanded, the detail is shown instead of the text (a preview of it)
+    code_spans: list[tuple[int, int, str]] = field(default_factory=list, repr=False)  # (first, end, code) lines
+
+    @property
+    def markdown(self) -> bool:
+        from mnemara.markdown_blocks import looks_like_markdown
+
+        return self.kind == "assistant" and looks_like_markdown(self.text)
 
     @property
     def collapsible(self) -> bool:
@@ -49,7 +70,10 @@ class LogEntry:
     def plain(self) -> str:
         """The entry as the user reads it (collapsed entries show their summary only)."""
         marker = ("▾ " if self.expanded else "▸ ") if self.collapsible else ""
-        body = self.text + (f"\n{self.detail}" if self.collapsible and self.expanded else "")
+        if self.collapsible and self.expanded:
+            body = self.detail if self.expand_replaces else f"{self.text}\n{self.detail}"
+        else:
+            body = self.text
         return f"{marker}{self.who}: {body}"
 
 
@@ -85,6 +109,7 @@ class ChatLog(ScrollView, can_focus=False):
         self._stale: set[int] = set()
         self._flush_timer: Timer | None = None
         self._wrap_queue: list[int] = []
+        self._frame = STREAM_FRAME  # grows when a long Markdown answer costs more to re-draw
 
     # -- public API -------------------------------------------------------------
     def append(self, entry: LogEntry) -> int:
@@ -111,14 +136,16 @@ class ChatLog(ScrollView, can_focus=False):
             entry.detail = detail
         self._stale.add(index)
         if self._flush_timer is None and self._width:
-            self._flush_timer = self.set_timer(STREAM_FRAME, self._flush)
+            self._flush_timer = self.set_timer(self._frame, self._flush)
 
     def _flush(self) -> None:
         self._flush_timer = None
         stale, self._stale = self._stale, set()
+        started = time.perf_counter()
         for index in sorted(stale):
             if index < len(self.entries):
                 self._rerender(index)
+        self._frame = max(STREAM_FRAME, (time.perf_counter() - started) / FRAME_BUDGET)
 
     def toggle(self, index: int) -> bool:
         """Expand or collapse a collapsible entry; returns its new state."""
@@ -155,18 +182,56 @@ class ChatLog(ScrollView, can_focus=False):
     def _render_entry(self, entry: LogEntry) -> list[Strip]:
         self.renders += 1
         label_style = self._label_style(entry.kind)
-        text = Text()
+        head = Text()
         if entry.collapsible:
-            text.append("▾ " if entry.expanded else "▸ ", style=label_style)
-        text.append(f"{entry.who}: ", style=label_style + Style(bold=True))
-        text.append(entry.text)
-        if entry.collapsible and entry.expanded:
+            head.append("▾ " if entry.expanded else "▸ ", style=label_style)
+        head.append(f"{entry.who}: ", style=label_style + Style(bold=True))
+        entry.code_spans = []
+        if entry.columns:
+            return self._render_parts([head, Padding(_columns(entry.columns), (0, 0, 0, INDENT))])
+        if entry.markdown:
+            return self._render_markdown(entry, head)
+        replaced = entry.expand_replaces and entry.collapsible and entry.expanded
+        body = entry.detail if replaced else entry.text
+        text = head
+        if (entry.kind in ("info", "result") or replaced) and "\n" in body:
+            text.append("\n")
+            text.append(_indent(body))
+        else:
+            text.append(body)
+        if entry.collapsible and entry.expanded and not replaced:
             text.append("\n" + entry.detail, style=Style(dim=True))
+        return self._render_parts([text])
+
+    def _render_markdown(self, entry: LogEntry, head: Text) -> list[Strip]:
+        """Label, then prose and code blocks; records which lines hold which code block (click to copy)."""
+        from mnemara.ui.rich_markdown import blocks_for
+
+        strips = self._render_parts([head])
+        for block in blocks_for(entry.text):
+            lines = self._render_parts([Padding(block.renderable, (0, 0, 0, INDENT))])
+            if block.code is not None:
+                entry.code_spans.append((len(strips), len(strips) + len(lines), block.code))
+            strips += lines
+        return strips
+
+    def _render_parts(self, parts: list[RenderableType]) -> list[Strip]:
         console = self.app.console
         options = console.options.update_width(self._width)
-        lines = Segment.split_lines(console.render(text, options))
+        lines = Segment.split_lines(console.render(Group(*parts) if len(parts) > 1 else parts[0], options))
         strips = [Strip(line).adjust_cell_length(self._width) for line in lines]
         return strips or [Strip.blank(self._width)]
+
+    def code_at_line(self, line: int) -> str | None:
+        """The code block drawn on virtual line ``line``, if any."""
+        index = self.entry_at_line(line)
+        if index is None:
+            return None
+        offset = line - self._starts[index]
+        for first, end, code in self.entries[index].code_spans:
+            if first <= offset < end:
+                return code
+        return None
 
     def _label_style(self, kind: str) -> Style:
         """The label's colour and attributes from the .tcss; no background (that comes from the widget)."""
@@ -247,6 +312,61 @@ class ChatLog(ScrollView, can_focus=False):
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style).apply_style(self.rich_style)
 
     def on_click(self, event: events.Click) -> None:
-        index = self.entry_at_line(self.scroll_offset.y + event.y)
+        line = self.scroll_offset.y + event.y
+        code = self.code_at_line(line)
+        if code is not None:
+            self.copy_code(code)
+            return
+        index = self.entry_at_line(line)
         if index is not None:
             self.toggle(index)
+
+    def copy_code(self, code: str) -> None:
+        """Put a code block on the system clipboard and say so (or say why not)."""
+        from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text
+
+        try:
+            copy_text(code)
+        except ClipboardUnavailable as exc:
+            self.app.notify(str(exc), severity="warning")
+            return
+        lines = code.count("\n") + 1
+        self.app.notify(f"copied the code block ({lines} line{'s' if lines != 1 else ''})", timeout=2)
+
+
+def _indent(text: str) -> str:
+    pad = " " * INDENT
+    return "\n".join(pad + line if line else line for line in text.split("\n"))
+
+
+def _columns(rows: list[tuple[str, str]]) -> Any:
+    """Two columns: the first never wraps, the second wraps under itself (not under column 0).
+
+    A first cell longer than ``COLUMN_CAP`` gets a line of its own, its second cell
+    going on the next line, so one long usage does not squeeze every description.
+    """
+    from mnemara.commands.core import COLUMN_CAP
+
+    width = min(COLUMN_CAP, max(len(left) for left, _ in rows))
+    parts: list[Any] = []
+    table: Table | None = None
+    for left, right in rows:
+        if table is None:
+            table = Table.grid(padding=(0, 2))
+            table.add_column(no_wrap=True, width=width)
+            table.add_column(ratio=1)
+        if len(left) > COLUMN_CAP:
+            if table.row_count:
+                parts.append(table)
+            parts.append(Text(left))
+            table = None
+            short = Table.grid(padding=(0, 2))
+            short.add_column(no_wrap=True, width=width)
+            short.add_column(ratio=1)
+            short.add_row(Text(""), Text(right))
+            parts.append(short)
+        else:
+            table.add_row(Text(left), Text(right))
+    if table is not None and table.row_count:
+        parts.append(table)
+    return Group(*parts)

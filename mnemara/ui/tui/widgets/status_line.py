@@ -1,4 +1,9 @@
-"""The status line under the chat log: ``turns: n/max | tokens: used/max | model | inbox``."""
+"""The status line under the chat log: ``turns: n/max | window tokens: used/max | model | inbox``.
+
+"window tokens" counts the pinned rows and the rolling window against
+``max_window_tokens``; the context viewer's title shows the same number and,
+apart from it, the whole next request (tool schemas, role doc, manifest too).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,7 +34,7 @@ class Status:
     def line(self) -> str:
         busy = " | working… (Esc or /stop cancels)" if self.busy else ""
         return (
-            f"turns: {self.turns}/{self.max_turns} | tokens: {human_tokens(self.tokens)}/{human_tokens(self.max_tokens)}"
+            f"turns: {self.turns}/{self.max_turns} | window tokens: {human_tokens(self.tokens)}/{human_tokens(self.max_tokens)}"
             f" | model: {self.model} | {self.inbox}{busy}"
         )
 
