@@ -81,6 +81,9 @@ def quality() -> None:
     runs: list[tuple[str, object]] = [("keyword-only (BM25)", None)]
     fake = FakeOllama(dim=256).start()
     runs.append(("hybrid, fake embedder", OllamaEmbedder(fake.url("/api/embed"), "fake-lexical")))
+    from mnemara.memory.embedders import local_embedder
+
+    runs.append(("hybrid, local embedder (default)", local_embedder()))
     real = OllamaEmbedder("http://localhost:11434/api/embed", "nomic-embed-text", timeout=2)
     try:
         real.embed(["probe"])

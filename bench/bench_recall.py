@@ -96,7 +96,7 @@ def run(home: Path, notes: int, turns: int, embed_url: str, label: str, turn_sam
     name = f"bench-{label}"
     inst = Instance.create(name)
     write_notes(inst.memory_dir, notes)
-    update_config(inst.config_path, rag_embed_url=embed_url)
+    update_config(inst.config_path, rag_embedder="ollama", rag_embed_url=embed_url)
     t0 = time.perf_counter()
     stats = RagIndex.for_instance(inst, Config.load(inst.config_path)).rebuild()
     build = time.perf_counter() - t0
@@ -171,7 +171,7 @@ def quality(embed_url: str, label: str) -> None:
     for note in golden["notes"]:
         append_note(inst.memory_dir, note["text"], note.get("category") or "note")
     ids = {note["id"]: chunk_id(atom) for note, atom in zip(golden["notes"], all_atoms(inst.memory_dir))}
-    update_config(inst.config_path, rag_embed_url=embed_url, auto_recall=True)
+    update_config(inst.config_path, rag_embedder="ollama", rag_embed_url=embed_url, auto_recall=True)
     session = AgentSession(inst, warm_spare=False)
     try:
         for bar in (0.4, 0.6, 0.8):

@@ -158,13 +158,15 @@ def _newest(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str
         seen.add(current["id"])
 
 
-def format_block(hits: list[dict[str, Any]]) -> str:
+def format_block(hits: list[dict[str, Any]], left_out: list[str] | None = None) -> str:
     parts = [BLOCK_OPEN]
     for n, hit in enumerate(hits, 1):
         ev = hit["evidence"]
         why = f"relevance {ev['relevance']:.2f}"
         meta = ", ".join(x for x in (hit.get("category"), hit.get("created_at")) if x)
         parts.append(f"[{n}] {hit['id']} ({meta}; {why})\n{hit['text']}")
+    if left_out:
+        parts.append(f"(older notes that conflict with these were left out: {', '.join(left_out)})")
     parts.append(BLOCK_CLOSE)
     return "\n".join(parts)
 
@@ -212,7 +214,7 @@ class AutoRecall(TurnPart):
                 stats = rag.term_stats() if hasattr(rag, "term_stats") else None
                 self._gate(record, message, answer.get("hits", []), *idf_from(stats))
         if record.injected:
-            record.block = format_block(record.injected)
+            record.block = format_block(record.injected, record.left_out)
         return self._finish(session, record, started)
 
     @staticmethod

@@ -192,7 +192,7 @@ def embedder_for(config: Any) -> Embedder | None:
     """The configured embedder (see :mod:`mnemara.memory.embedders`), or None."""
     from mnemara.memory.embedders import make_embedder
 
-    embedder, _problem = make_embedder(config, timeout=3.0)
+    embedder, _problem = make_embedder(config)
     return embedder
 
 

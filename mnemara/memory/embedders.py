@@ -117,7 +117,10 @@ def local_embedder() -> LocalEmbedder:
     return _LOCAL
 
 
-def make_embedder(config: Any, timeout: float = 5.0) -> tuple[Any, str]:
+EMBED_TIMEOUT = 10.0  # seconds per Ollama request, the same for rag_query, dedupe and replay
+
+
+def make_embedder(config: Any, timeout: float = EMBED_TIMEOUT) -> tuple[Any, str]:
     """``(embedder or None, why there is none)`` for this config's ``rag_embedder``."""
     choice = str(getattr(config, "rag_embedder", "local") or "local")
     if choice == "none":

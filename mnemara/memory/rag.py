@@ -123,7 +123,7 @@ class RagIndex:
     def for_instance(cls, instance: "Instance", config: "Config", **kwargs: Any) -> "RagIndex":
         from mnemara.memory.embedders import make_embedder
 
-        embedder, problem = make_embedder(config, timeout=kwargs.pop("timeout", 5.0))
+        embedder, problem = make_embedder(config, **({"timeout": kwargs.pop("timeout")} if "timeout" in kwargs else {}))
         return cls(instance.root, embedder=embedder, embed_problem=problem,
                    index_memory=config.rag_auto_index_memory, index_wiki=config.rag_auto_index_wiki, **kwargs)
 

@@ -295,7 +295,8 @@ def _squash(claim: Claim) -> str:
 
 
 def _order_differs(a: Claim, b: Claim) -> str:
-    """Names (capitalised words, identifiers) must all appear in both notes, in the same order."""
+    """Names (capitalised words, identifiers) must all appear in both notes, in the same order; the
+    same words must not have two of them swapped, nor one of them replaced by another."""
     sa, sb = _squash(a), _squash(b)
     missing = [e for e in a.entities if e not in sb] + [e for e in b.entities if e not in sa]
     if missing:
@@ -310,8 +311,9 @@ def _order_differs(a: Claim, b: Claim) -> str:
         diff = [i for i in range(len(ca)) if ca[i] != cb[i]]
         if len(diff) == 2 and ca[diff[0]] == cb[diff[1]] and ca[diff[1]] == cb[diff[0]]:
             return f"roles swapped: {ca[diff[0]]} and {ca[diff[1]]}"
-        if len(diff) == 1 and (ca[diff[0]] in a.capitalised or cb[diff[0]] in b.capitalised):
-            return f"names differ: {ca[diff[0]]} vs {cb[diff[0]]}"
+        if len(diff) == 1:  # one word swapped for another, all else equal: "invoices" / "receipts"
+            named = ca[diff[0]] in a.capitalised or cb[diff[0]] in b.capitalised
+            return f"{'names' if named else 'a word'} differ{'' if named else 's'}: {ca[diff[0]]} vs {cb[diff[0]]}"
     return ""
 
 
@@ -367,9 +369,9 @@ class Relation:
 
 
 def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0) -> Relation:
-    """``copy`` when ``a`` and ``b`` are the same text, or similar enough (``similarity >= copy_at``,
-    or near-identical wording) AND the claim guard agrees; ``conflict`` when they share a topic
-    and the guard disagrees; else ``distinct``."""
+    """``copy`` when ``a`` and ``b`` are the same text, or worded alike, or similar enough
+    (``similarity >= copy_at``) with no content word swapped, AND the claim guard agrees;
+    ``conflict`` when they share a topic and the guard disagrees; else ``distinct``."""
     if normalize(a) == normalize(b):
         return Relation(COPY, ("same text",))
     diffs = claim_differences(a, b)
@@ -377,11 +379,25 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
         if same_topic(a, b):
             return Relation(CONFLICT, tuple(diffs))
         return Relation(DISTINCT, tuple(diffs))
-    if similarity is not None and similarity >= copy_at:
-        return Relation(COPY, (f"similarity {similarity:.3f}",))
     if same_wording(a, b):
         return Relation(COPY, ("same wording",))
+    if similarity is not None and similarity >= copy_at and only_additions(a, b):
+        return Relation(COPY, (f"similarity {similarity:.3f}",))
     return Relation(DISTINCT)
+
+
+MAX_ADDED_WORDS = 2
+
+
+def only_additions(a: str, b: str) -> bool:
+    """One note's content words all appear in the other, which adds at most :data:`MAX_ADDED_WORDS`.
+
+    A similarity never makes two notes copies when a content word was swapped for
+    another ("invoices" for "receipts", "team lead" for "security lead"): an embedder
+    puts such pairs at 0.9 and above, and merging them would lose a fact.
+    """
+    ta, tb = claim_of(a).topic, claim_of(b).topic
+    return (ta <= tb or tb <= ta) and len(ta ^ tb) <= MAX_ADDED_WORDS
 
 
 COPY_WORD_OVERLAP = 0.8

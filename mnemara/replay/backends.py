@@ -20,7 +20,7 @@ def default_embedder(config: Config) -> Any:
         return None
     from mnemara.memory.embedders import make_embedder
 
-    embedder, _problem = make_embedder(config, timeout=10.0)
+    embedder, _problem = make_embedder(config)
     return embedder
 
 
