@@ -16,6 +16,14 @@ Run: python bench/bench_tui.py [--messages 5000] [--repeats 5]
 Goals (exit 1 when missed): the panel is interactive in under 1 s, and appends
 stay flat (the last 100 cost at most 3x the first 100).
 
+3. First message: the panel of this checkout and of Mnemara 0.18 (--baseline-python,
+   found automatically), each on a pty against the scripted Messages API: wait
+   until the panel is drawn, pause --pause seconds (a person starts typing), type
+   a message, press Ctrl+S, and time until the request reaches the API; then
+   Ctrl+C and time until the process is gone. Interleaved, median of --repeats.
+   Goal: Ctrl+S -> request at most 0.18's.
+
+A panel that never draws is an invalid measurement (exit 2), never a fast one.
 Prints ratios measured in this one run (the machine is shared: compare ratios).
 """
 from __future__ import annotations
@@ -33,7 +41,9 @@ import sys
 import tempfile
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -82,6 +92,9 @@ def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: flo
             proc.kill()
         os.close(master)
     ended = time.perf_counter() - started
+    if mark is not None and ready_at is None:
+        raise SystemExit(f"INVALID: {' '.join(cmd[:5])} never drew its panel (no {mark!r} within {timeout:.0f} s, "
+                         f"exit code {proc.returncode}); last output: {seen[-600:]!r}")
     return (ready_at if ready_at is not None else ended), ended
 
 
@@ -105,6 +118,102 @@ def bench_startup(repeats: int) -> float:
     print(f"  mnemara run -> panel interactive    {p * 1000:8.1f} ms   ({p / b:5.1f}x python -c pass)")
     print(f"  Ctrl+C -> process gone              {q * 1000:8.1f} ms")
     return p
+
+
+# -- 3. the first message -------------------------------------------------------------------
+
+
+def first_message(cmd: list[str], env: dict[str, str], api: Any, pause: float, timeout: float = 120.0) -> tuple[float, float]:
+    """Seconds from Ctrl+S to the request reaching ``api``, and from Ctrl+C to the process gone."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    before = len(api.message_requests())
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    seen = b""
+
+    def pump(until: Callable[[], bool], what: str) -> None:
+        nonlocal seen
+        while not until():
+            if time.perf_counter() - started > timeout or proc.poll() is not None:
+                raise SystemExit(f"INVALID: {' '.join(cmd[:5])}: {what} did not happen (exit code {proc.poll()}); "
+                                 f"last output: {seen[-600:]!r}")
+            if select.select([master], [], [], 0.005)[0]:
+                try:
+                    seen = (seen + os.read(master, 65536))[-8192:]
+                except OSError:
+                    pass
+
+    try:
+        pump(lambda: READY_MARK in seen, "the panel drawing")
+        pause_end = time.perf_counter() + pause
+        pump(lambda: time.perf_counter() >= pause_end, "the pause")
+        for char in b"where is the lease timeout":
+            os.write(master, bytes([char]))
+        settle = time.perf_counter() + 0.3
+        pump(lambda: time.perf_counter() >= settle, "typing")
+        os.write(master, b"\x13")  # Ctrl+S
+        sent = time.perf_counter()
+        pump(lambda: len(api.message_requests()) > before, "the request")
+        to_request = time.perf_counter() - sent
+        answered = time.perf_counter() + 2.0
+        pump(lambda: time.perf_counter() >= answered, "the answer")
+        os.write(master, b"\x03")  # Ctrl+C
+        quit_at = time.perf_counter()
+        proc.wait(timeout=60)
+        to_exit = time.perf_counter() - quit_at
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    return to_request, to_exit
+
+
+def bench_first_message(repeats: int, pause: float, baseline: str | None) -> float | None:
+    """Median Ctrl+S -> request of ours / 0.18's (None without the baseline)."""
+    from mnemara.testing import ScriptedAPI, reply
+
+    home = Path(tempfile.mkdtemp(prefix="mnemara-bench-first-"))
+    with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
+        env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color")
+        ours_env = dict(env, PYTHONPATH=str(ROOT))
+        old_env = dict(env, IS_SANDBOX="1")  # 0.18 always asks for bypassPermissions, refused as root otherwise
+        variants: dict[str, list[tuple[float, float]]] = {"mnemara": []}
+        if baseline:
+            variants["0.18"] = []
+        for n in range(repeats):
+            for name in (list(variants) if n % 2 == 0 else list(reversed(variants))):
+                instance = f"first{n}-{name.replace('.', '')}"
+                if name == "mnemara":
+                    subprocess.run([sys.executable, "-m", "mnemara", "init", "--instance", instance, "--role", ""],
+                                   env=ours_env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+                    cmd = [sys.executable, "-m", "mnemara", "run", "--instance", instance]
+                    variants[name].append(first_message(cmd, ours_env, api, pause))
+                else:
+                    script = str(Path(baseline or "").parent / "mnemara")
+                    subprocess.run([script, "init", "--instance", instance], env=old_env, check=True, capture_output=True)
+                    variants[name].append(first_message([script, "run", "--instance", instance], old_env, api, pause))
+    print(f"first message (median of {repeats}, on a pty, typing starts {pause:.1f} s after the panel is drawn)")
+    medians = {}
+    for name, runs in variants.items():
+        medians[name] = statistics.median(r[0] for r in runs)
+        print(f"  {name:<8} Ctrl+S -> request {medians[name] * 1000:8.1f} ms   Ctrl+C -> gone "
+              f"{statistics.median(r[1] for r in runs) * 1000:8.1f} ms   runs: "
+              + ", ".join(f"{r[0] * 1000:.0f}" for r in runs))
+    if not baseline:
+        return None
+    ratio = medians["mnemara"] / medians["0.18"]
+    print(f"  Ctrl+S -> request, mnemara / 0.18: {ratio:.2f}x (goal <= 1)")
+    return ratio
+
+
+def find_baseline(given: str | None) -> str | None:
+    for candidate in filter(None, [given, os.environ.get("MNEMARA_BASELINE_PYTHON"), "/work/venv018/bin/python"]):
+        if Path(candidate).exists() and (Path(candidate).parent / "mnemara").exists():
+            return candidate
+    return None
 
 
 # -- 2. the log --------------------------------------------------------------------------
@@ -199,17 +308,36 @@ def main() -> None:
     parser.add_argument("--baseline-messages", type=int, default=2000,
                         help="messages for the one-widget-per-message baseline (it gets slow)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--first-repeats", type=int, default=3, help="runs of the first-message measurement")
+    parser.add_argument("--pause", type=float, default=2.0, help="seconds between the panel drawn and typing")
+    parser.add_argument("--baseline-python", help="python of a Mnemara 0.18 install (default: found automatically)")
+    parser.add_argument("--only-first-message", action="store_true")
+    parser.add_argument("--no-check", action="store_true", help="print the figures, never fail on a goal")
     args = parser.parse_args()
-    startup = bench_startup(args.repeats)
-    flat = bench_log(args.messages, args.baseline_messages)
+    print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1/5/15 min) on {os.cpu_count()} cpus")
+    baseline = find_baseline(args.baseline_python)
+    if baseline is None:
+        print("BASELINE MISSING: no Mnemara 0.18 found (pass --baseline-python PATH); first message measured alone")
     missed = []
-    if startup >= STARTUP_GOAL_S:
-        missed.append(f"start-up {startup * 1000:.0f} ms >= {STARTUP_GOAL_S * 1000:.0f} ms")
-    if flat > FLAT_GOAL:
-        missed.append(f"appends not flat: last/first {flat:.2f}x > {FLAT_GOAL}x")
-    print(f"goal: panel interactive < {STARTUP_GOAL_S * 1000:.0f} ms and last/first append <= {FLAT_GOAL}x "
-          f"(Markdown on) -> {'MISSED: ' + '; '.join(missed) if missed else 'met'}")
+    if not args.only_first_message:
+        startup = bench_startup(args.repeats)
+        flat = bench_log(args.messages, args.baseline_messages)
+        if startup >= STARTUP_GOAL_S:
+            missed.append(f"start-up {startup * 1000:.0f} ms >= {STARTUP_GOAL_S * 1000:.0f} ms")
+        if flat > FLAT_GOAL:
+            missed.append(f"appends not flat: last/first {flat:.2f}x > {FLAT_GOAL}x")
+        print(f"goal: panel interactive < {STARTUP_GOAL_S * 1000:.0f} ms and last/first append <= {FLAT_GOAL}x "
+              f"(Markdown on) -> {'MISSED: ' + '; '.join(missed) if missed else 'met'}")
+    ratio = bench_first_message(args.first_repeats, args.pause, baseline)
+    print(f"load at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if ratio is not None and ratio > 1.0:
+        missed.append(f"first message Ctrl+S -> request {ratio:.2f}x 0.18's")
+    if args.no_check:
+        return
+    if baseline is None:
+        sys.exit(2)
     if missed:
+        print("MISSED: " + "; ".join(missed))
         sys.exit(1)
 
 

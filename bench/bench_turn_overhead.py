@@ -1,29 +1,47 @@
-"""Per-turn overhead of Mnemara against a bare claude_agent_sdk.query() (issue 3).
+"""Turn overhead: Mnemara against Mnemara 0.18 and the bare SDK, whole processes and in-process (issues 3, 19).
 
-Run: python bench/bench_turn_overhead.py [--turns 12] [--think 1.0]
+Run: python bench/bench_turn_overhead.py [--turns 10] [--rounds 3] [--baseline-python PATH] [--no-check]
 
-Both sides talk to the same scripted Messages API on 127.0.0.1 (mnemara.testing),
-with the same role doc as system prompt, the same built-in tools and the same
-prompt and answer. For each turn it measures the wall time from "send" to the
-end of the turn and from "send" to the request reaching the server, and prints
-the medians and the Mnemara / bare-SDK ratios.
+Every variant talks to the same scripted Messages API on 127.0.0.1
+(mnemara.testing) with the same role doc, the same built-in tools and the same
+messages and answers. Variants are interleaved: each round runs every variant
+once, in a rotated order, so load changes hit them alike. Medians over rounds.
 
-Mnemara is measured three ways:
-  warm+think : the normal session (a spare CLI is started after each turn), with
-               --think seconds between turns, as a person reading and typing would;
-  warm       : the same with no pause between turns (spare may still be booting);
-  cold       : warm_spare=False, a fresh CLI per turn exactly like query().
-The bare SDK gets the same pause (it cannot use it). Pauses are never timed.
+Whole processes, start to exit (what a user runs; --turns messages piped in):
+  mnemara   : ``python -m mnemara run`` of this checkout (the REPL, as with a pipe);
+  0.18      : ``python -m mnemara run --no-tui`` of Mnemara 0.18 (--baseline-python);
+  bare SDK  : a script that sends each line through its own ``query()``.
+  Measured: first request after start, time per back-to-back turn (from the
+  first request to the last, so every turn after the first counts, none is a
+  warm-up), last request -> process gone, start -> exit / turns, and the peak
+  RSS of the Python process (VmHWM; the CLI child is not Python).
+
+In-process (the embedding API, every turn timed including the first, from the
+session's creation):
+  mnemara one CLI        : AgentSession as the UIs use it (prewarm, kept CLI);
+  mnemara fresh per turn : reuse_cli=False, warm_spare=False (a CLI per turn);
+  bare query()           : one ``query()`` per turn.
+
+Goals (issue 19), on the whole-process medians of this one run:
+  back-to-back turn <= 0.5x 0.18's; first request <= 0.18's; exit <= 0.18's;
+  Python RSS over the turns <= 100 MB (no memory tool is used).
+  Target (reported, not a ratio): 0.15 s per back-to-back turn.
+Exits 1 when a goal is missed, 2 when the measurement is invalid or the 0.18
+baseline is missing, unless --no-check.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,85 +50,273 @@ sys.path.insert(0, str(ROOT))
 from mnemara.testing import ScriptedAPI, reply  # noqa: E402
 
 ROLE = "You are a benchmark agent. Answer briefly.\n" * 20
-PROMPT = "Summarise the lease timeout rules in one line."
 ANSWER = "Leases time out after thirty seconds unless renewed by the holder."
+DEFAULT_BASELINE = Path("/work/venv018/bin/python")
+GOAL_TURN_RATIO = 0.5
+GOAL_RSS_MB = 100.0
+TARGET_TURN_S = 0.15
+
+BARE_SCRIPT = """
+import asyncio, sys
+from claude_agent_sdk import ClaudeAgentOptions, query
+role = open(sys.argv[1], encoding="utf-8").read()
+async def one(text):
+    options = ClaudeAgentOptions(system_prompt=role, tools=["Bash", "Read", "Write", "Edit"], setting_sources=[],
+                                 cwd=sys.argv[2], include_partial_messages=True)
+    async for message in query(prompt=text, options=options):
+        pass
+for line in sys.stdin:
+    if line.strip():
+        asyncio.run(one(line.strip()))
+        print("answered", flush=True)
+"""
 
 
-def bare_sdk(api: ScriptedAPI, turns: int, think: float, cwd: str) -> tuple[list[float], list[float]]:
-    from claude_agent_sdk import ClaudeAgentOptions, query
-
-    async def one() -> tuple[float, float]:
-        options = ClaudeAgentOptions(system_prompt=ROLE, tools=["Bash", "Read", "Write", "Edit"], setting_sources=[],
-                                     model="claude-sonnet-4-6", cwd=cwd, include_partial_messages=True)
-        before = len(api.message_requests())
-        start = time.perf_counter()
-        wall0 = time.time()
-        async for _ in query(prompt=PROMPT, options=options):
-            pass
-        total = time.perf_counter() - start
-        arrived = api.message_requests()[before].at - wall0
-        return total, arrived
-
-    totals, arrivals = [], []
-    for _ in range(turns):
-        total, arrived = asyncio.run(one())
-        totals.append(total)
-        arrivals.append(arrived)
-        time.sleep(think)
-    return totals, arrivals
+def message(n: int) -> str:
+    return f"Summarise the lease timeout rules in one line (message {n})."
 
 
-def mnemara_turns(api: ScriptedAPI, turns: int, think: float, warm: bool, name: str, cwd: str) -> tuple[list[float], list[float]]:
+@dataclass
+class Run:
+    first_request: float
+    per_turn: float
+    exit: float
+    total_per_turn: float
+    rss_mb: float
+
+
+@dataclass
+class Variant:
+    name: str
+    runs: list[Run] = field(default_factory=list)
+
+    def median(self, attr: str) -> float:
+        return statistics.median(getattr(r, attr) for r in self.runs)
+
+
+# -- whole processes ------------------------------------------------------------------------------
+
+
+def peak_rss_mb(pid: int, stop: threading.Event, out: list[float]) -> None:
+    """Poll the peak resident set (VmHWM) of ``pid`` until it exits."""
+    path = Path(f"/proc/{pid}/status")
+    while not stop.is_set():
+        try:
+            for line in path.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    out.append(int(line.split()[1]) / 1024)
+        except OSError:
+            return
+        time.sleep(0.02)
+
+
+def run_process(api: ScriptedAPI, cmd: list[str], env: dict[str, str], turns: int, cwd: str) -> Run:
+    before = len(api.message_requests())
+    stdin = "".join(message(n) + "\n" for n in range(turns))
+    start = time.time()
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, cwd=cwd, text=True)
+    stop, rss = threading.Event(), [0.0]
+    watcher = threading.Thread(target=peak_rss_mb, args=(proc.pid, stop, rss), daemon=True)
+    watcher.start()
+    out, err = proc.communicate(stdin, timeout=600)
+    ended = time.time()
+    stop.set()
+    watcher.join()
+    requests = api.message_requests()[before:]
+    if proc.returncode != 0 or len(requests) != turns:
+        raise SystemExit(f"INVALID: {' '.join(cmd[:4])}... exited {proc.returncode} after {len(requests)} of {turns} "
+                         f"requests\nstdout: {out[-500:]}\nstderr: {err[-1500:]}")
+    if [message(n) in requests[n].user_text() for n in range(turns)] != [True] * turns:
+        raise SystemExit(f"INVALID: {' '.join(cmd[:4])}... did not send the {turns} messages in order")
+    at = [r.at for r in requests]
+    return Run(first_request=at[0] - start, per_turn=(at[-1] - at[0]) / (turns - 1), exit=ended - at[-1],
+               total_per_turn=(ended - start) / turns, rss_mb=max(rss))
+
+
+def setup_mnemara(home: Path, name: str, role: Path, env: dict[str, str], python: str, new: bool) -> list[str]:
+    """Create the instance (not timed) and return the command that runs it."""
+    if new:
+        subprocess.run([python, "-m", "mnemara", "init", "--instance", name, "--role", str(role)], env=env,
+                       check=True, capture_output=True, stdin=subprocess.DEVNULL)
+        return [python, "-m", "mnemara", "run", "--instance", name]
+    script = str(Path(python).parent / "mnemara")  # 0.18 has no __main__: its console script (a Python process)
+    subprocess.run([script, "init", "--instance", name], env=env, check=True, capture_output=True)
+    subprocess.run([script, "role", "--instance", name, "--set", str(role)], env=env, check=True, capture_output=True)
+    return [script, "run", "--instance", name, "--no-tui"]
+
+
+# -- in-process ---------------------------------------------------------------------------------------
+
+
+def in_process_mnemara(api: ScriptedAPI, home: Path, name: str, role: Path, turns: int, reuse: bool) -> list[float]:
+    """Seconds per turn, the first included, from the session's creation."""
     from mnemara.config import update_config
     from mnemara.instance import Instance
     from mnemara.session import AgentSession
 
     inst = Instance.create(name)
-    role = inst.root / "role.md"
-    role.write_text(ROLE, encoding="utf-8")
     update_config(inst.config_path, role_doc_path=str(role))
-    totals, arrivals = [], []
-    with AgentSession(inst, warm_spare=warm, cwd=cwd) as session:
-        session.turn("warm-up")  # the first turn of a session always starts a CLI
-        time.sleep(think)
-        for _ in range(turns):
-            before = len(api.message_requests())
-            start = time.perf_counter()
-            wall0 = time.time()
-            result = session.turn(PROMPT)
-            totals.append(time.perf_counter() - start)
+    times = []
+    start = time.perf_counter()
+    with AgentSession(inst, warm_spare=reuse, reuse_cli=reuse, cwd=str(home)) as session:
+        session.prewarm()
+        for n in range(turns):
+            result = session.turn(message(n))
             if not result.ok:
-                raise SystemExit(f"mnemara turn failed: {result.errors}")
-            arrivals.append(api.message_requests()[before].at - wall0)
-            time.sleep(think)
-    return totals, arrivals
+                raise SystemExit(f"INVALID: in-process turn failed: {result.errors}")
+            now = time.perf_counter()
+            times.append(now - start)
+            start = now
+    return times
 
 
-def main() -> None:
+def in_process_bare(turns: int, role: Path, cwd: str) -> list[float]:
+    from claude_agent_sdk import ClaudeAgentOptions, query
+
+    text = role.read_text(encoding="utf-8")
+
+    async def one(prompt: str) -> None:
+        options = ClaudeAgentOptions(system_prompt=text, tools=["Bash", "Read", "Write", "Edit"], setting_sources=[],
+                                     cwd=cwd, include_partial_messages=True)
+        async for _ in query(prompt=prompt, options=options):
+            pass
+
+    times = []
+    for n in range(turns):
+        t0 = time.perf_counter()
+        asyncio.run(one(message(n)))
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+# -- the run ------------------------------------------------------------------------------------------
+
+
+def find_baseline(given: str | None) -> tuple[str | None, str]:
+    """The Python of Mnemara 0.18: --baseline-python, $MNEMARA_BASELINE_PYTHON, or /work/venv018."""
+    candidates = [given] if given else [os.environ.get("MNEMARA_BASELINE_PYTHON"), str(DEFAULT_BASELINE)]
+    for candidate in filter(None, candidates):
+        if not Path(candidate).exists():
+            continue
+        probe = subprocess.run([candidate, "-c", "import importlib.metadata as m; print(m.version('mnemara'))"],
+                               check=False, capture_output=True, text=True)
+        version = probe.stdout.strip()
+        if probe.returncode == 0 and version.startswith("0.18"):
+            return candidate, version
+        return None, f"{candidate} has mnemara {version or '(none)'}, not 0.18"
+    return None, "no Python with Mnemara 0.18 found (pass --baseline-python PATH or set MNEMARA_BASELINE_PYTHON)"
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cpus"
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", type=int, default=12)
-    parser.add_argument("--think", type=float, default=1.0, help="seconds between turns (not timed)")
+    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline-python", help="python of a Mnemara 0.18 install (default: found automatically)")
+    parser.add_argument("--no-in-process", action="store_true", help="whole processes only")
+    parser.add_argument("--no-check", action="store_true", help="print the figures, never fail on a goal")
     args = parser.parse_args()
+    if args.turns < 2 or args.rounds < 1:
+        parser.error("--turns must be at least 2 and --rounds at least 1")
+    print(f"goal: back-to-back turn <= {GOAL_TURN_RATIO}x 0.18's; first request <= 0.18's; exit <= 0.18's; "
+          f"Python RSS <= {GOAL_RSS_MB:.0f} MB; target {TARGET_TURN_S} s/turn")
+    baseline, about = find_baseline(args.baseline_python)
+    if baseline is None:
+        print(f"BASELINE MISSING: {about}; the 0.18 ratios cannot be measured")
+        if not args.no_check:
+            return 2
+    else:
+        print(f"baseline: Mnemara {about} at {baseline}")
+    print(f"turns per run: {args.turns}, rounds: {args.rounds}; at start: {load()}")
 
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["HOME"] = tmp
-        os.environ["MNEMARA_HOME"] = str(Path(tmp) / ".mnemara")
-        with ScriptedAPI(default=reply(ANSWER)) as api:
-            os.environ.update(api.env())
-            runs = {
-                "bare query()": bare_sdk(api, args.turns, args.think, tmp),
-                "mnemara warm+think": mnemara_turns(api, args.turns, args.think, True, "b-warm-think", tmp),
-                "mnemara warm": mnemara_turns(api, args.turns, 0.0, True, "b-warm", tmp),
-                "mnemara cold": mnemara_turns(api, args.turns, args.think, False, "b-cold", tmp),
-            }
-    base_total = statistics.median(runs["bare query()"][0])
-    base_arrive = statistics.median(runs["bare query()"][1])
-    print(f"turns per run: {args.turns}, think time: {args.think}s, cpus: {os.cpu_count()}")
-    print(f"{'run':<20} {'median turn':>12} {'ratio':>7} {'send->request':>14} {'ratio':>7}")
-    for label, (totals, arrivals) in runs.items():
-        total, arrive = statistics.median(totals), statistics.median(arrivals)
-        print(f"{label:<20} {total * 1000:>10.0f}ms {total / base_total:>7.2f} {arrive * 1000:>12.0f}ms {arrive / base_arrive:>7.2f}")
+    whole = [Variant("mnemara"), Variant("bare SDK")] + ([Variant("0.18")] if baseline else [])
+    inproc = {"mnemara one CLI": [], "mnemara fresh per turn": [], "bare query()": []}
+    saved = dict(os.environ)
+    with tempfile.TemporaryDirectory() as tmp, ScriptedAPI(default=reply(ANSWER)) as api:
+        home = Path(tmp)
+        role = home / "role.md"
+        role.write_text(ROLE, encoding="utf-8")
+        base_env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
+        base_env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), MNEMARA_NO_TUI="1")
+        os.environ.update(base_env)
+        try:
+            for rnd in range(args.rounds):
+                order = whole[rnd % len(whole):] + whole[:rnd % len(whole)]
+                for variant in order:
+                    name = f"w{rnd}-{variant.name.replace(' ', '').replace('.', '')}"
+                    if variant.name == "mnemara":
+                        env = dict(base_env, PYTHONPATH=str(ROOT))
+                        cmd = setup_mnemara(home, name, role, env, sys.executable, new=True)
+                    elif variant.name == "0.18":
+                        env = dict(base_env, IS_SANDBOX="1")  # 0.18 always asks for bypassPermissions, refused as root
+                        cmd = setup_mnemara(home, name, role, env, str(baseline), new=False)
+                    else:
+                        env = dict(base_env)
+                        cmd = [sys.executable, "-c", BARE_SCRIPT, str(role), str(home)]
+                    variant.runs.append(run_process(api, cmd, env, args.turns, str(home)))
+                if not args.no_in_process:
+                    kinds = list(inproc)
+                    for kind in kinds[rnd % 3:] + kinds[:rnd % 3]:
+                        if kind == "bare query()":
+                            inproc[kind].append(in_process_bare(args.turns, role, str(home)))
+                        else:
+                            inproc[kind].append(in_process_mnemara(api, home, f"i{rnd}-{len(inproc[kind])}-{kind[8:11]}",
+                                                                   role, args.turns, reuse=kind == "mnemara one CLI"))
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    print(f"at end: {load()}")
+
+    print(f"\nwhole processes (median of {args.rounds} runs; s = seconds)")
+    print(f"{'variant':<10} {'first request':>14} {'per turn':>9} {'exit':>7} {'start->exit/turn':>17} {'Python RSS':>11}")
+    for v in whole:
+        print(f"{v.name:<10} {v.median('first_request'):>13.2f}s {v.median('per_turn'):>8.3f}s {v.median('exit'):>6.2f}s "
+              f"{v.median('total_per_turn'):>16.3f}s {v.median('rss_mb'):>8.0f} MB")
+    print("  runs: " + "; ".join(f"{v.name}: " + ", ".join(f"{r.per_turn:.3f}" for r in v.runs) + " s/turn" for v in whole))
+    if not args.no_in_process:
+        print(f"\nin-process (every turn timed, the first included; median over {args.rounds} runs x {args.turns} turns)")
+        for kind, runs in inproc.items():
+            flat = [t for run in runs for t in run]
+            firsts = [run[0] for run in runs]
+            print(f"  {kind:<24} median turn {statistics.median(flat):6.3f}s  mean {statistics.mean(flat):6.3f}s  "
+                  f"first turn {statistics.median(firsts):6.3f}s")
+
+    ours = whole[0]
+    bare = whole[1]
+    print(f"\nmnemara / bare SDK: per turn {ours.median('per_turn') / bare.median('per_turn'):.2f}x, "
+          f"first request {ours.median('first_request') / bare.median('first_request'):.2f}x")
+    misses: list[str] = []
+    if baseline:
+        old = whole[2]
+        checks = [
+            ("back-to-back turn", ours.median("per_turn") / old.median("per_turn"), GOAL_TURN_RATIO),
+            ("first request after start", ours.median("first_request") / old.median("first_request"), 1.0),
+            ("exit after the last turn", ours.median("exit") / old.median("exit"), 1.0),
+        ]
+        print("goals against 0.18 (ratio mnemara / 0.18):")
+        for label, ratio, goal in checks:
+            ok = ratio <= goal
+            print(f"  {label:<27} {ratio:5.2f}x  goal <= {goal}x  {'met' if ok else 'MISSED'}")
+            if not ok:
+                misses.append(f"{label} {ratio:.2f}x > {goal}x")
+    rss = ours.median("rss_mb")
+    print(f"  Python RSS over {args.turns} turns   {rss:5.0f} MB  goal <= {GOAL_RSS_MB:.0f} MB  "
+          f"{'met' if rss <= GOAL_RSS_MB else 'MISSED'}")
+    if rss > GOAL_RSS_MB:
+        misses.append(f"RSS {rss:.0f} MB")
+    print(f"  target {TARGET_TURN_S} s/turn: measured {ours.median('per_turn'):.3f} s/turn under {load()}")
+    print(json.dumps({v.name: [r.__dict__ for r in v.runs] for v in whole}))
+    if misses:
+        print("MISSED: " + "; ".join(misses))
+        return 0 if args.no_check else 1
+    print("all goals met")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The Claude CLI processes a session runs turns on: handles, liveness, failure lines.
+"""The Claude CLI processes a session runs turns on: handles, liveness, rewinding, failure lines.
 
 No SDK import here: these helpers only look at what ``ClaudeSDKClient`` holds.
 """
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -44,18 +45,47 @@ def env_fingerprint() -> dict[str, str]:
 
 @dataclass
 class CliHandle:
-    """A CLI process prepared for one turn."""
+    """A CLI process prepared for a turn (and, emptied again after it, for the next ones)."""
 
     key: str
     client: Any
     loop: asyncio.AbstractEventLoop
-    ready: "asyncio.Task[None]"
+    ready: asyncio.Task[Any]
     stderr: list[str]
+    turns_served: int = 0
+    cost_so_far: float = 0.0  # the CLI's running total_cost_usd after the turns it served
 
 
-async def one_message(content: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    yield {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
-           "session_id": "default"}
+def new_message_id() -> str:
+    """The uuid a turn's user message is sent with (what :func:`rewind_conversation` cuts at)."""
+    return str(uuid.uuid4())
+
+
+async def one_message(content: list[dict[str, Any]], message_id: str | None = None) -> AsyncIterator[dict[str, Any]]:
+    message: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": content},
+                               "parent_tool_use_id": None, "session_id": "default"}
+    if message_id is not None:
+        message["uuid"] = message_id
+    yield message
+
+
+async def rewind_conversation(client: Any, message_id: str) -> bool:
+    """Empty the conversation of a CLI that just finished a turn, so it can serve the next one.
+
+    The CLI's ``rewind_conversation`` control request cuts its conversation at the
+    user message sent with ``message_id`` (the turn's only one), removing it and
+    everything after: the next request holds only the next message, byte for
+    byte what a fresh process would send (its read-file state is reset too).
+    ``/clear`` was the other route, but it leaves three text blocks of its own
+    in the next request. The SDK has no public method for this request, so it
+    goes through the control channel ``ClaudeSDKClient`` keeps; when that is
+    missing or the CLI says no, the answer is False and the process is not reused.
+    """
+    send = getattr(getattr(client, "_query", None), "_send_control_request", None)
+    if send is None:
+        return False
+    answer = await send({"subtype": "rewind_conversation", "target_message_uuid": message_id})
+    return isinstance(answer, dict) and answer.get("rewound") is True
 
 
 def alive(client: Any) -> bool:

@@ -105,6 +105,8 @@ class TurnCollector:
     api_error: str | None = None  # AssistantMessage.error of the last failed call
     api_error_text: str = ""
     retries: int = 0
+    cost_base: float = 0.0  # the CLI's running cost before this turn (a reused process keeps counting)
+    tasks_started: int = 0  # background tasks the CLI started (they would outlive the turn)
     auth_rejected: int | None = None  # HTTP status of a rejected key (401/403): the turn ends now
 
     def _show(self, text: str, confirmed: bool = False) -> list[ev.Event]:
@@ -169,6 +171,8 @@ class TurnCollector:
                     if status in ("failed", "needs-auth"):
                         out.append(ev.Notice(f"MCP server {server.get('name')!r} {status.replace('-', ' ')}: its tools "
                                              "are unavailable this turn (check mcp_servers in config.json)"))
+            if message.subtype == "task_started":
+                self.tasks_started += 1
             if message.subtype == "api_retry":
                 data = message.data
                 status = data.get("error_status")
@@ -201,7 +205,9 @@ class TurnCollector:
 
     @property
     def cost_usd(self) -> float | None:
-        return self.result.total_cost_usd if self.result else None
+        if self.result is None or self.result.total_cost_usd is None:
+            return None
+        return round(self.result.total_cost_usd - self.cost_base, 10)
 
 
 def track_api_wait(watch: StallWatch, message: Any) -> None:

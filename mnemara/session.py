@@ -12,19 +12,21 @@ live beside it:
 * :mod:`mnemara.cli_pool`: the CLI processes (the one serving a turn, the warm spare);
 * :mod:`mnemara.sync_runner`: the loop thread behind the synchronous API.
 
-Every turn is a new CLI conversation (the window *is* the history), so a CLI
-process serves exactly one turn. The role doc is read from disk at the start
-of every turn and handed to the CLI as ``--system-prompt-file`` (see
-:mod:`mnemara.prompt_file`; never argv); the CLI reads that file once per
-process, so the API calls of one turn's tool loop share that text and an edit
-applies from the next turn. To hide the CLI's start-up time a spare process is
-started after each turn with the options the next turn will most likely need;
-the next turn uses it only if the role doc text (re-read from disk), the system
-prompt extras, the model, the tools and the environment are all unchanged, and
-otherwise starts a fresh one.
+Every turn is a new CLI conversation (the window *is* the history). The role
+doc is read from disk at the start of every turn and handed to the CLI as
+``--system-prompt-file`` (see :mod:`mnemara.prompt_file`; never argv); the CLI
+reads that file once per process, so the API calls of one turn's tool loop
+share that text and an edit applies from the next turn. A process that ended a
+turn cleanly serves the next one too, its conversation rewound to empty, as
+long as the role doc text (re-read from disk), the system prompt extras, the
+model, the tools, the MCP servers, cwd and the environment are unchanged;
+otherwise the next turn gets a new process (see :mod:`mnemara.cli_pool`).
 
-``warm_spare=False`` (or ``MNEMARA_WARM_SPARE=0``) turns the spare off: every
-turn then starts its own CLI, exactly like ``claude_agent_sdk.query()``.
+``warm_spare`` (default on; ``MNEMARA_WARM_SPARE=0`` turns it off) also starts
+a process ahead of time when none fits (at start, after a key change).
+``reuse_cli=False`` (or ``MNEMARA_REUSE_CLI=0``) ends every process after its
+turn; with both off every turn starts its own CLI, exactly like
+``claude_agent_sdk.query()``.
 
 The live config: :meth:`AgentSession.update_config` validates, saves config.json
 atomically and hands the new config to every holder (tools, permission gate,
@@ -68,6 +70,7 @@ from mnemara.cli_process import (
     exception_message,
     hard_kill,
     has_credentials,
+    new_message_id,
     no_key_message,
     one_message,
 )
@@ -119,7 +122,8 @@ class AgentSession:
     """Drive turns on one instance. Not thread-safe: one turn at a time."""
 
     def __init__(self, instance: Instance, *, permission_prompt: PermissionPrompt | None = None,
-                 cwd: str | Path | None = None, warm_spare: bool | None = None) -> None:
+                 cwd: str | Path | None = None, warm_spare: bool | None = None,
+                 reuse_cli: bool | None = None) -> None:
         self.instance = instance
         self.config = Config.load(instance.config_path)
         self.store = TurnStore(instance.turns_path)
@@ -127,9 +131,11 @@ class AgentSession:
         self.permission_prompt = permission_prompt
         self.cwd = str(cwd or os.getcwd())
         if warm_spare is None:
-            warm_spare = os.environ.get("MNEMARA_WARM_SPARE", "1").strip().lower() not in ("0", "false", "no", "off")
+            warm_spare = _env_flag("MNEMARA_WARM_SPARE")
         self.warm_spare = warm_spare
-        self.pool = CliPool(instance.debug_log_path)
+        if reuse_cli is None:
+            reuse_cli = _env_flag("MNEMARA_REUSE_CLI")
+        self.pool = CliPool(instance.debug_log_path, reuse=reuse_cli)
         self.stats = self.pool.stats  # how each turn got its CLI process
         self.launcher = CliLauncher(self)
         #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
@@ -152,6 +158,7 @@ class AgentSession:
         self._turn_loop: asyncio.AbstractEventLoop | None = None
         self._sync = LoopThread("mnemara-session")
         self._closed = False
+        self._backends_warmed = False
         self._damaged_seen: set[int] = set()  # damaged rows already reported this session
         self._damaged_now: list[int] = []  # damaged rows the last context_blocks() left out
         from mnemara.context.hooks import install as install_context_hooks
@@ -308,28 +315,38 @@ class AgentSession:
         except Exception as exc:
             log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
             return
-        self.pool.keep_spare(lambda: self.launcher.launch(prompt))
+        self.pool.keep_spare(self.launcher.key(prompt), lambda: self.launcher.launch(prompt))
 
     def prewarm(self) -> None:
         """Start the first turn's CLI now, in the background, for the sync :meth:`turn` API.
 
         A UI calls this when it opens, so the user's first message does not wait
         for the SDK import and the CLI start-up. No-op without ``warm_spare``.
+        Nothing else heavy is loaded at start (see :meth:`_warm_backends`).
         """
         if self.warm_spare and not self._closed and self.pool.spare is None:
             self._sync.call_soon(self._prepare_spare)
-        self._preload_backends()
 
     async def aprewarm(self) -> None:
         """:meth:`prewarm` for callers that drive :meth:`aturn` on their own event loop."""
         if self.warm_spare and not self._closed and self.pool.spare is None:
             self._prepare_spare()
-        self._preload_backends()
 
-    def _preload_backends(self) -> None:
-        """Import LanceDB in a daemon thread so the first memory write does not pay 1-3 s for it."""
-        if self.config.rag_enabled:
+    def _warm_backends(self) -> None:
+        """After the first turn (the user is reading), import LanceDB / Kuzu in the background, through
+        the one guarded loader, for an instance that already has an index / a graph on disk.
+
+        Never at start (it would fight the SDK import and the CLI start-up for the CPU) and
+        never for an instance that has not used them: there the first use imports them.
+        """
+        if self._backends_warmed:
+            return
+        self._backends_warmed = True
+        cfg = self.config
+        if cfg.rag_enabled and _has_files(self.instance.index_dir):
             preload_backend("lancedb")
+        if cfg.graph_enabled and _has_files(self.instance.graph_dir):
+            preload_backend("kuzu")
 
     # -- the turn ----------------------------------------------------------------------------------
     async def aturn(self, text: str) -> AsyncIterator[ev.Event]:
@@ -422,15 +439,17 @@ class AgentSession:
         from mnemara.sdk_bridge import track_api_wait
 
         watch, collector = turn.watch, turn.collector
+        message_id = new_message_id()
         try:
             turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
+            collector.cost_base = handle.cost_so_far
             if not self._stop_requested:
                 stall = turn.stall = StallWatch(turn.cfg.api_stall_seconds,
                                                 functools.partial(end_stalled_call, handle.client, hard_kill))
                 watchdog = asyncio.ensure_future(stall.run())
                 try:
                     stall.awaiting_api()
-                    await handle.client.query(one_message(content))
+                    await handle.client.query(one_message(content, message_id))
                     async for message in handle.client.receive_response():
                         track_api_wait(stall, message)
                         halted = False
@@ -452,8 +471,21 @@ class AgentSession:
                 turn.failure = ev.ErrorEvent(exception_message(exc, turn.stderr), "cli")
         finally:
             if turn.handle is not None:
-                self.pool.release(turn.handle)
+                self._release(turn, message_id)
             self.pool.active = None
+
+    def _release(self, turn: _Turn, message_id: str) -> None:
+        """Hand the turn's CLI back: kept for the next turn (rewound to an empty conversation) only
+        when the turn ended cleanly: a result, no error, not stopped or halted, no background task."""
+        assert turn.handle is not None
+        result = turn.collector.result
+        if result is not None and result.total_cost_usd is not None:
+            turn.handle.cost_so_far = result.total_cost_usd
+        clean = (result is not None and not result.is_error and turn.failure is None and not self._stop_requested
+                 and not (result.terminal_reason or "").startswith("aborted")
+                 and not (turn.watch is not None and turn.watch.halt is not None)
+                 and not turn.collector.tasks_started and not turn.collector.auth_rejected)
+        self.pool.release(turn.handle, message_id if clean else None)
 
     def _recover_overflow(self, turn: _Turn, text: str) -> ev.Event | None:
         """"Prompt is too long": evict the oldest unpinned rows to fit (a Notice, then the caller retries
@@ -536,6 +568,7 @@ class AgentSession:
             log_event(self.instance.debug_log_path, "turn_interrupted", user_row_id=user_id, assistant_row_id=assistant_id)
         self._run_post_turn_hooks(assistant_id)
         self._prepare_spare()
+        self._warm_backends()
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, interrupted=turn.interrupted,
                           assistant_row_id=assistant_id, user_row_id=user_id)
 
@@ -689,3 +722,15 @@ class AgentSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _env_flag(name: str) -> bool:
+    """An on/off environment switch, on unless set to 0/false/no/off."""
+    return os.environ.get(name, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _has_files(folder: Path) -> bool:
+    try:
+        return any(folder.iterdir())
+    except OSError:
+        return False

@@ -50,11 +50,11 @@ def test_role_doc_is_reread_after_edit_and_missing_one_warns(scripted_api, sessi
     session = session_factory(warm_spare=True)
     update_config(session.instance.config_path, role_doc_path=str(role))
     session.turn("first")
-    session.turn("second, same role doc: the spare CLI serves it")
-    assert session.stats == {"spare_used": 1, "fresh_started": 1}
+    session.turn("second, same role doc: the first turn's CLI serves it")
+    assert session.stats == {"spare_used": 0, "fresh_started": 1, "reused": 1}
     role.write_text("You are ROLE-VERSION-TWO.", encoding="utf-8")
     session.turn("third")
-    assert session.stats == {"spare_used": 1, "fresh_started": 2}  # the spare had the old text
+    assert session.stats == {"spare_used": 0, "fresh_started": 2, "reused": 1}  # the kept CLI had the old text
     role.unlink()
     result = session.turn("fourth")
     systems = [r.system_text for r in scripted_api.message_requests()]
@@ -257,7 +257,7 @@ def test_prewarm_serves_the_first_turn(scripted_api, session_factory):
         time.sleep(0.1)
     scripted_api.push(reply("warm hello"))
     assert session.turn("first").text == "warm hello"
-    assert session.stats == {"spare_used": 1, "fresh_started": 0}
+    assert session.stats == {"spare_used": 1, "fresh_started": 0, "reused": 0}
 
 
 def test_bash_timeout_seconds_bounds_bash(scripted_api, session_factory):

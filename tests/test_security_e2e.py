@@ -201,7 +201,8 @@ def test_instance_folders_and_files_are_private_after_a_real_session(cli, script
     modes = dict(_modes(root))
     assert {"wiki/ops/leases.md", "turns.sqlite", "config.json", "debug.log", "graph/graph.kuzu"} <= set(modes)
     assert (mnemara_home.stat().st_mode & 0o777) == 0o700 and modes["."] == 0o700
-    # LanceDB and Kuzu create their own files with the library's modes; they sit inside the 0700
+    # LanceDB (the chunks table and the per-model vector tables the default local embedder fills)
+    # and Kuzu create their own files with the library's modes; they sit inside the 0700
     # instance folder, so no other user can reach them. Everything Mnemara writes itself is private.
     ours = {p: m for p, m in modes.items() if not (p.startswith("graph/") or (p.startswith("index/") and ".lance" in p))}
     loose = {p: oct(m) for p, m in ours.items() if m not in (0o700, 0o600)}

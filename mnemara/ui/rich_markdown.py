@@ -29,9 +29,32 @@ def code_caption(number: int, lang: str, closed: bool) -> str:
     return f"── {what} · block {number} · click or /copy {number} to copy" + ("" if closed else " · streaming…")
 
 
+_PARSER: Any = None
+
+
+def _markdown(text: str) -> Any:
+    """``rich.markdown.Markdown`` parsed with one shared markdown-it parser.
+
+    Rich builds a new parser per ``Markdown`` (most of its cost for a short
+    answer); the log renders thousands of entries, so the parser is built once
+    and the object is filled the way ``Markdown.__init__`` does.
+    """
+    global _PARSER
+    from rich.markdown import Markdown
+
+    if _PARSER is None:
+        from markdown_it import MarkdownIt
+
+        _PARSER = MarkdownIt().enable("strikethrough").enable("table")
+    md = Markdown.__new__(Markdown)
+    md.markup, md.parsed = text, _PARSER.parse(text)
+    md.code_theme, md.justify, md.style, md.hyperlinks = CODE_THEME, None, "none", True
+    md.inline_code_lexer, md.inline_code_theme = None, CODE_THEME
+    return md
+
+
 def blocks_for(text: str) -> list[Block]:
     """Prose and code of ``text`` as renderables, in order."""
-    from rich.markdown import Markdown
     from rich.syntax import Syntax
     from rich.text import Text
 
@@ -44,5 +67,5 @@ def blocks_for(text: str) -> list[Block]:
             out.append(Block(Syntax(part.text, part.lang or "text", theme=CODE_THEME, word_wrap=True,
                                     background_color="default"), part.text))
         else:
-            out.append(Block(Markdown(part.text, code_theme=CODE_THEME)))
+            out.append(Block(_markdown(part.text)))
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -104,6 +105,20 @@ class MnemaraApp(App[None]):
     def on_mount(self) -> None:
         self.call_after_refresh(self._load)
         self._start_inbox()
+        self.call_after_refresh(lambda: self.run_worker(self._prewarm(), group="prewarm"))
+
+    async def _prewarm(self) -> None:
+        """Start the first turn's CLI as the REPL does, once the panel is drawn: the SDK import
+        (about 1.5 s of CPU) runs in a thread, then the process is launched on this loop, where
+        the turns run."""
+        prewarm = getattr(self.session, "aprewarm", None)
+        if prewarm is None or not getattr(self.session, "warm_spare", False):
+            return
+        try:
+            await asyncio.to_thread(importlib.import_module, "claude_agent_sdk")
+            await prewarm()
+        except Exception as exc:  # the first turn then starts its own CLI
+            log_event(self.instance.debug_log_path, "prewarm_failed", level="warning", error=repr(exc))
 
     # -- peer inbox ----------------------------------------------------------------------
     def _start_inbox(self) -> None:
