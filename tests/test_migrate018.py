@@ -113,9 +113,9 @@ def test_018_export_file_imports(old_instance, isolated_home: Path) -> None:
     inst = Instance.create("fresh")
     session = AgentSession(inst)
     try:
-        refused = dispatch(session, f"/import {export}")  # its allowed_tools would change what the agent may do
-        assert not refused.ok and "--accept-permissions" in refused.text
-        result = dispatch(session, f"/import --accept-permissions {export}")
+        # its allowed_tools only name 0.18's per-tool policies and default allows: nothing the agent may do
+        # changes, so /import does not ask (tests/test_policy_holes.py covers the asking)
+        result = dispatch(session, f"/import {export}")
         assert result.ok, result.text
         rows = session.store.history()
     finally:
