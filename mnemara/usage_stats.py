@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemara import events as ev
-from mnemara.fsutil import atomic_write_text
+from mnemara.fsutil import atomic_write_text, private_mkdir
 
 COUNTERS = ("turns", "failed_turns", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens")
 
@@ -82,7 +82,7 @@ class StatsFile:
     def observe(self, event: ev.Event) -> None:
         if self.current.observe(event):
             try:
-                self.folder.mkdir(parents=True, exist_ok=True)
+                private_mkdir(self.folder)
                 atomic_write_text(self.path, json.dumps(asdict(self.current), indent=2) + "\n")
             except OSError:
                 pass  # stats never fail a turn

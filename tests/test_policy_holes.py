@@ -242,3 +242,27 @@ def test_opening_an_old_world_readable_instance_makes_it_private(mnemara_home: P
     made.root.chmod(0o755)
     Instance.open("old")
     assert made.root.stat().st_mode & 0o777 == 0o700
+
+
+def test_file_manifest_never_opens_a_per_process_path_or_pipe(isolated_home: Path) -> None:
+    """The post-turn file manifest hashed a refused Read's target in Mnemara's own process and hung on a pipe."""
+    import threading
+
+    from mnemara.context.manifest import FileTracker
+
+    read_end, write_end = os.pipe()
+    try:
+        link = isolated_home / "notes.txt"
+        link.symlink_to(f"/proc/self/fd/{read_end}")
+        fifo = isolated_home / "fifo"
+        os.mkfifo(fifo)
+        tracker = FileTracker()
+        worker = threading.Thread(target=lambda: [tracker.record(str(p)) for p in (link, fifo, "/dev/fd/0")],
+                                  daemon=True)
+        worker.start()
+        worker.join(10)
+        assert not worker.is_alive(), "recording a per-process path blocked"
+        assert all(rec.sha256 is None for rec in tracker.files.values()) and len(tracker.files) == 3
+    finally:
+        os.close(write_end)
+        os.close(read_end)

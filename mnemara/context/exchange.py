@@ -353,13 +353,37 @@ class PermissionChangeNeedsConsent(UsageError):
         self.changes = changes
 
 
+def _own_policy_names() -> set[str]:
+    """Policy names of the in-process mnemara tools (``WriteMemory``, ``GraphQuery``, ...)."""
+    from mnemara.tools import all_specs
+
+    return {spec.policy_name for spec in all_specs() if spec.policy_name}
+
+
 def permission_changes(current: Config, incoming: Config) -> list[str]:
     """``- field: entry`` / ``+ field: entry`` lines for every policy or MCP server that would change.
 
     Entries are shown as ASCII JSON, so no control or direction character can hide in them.
+    Entries that change nothing are not listed: a plain ``allow`` for an in-process mnemara tool
+    with no policy here (allowed by default; a server-wide deny still wins), and a policy naming
+    no tool Mnemara knows (0.18's per-tool names; the gate ignores them and says so at start).
     """
+    from mnemara.permissions import BUILTIN_DEFAULTS, MCP_PREFIX, POLICY_ALIASES
+
     lines: list[str] = []
     mine, theirs = current.to_dict(), incoming.to_dict()
+    own = _own_policy_names()
+    known = own | set(BUILTIN_DEFAULTS) | set(POLICY_ALIASES)
+    configured = {item.get("tool") for item in mine.get("allowed_tools") or []}
+
+    def effective(item: dict[str, Any]) -> bool:
+        tool = str(item.get("tool"))
+        if tool not in known and not tool.startswith(MCP_PREFIX):
+            return False
+        return not (tool in own and tool not in configured and item.get("mode") == "allow"
+                    and not item.get("allowed_patterns"))
+
+    theirs["allowed_tools"] = [item for item in theirs.get("allowed_tools") or [] if effective(item)]
     for name in PERMISSION_FIELDS:
         old = [json.dumps(item, sort_keys=True) for item in mine.get(name) or []]
         new = [json.dumps(item, sort_keys=True) for item in theirs.get(name) or []]

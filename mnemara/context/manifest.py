@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from mnemara.context.blocks import READ_TOOL, WRITE_TOOLS, file_path_of
+from mnemara.policy_checks import process_relative_path
 from mnemara.store import Turn
 from mnemara.tokens import CHARS_PER_TOKEN
 
@@ -32,8 +34,14 @@ class FileRecord:
 
 
 def _stat_hash(path: str) -> FileRecord:
+    """Size, mtime and hash of a regular file; never opens a per-process path, pipe or device
+    (reading ``/proc/self/fd/1`` here would block on Mnemara's own stdout)."""
+    if process_relative_path(path) is not None:
+        return FileRecord(path, None, 0, 0)
     try:
         st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return FileRecord(path, None, 0, 0)
         digest = hashlib.sha256()
         with open(path, "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from mnemara.backend_loader import import_failure, load_backend
 from mnemara.errors import BackendUnavailable, UsageError
-from mnemara.fsutil import atomic_write_text, locked
+from mnemara.fsutil import atomic_write_text, locked, private_mkdir
 from mnemara.memory import chunking
 from mnemara.memory.chunking import Chunk
 from mnemara.memory.embed import EmbedError
@@ -132,7 +132,7 @@ class RagIndex:
         if self._db is None:
             lancedb = _lance()
             try:
-                self.index_dir.mkdir(parents=True, exist_ok=True)
+                private_mkdir(self.index_dir)
                 self._db = lancedb.connect(str(self.index_dir), read_consistency_interval=timedelta(0))
             except Exception as exc:
                 raise RagUnavailable(_reason(exc)) from None
@@ -194,7 +194,7 @@ class RagIndex:
         if only is not None:
             wanted = {self._key_of(Path(p)) for p in only}
             current = {k: v for k, v in current.items() if k in wanted}
-        self.index_dir.mkdir(parents=True, exist_ok=True)
+        private_mkdir(self.index_dir)
         with locked(self.index_dir / ".lock"):
             manifest = self._load_manifest()
             sources = manifest.setdefault("sources", {})
@@ -264,7 +264,7 @@ class RagIndex:
         self._pending = None
         self._seen_version = None
         self._fts_checked = True
-        self.index_dir.mkdir(parents=True, exist_ok=True)
+        private_mkdir(self.index_dir)
         with locked(self.index_dir / ".lock"):
             for child in self.index_dir.iterdir():
                 if child.name == ".lock":
@@ -286,7 +286,7 @@ class RagIndex:
     def _write_sources(self, changed: dict[str, list[Chunk]], *, embed_budget: int | None,
                        locked_already: bool = False) -> dict[str, Any]:
         if not locked_already:
-            self.index_dir.mkdir(parents=True, exist_ok=True)
+            private_mkdir(self.index_dir)
             with locked(self.index_dir / ".lock"):
                 return self._write_sources(changed, embed_budget=embed_budget, locked_already=True)
         table = self._chunks(create=True)
