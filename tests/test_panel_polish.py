@@ -125,7 +125,8 @@ def test_tool_results_read_as_pretty_json_first_lines_then_all_on_click():
     entry = result_entry(nested)
     assert '\\"' not in entry.text and entry.text.startswith('{\n  "ok": true,\n  "hits": [')
     assert "more line(s), click to expand" in entry.text and entry.collapsible and '"c"' in entry.detail
-    assert not result_entry("short").collapsible
+    short = result_entry("short")
+    assert short.text == short.detail == "short"  # shown whole; the click view is the same text
 
 
 def test_an_error_is_one_line_with_the_rest_a_click_away():

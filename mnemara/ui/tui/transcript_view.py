@@ -54,7 +54,7 @@ def result_entry(content: Any, is_error: bool = False) -> LogEntry:
     who = "result (error)" if is_error else "result"
     lines = text.split("\n")
     if len(lines) <= RESULT_PREVIEW_LINES and all(len(line) <= SUMMARY_CHARS for line in lines):
-        return LogEntry("result", who, text or "(empty)")
+        return LogEntry("result", who, text or "(empty)", text, expand_replaces=True)  # all of it shows already
     preview = preview_lines(text, RESULT_PREVIEW_LINES, SUMMARY_CHARS)
     if len(lines) > RESULT_PREVIEW_LINES:
         preview += ", click to expand"
