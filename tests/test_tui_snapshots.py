@@ -6,6 +6,7 @@ and look at the SVGs under tests/__snapshots__/ before committing.
 from __future__ import annotations
 
 import pytest
+from textual.widgets import TextArea
 
 from mnemara.config import update_config
 from mnemara.instance import Instance
@@ -42,8 +43,19 @@ def fixed_tool_schemas(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(breakdown, "tool_schema_tokens", lambda config: (2400, "4 built-in + mnemara (est.)"))
 
 
+async def steady_cursors(pilot) -> None:
+    """A blinking cursor is drawn or not depending on when the picture is taken: hold it on."""
+    for area in pilot.app.screen.query(TextArea):
+        area.cursor_blink = False
+    await pilot.pause()
+
+
 def test_main_screen(snap_compare, seeded, make_app):
-    assert snap_compare(make_app(), terminal_size=SIZE)
+    async def settle(pilot):
+        await pilot.pause()
+        await steady_cursors(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=settle)
 
 
 def test_role_editor(snap_compare, seeded, make_app):
@@ -51,6 +63,7 @@ def test_role_editor(snap_compare, seeded, make_app):
         await pilot.pause()
         await pilot.click("#role")
         await pilot.pause()
+        await steady_cursors(pilot)
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=open_editor)
 
