@@ -27,7 +27,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between
@@ -412,14 +412,7 @@ def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ``stale_candidate: true``. Hits without a timestamp are left alone.
     """
     n = len(hits)
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    edges: list[tuple[int, int]] = []
     links: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
     for i in range(n):
         for j in range(i + 1, n):
@@ -428,15 +421,12 @@ def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             rel = relate(a.get("text", ""), b.get("text", ""))
             if rel.kind == CONFLICT:
-                parent[find(j)] = find(i)
+                edges.append((i, j))
                 links.setdefault(i, []).append((j, rel.reasons))
                 links.setdefault(j, []).append((i, rel.reasons))
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        if i in links:
-            groups.setdefault(find(i), []).append(i)
+    groups = [g for g in connected_components(n, edges) if len(g) > 1]
     out = list(hits)
-    for members in groups.values():
+    for members in groups:
         newest_first = sorted(members, key=lambda i: (_moment(hits[i]), -i), reverse=True)
         for slot, i in zip(sorted(members), newest_first):
             out[slot] = hits[i]
@@ -447,6 +437,26 @@ def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 hits[i]["stale_candidate"] = True
                 hits[i]["conflict"] = "; ".join(dict.fromkeys(r for j, rs in links[i] if j in newer for r in rs))
     return out
+
+
+def connected_components(n: int, edges: Iterable[tuple[int, int]]) -> list[list[int]]:
+    """Groups of ``range(n)`` joined by ``edges`` (union-find); each sorted, listed by smallest member."""
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
 
 
 def _moment(hit: dict[str, Any]) -> str:

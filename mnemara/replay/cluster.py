@@ -22,6 +22,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from mnemara.memory.similarity import connected_components
 from mnemara.memory.tfidf import SparseRows
 
 EPS = 1e-6
@@ -117,23 +118,8 @@ def dense_pairs(matrix: np.ndarray, min_similarity: float, block: int = 1024, pr
 
 
 def components(n: int, pairs: Iterable[Pair]) -> list[list[int]]:
-    """Connected components (union-find); each sorted, listed by smallest member."""
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for pair in pairs:
-        ra, rb = find(pair.a), find(pair.b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(find(i), []).append(i)
-    return sorted(groups.values(), key=lambda g: g[0])
+    """Connected components of the pairs; each sorted, listed by smallest member."""
+    return connected_components(n, ((pair.a, pair.b) for pair in pairs))
 
 
 def near_duplicates(
