@@ -44,6 +44,23 @@ def test_guard_lets_true_copies_through() -> None:
     assert relate("The lease timeout is 30 seconds.", "The lease timeout is 30 s.").kind == COPY
 
 
+def test_an_aside_that_claims_nothing_is_detail_and_any_other_aside_counts() -> None:
+    base = "Redis runs on port 6379 in every environment."
+    assert relate(base, "Redis runs on port 6379 in every environment (dev, staging, prod).").kind == COPY
+    for aside, why in (("(except prod)", "limits differ"), ("(in EU)", "names differ"), ("(v7 only)", "numbers differ"),
+                       ("(disabled on Sundays)", "polarity"), ("(not on the replicas)", "negation")):
+        rel = relate(base, base.rstrip(".") + f" {aside}.", similarity=1.0, copy_at=0.5)
+        assert rel.kind == CONFLICT and any(why in r for r in rel.reasons), (aside, rel)
+
+
+def test_a_limiter_on_one_side_is_a_conflict_never_a_copy() -> None:
+    for older, newer in (("Admins can deploy.", "Only admins can deploy."),
+                         ("Deploys need approval.", "Deploys need approval unless it is a hotfix."),
+                         ("Redis runs everywhere.", "Redis runs everywhere except prod.")):
+        rel = relate(older, newer, similarity=1.0, copy_at=0.5)
+        assert rel.kind == CONFLICT and "limits differ" in rel.reasons[0], (newer, rel)
+
+
 def test_tokenizer_spells_identifiers_every_way_and_stems() -> None:
     for spelling in ("INC 4432", "INC-4432", "inc4432"):
         assert {"inc", "4432", "inc4432"} <= set(tokens(spelling)), spelling

@@ -12,8 +12,9 @@ Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
 * :func:`claim_differences` is the **claim guard**. A cosine (of any
   embedder, or of TF-IDF) says two notes are about the same thing; it cannot
   say they agree. Two notes make the same claim only when their numbers and
-  units, their negations, their polarity words, what they say was retired,
-  and the order of their named entities agree. Anything else is a
+  units, their negations, their limiters (``only``, ``except``, ``unless``),
+  their polarity words, what they say was retired, and the order of their
+  named entities agree. Anything else is a
   *conflict*: written, shown and proposed for supersession, never merged.
 * :func:`relate` combines both into ``copy`` / ``conflict`` / ``distinct``.
 * :func:`apply_recency` orders conflicting search hits newest first without
@@ -157,6 +158,8 @@ def sentences(text: str) -> list[str]:
 # -- the claim guard --------------------------------------------------------------------
 CONTRACTIONS = frozenset("dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt mustnt neednt maynt mightnt shant aint".split())
 NEGATIONS = frozenset("not no never without cannot nor none nothing nobody neither nowhere".split())
+# words that narrow a claim to part of what it names: "admins can deploy" is not "only admins can deploy"
+LIMITERS = frozenset("only except excepting excluding unless solely exclusively but".split())
 NUMBER_WORDS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
 NUMBER_WORDS.update({"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
@@ -199,9 +202,10 @@ for _axis, _plus, _minus in (
 # words that say something was retired: one note having them and the other not is a disagreement
 RETIRED = frozenset("""decommissioned decommission retired retire removed deleted deprecated replaced sunset
 sunsetted discontinued abandoned obsolete elsewhere""".split())
-CLAIM_WORDS = frozenset(NEGATIONS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS))
+CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS))
 CLAIM_STEMS = frozenset(CLAIM_WORDS | {stem(w) for w in CLAIM_WORDS})
 NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+ASIDE_RE = re.compile(r"\s*\(([^()]*)\)")
 
 
 @dataclass(frozen=True)
@@ -210,12 +214,13 @@ class Claim:
 
     numbers: tuple[tuple[str, str], ...]  # (value, unit or "")
     negations: int
+    limiters: tuple[str, ...]
     poles: dict[str, frozenset[str]]
     retired: frozenset[str]
     entities: tuple[str, ...]  # case-folded, in order of first appearance
     words: tuple[str, ...]  # case-folded words in order
     content: tuple[str, ...]  # stemmed content tokens in order, claim words left out
-    topic: frozenset[str] = field(default_factory=frozenset)
+    topic: frozenset[str] = field(default_factory=frozenset)  # content without asides that claim nothing
     capitalised: frozenset[str] = field(default_factory=frozenset)  # stems of words written with a capital
 
 
@@ -249,6 +254,7 @@ def claim_of(text: str) -> Claim:
             unit = UNITS.get(words[n + 1], "") if n + 1 < len(words) else ""
             numbers.append((NUMBER_WORDS[word], unit))
     negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))
+    limiters = tuple(sorted(w for w in words if w in LIMITERS))
     poles: dict[str, set[str]] = {}
     for word in words:
         if word in POLES:
@@ -270,8 +276,19 @@ def claim_of(text: str) -> Claim:
         if (named or ident) and len(key) >= 2 and key not in entities:
             entities.append(key)
     content = tuple(t for t in tokens(text) if t not in CLAIM_STEMS and not t.isdigit())
-    return Claim(tuple(sorted(numbers)), negations, {k: frozenset(v) for k, v in poles.items()}, retired,
-                 tuple(entities), tuple(words), content, frozenset(content), frozenset(capitalised))
+    plain = ASIDE_RE.sub(lambda m: "" if _claims_nothing(m.group(1)) else m.group(0), text)
+    topic = frozenset(t for t in tokens(plain) if t not in CLAIM_STEMS and not t.isdigit())
+    return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
+                 retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised))
+
+
+def _claims_nothing(aside: str) -> bool:
+    """A parenthesised aside that only spells out detail ("(dev, staging, prod)"): no number,
+    negation, limiter, polarity, retirement or name. Such an aside is left out of the topic, so
+    a note that adds one is worded like the note without it; any other aside counts in full."""
+    claim = claim_of(aside)
+    return not (claim.numbers or claim.negations or claim.limiters or claim.poles or claim.retired
+                or claim.entities or claim.capitalised)
 
 
 def _numbers_differ(a: Claim, b: Claim) -> str:
@@ -329,6 +346,8 @@ def claim_differences(a: str, b: str) -> list[str]:
         out.append(numbers)
     if ca.negations != cb.negations:
         out.append(f"negation differs: {ca.negations} vs {cb.negations} negating words")
+    if ca.limiters != cb.limiters:
+        out.append(f"limits differ: {', '.join(ca.limiters) or 'none'} vs {', '.join(cb.limiters) or 'none'}")
     for axis in sorted(set(ca.poles) & set(cb.poles)):
         if ca.poles[axis] != cb.poles[axis]:
             out.append(f"polarity differs ({axis}): {_poles(a, axis)} vs {_poles(b, axis)}")
