@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mnemara.context.manifest import FileTracker, tracker
+from mnemara.context.manifest import FileTracker
 from mnemara.context.skeleton import read_skeleton, skeleton_of
 from mnemara.errors import UsageError
 from mnemara.store import TurnStore
+from mnemara.tools import ToolState
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,9 +91,9 @@ def test_manifest_fresh_stale_gone(tmp_path):
     for f in (a, b, c):
         f.write_text("x = 1\n" * 100, encoding="utf-8")
     store = TurnStore(tmp_path / "t.sqlite")
-    state: dict = {}
-    tr = tracker(state)
-    assert tracker(state) is tr and tr.manifest() == ""
+    state = ToolState()
+    tr = state.file_tracker  # created on first use, then the same tracker for the session
+    assert state.file_tracker is tr and tr.manifest() == ""
     tr.observe([_read_turn(store, a, "1"), _read_turn(store, b, "2"), _read_turn(store, c, "3")])
     assert "| fresh |" in tr.manifest() and tr.manifest().count("| fresh |") == 3
     b.write_text("y = 2\n", encoding="utf-8")

@@ -13,6 +13,7 @@ from mnemara.instance import Instance
 from mnemara.memory.notes import append_note
 from mnemara.memory.status import all_atoms
 from mnemara.testing_ollama import FakeOllama
+from mnemara.tools import ToolState
 from tests.conftest import run_cli
 
 SECRET = "ZEBRAQUARTZ"
@@ -41,7 +42,7 @@ def populated(isolated_home: Path):
         cfg = Config.load(inst.config_path)
         append_note(inst.memory_dir, "Deploys run on Tuesdays after the standup.", "fact")
         secret = f"The {SECRET} lease timeout is 37 seconds."
-        state: dict = {}
+        state = ToolState()
         result = write_memory(inst, cfg, secret, "insight", applies_to=["lease manager"], state=state)
         assert result["graph"]["ok"] and result["rag"]["ok"], result
         from mnemara.memory.surfaces import backends_for
@@ -159,7 +160,7 @@ def test_forget_waits_for_a_session_to_release_the_graph(isolated_home: Path) ->
 
     inst = Instance.create("busy")
     cfg = Config.load(inst.config_path)
-    state: dict = {}
+    state = ToolState()
     write_memory(inst, cfg, f"{SECRET} belongs to the relay team.", "fact", applies_to=["relay"], state=state)
     from mnemara.memory.surfaces import backends_for
 

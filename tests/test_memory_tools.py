@@ -10,6 +10,7 @@ import pytest
 from mnemara.memory.graph import Graph
 from mnemara.memory.notes import day_files, parse_file
 from mnemara.memory.surfaces import backends_for, write_memory
+from mnemara.tools import ToolState
 from mnemara.tools import all_specs
 from tests.conftest import ROOT, cli_env
 from tests.memory_support import call, context, corrupt_folder, make_instance
@@ -60,7 +61,7 @@ def test_wiki_tools_round_trip_index_and_link_tags() -> None:
 
 def test_write_memory_reaches_every_surface() -> None:
     inst, cfg = make_instance()
-    state: dict = {}
+    state = ToolState()
     res = write_memory(inst, cfg, "Loader imports must stay lazy", "wiki/patterns/loader_traps",
                        applies_to=["Loader", "CLI startup"], state=state)
     assert res["ok"] and res["wiki"] == "wiki/patterns/loader_traps.md"
@@ -70,7 +71,7 @@ def test_write_memory_reaches_every_surface() -> None:
     assert res["rag"]["ok"] and res["rag"]["added"] == 2  # the note and the wiki page
     assert res["graph"] == {"ok": True, "node": f"note:{atom.id}", "edges": 3}
     ctx = context(inst, cfg)
-    ctx.state.update(state)
+    ctx.state = state
     near = call(ctx, "graph_neighbors", node_id=f"note:{atom.id}")
     assert sorted(n["node"]["id"] for n in near["neighbors"]) == ["entity:cli startup", "entity:loader",
                                                                   "wiki:patterns/loader_traps"]
@@ -115,7 +116,7 @@ def test_corrupt_kuzu_degrades_graph_tools_but_writes_succeed() -> None:
     ctx = context(inst, cfg)
     assert call(ctx, "graph_add_node", label="entity", id="entity:a")["ok"]
     backends_for(inst, cfg, ctx.state).release()  # the panel that wrote it is gone
-    ctx.state.clear()
+    ctx.state = ToolState()
     corrupt_folder(inst.graph_dir)
     fresh = context(inst, cfg)
     for name, args in (("graph_add_node", {"label": "x"}), ("graph_neighbors", {"node_id": "entity:a"}),

@@ -14,7 +14,6 @@ from typing import Any
 
 from mnemara.context.compress import compress_repeated_reads
 from mnemara.context.eviction import EvictionResult, evict_write_pairs, has_write_tool
-from mnemara.context.manifest import tracker
 from mnemara.debuglog import log_event
 from mnemara.turn_parts import TurnPart
 
@@ -28,7 +27,7 @@ def _log(session: Any, result: EvictionResult) -> None:
 def after_turn(session: Any, assistant_row_id: int) -> None:
     """The post-turn hook: track Reads, then the opt-in automatic evictions."""
     turn = session.store.get(assistant_row_id)
-    tracker(session.tool_context.state).observe([turn])
+    session.tool_context.state.file_tracker.observe([turn])
     cfg = session.config
     if cfg.auto_evict_after_write and has_write_tool(turn) and not turn.pinned:
         _log(session, evict_write_pairs(session.store, [assistant_row_id]))
@@ -40,7 +39,7 @@ def manifest_extra(session: Any) -> str:
     """The system-prompt extra: the file-stat manifest, when enabled and any file was Read."""
     if not session.config.file_stat_manifest_enabled:
         return ""
-    return tracker(session.tool_context.state).manifest()
+    return session.tool_context.state.file_tracker.manifest()
 
 
 class ContextDiscipline(TurnPart):

@@ -1,6 +1,7 @@
 """The file-stat manifest: which files the agent Read this session, and are they still what it saw.
 
-A :class:`FileTracker` lives in the session's tool state. After each turn it
+A :class:`FileTracker` lives in the session's tool state
+(:attr:`mnemara.tools.ToolState.file_tracker`). After each turn it
 notes every ``Read`` (and refreshes files the agent itself wrote with
 Edit/Write/MultiEdit/NotebookEdit, since the agent knows that new content). When
 ``file_stat_manifest_enabled`` is on, :meth:`FileTracker.manifest` is appended to
@@ -21,7 +22,6 @@ from mnemara.policy_checks import process_relative_path
 from mnemara.store import Turn
 from mnemara.tokens import CHARS_PER_TOKEN
 
-STATE_KEY = "files_read"
 HEADING = "## Files read this session"
 
 
@@ -129,10 +129,3 @@ class FileTracker:
             lines.append(f"| {path} | {_size(r['size'])} | {r['mtime']} | {r['status']} | {r['tokens']} |")
         return "\n".join(lines)
 
-
-def tracker(state: dict[str, Any]) -> FileTracker:
-    """The session's tracker in a tool-state dict (created on first use)."""
-    found = state.get(STATE_KEY)
-    if not isinstance(found, FileTracker):
-        found = state[STATE_KEY] = FileTracker()
-    return found

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from mnemara.instance import Instance
     from mnemara.memory.graph import Graph
     from mnemara.memory.rag import RagIndex
+    from mnemara.tools import ToolState
 
-STATE_KEY = "mnemara.memory.backends"
 MAX_APPLIES_TO = 20
 RELEASE_AFTER = 1.5  # seconds of graph inactivity before the Kuzu file is closed
 
@@ -44,7 +44,7 @@ class BackendOff(BackendUnavailable):
 
 
 class MemoryBackends:
-    """Lazily created RAG index and graph of one instance (held in a session's state)."""
+    """Lazily created RAG index and graph of one instance (held in a session's :class:`~mnemara.tools.ToolState`)."""
 
     def __init__(self, instance: "Instance", config: "Config") -> None:
         self.instance = instance
@@ -126,15 +126,15 @@ class MemoryBackends:
                 self._graph.close()
 
 
-def backends_for(instance: "Instance", config: "Config", state: dict[str, Any] | None = None) -> MemoryBackends:
-    """The backends cached in ``state`` (a session's scratch dict), created on first use."""
+def backends_for(instance: "Instance", config: "Config", state: "ToolState | None" = None) -> MemoryBackends:
+    """The backends held in ``state`` (a session's tool state), created on first use."""
     if state is None:  # a one-off caller (a CLI command, a script): nothing to share, close at once
         once = MemoryBackends(instance, config)
         once.release_after = 0
         return once
-    cached = state.get(STATE_KEY)
-    if not isinstance(cached, MemoryBackends) or cached.instance.root != instance.root:
-        cached = state[STATE_KEY] = MemoryBackends(instance, config)
+    cached = state.memory_backends
+    if cached is None or cached.instance.root != instance.root:
+        cached = state.memory_backends = MemoryBackends(instance, config)
     cached.config = config
     return cached
 
@@ -156,7 +156,7 @@ def normalize_applies_to(value: Any) -> list[str]:
 
 
 def write_memory(instance: "Instance", config: "Config", text: str, category: str | None = None,
-                 applies_to: Any = None, state: dict[str, Any] | None = None) -> dict[str, Any]:
+                 applies_to: Any = None, state: "ToolState | None" = None) -> dict[str, Any]:
     """Append a note, mirror ``wiki/<rest>`` categories to the wiki, index it and link it.
 
     Bad input raises :class:`UsageError` before anything is written.
@@ -198,7 +198,7 @@ def note_files(instance: "Instance", text: str, category: str | None) -> tuple[A
 
 
 def wiki_write(instance: "Instance", config: "Config", path: str, content: str, mode: str = "replace",
-               state: dict[str, Any] | None = None) -> dict[str, Any]:
+               state: "ToolState | None" = None) -> dict[str, Any]:
     """Write a wiki page, then index it and link its frontmatter tags."""
     page = write_page(instance.wiki_dir, path, content, mode)
     tags = page_tags(page.text)

@@ -7,6 +7,9 @@ objects; ``session`` turns the enabled specs into ONE SDK MCP server named
 :class:`ToolContext` and the tool's arguments and return a JSON-able dict;
 they never raise for a backend failure (``{"ok": false, "error": ...}``).
 
+Per-session objects the tools and turn parts share (the file tracker, the
+memory backends) live in :class:`ToolState`, one typed field each.
+
 Declare a tool with :func:`mnemara.tools.declare.declare`: its arguments are a
 pydantic model (:class:`mnemara.tools.declare.ToolArgs`) that gives the JSON
 schema, the validation and the error text; the handler gets the validated model.
@@ -20,10 +23,33 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 if TYPE_CHECKING:
     from mnemara.config import Config
+    from mnemara.context.manifest import FileTracker
     from mnemara.instance import Instance
+    from mnemara.memory.surfaces import MemoryBackends
     from mnemara.store import TurnStore
 
 SERVER_NAME = "mnemara"
+
+
+@dataclass
+class ToolState:
+    """What one session's tools and turn parts share, each piece created on first use.
+
+    ``file_tracker``: the files the agent Read this session (the file-stat manifest).
+    ``memory_backends``: the session's RAG index and graph handles, set by
+    :func:`mnemara.memory.surfaces.backends_for`, which needs the instance and config.
+    """
+
+    memory_backends: "MemoryBackends | None" = None
+    _file_tracker: "FileTracker | None" = field(default=None, repr=False)
+
+    @property
+    def file_tracker(self) -> "FileTracker":
+        if self._file_tracker is None:
+            from mnemara.context.manifest import FileTracker
+
+            self._file_tracker = FileTracker()
+        return self._file_tracker
 
 
 @dataclass
@@ -33,7 +59,7 @@ class ToolContext:
     instance: "Instance"
     config: "Config"
     store: "TurnStore"
-    state: dict[str, Any] = field(default_factory=dict)  # per-session scratch (e.g. files read this session)
+    state: ToolState = field(default_factory=ToolState)  # shared by the session's tools and turn parts
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
