@@ -56,13 +56,11 @@ import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mnemara import events as ev
 from mnemara.api_faults import StallWatch, end_stalled_call, stop_calling
-from mnemara.backend_loader import preload_backend
 from mnemara.cli_pool import CliPool
 from mnemara.cli_process import (
     CliHandle,
@@ -78,44 +76,27 @@ from mnemara.config import Config, update_config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError, StoreUnavailable
 from mnemara.instance import Instance
+from mnemara.overflow_retry import evict_to_fit
 from mnemara.permissions import PermissionGate, PermissionRequest
 from mnemara.role_refresh import RoleDocWatch
 from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sdk_options import CliLauncher
 from mnemara.sentinel import SentinelWatch
-from mnemara.spool import Spool
-from mnemara.store import TRIM_BATCH, TurnStore, Window, text_block
+from mnemara.store import TRIM_BATCH, TurnStore, Window
 from mnemara.sync_runner import LoopThread
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
-from mnemara.turn_parts import TurnPart
+from mnemara.turn_parts import TurnPart, call_each
+from mnemara.turn_record import TurnRecorder
+from mnemara.turn_state import RunningTurn
 from mnemara.usage_stats import StatsFile
+from mnemara.warm_start import WarmStart
 
 if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
     from mnemara.peer.inbox import PeerInbox
-    from mnemara.sdk_bridge import TurnCollector
 
 PermissionPrompt = Callable[[PermissionRequest], "Awaitable[str | None] | str | None"]
-
-
-@dataclass
-class _Turn:
-    """What one turn has gathered so far (its steps hand it along)."""
-
-    user_id: int
-    cfg: Config
-    system_prompt: str
-    collector: TurnCollector
-    watch: SentinelWatch | None = None
-    handle: CliHandle | None = None
-    failure: ev.ErrorEvent | None = None
-    interrupted: bool = False
-    stall: StallWatch | None = None  # ends the turn when the API goes silent (api_stall_seconds)
-
-    @property
-    def stderr(self) -> list[str]:
-        return self.handle.stderr if self.handle is not None else []
 
 
 class AgentSession:
@@ -138,6 +119,8 @@ class AgentSession:
         self.pool = CliPool(instance.debug_log_path, reuse=reuse_cli)
         self.stats = self.pool.stats  # how each turn got its CLI process
         self.launcher = CliLauncher(self)
+        self.warm = WarmStart(self)  # the next turn's CLI, the backends this instance uses
+        self.recorder = TurnRecorder(instance, self.store)  # the turn's rows, or the spool
         #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
         self.warn_to_stderr = True
         self.busy = False
@@ -158,8 +141,6 @@ class AgentSession:
         self._turn_loop: asyncio.AbstractEventLoop | None = None
         self._sync = LoopThread("mnemara-session")
         self._closed = False
-        self._backends_warmed = False
-        self._damaged_seen: set[int] = set()  # damaged rows already reported this session
         self._damaged_now: list[int] = []  # damaged rows the last context_blocks() left out
         from mnemara.context.hooks import install as install_context_hooks
 
@@ -173,17 +154,6 @@ class AgentSession:
         if all(p is not part for p in self.parts):
             self.parts.append(part)
         return part
-
-    def _each_part(self, moment: str, call: Callable[[TurnPart], Any]) -> list[Any]:
-        """``call(part)`` for every part; a part that raises is logged and skipped."""
-        out = []
-        for part in list(self.parts):
-            try:
-                out.append(call(part))
-            except Exception as exc:
-                log_event(self.instance.debug_log_path, f"{moment}_error", level="error", part=part.name,
-                          error=repr(exc))
-        return out
 
     @classmethod
     def open(cls, name: str, **kwargs: Any) -> AgentSession:
@@ -200,6 +170,11 @@ class AgentSession:
         if config is not None:
             config.save(instance.config_path)
         return cls(instance, **kwargs)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` / :meth:`aclose` has run (no more turns)."""
+        return self._closed
 
     def set_permission_prompt(self, prompt: PermissionPrompt | None) -> None:
         """Swap the UI callback that answers permission questions (y/n/a/s)."""
@@ -235,12 +210,8 @@ class AgentSession:
         self.config = config
         self.tool_context.config = config
         self.gate.set_config(config)
-        self._each_part("config_changed", lambda part: part.config_changed(config))
-        for listener in list(self.config_listeners):
-            try:
-                listener(config)
-            except Exception as exc:
-                log_event(self.instance.debug_log_path, "config_listener_error", level="error", error=repr(exc))
+        call_each(self.instance.debug_log_path, "config_changed", self.parts, lambda part: part.config_changed(config))
+        call_each(self.instance.debug_log_path, "config_listener", self.config_listeners, lambda listener: listener(config))
         return config
 
     # -- per-turn inputs ------------------------------------------------------------
@@ -267,16 +238,10 @@ class AgentSession:
 
     def system_prompt(self, role: RoleDoc) -> str:
         """The role doc text, then each part's and each ``system_prompt_extras`` text that is not empty."""
-        extras = self._each_part("system_prompt_extra", lambda part: part.system_prompt_extra(self))
+        log = self.instance.debug_log_path
+        extras = [*call_each(log, "system_prompt_extra", self.parts, lambda part: part.system_prompt_extra(self)),
+                  *call_each(log, "system_prompt_extra", self.system_prompt_extras, lambda extra: extra(self))]
         parts = [role.text, *(text for text in extras if text and text.strip())]
-        for extra in self.system_prompt_extras:
-            try:
-                text = extra(self)
-            except Exception as exc:
-                log_event(self.instance.debug_log_path, "system_prompt_extra_error", level="error", error=repr(exc))
-                continue
-            if text and text.strip():
-                parts.append(text)
         return "\n\n".join(p for p in parts if p)
 
     def window(self) -> Window:
@@ -289,12 +254,9 @@ class AgentSession:
         The window is selected with the new user row already stored (so the caps
         count it) and that row is then left out of the history, as it is sent last.
         """
-        extras: list[str] = self._each_part("pre_turn_context", lambda part: part.turn_context(self, text) or "")
-        for fn in self.pre_turn_context:
-            try:
-                extras.append(fn(self, text) or "")
-            except Exception as exc:
-                log_event(self.instance.debug_log_path, "pre_turn_context_error", level="error", error=repr(exc))
+        log = self.instance.debug_log_path
+        extras = [*call_each(log, "pre_turn_context", self.parts, lambda part: part.turn_context(self, text) or ""),
+                  *call_each(log, "pre_turn_context", self.pre_turn_context, lambda fn: fn(self, text) or "")]
         win = self.window()
         self._damaged_now = [t.id for t in win.damaged]
         rows = [t for t in win.rows if t.id not in exclude_ids]
@@ -305,48 +267,20 @@ class AgentSession:
         """The spare process if it fits this turn, else a freshly started one."""
         return await self.pool.take(self.launcher.key(system_prompt), lambda: self.launcher.launch(system_prompt))
 
-    def _prepare_spare(self) -> None:
-        """Start the next turn's CLI process now, with the options it will likely need."""
-        if not self.warm_spare or self._closed:
-            return
-        try:
-            self.reload_config()
-            prompt = self.system_prompt(read_role_doc(self.config.role_doc_path))
-        except Exception as exc:
-            log_event(self.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
-            return
-        self.pool.keep_spare(self.launcher.key(prompt), lambda: self.launcher.launch(prompt))
-
     def prewarm(self) -> None:
         """Start the first turn's CLI now, in the background, for the sync :meth:`turn` API.
 
         A UI calls this when it opens, so the user's first message does not wait
         for the SDK import and the CLI start-up. No-op without ``warm_spare``.
-        Nothing else heavy is loaded at start (see :meth:`_warm_backends`).
+        Nothing else heavy is loaded at start (see :mod:`mnemara.warm_start`).
         """
-        if self.warm_spare and not self._closed and self.pool.spare is None:
-            self._sync.call_soon(self._prepare_spare)
+        if self.warm.wanted():
+            self._sync.call_soon(self.warm.next_cli)
 
     async def aprewarm(self) -> None:
         """:meth:`prewarm` for callers that drive :meth:`aturn` on their own event loop."""
-        if self.warm_spare and not self._closed and self.pool.spare is None:
-            self._prepare_spare()
-
-    def _warm_backends(self) -> None:
-        """After the first turn (the user is reading), import LanceDB / Kuzu in the background, through
-        the one guarded loader, for an instance that already has an index / a graph on disk.
-
-        Never at start (it would fight the SDK import and the CLI start-up for the CPU) and
-        never for an instance that has not used them: there the first use imports them.
-        """
-        if self._backends_warmed:
-            return
-        self._backends_warmed = True
-        cfg = self.config
-        if cfg.rag_enabled and _has_files(self.instance.index_dir):
-            preload_backend("lancedb")
-        if cfg.graph_enabled and _has_files(self.instance.graph_dir):
-            preload_backend("kuzu")
+        if self.warm.wanted():
+            self.warm.next_cli()
 
     # -- the turn ----------------------------------------------------------------------------------
     async def aturn(self, text: str) -> AsyncIterator[ev.Event]:
@@ -369,73 +303,65 @@ class AgentSession:
             self.pool.active = None
 
     async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
-        replayed, store_ok = self._replay_spool()
-        for event in replayed:
+        """The steps of a turn; every way out ends with :class:`TurnDone`."""
+        user_id, events = self.recorder.user_message(text)  # stored first (or spooled): nothing typed is lost
+        for event in events:
             yield event
-        try:
-            if not store_ok:  # the spool could not go in: neither can this message, do not wait twice
-                raise StoreUnavailable(self.store.damaged or "turns.sqlite is still unavailable")
-            user_id = self.store.append("user", text)
-        except StoreUnavailable as exc:
-            for event in self._spool_row("user", [text_block(text)], {}, exc):
-                yield event
+        if user_id is None:
             return
-        notices, turn = self._open_turn(user_id)
-        for event in notices:
+        turn, events = self._open_turn(user_id)
+        for event in events:
             yield event
-        if turn is None:  # refused before any CLI was involved (the notices end with TurnDone)
+        if turn is None:  # refused before any CLI was involved
             return
-        try:
-            content = self.context_blocks(text, exclude_ids=(user_id,))
-        except StoreUnavailable as exc:  # the message is stored; the window cannot be read
-            yield self._error(f"cannot read the window: {exc.message}", "store", user_id)
-            yield ev.TurnDone(user_row_id=user_id, error=exc.message)
-            return
-        for event in self._damaged_notices():
+        content, events = self._context_for(turn, text)
+        for event in events:
             yield event
+        if content is None:
+            return
         async for event in self._stream(turn, content):
             yield event
-        self._judge(turn)
-        if turn.failure is not None and not turn.collector.blocks:
-            retry = self._recover_overflow(turn, text)
-            if retry is not None:
-                yield retry
-                if isinstance(retry, ev.Notice):  # rows evicted: send the turn once more
-                    _, again = self._open_turn(user_id)
-                    if again is not None:
-                        turn = again
-                        async for event in self._stream(turn, self.context_blocks(text, exclude_ids=(user_id,))):
-                            yield event
-                        self._judge(turn)
-        if turn.failure is not None:
-            for event in self._record_failure(turn):
-                yield event
-            return
-        for event in self._record_answer(turn):
+        evicted = evict_to_fit(turn, text, self.store, self.instance.debug_log_path)
+        if evicted is not None:  # "prompt is too long" and rows were evicted: send the turn once more
+            yield evicted
+            again, _ = self._open_turn(user_id)
+            if again is not None:
+                turn = again
+                async for event in self._stream(turn, self.context_blocks(text, exclude_ids=(user_id,))):
+                    yield event
+        for event in self._finish(turn):
             yield event
 
-    def _open_turn(self, user_id: int) -> tuple[list[ev.Event], _Turn | None]:
-        """Step 1: config, role doc, credentials, permission file problems. Returns the notices and
-        the turn, or (an error and :class:`TurnDone`, None) when the turn cannot run."""
+    def _open_turn(self, user_id: int) -> tuple[RunningTurn | None, list[ev.Event]]:
+        """Step 1: config, role doc, credentials, permission file problems. Returns the turn and
+        notices, or (None, an error and :class:`TurnDone`) when the turn cannot run."""
         from mnemara.sdk_bridge import TurnCollector
 
         try:
             cfg = self.reload_config()
         except MnemaraError as exc:
-            return [self._error(exc.message, "config", user_id), ev.TurnDone(user_row_id=user_id, error=exc.message)], None
+            return None, self.recorder.refusal(exc.message, "config", user_id)
         role = self.read_role()
         notices: list[ev.Event] = [ev.Notice(role.warning)] if role.warning else []
         if not has_credentials():
-            msg = no_key_message()
-            return [*notices, self._error(msg, "no_api_key", user_id), ev.TurnDone(user_row_id=user_id, error=msg)], None
+            return None, [*notices, *self.recorder.refusal(no_key_message(), "no_api_key", user_id)]
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
-        turn = _Turn(user_id, cfg, self.system_prompt(role), TurnCollector(stream=cfg.stream),
-                     watch=self._sentinel_for_turn(cfg))
-        return notices, turn
+        turn = RunningTurn(user_id, cfg, self.system_prompt(role), TurnCollector(stream=cfg.stream),
+                           watch=self._sentinel_for_turn(cfg))
+        return turn, notices
 
-    async def _stream(self, turn: _Turn, content: list[dict[str, Any]]) -> AsyncIterator[ev.Event]:
-        """Step 2: send the message through a CLI process and yield its events until the turn ends,
-        the sentinel halts it or it is stopped. A CLI that fails becomes ``turn.failure``."""
+    def _context_for(self, turn: RunningTurn, text: str) -> tuple[list[dict[str, Any]] | None, list[ev.Event]]:
+        """Step 2: the message to send (window + extras + text) and notices of damaged rows left out;
+        (None, an error and :class:`TurnDone`) when the window cannot be read."""
+        try:
+            content = self.context_blocks(text, exclude_ids=(turn.user_id,))
+        except StoreUnavailable as exc:  # the message is stored; the window cannot be read
+            return None, self.recorder.refusal(f"cannot read the window: {exc.message}", "store", turn.user_id)
+        return content, self.recorder.damaged_notices(self._damaged_now)
+
+    async def _stream(self, turn: RunningTurn, content: list[dict[str, Any]]) -> AsyncIterator[ev.Event]:
+        """Step 3: send the message through a CLI process and yield its events until the turn ends,
+        the sentinel halts it or it is stopped; then judge how it ended (``turn.failure``)."""
         from mnemara.sdk_bridge import track_api_wait
 
         watch, collector = turn.watch, turn.collector
@@ -473,8 +399,9 @@ class AgentSession:
             if turn.handle is not None:
                 self._release(turn, message_id)
             self.pool.active = None
+        self._judge(turn)
 
-    def _release(self, turn: _Turn, message_id: str) -> None:
+    def _release(self, turn: RunningTurn, message_id: str) -> None:
         """Hand the turn's CLI back: kept for the next turn (rewound to an empty conversation) only
         when the turn ended cleanly: a result, no error, not stopped or halted, no background task."""
         assert turn.handle is not None
@@ -487,32 +414,8 @@ class AgentSession:
                  and not turn.collector.tasks_started and not turn.collector.auth_rejected)
         self.pool.release(turn.handle, message_id if clean else None)
 
-    def _recover_overflow(self, turn: _Turn, text: str) -> ev.Event | None:
-        """"Prompt is too long": evict the oldest unpinned rows to fit (a Notice, then the caller retries
-        once), or, when pins and slots alone are too big, turn the failure into one naming them."""
-        from mnemara.context import overflow
-        from mnemara.context.breakdown import tool_schema_tokens
-        from mnemara.tokens import estimate_text
-
-        detail = turn.collector.api_error_text or (turn.collector.result.result or "" if turn.collector.result else "")
-        assert turn.failure is not None
-        if not overflow.is_overflow(turn.failure.message, detail):
-            return None
-        fixed = estimate_text(turn.system_prompt) + estimate_text(text) + tool_schema_tokens(turn.cfg)[0]
-        found = overflow.plan(self.store.window_for(turn.cfg, exclude_ids=(turn.user_id,)), fixed,
-                              turn.failure.message, detail)
-        if not found.evict or not found.fits:
-            log_event(self.instance.debug_log_path, "overflow_unrecoverable", level="warning", api_said=detail[:300],
-                      pinned=[t.id for t in found.pinned], target=found.target, estimate=found.estimate)
-            turn.failure = ev.ErrorEvent(found.too_big(), "overflow")
-            return None
-        self.store.evict(t.id for t in found.evict)
-        log_event(self.instance.debug_log_path, "overflow_recovery", level="warning", rows=[t.id for t in found.evict],
-                  tokens_freed=found.tokens_freed, target=found.target, estimate=found.estimate, api_said=detail[:300])
-        return ev.Notice(found.notice())
-
-    def _judge(self, turn: _Turn) -> None:
-        """Step 3: interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""
+    def _judge(self, turn: RunningTurn) -> None:
+        """Interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""
         from mnemara.sdk_bridge import api_fault, classify_failure
 
         turn.failure = api_fault(turn.collector, turn.stall) or turn.failure
@@ -522,111 +425,32 @@ class AgentSession:
         if turn.failure is None and not turn.interrupted:
             turn.failure = classify_failure(turn.collector)
 
-    def _record_failure(self, turn: _Turn) -> Iterator[ev.Event]:
-        """Step 4a: say what failed; keep what tools did and the text shown so far, once, as a partial
-        assistant row marked interrupted."""
-        failure, collector = turn.failure, turn.collector
-        assert failure is not None
-        yield self._error(failure.message, failure.kind, turn.user_id, stderr=turn.stderr[-5:])
-        partial_id = None
-        if collector.blocks or collector.unconfirmed_text:
-            meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
-                    "interrupted": True, "user_row_id": turn.user_id, "error": failure.message,
-                    "error_kind": failure.kind}
-            try:
-                partial_id = self.store.append("assistant", collector.final_blocks(True), meta)
-            except StoreUnavailable:
-                Spool(self.instance.root).add("assistant", collector.final_blocks(True), meta)
-        self._prepare_spare()
-        yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=turn.user_id,
-                          assistant_row_id=partial_id, error=failure.message, interrupted=partial_id is not None)
+    def _finish(self, turn: RunningTurn) -> Iterator[ev.Event]:
+        """Step 4: store the answer, or say what failed and keep what it did (:mod:`mnemara.turn_record`);
+        the after-turn work runs just before :class:`TurnDone`."""
+        record = self.recorder.failure if turn.failure is not None else self.recorder.answer
+        for event in record(turn):
+            if isinstance(event, ev.TurnDone):
+                self._after_turn(event)
+            yield event
 
-    def _record_answer(self, turn: _Turn) -> Iterator[ev.Event]:
-        """Step 4b: store the answer (with the sentinel's notice), trim the window, run post-turn hooks."""
-        collector, watch, user_id = turn.collector, turn.watch, turn.user_id
-        meta: dict[str, Any] = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
-                                "interrupted": turn.interrupted, "user_row_id": user_id}
-        if watch is not None and watch.halt is not None:
-            notice = watch.halt.notice(user_id)
-            collector.blocks.append({"type": "text", "text": notice})
-            meta["halted"] = "sentinel"
-            log_event(self.instance.debug_log_path, "sentinel_halted_turn", level="warning", user_row_id=user_id,
-                      trigger=watch.halt.trigger, call=watch.halt.call, count=watch.halt.count)
-            yield ev.Halt(notice)
-        if collector.result is not None:
-            meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
-        try:
-            assistant_id = self.store.append("assistant", collector.final_blocks(turn.interrupted), meta)
-        except StoreUnavailable as exc:  # the answer is kept in the spool like a message would be
-            yield from self._spool_row("assistant", collector.final_blocks(turn.interrupted), meta, exc,
-                                       usage=collector.usage, cost_usd=collector.cost_usd)
-            return
-        window = self.window()
-        if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
-            self.store.finish_trim_later(window)
-        if turn.interrupted:
-            log_event(self.instance.debug_log_path, "turn_interrupted", user_row_id=user_id, assistant_row_id=assistant_id)
-        self._run_post_turn_hooks(assistant_id)
-        self._prepare_spare()
-        self._warm_backends()
-        yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, interrupted=turn.interrupted,
-                          assistant_row_id=assistant_id, user_row_id=user_id)
-
-    # -- when turns.sqlite cannot take a row (mnemara.spool) ---------------------------------------
-    def _replay_spool(self) -> tuple[list[ev.Event], bool]:
-        """Store what the spool kept; returns notices and whether the store took it (or had nothing)."""
-        spool = Spool(self.instance.root)
-        if not spool.count():
-            return [], True
-        done = spool.replay(self.store)
-        if done.error is not None:
-            log_event(self.instance.debug_log_path, "spool_replay_failed", level="warning", error=done.error)
-            return [], False
-        log_event(self.instance.debug_log_path, "spool_replayed", rows=done.rows, unreadable=done.unreadable)
-        return [ev.Notice(f"{done.rows} row(s) kept in {spool.path.name} while turns.sqlite was unavailable "
-                          "are now stored", "info")], True
-
-    def _spool_row(self, role: str, blocks: list[dict[str, Any]], meta: dict[str, Any], exc: StoreUnavailable,
-                   **done: Any) -> Iterator[ev.Event]:
-        """Keep a row the store refused in the spool, say so in one line and end the turn."""
-        spool = Spool(self.instance.root)
-        spool.add(role, blocks, meta)
-        what = "your message" if role == "user" else "the answer"
-        message = (f"turns.sqlite cannot take {what} now ({exc.message}); it is kept in {spool.path} and will be "
-                   "stored when the store works again")
-        log_event(self.instance.debug_log_path, "row_spooled", level="error", role=role, reason=exc.message)
-        yield ev.ErrorEvent(message, "store")
-        if role == "assistant":
-            self._prepare_spare()
-        yield ev.TurnDone(error=message, **done)
-
-    def _damaged_notices(self) -> list[ev.Event]:
-        fresh = [i for i in self._damaged_now if i not in self._damaged_seen]
-        self._damaged_seen.update(fresh)
-        if not fresh:
-            return []
-        log_event(self.instance.debug_log_path, "damaged_rows_skipped", level="warning", row_ids=fresh)
-        ids = ", ".join(map(str, fresh))
-        return [ev.Notice(f"turns.sqlite row(s) {ids} are damaged and were left out of the context "
-                          "(`mnemara show` marks them)")]
+    def _after_turn(self, done: ev.TurnDone) -> None:
+        """A stored answer: trim the window, run the parts' and the post-turn hooks. Every turn that
+        reached a CLI: start the next one's process (and, once, the backends this instance uses)."""
+        answer_id = done.assistant_row_id if done.error is None else None
+        if answer_id is not None:
+            window = self.window()
+            if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
+                self.store.finish_trim_later(window)
+            self._run_post_turn_hooks(answer_id)
+        self.warm.next_cli()
+        if answer_id is not None:
+            self.warm.backends()
 
     def _run_post_turn_hooks(self, assistant_id: int) -> None:
-        self._each_part("post_turn_hook", lambda part: part.after_turn(self, assistant_id))
-        for hook in list(self.post_turn_hooks):
-            try:
-                hook(self, assistant_id)
-            except Exception as exc:
-                log_event(self.instance.debug_log_path, "post_turn_hook_error", level="error",
-                          hook=getattr(hook, "__name__", repr(hook)), error=repr(exc))
-
-    def _error(self, message: str, kind: str, user_id: int, **fields: Any) -> ev.ErrorEvent:
-        log_event(self.instance.debug_log_path, "turn_error", level="error", kind=kind, message=message,
-                  user_row_id=user_id, **fields)
-        try:
-            self.store.update_meta(user_id, error=message, error_kind=kind)
-        except MnemaraError:
-            pass
-        return ev.ErrorEvent(message, kind)
+        log = self.instance.debug_log_path
+        call_each(log, "post_turn_hook", self.parts, lambda part: part.after_turn(self, assistant_id))
+        call_each(log, "post_turn_hook", self.post_turn_hooks, lambda hook: hook(self, assistant_id))
 
     async def stop(self) -> bool:
         """Cancel the in-flight turn: its CLI process is ended, the turn is recorded as interrupted."""
@@ -728,9 +552,3 @@ def _env_flag(name: str) -> bool:
     """An on/off environment switch, on unless set to 0/false/no/off."""
     return os.environ.get(name, "1").strip().lower() not in ("0", "false", "no", "off")
 
-
-def _has_files(folder: Path) -> bool:
-    try:
-        return any(folder.iterdir())
-    except OSError:
-        return False

@@ -9,7 +9,11 @@ order, in :mod:`mnemara.sdk_options`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from mnemara.debuglog import log_event
 
 if TYPE_CHECKING:
     from mnemara.config import Config
@@ -45,3 +49,20 @@ class TurnPart:
 
     def config_changed(self, config: Config) -> None:
         """Called when the session's live config changes (``update_config``, a reload)."""
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def call_each(debug_log: Path, moment: str, targets: Iterable[T], call: Callable[[T], R]) -> list[R]:
+    """``call(target)`` for each of ``targets`` (parts or an embedder's callables), in order; one that
+    raises is logged to debug.log as ``<moment>_error`` with its name and skipped."""
+    out = []
+    for target in list(targets):
+        try:
+            out.append(call(target))
+        except Exception as exc:
+            name = target.name if isinstance(target, TurnPart) else getattr(target, "__name__", repr(target))
+            log_event(debug_log, f"{moment}_error", level="error", part=name, error=repr(exc))
+    return out

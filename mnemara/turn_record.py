@@ -1,0 +1,137 @@
+"""Writing what a turn produced to turns.sqlite, and to the spool when the store cannot take it.
+
+The user's message is stored before anything is sent; the answer (or, for a
+turn that failed, what tools did and the text shown so far, marked
+interrupted) is stored when the turn ends. A row the store refuses waits in
+``spool.jsonl`` (:mod:`mnemara.spool`) and is stored at the start of the next
+turn. Every way a turn ends yields :class:`~mnemara.events.TurnDone` last; the
+session does its after-turn work (trim, hooks, the next CLI) just before it.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from mnemara import events as ev
+from mnemara.debuglog import log_event
+from mnemara.errors import MnemaraError, StoreUnavailable
+from mnemara.instance import Instance
+from mnemara.spool import Spool
+from mnemara.store import TurnStore, text_block
+from mnemara.turn_state import RunningTurn
+
+
+class TurnRecorder:
+    """Stores the rows of one session's turns and says, once, what it could not store."""
+
+    def __init__(self, instance: Instance, store: TurnStore) -> None:
+        self.instance = instance
+        self.store = store
+        self.spool = Spool(instance.root)
+        self._damaged_seen: set[int] = set()  # damaged rows already reported this session
+
+    @property
+    def _log(self) -> Any:
+        return self.instance.debug_log_path
+
+    def user_message(self, text: str) -> tuple[int | None, list[ev.Event]]:
+        """Store what the spool kept, then the user's message: its row id and the notices to show.
+
+        When the store cannot take it, the message is spooled: no id, and the events end the turn.
+        """
+        notices, store_ok = self.replay_spool()
+        try:
+            if not store_ok:  # the spool could not go in: neither can this message, do not wait twice
+                raise StoreUnavailable(self.store.damaged or "turns.sqlite is still unavailable")
+            return self.store.append("user", text), notices
+        except StoreUnavailable as exc:
+            return None, [*notices, *self.spooled("user", [text_block(text)], {}, exc)]
+
+    def replay_spool(self) -> tuple[list[ev.Event], bool]:
+        """Store what the spool kept; returns notices and whether the store took it (or had nothing)."""
+        if not self.spool.count():
+            return [], True
+        done = self.spool.replay(self.store)
+        if done.error is not None:
+            log_event(self._log, "spool_replay_failed", level="warning", error=done.error)
+            return [], False
+        log_event(self._log, "spool_replayed", rows=done.rows, unreadable=done.unreadable)
+        return [ev.Notice(f"{done.rows} row(s) kept in {self.spool.path.name} while turns.sqlite was unavailable "
+                          "are now stored", "info")], True
+
+    def spooled(self, role: str, blocks: list[dict[str, Any]], meta: dict[str, Any], exc: StoreUnavailable,
+                **done: Any) -> list[ev.Event]:
+        """Keep a row the store refused in the spool; one error line, then :class:`TurnDone`."""
+        self.spool.add(role, blocks, meta)
+        what = "your message" if role == "user" else "the answer"
+        message = (f"turns.sqlite cannot take {what} now ({exc.message}); it is kept in {self.spool.path} and will be "
+                   "stored when the store works again")
+        log_event(self._log, "row_spooled", level="error", role=role, reason=exc.message)
+        return [ev.ErrorEvent(message, "store"), ev.TurnDone(error=message, **done)]
+
+    def error(self, message: str, kind: str, user_id: int, **fields: Any) -> ev.ErrorEvent:
+        """Log why the turn failed and mark its user row with it (best effort)."""
+        log_event(self._log, "turn_error", level="error", kind=kind, message=message, user_row_id=user_id, **fields)
+        try:
+            self.store.update_meta(user_id, error=message, error_kind=kind)
+        except MnemaraError:
+            pass
+        return ev.ErrorEvent(message, kind)
+
+    def refusal(self, message: str, kind: str, user_id: int) -> list[ev.Event]:
+        """The turn cannot run: the error, then :class:`TurnDone`."""
+        return [self.error(message, kind, user_id), ev.TurnDone(user_row_id=user_id, error=message)]
+
+    def damaged_notices(self, row_ids: list[int]) -> list[ev.Event]:
+        """One notice naming damaged rows left out of the context, each row reported once a session."""
+        fresh = [i for i in row_ids if i not in self._damaged_seen]
+        self._damaged_seen.update(fresh)
+        if not fresh:
+            return []
+        log_event(self._log, "damaged_rows_skipped", level="warning", row_ids=fresh)
+        ids = ", ".join(map(str, fresh))
+        return [ev.Notice(f"turns.sqlite row(s) {ids} are damaged and were left out of the context "
+                          "(`mnemara show` marks them)")]
+
+    def failure(self, turn: RunningTurn) -> Iterator[ev.Event]:
+        """Say what failed; keep what tools did and the text shown so far, once, as a partial
+        assistant row marked interrupted."""
+        failure, collector = turn.failure, turn.collector
+        assert failure is not None
+        yield self.error(failure.message, failure.kind, turn.user_id, stderr=turn.stderr[-5:])
+        partial_id = None
+        if collector.blocks or collector.unconfirmed_text:
+            meta = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
+                    "interrupted": True, "user_row_id": turn.user_id, "error": failure.message,
+                    "error_kind": failure.kind}
+            try:
+                partial_id = self.store.append("assistant", collector.final_blocks(True), meta)
+            except StoreUnavailable:
+                self.spool.add("assistant", collector.final_blocks(True), meta)
+        yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=turn.user_id,
+                          assistant_row_id=partial_id, error=failure.message, interrupted=partial_id is not None)
+
+    def answer(self, turn: RunningTurn) -> Iterator[ev.Event]:
+        """Store the answer (with the sentinel's notice when it halted the turn)."""
+        collector, watch, user_id = turn.collector, turn.watch, turn.user_id
+        meta: dict[str, Any] = {"usage": collector.usage, "cost_usd": collector.cost_usd, "model": turn.cfg.model,
+                                "interrupted": turn.interrupted, "user_row_id": user_id}
+        if watch is not None and watch.halt is not None:
+            notice = watch.halt.notice(user_id)
+            collector.blocks.append({"type": "text", "text": notice})
+            meta["halted"] = "sentinel"
+            log_event(self._log, "sentinel_halted_turn", level="warning", user_row_id=user_id,
+                      trigger=watch.halt.trigger, call=watch.halt.call, count=watch.halt.count)
+            yield ev.Halt(notice)
+        if collector.result is not None:
+            meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
+        blocks = collector.final_blocks(turn.interrupted)
+        try:
+            assistant_id = self.store.append("assistant", blocks, meta)
+        except StoreUnavailable as exc:  # the answer is kept in the spool like a message would be
+            yield from self.spooled("assistant", blocks, meta, exc, usage=collector.usage, cost_usd=collector.cost_usd)
+            return
+        if turn.interrupted:
+            log_event(self._log, "turn_interrupted", user_row_id=user_id, assistant_row_id=assistant_id)
+        yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, interrupted=turn.interrupted,
+                          assistant_row_id=assistant_id, user_row_id=user_id)
