@@ -125,68 +125,102 @@ class TurnCollector:
         return [ev.Notice("the connection dropped mid-answer; the answer starts again below", "info"), ev.TextDelta(text)]
 
     def feed(self, message: Any) -> list[ev.Event]:
-        out: list[ev.Event] = []
+        """The events one SDK message gives; collects the assistant row's blocks on the way.
+
+        Messages of a subagent (``parent_tool_use_id`` set) are not part of the row.
+        """
         if isinstance(message, StreamEvent):
-            if message.parent_tool_use_id is None:
-                event = message.event
-                if event.get("type") == "content_block_delta":
-                    delta = event.get("delta", {})
-                    if delta.get("type") == "text_delta" and delta.get("text"):
-                        self.partial_text += delta["text"]
-                        out.extend(self._show(self.partial_text))
-                elif event.get("type") == "message_start":
-                    self.partial_text = ""
-        elif isinstance(message, AssistantMessage):
-            if message.error:
-                self.api_error = str(message.error)
-                self.api_error_text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
-                return out
-            if message.parent_tool_use_id is not None:
-                return out
-            for block in message.content:
-                if isinstance(block, TextBlock):
-                    self.blocks.append({"type": "text", "text": block.text})
-                    out.extend(self._show(block.text, confirmed=True))
-                    self.partial_text = self.shown_text = ""
-                    out.append(ev.AssistantText(block.text))
-                elif isinstance(block, SdkThinkingBlock):
-                    self.blocks.append({"type": "thinking", "thinking": block.thinking})
-                    out.append(ev.ThinkingBlock(block.thinking))
-                elif isinstance(block, ToolUseBlock):
-                    self.blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
-                    out.append(ev.ToolUse(block.id, block.name, dict(block.input)))
-        elif isinstance(message, UserMessage):
-            if message.parent_tool_use_id is None and isinstance(message.content, list):
-                for block in message.content:
-                    if isinstance(block, ToolResultBlock):
-                        stored = _tool_result_block(block)
-                        self.blocks.append(stored)
-                        out.append(ev.ToolResult(block.tool_use_id, stored["content"], bool(block.is_error)))
-        elif isinstance(message, ResultMessage):
+            return self._stream_event(message)
+        if isinstance(message, AssistantMessage):
+            return self._assistant_message(message)
+        if isinstance(message, UserMessage):
+            return self._tool_results(message)
+        if isinstance(message, ResultMessage):
             self.result = message
-        elif isinstance(message, SystemMessage):
-            if message.subtype == "init":
-                for server in message.data.get("mcp_servers") or []:
-                    status = server.get("status") if isinstance(server, dict) else None
-                    if status in ("failed", "needs-auth"):
-                        out.append(ev.Notice(f"MCP server {server.get('name')!r} {status.replace('-', ' ')}: its tools "
-                                             "are unavailable this turn (check mcp_servers in config.json)"))
-            if message.subtype == "task_started":
-                self.tasks_started += 1
-            if message.subtype == "api_retry":
-                data = message.data
-                status = data.get("error_status")
-                if status in (401, 403):  # a rejected key stays rejected: no retries, end the turn
-                    self.auth_rejected = int(status)
-                    return out
-                self.retries += 1
-                delay = (data.get("retry_delay_ms") or 0) / 1000
-                error = data.get("error") or "error"
-                why = (f"{error} (HTTP {status})" if status else
-                       "connection lost" if error in ("unknown", "error") else str(error))
-                out.append(ev.Notice(f"API {why}; retrying in {delay:.1f}s "
-                                     f"(attempt {data.get('attempt', '?')} of {data.get('max_retries', '?')})", "info"))
+            return []
+        if isinstance(message, SystemMessage):
+            return self._system_message(message)
+        return []
+
+    # -- one step per kind of message ---------------------------------------------------
+    def _stream_event(self, message: StreamEvent) -> list[ev.Event]:
+        """A streamed text delta is shown at once; a new message starts a new partial text."""
+        if message.parent_tool_use_id is not None:
+            return []
+        event = message.event
+        if event.get("type") == "message_start":
+            self.partial_text = ""
+            return []
+        if event.get("type") != "content_block_delta":
+            return []
+        delta = event.get("delta", {})
+        if delta.get("type") != "text_delta" or not delta.get("text"):
+            return []
+        self.partial_text += delta["text"]
+        return self._show(self.partial_text)
+
+    def _assistant_message(self, message: AssistantMessage) -> list[ev.Event]:
+        """A failed API call is remembered for :func:`classify_failure`; otherwise its blocks join the row."""
+        if message.error:
+            self.api_error = str(message.error)
+            self.api_error_text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+            return []
+        if message.parent_tool_use_id is not None:
+            return []
+        out: list[ev.Event] = []
+        for block in message.content:
+            out.extend(self._assistant_block(block))
         return out
+
+    def _assistant_block(self, block: Any) -> list[ev.Event]:
+        if isinstance(block, TextBlock):
+            self.blocks.append({"type": "text", "text": block.text})
+            shown = self._show(block.text, confirmed=True)
+            self.partial_text = self.shown_text = ""
+            return [*shown, ev.AssistantText(block.text)]
+        if isinstance(block, SdkThinkingBlock):
+            self.blocks.append({"type": "thinking", "thinking": block.thinking})
+            return [ev.ThinkingBlock(block.thinking)]
+        if isinstance(block, ToolUseBlock):
+            self.blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+            return [ev.ToolUse(block.id, block.name, dict(block.input))]
+        return []
+
+    def _tool_results(self, message: UserMessage) -> list[ev.Event]:
+        """The results of this turn's tool calls (the CLI sends them as a user message)."""
+        if message.parent_tool_use_id is not None or not isinstance(message.content, list):
+            return []
+        out: list[ev.Event] = []
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                stored = _tool_result_block(block)
+                self.blocks.append(stored)
+                out.append(ev.ToolResult(block.tool_use_id, stored["content"], bool(block.is_error)))
+        return out
+
+    def _system_message(self, message: SystemMessage) -> list[ev.Event]:
+        if message.subtype == "init":
+            return _mcp_server_notices(message.data)
+        if message.subtype == "task_started":
+            self.tasks_started += 1
+            return []
+        if message.subtype == "api_retry":
+            return self._api_retry(message.data)
+        return []
+
+    def _api_retry(self, data: dict[str, Any]) -> list[ev.Event]:
+        """A retry the CLI makes is announced; a rejected key (401/403) ends the turn instead."""
+        status = data.get("error_status")
+        if status in (401, 403):  # a rejected key stays rejected: no retries, end the turn
+            self.auth_rejected = int(status)
+            return []
+        self.retries += 1
+        delay = (data.get("retry_delay_ms") or 0) / 1000
+        error = data.get("error") or "error"
+        why = (f"{error} (HTTP {status})" if status else
+               "connection lost" if error in ("unknown", "error") else str(error))
+        return [ev.Notice(f"API {why}; retrying in {delay:.1f}s "
+                          f"(attempt {data.get('attempt', '?')} of {data.get('max_retries', '?')})", "info")]
 
     @property
     def unconfirmed_text(self) -> str:
@@ -208,6 +242,17 @@ class TurnCollector:
         if self.result is None or self.result.total_cost_usd is None:
             return None
         return round(self.result.total_cost_usd - self.cost_base, 10)
+
+
+def _mcp_server_notices(init: dict[str, Any]) -> list[ev.Event]:
+    """A notice per configured MCP server the CLI could not start (from its ``init`` message)."""
+    out: list[ev.Event] = []
+    for server in init.get("mcp_servers") or []:
+        status = server.get("status") if isinstance(server, dict) else None
+        if status in ("failed", "needs-auth"):
+            out.append(ev.Notice(f"MCP server {server.get('name')!r} {status.replace('-', ' ')}: its tools "
+                                 "are unavailable this turn (check mcp_servers in config.json)"))
+    return out
 
 
 def track_api_wait(watch: StallWatch, message: Any) -> None:

@@ -19,6 +19,7 @@ from mnemara.tools import (
     memory_tools,
 )
 from mnemara.tools import window_tools as wt
+from mnemara.tools.declare import parse_args
 
 H = {spec.name: spec.handler for spec in wt.specs()}
 
@@ -138,8 +139,8 @@ def test_graph_properties_json_refusals():
     for args, message in (({"properties_json": "{bad"}, "not valid JSON"), ({"properties_json": "[1]"}, "JSON object"),
                           ({"properties_json": "{}", "properties": {}}, "not both")):
         with pytest.raises(UsageError, match=message):
-            memory_tools.GraphAddNodeArgs(label="x", **args).merged()
-    assert memory_tools.GraphAddNodeArgs(label="x", properties_json='{"a": 1}').merged() == {"a": 1}
+            parse_args(memory_tools.GraphAddNodeArgs, {"label": "x", **args})
+    assert parse_args(memory_tools.GraphAddNodeArgs, {"label": "x", "properties_json": '{"a": 1}'}).merged() == {"a": 1}
 
 
 def test_018_policy_names_are_known_and_most_specific(mnemara_home):

@@ -5,14 +5,15 @@ to edit) and exposes ``specs() -> list[ToolSpec]``, contributing :class:`ToolSpe
 objects; ``session`` turns the enabled specs into ONE SDK MCP server named
 ``mnemara`` (model-facing names ``mcp__mnemara__<name>``). Handlers receive a
 :class:`ToolContext` and the tool's arguments and return a JSON-able dict;
-they never raise for a backend failure (``{"ok": false, "error": ...}``).
+a refusal or a backend failure is an answer (``{"ok": false, "error": ...}``), never an exception.
 
 Per-session objects the tools and turn parts share (the file tracker, the
 memory backends) live in :class:`ToolState`, one typed field each.
 
 Declare a tool with :func:`mnemara.tools.declare.declare`: its arguments are a
 pydantic model (:class:`mnemara.tools.declare.ToolArgs`) that gives the JSON
-schema, the validation and the error text; the handler gets the validated model.
+schema, the validation and the error text; the handler gets the validated model
+and refuses by raising :class:`mnemara.errors.MnemaraError` (declare answers it).
 """
 from __future__ import annotations
 

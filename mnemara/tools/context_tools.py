@@ -1,7 +1,8 @@
 """The agent's context tools: ``upsert_slot``, the three block-eviction tools and ``read_skeleton(file_path)``.
 
-Thin adapters over :mod:`mnemara.context`; every call is logged to ``debug.log``
-and answers ``{"ok": false, "error": ...}`` for bad arguments instead of raising.
+Thin adapters over :mod:`mnemara.context`, declared with
+:func:`mnemara.tools.declare.declare`; every change is logged to ``debug.log`` and
+bad arguments answer ``{"ok": false, "error": ...}`` and change nothing.
 ``read_skeleton`` is registered only when ``read_skeleton_enabled`` is on.
 """
 from __future__ import annotations
@@ -9,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from mnemara.context import eviction
 from mnemara.context.row_ops import selected_ids
 from mnemara.context.skeleton import read_skeleton
 from mnemara.debuglog import log_event
-from mnemara.errors import MnemaraError
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 from mnemara.tools.window_tools import Selectors
@@ -31,25 +31,29 @@ class SkeletonArgs(ToolArgs):
     file_path: str | None = Field(None, description="Path of a Python file.")
     path: str | None = Field(None, description="Same as file_path (older name).")
 
+    @model_validator(mode="after")
+    def _names_a_file(self) -> "SkeletonArgs":
+        if not (self.file_path or self.path):
+            raise ValueError("file_path must be a non-empty string")
+        return self
+
+    @property
+    def target(self) -> str:
+        return self.file_path or self.path or ""
+
 
 def upsert_slot(ctx: ToolContext, args: UpsertSlotArgs) -> dict[str, Any]:
     """Update the pinned slot ``label`` in place or create it at the next position."""
     label, role, content = args.label, args.role, args.content
-    try:
-        existed = any(t.pin_label == label for t in ctx.store.pinned())
-        row_id = ctx.store.upsert_slot(label, role, content)
-    except MnemaraError as exc:
-        return {"ok": False, "error": exc.message}
+    existed = any(t.pin_label == label for t in ctx.store.pinned())
+    row_id = ctx.store.upsert_slot(label, role, content)
     log_event(ctx.instance.debug_log_path, "slot_upsert", label=label, row_id=row_id, updated=existed)
     return {"ok": True, "row_id": row_id, "label": label, "updated": existed}
 
 
 def _eviction_tool(fn: Callable[..., eviction.EvictionResult]) -> Callable[[ToolContext, Selectors], dict[str, Any]]:
     def handler(ctx: ToolContext, args: Selectors) -> dict[str, Any]:
-        try:
-            ids, skipped = selected_ids(ctx.store, args.selector())
-        except MnemaraError as exc:
-            return {"ok": False, "error": exc.message}
+        ids, skipped = selected_ids(ctx.store, args.selector())
         result = fn(ctx.store, ids)
         result.skipped = sorted(set(result.skipped) | set(skipped))
         log_event(ctx.instance.debug_log_path, "eviction", strategy=result.strategy, rows=result.rows,
@@ -61,13 +65,7 @@ def _eviction_tool(fn: Callable[..., eviction.EvictionResult]) -> Callable[[Tool
 
 
 def skeleton_tool(ctx: ToolContext, args: SkeletonArgs) -> dict[str, Any]:
-    path = args.file_path or args.path
-    if not path:
-        return {"ok": False, "error": "file_path must be a non-empty string"}
-    try:
-        sk = read_skeleton(path, home_only=ctx.config.file_tool_home_only)
-    except MnemaraError as exc:
-        return {"ok": False, "error": exc.message}
+    sk = read_skeleton(args.target, home_only=ctx.config.file_tool_home_only)
     return {"ok": True, "path": sk.path, "skeleton": sk.text, "source_tokens": sk.source_tokens,
             "skeleton_tokens": sk.skeleton_tokens}
 

@@ -12,7 +12,14 @@ validated model instance, never a raw dict::
     declare("wiki_read", "Read a wiki page.", WikiReadArgs, wiki_read, policy_name="WikiRead")
 
 Arguments are strict: ``"5"`` is not an integer, ``true`` is not a number, and a
-parameter the tool does not take is refused (``extra="forbid"``).
+parameter the tool does not take is refused (``extra="forbid"``). A rule that
+spans several arguments ("give row_id or a segment") is a ``model_validator``
+raising ``ValueError``; its text is the error as written.
+
+One refusal style for every tool: the arguments are validated before the handler
+runs, and a handler refuses by raising :class:`~mnemara.errors.MnemaraError`
+(usually :class:`~mnemara.errors.UsageError`); both become
+``{"ok": false, "error": "<one line>"}`` here. Handlers never build that answer.
 """
 from __future__ import annotations
 
@@ -21,8 +28,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mnemara.errors import UsageError
-from mnemara.tools import Handler, ToolContext, ToolSpec
+from mnemara.errors import MnemaraError, UsageError
+from mnemara.tools import ToolContext, ToolSpec
 
 _TYPE_NAMES = {"string": "str", "int": "int", "bool": "bool", "float": "number", "dict": "object", "list": "array"}
 
@@ -61,6 +68,8 @@ def describe_error(exc: ValidationError) -> str:
         return f"missing argument {name!r}"
     if kind == "extra_forbidden":
         return f"unknown argument {name!r}"
+    if kind == "value_error":  # a rule of the model's own (a validator): its text names the arguments
+        return str(err.get("ctx", {}).get("error") or err["msg"])
     for prefix, shown in _TYPE_NAMES.items():
         if kind in (f"{prefix}_type", f"{prefix}_parsing"):
             return f"argument {name!r} must be of type {shown}"
@@ -76,25 +85,20 @@ def parse_args(model: type[A], raw: Any) -> A:
 
 
 def declare(name: str, description: str, args: type[A], handler: Callable[[ToolContext, A], dict[str, Any]], *,
-            policy_name: str = "", enabled: Callable[[Any], bool] | None = None,
-            wrap: Callable[[Handler], Handler] | None = None) -> ToolSpec:
+            policy_name: str = "", enabled: Callable[[Any], bool] | None = None) -> ToolSpec:
     """A :class:`ToolSpec` whose schema and validation come from ``args``.
 
-    ``wrap`` decorates the validating handler (e.g. to turn backend failures into
-    ``ok: false`` answers); without it a refusal is answered here.
+    The arguments are validated before ``handler`` runs (a refusal runs nothing);
+    a :class:`MnemaraError` the handler raises is answered as ``ok: false`` too.
     """
 
     def run(ctx: ToolContext, raw: dict[str, Any]) -> dict[str, Any]:
-        if wrap is not None:
-            return handler(ctx, parse_args(args, raw))  # the wrapper answers the UsageError
         try:
-            parsed = parse_args(args, raw)
-        except UsageError as exc:
+            return handler(ctx, parse_args(args, raw))
+        except MnemaraError as exc:
             return {"ok": False, "error": exc.message}
-        return handler(ctx, parsed)
 
     run.__name__ = getattr(handler, "__name__", name)
-    spec_handler: Handler = wrap(run) if wrap is not None else run
     if enabled is None:
-        return ToolSpec(name, description, args_schema(args), spec_handler, policy_name)
-    return ToolSpec(name, description, args_schema(args), spec_handler, policy_name, enabled)
+        return ToolSpec(name, description, args_schema(args), run, policy_name)
+    return ToolSpec(name, description, args_schema(args), run, policy_name, enabled)

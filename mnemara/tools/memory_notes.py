@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mnemara.errors import MnemaraError
+from mnemara.errors import UsageError
 from mnemara.memory.notes import DEFAULT_CATEGORY
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
@@ -63,7 +63,7 @@ def note_with_payload(text: str, payload: dict[str, Any]) -> tuple[str, list[str
 
 
 def write_memory(ctx: ToolContext, args: WriteMemoryArgs) -> dict[str, Any]:
-    """Append one note; refuse empty text or a bad category with ``ok: false``."""
+    """Append one note; empty text, a bad payload or a bad category is refused before anything is written."""
     text = args.text
     category = args.category or DEFAULT_CATEGORY
     applies_to: Any = args.applies_to
@@ -72,27 +72,21 @@ def write_memory(ctx: ToolContext, args: WriteMemoryArgs) -> dict[str, Any]:
         try:
             text, named = note_with_payload(text, payload)
         except ValueError as exc:
-            return {"ok": False, "error": str(exc)}
+            raise UsageError(str(exc)) from None
         from mnemara.memory.surfaces import normalize_applies_to
 
-        try:
-            applies_to = list(dict.fromkeys([*normalize_applies_to(applies_to), *named]))
-        except MnemaraError as exc:
-            return {"ok": False, "error": exc.message}
+        applies_to = list(dict.fromkeys([*normalize_applies_to(applies_to), *named]))
     if not text.strip():
-        return {"ok": False, "error": "give the note's text (or a payload with an observation)"}
+        raise UsageError("give the note's text (or a payload with an observation)")
     from mnemara.memory.dedupe import check_write, conflict_report, inactive_copies, refusal
     from mnemara.memory.surfaces import write_memory as write_everywhere
 
-    check = check_write(ctx.instance.memory_dir, text, ctx.config) if text.strip() else None
+    check = check_write(ctx.instance.memory_dir, text, ctx.config)
     duplicate = refusal(check) if check is not None else None
     if duplicate is not None:
         return duplicate
-    inactive = inactive_copies(ctx.instance.memory_dir, text) if text.strip() else []
-    try:
-        result = write_everywhere(ctx.instance, ctx.config, text, category, applies_to, ctx.state)
-    except MnemaraError as exc:
-        return {"ok": False, "error": exc.message}
+    inactive = inactive_copies(ctx.instance.memory_dir, text)
+    result = write_everywhere(ctx.instance, ctx.config, text, category, applies_to, ctx.state)
     if inactive:
         result["dedupe"] = f"the same text is in {', '.join(inactive)}; written again as a new active note"
     if check is not None and result.get("ok"):

@@ -11,7 +11,6 @@ from typing import Any
 from pydantic import Field
 
 from mnemara.debuglog import log_event
-from mnemara.errors import MnemaraError
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 
@@ -33,13 +32,10 @@ class DeprecateArgs(ToolArgs):
 def supersede_memory(ctx: ToolContext, args: SupersedeArgs) -> dict[str, Any]:
     from mnemara.memory.status import find_atom, set_status
 
-    try:
-        mem = ctx.instance.memory_dir
-        old = find_atom(mem, args.old)
-        new = find_atom(mem, args.new)
-        entry = set_status(mem, old, "superseded", new=new, reason=args.reason)
-    except MnemaraError as exc:
-        return {"ok": False, "error": exc.message}
+    mem = ctx.instance.memory_dir
+    old = find_atom(mem, args.old)
+    new = find_atom(mem, args.new)
+    entry = set_status(mem, old, "superseded", new=new, reason=args.reason)
     log_event(ctx.instance.debug_log_path, "atom_superseded", old=old.id, new=new.id, reason=args.reason, via="tool")
     return {"ok": True, "atom": old.id, "status": "superseded", "superseded_by": new.id, "at": entry["at"]}
 
@@ -47,11 +43,8 @@ def supersede_memory(ctx: ToolContext, args: SupersedeArgs) -> dict[str, Any]:
 def deprecate_memory(ctx: ToolContext, args: DeprecateArgs) -> dict[str, Any]:
     from mnemara.memory.status import find_atom, set_status
 
-    try:
-        atom = find_atom(ctx.instance.memory_dir, args.atom)
-        entry = set_status(ctx.instance.memory_dir, atom, "deprecated", reason=args.reason)
-    except MnemaraError as exc:
-        return {"ok": False, "error": exc.message}
+    atom = find_atom(ctx.instance.memory_dir, args.atom)
+    entry = set_status(ctx.instance.memory_dir, atom, "deprecated", reason=args.reason)
     log_event(ctx.instance.debug_log_path, "atom_deprecated", atom=atom.id, reason=args.reason, via="tool")
     return {"ok": True, "atom": atom.id, "status": "deprecated", "at": entry["at"]}
 

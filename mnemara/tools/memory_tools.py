@@ -1,47 +1,48 @@
 """Wiki, RAG, graph and role-proposal tools: thin adapters over :mod:`mnemara.memory`.
 
-Every handler answers a JSON object and never raises: bad input gives
-``{"ok": false, "error": "<one line>"}``, a missing or broken backend
-``{"ok": false, "error": "RAG backend unavailable: ..."}`` (or ``Graph``).
-LanceDB and Kuzu are imported only when a tool of theirs runs.
+Declared with :func:`mnemara.tools.declare.declare` (bad arguments answer
+``{"ok": false, "error": "<one line>"}`` before any backend is opened); a missing
+or broken backend answers ``{"ok": false, "error": "RAG backend unavailable: ..."}``
+(or ``Graph``). LanceDB and Kuzu are imported only when a tool of theirs runs.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Literal
+import json
+from typing import Any, Callable, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from mnemara.errors import BackendUnavailable, MnemaraError
-from mnemara.tools import Handler, ToolContext, ToolSpec
+from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 
 NODE_ID = "a node id, e.g. entity:lease manager"
+A = TypeVar("A", bound=ToolArgs)
 
 
-def _safe(backend: str) -> Callable[[Handler], Handler]:
-    """A ``wrap`` for :func:`declare`: user errors and backend failures become ``ok: false`` answers."""
-    return lambda func: _guarded(backend, func)
+def _guarded(backend: str, func: Callable[[ToolContext, A], dict[str, Any]]) -> Callable[[ToolContext, A], dict[str, Any]]:
+    """Run a handler (its arguments already validated) holding its backend; a backend failure is an answer.
 
+    ``backend`` is ``"RAG"``, ``"Graph"`` or ``""`` (files only). A refusal
+    (:class:`MnemaraError`) is left to :func:`declare`; a surprise is named, never raised.
+    """
 
-def _guarded(backend: str, func: Any) -> Handler:
-    """Wrap a handler: user errors and backend failures become ``ok: false`` answers."""
-
-    def handler(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    def handler(ctx: ToolContext, args: A) -> dict[str, Any]:
         try:
             back = _backends(ctx)
             if backend == "Graph":
                 with back.using_graph():
-                    answer = func(ctx, args or {})
+                    answer = func(ctx, args)
             elif backend == "RAG":
                 with back.rag_lock:
-                    answer = func(ctx, args or {})
+                    answer = func(ctx, args)
             else:
-                answer = func(ctx, args or {})
+                answer = func(ctx, args)
             return {"ok": True, **answer} if "ok" not in answer else answer
         except BackendUnavailable as exc:  # off in the config, missing or broken (RagUnavailable, ...)
             return {"ok": False, "error": f"{backend or 'backend'} backend unavailable: {exc.message}"}
-        except MnemaraError as exc:
-            return {"ok": False, "error": exc.message}
+        except MnemaraError:
+            raise
         except Exception as exc:  # a surprise: say what it was, never crash the turn
             return {"ok": False, "error": f"{backend or 'tool'} failed: {type(exc).__name__}: {exc}"}
 
@@ -85,30 +86,36 @@ class RagQueryArgs(ToolArgs):
                                                         "(marked with their status).")
 
 
+def _parsed_json(text: str, name: str) -> Any:
+    """``text`` read as JSON; a ``ValueError`` naming the argument and the spot otherwise."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+
+
 class _Properties(ToolArgs):
     properties: dict[str, Any] | None = None
     properties_json: str | dict[str, Any] | None = Field(
         None, description="The properties as a JSON object in text (same as properties).")
 
-    def merged(self) -> dict[str, Any] | None:
-        """``properties`` or ``properties_json`` (a JSON object as text); not both."""
-        import json
-
-        from mnemara.errors import UsageError
-
-        text = self.properties_json
-        if text is None:
-            return self.properties
+    @model_validator(mode="after")
+    def _one_object(self) -> "_Properties":
+        """``properties`` or ``properties_json`` (a JSON object, as text or not); not both."""
+        given = self.properties_json
+        if given is None:
+            return self
         if self.properties is not None:
-            raise UsageError("give properties or properties_json, not both")
-        if isinstance(text, str):
-            try:
-                text = json.loads(text) if text.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"properties_json is not valid JSON: {exc.msg} at column {exc.colno}") from None
-        if not isinstance(text, dict):
-            raise UsageError("properties_json must be a JSON object")
-        return text
+            raise ValueError("give properties or properties_json, not both")
+        value = (_parsed_json(given, "properties_json") if given.strip() else {}) if isinstance(given, str) else given
+        if not isinstance(value, dict):
+            raise ValueError("properties_json must be a JSON object")
+        self.properties = value
+        return self
+
+    def merged(self) -> dict[str, Any] | None:
+        """The node's or edge's properties, whichever argument gave them."""
+        return self.properties
 
 
 class GraphAddNodeArgs(_Properties):
@@ -137,6 +144,12 @@ class GraphNeighborsArgs(ToolArgs):
 class GraphMatchArgs(ToolArgs):
     pattern_json: str | dict[str, Any]
     limit: int = Field(50, ge=1, le=500)
+
+    @model_validator(mode="after")
+    def _reads_pattern(self) -> "GraphMatchArgs":
+        if isinstance(self.pattern_json, str):
+            self.pattern_json = _parsed_json(self.pattern_json, "pattern_json")
+        return self
 
 
 class GraphShortestPathArgs(ToolArgs):
@@ -208,16 +221,7 @@ def graph_neighbors(ctx: ToolContext, args: GraphNeighborsArgs) -> dict[str, Any
 
 
 def graph_match(ctx: ToolContext, args: GraphMatchArgs) -> dict[str, Any]:
-    import json
-
-    from mnemara.errors import UsageError
-
-    pattern = args.pattern_json
-    if isinstance(pattern, str):
-        try:
-            pattern = json.loads(pattern)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"pattern_json is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    pattern: Any = args.pattern_json  # read as JSON by the model; Graph.match refuses what is not an object
     result: dict[str, Any] = _backends(ctx).graph().match(pattern, args.limit)
     return result
 
@@ -245,36 +249,33 @@ def _graph_on(cfg: Any) -> bool:
 
 
 def specs() -> list[ToolSpec]:
-    plain, rag, graph = _safe(""), _safe("RAG"), _safe("Graph")
     return [
-        declare("wiki_read", "Read a wiki page (wiki/<path>.md).", WikiReadArgs, wiki_read,
-                policy_name="WikiRead", wrap=plain),
+        declare("wiki_read", "Read a wiki page (wiki/<path>.md).", WikiReadArgs, _guarded("", wiki_read),
+                policy_name="WikiRead"),
         declare("wiki_write", "Write a wiki page (mode replace or append). Optional frontmatter 'tags:' links the "
-                "page to tag nodes in the graph. The page is indexed for rag_query.", WikiWriteArgs, wiki_write,
-                policy_name="WikiWrite", wrap=plain),
-        declare("wiki_list", "List wiki page slugs, optionally under a prefix.", WikiListArgs, wiki_list,
-                policy_name="WikiList", wrap=plain),
+                "page to tag nodes in the graph. The page is indexed for rag_query.", WikiWriteArgs, _guarded("", wiki_write),
+                policy_name="WikiWrite"),
+        declare("wiki_list", "List wiki page slugs, optionally under a prefix.", WikiListArgs, _guarded("", wiki_list),
+                policy_name="WikiList"),
         declare("rag_index", "Index free text for rag_query. The same source_path (or the same text) replaces.",
-                RagIndexArgs, rag_index, policy_name="RagIndex", enabled=_rag_on, wrap=rag),
+                RagIndexArgs, _guarded("RAG", rag_index), policy_name="RagIndex", enabled=_rag_on),
         declare("rag_query", "Search memory notes, wiki pages and indexed text (keyword BM25 fused with vectors "
                 "when an embedder answers). Each hit shows its per-channel ranks and scores.",
-                RagQueryArgs, rag_query, policy_name="RagQuery", enabled=_rag_on, wrap=rag),
+                RagQueryArgs, _guarded("RAG", rag_query), policy_name="RagQuery", enabled=_rag_on),
         declare("graph_add_node", "Add (or update, same id) a node of the property graph.", GraphAddNodeArgs,
-                graph_add_node, policy_name="GraphWrite", enabled=_graph_on, wrap=graph),
+                _guarded("Graph", graph_add_node), policy_name="GraphWrite", enabled=_graph_on),
         declare("graph_add_edge", "Add an edge between two existing nodes; the same (from, relationship, to) "
-                "updates its properties.", GraphAddEdgeArgs, graph_add_edge, policy_name="GraphWrite",
-                enabled=_graph_on, wrap=graph),
+                "updates its properties.", GraphAddEdgeArgs, _guarded("Graph", graph_add_edge), policy_name="GraphWrite",
+                enabled=_graph_on),
         declare("graph_query", "Run one Cypher statement over Node/Edge with $parameters. Read-only unless "
-                "write is true.", GraphQueryArgs, graph_query, policy_name="GraphQuery", enabled=_graph_on,
-                wrap=graph),
+                "write is true.", GraphQueryArgs, _guarded("Graph", graph_query), policy_name="GraphQuery", enabled=_graph_on),
         declare("graph_neighbors", "Nodes within depth hops (1-5) of a node, nearest first.", GraphNeighborsArgs,
-                graph_neighbors, policy_name="GraphRead", enabled=_graph_on, wrap=graph),
+                _guarded("Graph", graph_neighbors), policy_name="GraphRead", enabled=_graph_on),
         declare("graph_match", "Find nodes ({label, id, properties}) or edges ({from, relationship, to}) matching "
-                "a JSON pattern.", GraphMatchArgs, graph_match, policy_name="GraphRead", enabled=_graph_on,
-                wrap=graph),
+                "a JSON pattern.", GraphMatchArgs, _guarded("Graph", graph_match), policy_name="GraphRead", enabled=_graph_on),
         declare("graph_shortest_path", "Shortest path (either direction) between two nodes.",
-                GraphShortestPathArgs, graph_shortest_path, policy_name="GraphRead", enabled=_graph_on, wrap=graph),
+                GraphShortestPathArgs, _guarded("Graph", graph_shortest_path), policy_name="GraphRead", enabled=_graph_on),
         declare("propose_role_amendment", "Propose a change to your role doc for a human to review "
                 "(writes role_proposals/<timestamp>_<slug>.md; the role doc itself is never changed).",
-                ProposeRoleAmendmentArgs, propose_role_amendment, policy_name="ProposeRoleAmendment", wrap=plain),
+                ProposeRoleAmendmentArgs, _guarded("", propose_role_amendment), policy_name="ProposeRoleAmendment"),
     ]

@@ -5,21 +5,22 @@
 ``evict_since``, ``evict_older_than``, ``mark_segment``, ``tune_window`` and
 ``log_choice``. Each reports what it changed (row ids, tokens freed); pinned rows
 are never evicted. Policy names are 0.18's (``InspectContext``, ``EvictIds`` ...).
-Thin adapters over :mod:`mnemara.context.row_ops`; bad arguments answer
-``{"ok": false, "error": ...}``.
+Thin adapters over :mod:`mnemara.context.row_ops`, declared with
+:func:`mnemara.tools.declare.declare`: bad arguments answer ``{"ok": false, "error": ...}``
+and change nothing.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from mnemara.context import row_ops
 from mnemara.context.eviction import EvictionResult, eviction_stats
 from mnemara.debuglog import log_event
-from mnemara.errors import MnemaraError, UsageError
+from mnemara.errors import UsageError
 from mnemara.store import Turn
-from mnemara.tools import Handler, ToolContext, ToolSpec
+from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 
 SUMMARY_CHARS = 160
@@ -39,6 +40,14 @@ class Selectors(ToolArgs):
         return row_ops.Selector.from_args(self.model_dump(exclude_none=True))
 
 
+class EvictIdsArgs(Selectors):
+    @model_validator(mode="after")
+    def _names_rows(self) -> "EvictIdsArgs":
+        if self.row_ids is None and self.segment is None:
+            raise ValueError("give row_ids (or a segment)")
+        return self
+
+
 class NoArgs(ToolArgs):
     pass
 
@@ -51,6 +60,12 @@ class PinRowArgs(ToolArgs):
     row_id: int | None = Field(None, description="The row to pin.")
     label: str | None = Field(None, description="Slot label (default row-<id>).")
     segment: str | None = Field(None, description="Pin every live row of this segment instead of one row.")
+
+    @model_validator(mode="after")
+    def _names_rows(self) -> "PinRowArgs":
+        if self.row_id is None and self.segment is None:
+            raise ValueError("give row_id (or a segment)")
+        return self
 
 
 class UnpinRowArgs(ToolArgs):
@@ -66,6 +81,12 @@ class EvictSinceArgs(ToolArgs):
     segment: str = Field(description="The segment (see mark_segment).")
     skip_pinned: bool | None = Field(None, description=SKIP_PINNED)
 
+    @model_validator(mode="after")
+    def _names_segment(self) -> "EvictSinceArgs":
+        if not self.segment:
+            raise ValueError("give the segment name")
+        return self
+
 
 class EvictOlderThanArgs(Selectors):
     older_than: str | int | float = Field(description="Only rows older than this: 90s, 30m, 2h, 1d.")
@@ -80,6 +101,12 @@ class MarkSegmentArgs(ToolArgs):
 class TuneWindowArgs(ToolArgs):
     max_window_turns: int | None = Field(None, ge=2)
     max_window_tokens: int | None = Field(None, ge=1000)
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> "TuneWindowArgs":
+        if self.max_window_turns is None and self.max_window_tokens is None:
+            raise ValueError("give max_window_turns and/or max_window_tokens")
+        return self
 
 
 class LogChoiceArgs(ToolArgs):
@@ -170,9 +197,8 @@ def pin_row(ctx: ToolContext, args: PinRowArgs) -> dict[str, Any]:
         log_event(ctx.instance.debug_log_path, "pin", row_ids=[t.id for t in rows], by="agent")
         return {"ok": True, "pinned": [t.id for t in rows], "labels": labels,
                 "tokens_pinned": sum(t.tokens for t in rows)}
-    if args.row_id is None:
-        raise UsageError("give row_id (or a segment)")
     row_id = args.row_id
+    assert row_id is not None  # PinRowArgs asks for one of the two
     turn = ctx.store.get(row_id)
     label = ctx.store.pin(row_id, label)
     log_event(ctx.instance.debug_log_path, "pin", row_ids=[row_id], label=label, by="agent")
@@ -192,10 +218,8 @@ def unpin_row(ctx: ToolContext, args: UnpinRowArgs) -> dict[str, Any]:
 
 
 # -- eviction ---------------------------------------------------------------------
-def evict_ids(ctx: ToolContext, args: Selectors) -> dict[str, Any]:
+def evict_ids(ctx: ToolContext, args: EvictIdsArgs) -> dict[str, Any]:
     selector = args.selector()
-    if selector.row_ids is None and selector.segment is None:
-        raise UsageError("give row_ids (or a segment)")
     return _done(ctx, row_ops.evict_rows(ctx.store, "evict_ids", selector))
 
 
@@ -206,8 +230,6 @@ def evict_last(ctx: ToolContext, args: EvictLastArgs) -> dict[str, Any]:
 
 def evict_since(ctx: ToolContext, args: EvictSinceArgs) -> dict[str, Any]:
     row_ops.Selector.from_args({"skip_pinned": args.skip_pinned})
-    if not args.segment:
-        raise UsageError("give the segment name")
     return _done(ctx, row_ops.evict_since(ctx.store, args.segment))
 
 
@@ -239,8 +261,6 @@ def tune_window(ctx: ToolContext, args: TuneWindowArgs) -> dict[str, Any]:
             who = f"agent_{key} in config.json" if limit is not None else f"the current {key} (config.json sets no agent_{key})"
             raise UsageError(f"{key} must be between {floor} and {ceiling} ({who})")
         changes[key] = value
-    if not changes:
-        raise UsageError("give max_window_turns and/or max_window_tokens")
     before = {k: getattr(cfg, k) for k in changes}
     new = update_config(ctx.instance.config_path, **changes)
     ctx.config = new
@@ -254,19 +274,6 @@ def log_choice(ctx: ToolContext, args: LogChoiceArgs) -> dict[str, Any]:
                                 args.context_summary, tokens_at_choice=_window(ctx).tokens,
                                 last_row=live[-1].id if live else None)
     return {"ok": True, "logged": record, "file": "choices.jsonl"}
-
-
-def _safe(run: Handler) -> Handler:
-    """Refusals (bad arguments, no such row) answer ``ok: false`` with one line."""
-
-    def handler(ctx: ToolContext, args: dict[str, Any]) -> Any:
-        try:
-            return run(ctx, args or {})
-        except MnemaraError as exc:
-            return {"ok": False, "error": exc.message}
-
-    handler.__name__ = getattr(run, "__name__", "tool")
-    return handler
 
 
 def specs() -> list[ToolSpec]:
@@ -283,7 +290,7 @@ def specs() -> list[ToolSpec]:
          pin_row, "PinRow"),
         ("unpin_row", "Unpin a row: it goes back to the rolling window.", UnpinRowArgs, unpin_row, "UnpinRow"),
         ("evict_ids", "Take rows out of your context by id (or a whole segment); they stay on disk." + never,
-         Selectors, evict_ids, "EvictIds"),
+         EvictIdsArgs, evict_ids, "EvictIds"),
         ("evict_last", "Take the newest N live rows out of your context (undo a bad turn)." + never, EvictLastArgs,
          evict_last, "EvictLast"),
         ("evict_since", "Take a segment's rows and every live row after its start out of your context." + never,
@@ -298,4 +305,4 @@ def specs() -> list[ToolSpec]:
         ("log_choice", "Record a decision you made and why (appended to choices.jsonl for the user).",
          LogChoiceArgs, log_choice, "LogChoice"),
     ]
-    return [declare(name, text, model, fn, policy_name=policy, wrap=_safe) for name, text, model, fn, policy in tools]
+    return [declare(name, text, model, fn, policy_name=policy) for name, text, model, fn, policy in tools]
