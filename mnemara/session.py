@@ -8,6 +8,7 @@ failed turn did) -> trim the window and run the after-turn hooks. This module
 is that sequence; its parts live beside it, one job each:
 
 * :mod:`mnemara.turn_state`: what the turn in flight has gathered and how it ended;
+* :mod:`mnemara.turn_stream`: its message through a CLI process, the events streamed back;
 * :mod:`mnemara.turn_record`: its rows in turns.sqlite, or the spool when the store refuses them;
 * :mod:`mnemara.overflow_retry`: "prompt is too long": evict to fit and send once more;
 * :mod:`mnemara.sdk_options`: SDK options, and the hooks/callbacks the CLI calls
@@ -46,25 +47,22 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mnemara import events as ev
-from mnemara.api_faults import StallWatch, end_stalled_call, stop_calling
 from mnemara.cli_pool import CliPool
 from mnemara.cli_process import (
     CliHandle,
     cli_failure,
     exception_message,
-    hard_kill,
     has_credentials,
     new_message_id,
     no_key_message,
-    one_message,
 )
 from mnemara.config import Config
 from mnemara.debuglog import log_event
@@ -84,6 +82,7 @@ from mnemara.transcript import build_user_content
 from mnemara.turn_parts import TurnPart, call_each
 from mnemara.turn_record import TurnRecorder
 from mnemara.turn_state import RunningTurn
+from mnemara.turn_stream import exchange
 from mnemara.usage_stats import StatsFile
 from mnemara.warm_start import WarmStart
 
@@ -349,36 +348,17 @@ class AgentSession:
 
     async def _stream(self, turn: RunningTurn, content: list[dict[str, Any]]) -> AsyncIterator[ev.Event]:
         """Step 3: send the message through a CLI process and yield its events until the turn ends,
-        the sentinel halts it or it is stopped; then judge how it ended (``turn.failure``)."""
-        from mnemara.sdk_bridge import track_api_wait
-
-        watch, collector = turn.watch, turn.collector
+        the sentinel halts it or it is stopped (:mod:`mnemara.turn_stream`); then judge how it ended."""
         message_id = new_message_id()
         try:
             turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
-            collector.cost_base = handle.cost_so_far
+            turn.collector.cost_base = handle.cost_so_far
             if not self._stop_requested:
-                stall = turn.stall = StallWatch(turn.cfg.api_stall_seconds,
-                                                functools.partial(end_stalled_call, handle.client, hard_kill))
-                watchdog = asyncio.ensure_future(stall.run())
-                try:
-                    stall.awaiting_api()
-                    await handle.client.query(one_message(content, message_id))
-                    async for message in handle.client.receive_response():
-                        track_api_wait(stall, message)
-                        halted = False
-                        for event in collector.feed(message):
-                            yield event
-                            if watch is not None and isinstance(event, ev.ToolResult):
-                                halted = halted or watch.stop_after_tool_result(event.tool_use_id)
-                        if halted or collector.auth_rejected:  # sentinel refusal / rejected key: end the turn now
-                            break
-                finally:
-                    watchdog.cancel()
-                if collector.auth_rejected:  # the CLI would go on retrying the rejected key for minutes
-                    await stop_calling(handle.client, hard_kill)
-            ended_early = self._stop_requested or (watch and watch.halt) or collector.auth_rejected
-            if collector.result is None and not ended_early:
+                async with aclosing(exchange(turn, handle, content, message_id)) as events:
+                    async for event in events:
+                        yield event
+            ended_early = self._stop_requested or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+            if turn.collector.result is None and not ended_early:
                 turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
         except Exception as exc:
             if not self._stop_requested:

@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, int]] = [
     ("mnemara.prompt_file", SESSION), ("mnemara.commands", SESSION),
     ("mnemara.turn_state", SESSION), ("mnemara.turn_record", SESSION), ("mnemara.overflow_retry", SESSION),
     ("mnemara.warm_start", SESSION), ("mnemara.live_config", SESSION),
+    ("mnemara.turn_stream", SESSION),
     ("mnemara.store", STORAGE), ("mnemara.config", STORAGE), ("mnemara.instance", STORAGE),
     ("mnemara.fsutil", STORAGE), ("mnemara.errors", STORAGE), ("mnemara.debuglog", STORAGE),
     ("mnemara.backend_loader", STORAGE), ("mnemara.tokens", STORAGE), ("mnemara.events", STORAGE),
