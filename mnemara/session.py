@@ -1,37 +1,31 @@
 """AgentSession: one instance, one turn at a time, on the real Claude Agent SDK.
 
-A turn is: write the user row -> reload config.json -> read the role doc from
-disk -> build the context (pinned slots, rolling window, per-turn extras, the
-new message; see :mod:`mnemara.transcript`) -> run it through a Claude Code CLI
-process -> stream events -> persist the assistant row -> trim the window ->
-run post-turn hooks. This module is that sequence and nothing else; its parts
-live beside it:
+A turn (:meth:`AgentSession._run_turn`) is: store the user's message -> reload
+config.json and read the role doc from disk -> build the context (pinned slots,
+rolling window, per-turn extras, the new message; :mod:`mnemara.transcript`) ->
+stream it through a Claude Code CLI process -> store the answer (or what a
+failed turn did) -> trim the window and run the after-turn hooks. This module
+is that sequence; its parts live beside it, one job each:
 
+* :mod:`mnemara.turn_state`: what the turn in flight has gathered and how it ended;
+* :mod:`mnemara.turn_record`: its rows in turns.sqlite, or the spool when the store refuses them;
+* :mod:`mnemara.overflow_retry`: "prompt is too long": evict to fit and send once more;
 * :mod:`mnemara.sdk_options`: SDK options, and the hooks/callbacks the CLI calls
   (sentinel, permission gate, mid-turn role doc refresh);
-* :mod:`mnemara.cli_pool`: the CLI processes (the one serving a turn, the warm spare);
+* :mod:`mnemara.cli_pool`: the CLI processes (the one serving a turn, the one kept for the next);
+* :mod:`mnemara.warm_start`: what starts ahead of need (the next CLI, the backends);
+* :mod:`mnemara.live_config`: config.json and this session's overrides, handed to every holder;
 * :mod:`mnemara.sync_runner`: the loop thread behind the synchronous API.
 
 Every turn is a new CLI conversation (the window *is* the history). The role
 doc is read from disk at the start of every turn and handed to the CLI as
-``--system-prompt-file`` (see :mod:`mnemara.prompt_file`; never argv); the CLI
-reads that file once per process, so the API calls of one turn's tool loop
-share that text and an edit applies from the next turn. A process that ended a
-turn cleanly serves the next one too, its conversation rewound to empty, as
-long as the role doc text (re-read from disk), the system prompt extras, the
-model, the tools, the MCP servers, cwd and the environment are unchanged;
-otherwise the next turn gets a new process (see :mod:`mnemara.cli_pool`).
-
-``warm_spare`` (default on; ``MNEMARA_WARM_SPARE=0`` turns it off) also starts
-a process ahead of time when none fits (at start, after a key change).
-``reuse_cli=False`` (or ``MNEMARA_REUSE_CLI=0``) ends every process after its
-turn; with both off every turn starts its own CLI, exactly like
-``claude_agent_sdk.query()``.
-
-The live config: :meth:`AgentSession.update_config` validates, saves config.json
-atomically and hands the new config to every holder (tools, permission gate,
-peer inbox, ``config_listeners``); :meth:`AgentSession.reload_config` does the
-same for hand edits at the start of each turn.
+``--system-prompt-file`` (:mod:`mnemara.prompt_file`; never argv), so an edit
+applies from the next turn. A process that ended a turn cleanly serves the next
+one too, rewound to an empty conversation, while its options are unchanged.
+``warm_spare`` (default on; ``MNEMARA_WARM_SPARE=0`` turns it off) starts a
+process ahead of time; ``reuse_cli=False`` (or ``MNEMARA_REUSE_CLI=0``) ends
+every process after its turn; with both off every turn starts its own CLI,
+exactly like ``claude_agent_sdk.query()``.
 
 Domain parts (context discipline, auto-recall, the peer inbox) take part in a
 turn as :class:`~mnemara.turn_parts.TurnPart` objects added with
@@ -72,10 +66,11 @@ from mnemara.cli_process import (
     no_key_message,
     one_message,
 )
-from mnemara.config import Config, update_config
+from mnemara.config import Config
 from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError, StoreUnavailable
 from mnemara.instance import Instance
+from mnemara.live_config import LiveConfig
 from mnemara.overflow_retry import evict_to_fit
 from mnemara.permissions import PermissionGate, PermissionRequest
 from mnemara.role_refresh import RoleDocWatch
@@ -83,7 +78,7 @@ from mnemara.roledoc import RoleDoc, read_role_doc
 from mnemara.sdk_options import CliLauncher
 from mnemara.sentinel import SentinelWatch
 from mnemara.store import TRIM_BATCH, TurnStore, Window
-from mnemara.sync_runner import LoopThread
+from mnemara.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
 from mnemara.turn_parts import TurnPart, call_each
@@ -130,7 +125,8 @@ class AgentSession:
         self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
         self.config_listeners: list[Callable[[Config], None]] = []
         self.parts: list[TurnPart] = []  # domain parts of every turn (see mnemara.turn_parts)
-        self.session_overrides: dict[str, Any] = {}  # /swap --temp, /tokens --temp: this session only
+        self.live_config = LiveConfig(instance.config_path, self.apply_config)  # see mnemara.live_config
+        self.session_overrides = self.live_config.overrides  # /swap --temp, /tokens --temp: this session only
         self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
@@ -185,24 +181,16 @@ class AgentSession:
     def reload_config(self) -> Config:
         """Re-read config.json (hand edits apply to the next call) and hand it to every holder;
         this session's temporary overrides (``/swap --temp``) stay on top."""
-        cfg = Config.load(self.instance.config_path)
-        if self.session_overrides:
-            cfg = Config.from_dict({**cfg.to_dict(), **self.session_overrides}, source="session override")
-        return self.apply_config(cfg)
+        return self.live_config.reload()
 
     def update_config(self, **changes: Any) -> Config:
         """Change fields of config.json: validated (nothing is saved when a value is refused,
         :class:`~mnemara.errors.ConfigError`), saved atomically, then live for every holder."""
-        for key in changes:
-            self.session_overrides.pop(key, None)
-        update_config(self.instance.config_path, **changes)
-        return self.reload_config()
+        return self.live_config.update(**changes)
 
     def override_config(self, **changes: Any) -> Config:
         """Change fields for this session only (validated, never saved; config.json is untouched)."""
-        Config.from_dict({**self.config.to_dict(), **changes}, source="session override")
-        self.session_overrides.update(changes)
-        return self.reload_config()
+        return self.live_config.override(self.config, **changes)
 
     def apply_config(self, config: Config) -> Config:
         """Make ``config`` the live config: the session, its tools, the permission gate, the peer
@@ -399,7 +387,7 @@ class AgentSession:
             if turn.handle is not None:
                 self._release(turn, message_id)
             self.pool.active = None
-        self._judge(turn)
+        turn.judge(self._stop_requested)
 
     def _release(self, turn: RunningTurn, message_id: str) -> None:
         """Hand the turn's CLI back: kept for the next turn (rewound to an empty conversation) only
@@ -407,23 +395,8 @@ class AgentSession:
         assert turn.handle is not None
         result = turn.collector.result
         if result is not None and result.total_cost_usd is not None:
-            turn.handle.cost_so_far = result.total_cost_usd
-        clean = (result is not None and not result.is_error and turn.failure is None and not self._stop_requested
-                 and not (result.terminal_reason or "").startswith("aborted")
-                 and not (turn.watch is not None and turn.watch.halt is not None)
-                 and not turn.collector.tasks_started and not turn.collector.auth_rejected)
-        self.pool.release(turn.handle, message_id if clean else None)
-
-    def _judge(self, turn: RunningTurn) -> None:
-        """Interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""
-        from mnemara.sdk_bridge import api_fault, classify_failure
-
-        turn.failure = api_fault(turn.collector, turn.stall) or turn.failure
-        result = turn.collector.result
-        turn.interrupted = self._stop_requested or (
-            result is not None and (result.terminal_reason or "").startswith("aborted"))
-        if turn.failure is None and not turn.interrupted:
-            turn.failure = classify_failure(turn.collector)
+            turn.handle.cost_so_far = result.total_cost_usd  # the process's running total: the next turn's base
+        self.pool.release(turn.handle, message_id if turn.ended_cleanly(self._stop_requested) else None)
 
     def _finish(self, turn: RunningTurn) -> Iterator[ev.Event]:
         """Step 4: store the answer, or say what failed and keep what it did (:mod:`mnemara.turn_record`);
@@ -471,14 +444,7 @@ class AgentSession:
         loop = self._turn_loop
         if not self.busy or loop is None or loop.is_closed():
             return False
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            loop.create_task(self.stop())
-        else:
-            asyncio.run_coroutine_threadsafe(self.stop(), loop)
+        schedule_on(loop, self.stop())
         return True
 
     # -- sync API ---------------------------------------------------------------------------------
@@ -513,22 +479,12 @@ class AgentSession:
         """Synchronous :meth:`aclose` (safe to call twice)."""
         if self._closed:
             return
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is not None:  # inside someone's loop: nothing to wait on, end the processes now
+        if running_loop() is not None:  # inside someone's loop: nothing to wait on, end the processes now
             self._closed = True
             self.pool.kill_all()
             self._finish_close()
-        elif self._sync.loop is not None:
-            self._sync.run(self.aclose(), timeout=20)
         else:
-            loop = asyncio.new_event_loop()
-            try:
-                loop.run_until_complete(self.aclose())
-            finally:
-                loop.close()
+            self._sync.run_to_end(self.aclose(), timeout=20)
 
     def _finish_close(self) -> None:
         self._closed = True

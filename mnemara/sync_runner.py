@@ -46,6 +46,17 @@ class LoopThread:
         """Run ``coro`` on the loop and wait for its result."""
         return self.submit(coro).result(timeout=timeout)
 
+    def run_to_end(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coro`` from synchronous code: on the loop when it is running (what lives there, e.g.
+        CLI processes, is ended there), else on a short-lived loop of its own."""
+        if self._loop is not None:
+            return self.run(coro, timeout=timeout)
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(coro)
+        finally:
+            loop.close()
+
     def call_soon(self, callback: Callable[[], Any]) -> None:
         """Run ``callback`` on the loop as soon as it is free."""
         self.ensure().call_soon_threadsafe(callback)
@@ -55,3 +66,19 @@ class LoopThread:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._loop = None
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def schedule_on(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]) -> None:
+    """Start ``coro`` on ``loop`` without waiting for it, from that loop's thread or any other."""
+    if running_loop() is loop:
+        loop.create_task(coro)
+    else:
+        asyncio.run_coroutine_threadsafe(coro, loop)

@@ -31,3 +31,24 @@ class RunningTurn:
     @property
     def stderr(self) -> list[str]:
         return self.handle.stderr if self.handle is not None else []
+
+    def judge(self, stopped: bool) -> None:
+        """Once the CLI is done: interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""
+        from mnemara.sdk_bridge import api_fault, classify_failure
+
+        self.failure = api_fault(self.collector, self.stall) or self.failure
+        self.interrupted = stopped or self._aborted()
+        if self.failure is None and not self.interrupted:
+            self.failure = classify_failure(self.collector)
+
+    def ended_cleanly(self, stopped: bool) -> bool:
+        """Whether its CLI may serve the next turn: a result, no error, not stopped, aborted or halted,
+        no background task left running, the key not rejected."""
+        result, collector = self.collector.result, self.collector
+        return (result is not None and not result.is_error and self.failure is None and not stopped
+                and not self._aborted() and not (self.watch is not None and self.watch.halt is not None)
+                and not collector.tasks_started and not collector.auth_rejected)
+
+    def _aborted(self) -> bool:
+        result = self.collector.result
+        return result is not None and (result.terminal_reason or "").startswith("aborted")

@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, int]] = [
     ("mnemara.session", SESSION), ("mnemara.sdk_", SESSION), ("mnemara.sync_runner", SESSION),
     ("mnemara.prompt_file", SESSION), ("mnemara.commands", SESSION),
     ("mnemara.turn_state", SESSION), ("mnemara.turn_record", SESSION), ("mnemara.overflow_retry", SESSION),
-    ("mnemara.warm_start", SESSION),
+    ("mnemara.warm_start", SESSION), ("mnemara.live_config", SESSION),
     ("mnemara.store", STORAGE), ("mnemara.config", STORAGE), ("mnemara.instance", STORAGE),
     ("mnemara.fsutil", STORAGE), ("mnemara.errors", STORAGE), ("mnemara.debuglog", STORAGE),
     ("mnemara.backend_loader", STORAGE), ("mnemara.tokens", STORAGE), ("mnemara.events", STORAGE),
