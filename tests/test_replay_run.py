@@ -237,3 +237,19 @@ def test_embedding_near_duplicates_must_also_match_in_wording():
     plan = run_replay(inst, now=NOW, embed=same_vector)
     moves = [a.detail for a in plan.actions if a.kind == "archive"]
     assert len(moves) == 1 and moves[0].startswith("20260510-210000-")
+
+
+def test_phases_run_in_order_and_the_plan_lists_actions_in_that_order():
+    from mnemara.replay.plan import build_plan
+
+    inst = make_instance()
+    _seed(inst)
+    add(inst, "The lease timeout in server.py is 60 seconds because the load balancer drops idle connections.",
+        hours_ago=1)  # a conflict with LEASE[0]: proposed for supersession, never archived
+    seen: list[str] = []
+    plan = build_plan(inst, now=NOW, embed=lambda texts: [[1.0, float("lease" in t)] for t in texts],
+                      progress=lambda phase, done, total: seen.append(phase))
+    assert list(dict.fromkeys(seen)) == ["load", "embed", "cluster", "augment"]
+    kinds = list(dict.fromkeys(a.kind for a in plan.actions))
+    assert kinds[-3:] == ["archive", "propose_supersession", "append_digest"]
+    assert set(kinds[:-3]) == {"write_wiki_proposal", "write_role_proposal"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from mnemara.config import Config
 from mnemara.instance import Instance
@@ -56,3 +56,35 @@ def test_declared_tools_publish_their_models_schema() -> None:
     assert set(declared) <= names
     for spec in declared.values():
         assert spec.input_schema["additionalProperties"] is False, spec.name
+
+
+class WindowArgs(ToolArgs):
+    first: int | None = None
+    last: int | None = None
+
+    @model_validator(mode="after")
+    def _some_bound(self) -> "WindowArgs":
+        if self.first is None and self.last is None:
+            raise ValueError("give first and/or last")
+        return self
+
+
+def test_a_models_own_rule_and_a_handlers_refusal_answer_the_same_way(mnemara_home) -> None:
+    from mnemara.errors import UsageError
+
+    ran: list[WindowArgs] = []
+
+    def window(ctx: ToolContext, args: WindowArgs) -> dict[str, Any]:
+        ran.append(args)
+        if args.first == 9:
+            raise UsageError("no row 9")
+        return {"ok": True}
+
+    inst = Instance.create("decl2")
+    with TurnStore(inst.turns_path) as store:
+        ctx = ToolContext(instance=inst, config=Config.load(inst.config_path), store=store)
+        spec = declare("window", "Window.", WindowArgs, window)
+        assert spec.handler(ctx, {}) == {"ok": False, "error": "give first and/or last"}
+        assert ran == []  # a refused call never reaches the handler
+        assert spec.handler(ctx, {"first": 9}) == {"ok": False, "error": "no row 9"}
+        assert spec.handler(ctx, {"last": 2}) == {"ok": True} and len(ran) == 2

@@ -26,7 +26,7 @@ from mnemara.replay import cluster as clustering
 from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path, load_archived
 from mnemara.replay.augment import Augmentation, EntityLookup, augment, entity_map
 from mnemara.replay.digest import render_digest
-from mnemara.replay.load import FileIssue, LoadedAtom, files_in_window, load_atoms
+from mnemara.replay.load import FileIssue, LoadedAtom, LoadResult, files_in_window, load_atoms
 from mnemara.replay.policy import ReplayPolicy, policy_path, read_policy
 from mnemara.replay.proposals import (
     Document,
@@ -169,10 +169,54 @@ def build_plan(
     now: datetime | None = None,
     progress: Progress | None = None,
 ) -> ReplayPlan:
-    """Decide what replay would do; reads only."""
+    """Decide what replay would do; reads only. One step per phase, in the order they run."""
     tick: Progress = progress or (lambda phase, done, total: None)
     now = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
     today = today or now.date()
+    policy, days, threshold = _settings(instance, days, threshold)
+    notes = _load_notes(instance, policy, days, today, tick)  # phase 1
+    similar = _relate_notes(notes, policy, threshold, embed, tick)  # phase 2
+    patterns, graph_status = _augment_patterns(notes.active, similar, entity_lookup, tick)  # phase 3
+    _mark_coverage(patterns, similar.groups, _documents(instance, policy), similar.space, similar.dense, embed,
+                   policy.cover_distance)
+    actions = _proposal_actions(instance, patterns, policy, threshold, now, similar.method)  # phases 4 and 6
+    actions += _archive_actions(instance, notes.active, similar.duplicate_of)  # phase 5
+    actions += _supersession_actions(similar.conflicts)
+    actions.append(Action("append_digest", f"sleep/{today.isoformat()}.md", "sleep digest of this run"))  # phase 7
+    return ReplayPlan(
+        instance.root, now.isoformat(), today, days, threshold, policy.cluster_distance, policy.duplicate_distance,
+        similar.method, policy.source, graph_status, _counts(notes, similar, patterns), notes.loaded.issues, patterns,
+        actions, similar.conflicts,
+    )
+
+
+@dataclass
+class _Notes:
+    """Phase 1's result: what was read, and the notes replay works on."""
+
+    loaded: LoadResult  # the day files of the window (with every file issue, status.json's included)
+    archived: list[LoadedAtom]  # notes already in memory/archive/ for those days
+    active: list[LoadedAtom]  # non-empty, not excluded by the policy, not superseded or deprecated
+    excluded: int  # notes of the day files left out by the policy or their status
+    book: StatusBook | None
+
+
+@dataclass
+class _Relations:
+    """Phase 2's result: vectors, similar pairs, clusters, copies to archive and conflicts to propose."""
+
+    space: TfidfSpace
+    dense: np.ndarray | None
+    method: str
+    pairs: list[clustering.Pair]
+    all_groups: list[list[int]]
+    groups: list[list[int]]  # the clusters of at least ``threshold`` notes: the patterns
+    duplicate_of: dict[int, int]
+    conflicts: list[Conflict]
+
+
+def _settings(instance: Instance, days: int | None, threshold: int | None) -> tuple[ReplayPolicy, int, int]:
+    """The policy doc and the run's window and threshold (argument, else policy, else config); refuses bad values."""
     config = Config.load(instance.config_path)
     policy = read_policy(policy_path(instance.wiki_dir, config.replay_policy_path, instance.root))
     days = days if days is not None else policy.days or config.replay_default_days
@@ -181,8 +225,11 @@ def build_plan(
         raise UsageError(f"days must be at least 1, got {days}")
     if threshold < 2:
         raise UsageError(f"threshold must be at least 2, got {threshold}")
+    return policy, days, threshold
 
-    # phase 1: load
+
+def _load_notes(instance: Instance, policy: ReplayPolicy, days: int, today: date, tick: Progress) -> _Notes:
+    """Phase 1: the notes of the window's day files and their archive, minus excluded and inactive ones."""
     loaded = load_atoms(instance.memory_dir, days, today)
     archived, archive_issues = load_archived(
         instance.archive_dir, files_in_window(instance.memory_dir, days, today), len(loaded.atoms)
@@ -197,18 +244,13 @@ def build_plan(
         and (book is None or book.status_of(a.atom) not in INACTIVE)
     ]
     excluded = sum(1 for a in candidates if not a.archived) - sum(1 for a in active if not a.archived)
+    return _Notes(loaded, archived, active, excluded, book)
 
-    # phase 2: vectors, pairs, clusters, near-duplicates
-    space = TfidfSpace([a.atom.text for a in active])
-    dense: np.ndarray | None = None
-    method = "lexical TF-IDF (no embedder)"
-    if embed is not None and active:
-        try:
-            dense = call_embedder(embed, [a.atom.text for a in active], progress=lambda d, t: tick("embed", d, t))
-            method = f"embeddings ({embedder_name(embed)})"
-        except Exception as exc:  # any embedder failure degrades to the lexical floor
-            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            method = f"lexical TF-IDF (embedder failed: {reason})"
+
+def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: Any, tick: Progress) -> _Relations:
+    """Phase 2: vectors, similar pairs, clusters, then the claim guard splits pairs into copies and conflicts."""
+    active, book = notes.active, notes.book
+    space, dense, method = _vectors(active, embed, tick)
     min_similarity = 1.0 - policy.cluster_distance
     cluster_tick = lambda d, t: tick("cluster", d, t)  # noqa: E731
     if dense is not None:
@@ -216,78 +258,109 @@ def build_plan(
     else:
         pairs = clustering.sparse_pairs(space.rows, min_similarity, progress=cluster_tick)
     all_groups = clustering.components(len(active), pairs)
-    groups = [g for g in all_groups if len(g) >= threshold]
-    duplicate_of: dict[int, int] = {}
     copies, conflicts = _judge_claims(_not_marked_distinct(pairs, active, book), active, policy.duplicate_distance)
-    if book is not None and book.proposals:
+    if book is not None and book.proposals:  # a pair already proposed waits for the user, not for replay
         known = {(p.get("older_fp"), p.get("newer_fp")) for p in book.proposals}
         conflicts = [c for c in conflicts if (fingerprint(c.older.atom), fingerprint(c.newer.atom)) not in known]
-    if policy.archive:
-        order = sorted(range(len(active)), key=lambda i: _when(active[i]))
-        protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
-        retired = {i for i, a in enumerate(active) if a.archived}
-        # every pair in ``copies`` was already judged a copy (close enough AND the same claim)
-        duplicate_of = clustering.near_duplicates(order, copies, float("inf"), protected, retired)
+    duplicate_of = _copies_to_archive(active, copies, policy) if policy.archive else {}
+    groups = [g for g in all_groups if len(g) >= threshold]
+    return _Relations(space, dense, method, pairs, all_groups, groups, duplicate_of, conflicts)
 
-    # phase 3: augment
+
+def _vectors(active: list[LoadedAtom], embed: Any, tick: Progress) -> tuple[TfidfSpace, np.ndarray | None, str]:
+    """TF-IDF always; embeddings when an embedder is given and answers (any failure falls back to TF-IDF)."""
+    space = TfidfSpace([a.atom.text for a in active])
+    if embed is None or not active:
+        return space, None, "lexical TF-IDF (no embedder)"
+    try:
+        dense = call_embedder(embed, [a.atom.text for a in active], progress=lambda d, t: tick("embed", d, t))
+    except Exception as exc:  # any embedder failure degrades to the lexical floor
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        return space, None, f"lexical TF-IDF (embedder failed: {reason})"
+    return space, dense, f"embeddings ({embedder_name(embed)})"
+
+
+def _copies_to_archive(active: list[LoadedAtom], copies: list[clustering.Pair], policy: ReplayPolicy) -> dict[int, int]:
+    """Duplicate -> keeper (the earliest note); protected categories and archived notes are never moved.
+
+    Every pair in ``copies`` was already judged a copy (close enough AND the same claim).
+    """
+    order = sorted(range(len(active)), key=lambda i: _when(active[i]))
+    protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
+    retired = {i for i, a in enumerate(active) if a.archived}
+    return clustering.near_duplicates(order, copies, float("inf"), protected, retired)
+
+
+def _augment_patterns(active: list[LoadedAtom], similar: _Relations, entity_lookup: EntityLookup | None,
+                      tick: Progress) -> tuple[list[Pattern], str]:
+    """Phase 3: one pattern per large cluster, with its top terms, recurring entities and causal statements."""
     entities, graph_status = entity_map(active, entity_lookup)
-    tick("augment", len(groups), len(groups))
+    tick("augment", len(similar.groups), len(similar.groups))
     patterns: list[Pattern] = []
-    for group in groups:
+    for group in similar.groups:
         members = sorted((active[i] for i in group), key=_when)
-        terms = space.top_terms(group)
+        terms = similar.space.top_terms(group)
         pattern = Pattern(slugify(terms, members[0].key), terms, members, augment(members, entities))
         pattern.self_observations = sum(1 for m in members if is_self_observation(m.atom.category))
         patterns.append(pattern)
+    return patterns, graph_status
 
-    # phases 4 and 6: coverage and drafts
-    docs = _documents(instance, policy)
-    _mark_coverage(patterns, groups, docs, space, dense, embed, policy.cover_distance)
+
+def _proposal_actions(instance: Instance, patterns: list[Pattern], policy: ReplayPolicy, threshold: int,
+                      now: datetime, method: str) -> list[Action]:
+    """Phases 4 and 6: per uncovered pattern a wiki proposal, and a role proposal when enough self-observations."""
     stamp = now.isoformat()
     actions: list[Action] = []
     taken: set[str] = set()
     for pattern in patterns:
         if policy.wiki_proposals and pattern.covered_by is None:
             name = _free_name(pattern.slug, taken, instance.wiki_proposals_dir)
-            rel = f"wiki_proposals/{name}"
             text = wiki_proposal(pattern.slug, pattern.terms, pattern.members, pattern.augmentation, stamp, method)
-            actions.append(Action("write_wiki_proposal", rel, f"pattern of {len(pattern.members)} notes", text))
+            actions.append(Action("write_wiki_proposal", f"wiki_proposals/{name}",
+                                  f"pattern of {len(pattern.members)} notes", text))
         if policy.role_proposals and pattern.self_observations >= threshold and pattern.role_covered_by is None:
             name = _free_name(f"{now.strftime('%Y%m%dT%H%M%SZ')}_replay-{pattern.slug}", taken, instance.role_proposals_dir)
             text = role_proposal(pattern.slug, pattern.terms, pattern.members, pattern.augmentation, stamp, method)
-            actions.append(Action("write_role_proposal", f"role_proposals/{name}", f"{pattern.self_observations} self_observation notes", text))
+            actions.append(Action("write_role_proposal", f"role_proposals/{name}",
+                                  f"{pattern.self_observations} self_observation notes", text))
+    return actions
 
-    # phase 5: archive moves
+
+def _archive_actions(instance: Instance, active: list[LoadedAtom], duplicate_of: dict[int, int]) -> list[Action]:
+    """Phase 5: one move into memory/archive/ per copy, oldest first."""
+    actions: list[Action] = []
     for dup in sorted(duplicate_of, key=lambda i: _when(active[i])):
         atom, keeper = active[dup], active[duplicate_of[dup]]
         move = ArchiveMove(atom.atom.file, atom.raw, keeper.key, atom.key, atom.atom.text)
         rel = archive_path(instance.archive_dir, atom.atom.file).relative_to(instance.root).as_posix()
         actions.append(Action("archive", rel, f"{atom.key} duplicates {keeper.key}", move=move))
+    return actions
 
-    if conflicts:
-        actions.append(Action("propose_supersession", f"memory/{STATUS_FILE}",
-                               f"{len(conflicts)} conflicting pairs: newer may supersede older (confirm in mnemara lint --fix)"))
-    counts = {
-        "files": len(loaded.files),
-        "atoms": len(loaded.atoms),
-        "archived_atoms": len(archived),
-        "excluded": excluded,
-        "clustered": len(active),
-        "pairs": len(pairs),
-        "clusters": sum(1 for g in all_groups if len(g) > 1),
+
+def _supersession_actions(conflicts: list[Conflict]) -> list[Action]:
+    """Conflicting pairs are proposed for supersession in memory/status.json (the user confirms in lint --fix)."""
+    if not conflicts:
+        return []
+    return [Action("propose_supersession", f"memory/{STATUS_FILE}",
+                   f"{len(conflicts)} conflicting pairs: newer may supersede older (confirm in mnemara lint --fix)")]
+
+
+def _counts(notes: _Notes, similar: _Relations, patterns: list[Pattern]) -> dict[str, int]:
+    return {
+        "files": len(notes.loaded.files),
+        "atoms": len(notes.loaded.atoms),
+        "archived_atoms": len(notes.archived),
+        "excluded": notes.excluded,
+        "clustered": len(notes.active),
+        "pairs": len(similar.pairs),
+        "clusters": sum(1 for g in similar.all_groups if len(g) > 1),
         "patterns": len(patterns),
         "covered": sum(1 for p in patterns if p.covered_by),
         "entities": sum(len(p.augmentation.entities) for p in patterns),
         "causal": sum(len(p.augmentation.causal) for p in patterns),
-        "duplicates": len(duplicate_of),
-        "conflicts": len(conflicts),
+        "duplicates": len(similar.duplicate_of),
+        "conflicts": len(similar.conflicts),
     }
-    plan = ReplayPlan(
-        instance.root, stamp, today, days, threshold, policy.cluster_distance, policy.duplicate_distance,
-        method, policy.source, graph_status, counts, loaded.issues, patterns, actions, conflicts,
-    )
-    plan.actions.append(Action("append_digest", f"sleep/{today.isoformat()}.md", "sleep digest of this run"))
-    return plan
 
 
 def _documents(instance: Instance, policy: ReplayPolicy) -> list[Document]:

@@ -20,7 +20,10 @@ NODE_ID = "a node id, e.g. entity:lease manager"
 A = TypeVar("A", bound=ToolArgs)
 
 
-def _guarded(backend: str, func: Callable[[ToolContext, A], dict[str, Any]]) -> Callable[[ToolContext, A], dict[str, Any]]:
+TypedHandler = Callable[[ToolContext, A], dict[str, Any]]  # a handler taking its validated argument model
+
+
+def _guarded(backend: str, func: TypedHandler[A]) -> TypedHandler[A]:
     """Run a handler (its arguments already validated) holding its backend; a backend failure is an answer.
 
     ``backend`` is ``"RAG"``, ``"Graph"`` or ``""`` (files only). A refusal
@@ -253,8 +256,8 @@ def specs() -> list[ToolSpec]:
         declare("wiki_read", "Read a wiki page (wiki/<path>.md).", WikiReadArgs, _guarded("", wiki_read),
                 policy_name="WikiRead"),
         declare("wiki_write", "Write a wiki page (mode replace or append). Optional frontmatter 'tags:' links the "
-                "page to tag nodes in the graph. The page is indexed for rag_query.", WikiWriteArgs, _guarded("", wiki_write),
-                policy_name="WikiWrite"),
+                "page to tag nodes in the graph. The page is indexed for rag_query.", WikiWriteArgs,
+                _guarded("", wiki_write), policy_name="WikiWrite"),
         declare("wiki_list", "List wiki page slugs, optionally under a prefix.", WikiListArgs, _guarded("", wiki_list),
                 policy_name="WikiList"),
         declare("rag_index", "Index free text for rag_query. The same source_path (or the same text) replaces.",
@@ -265,16 +268,19 @@ def specs() -> list[ToolSpec]:
         declare("graph_add_node", "Add (or update, same id) a node of the property graph.", GraphAddNodeArgs,
                 _guarded("Graph", graph_add_node), policy_name="GraphWrite", enabled=_graph_on),
         declare("graph_add_edge", "Add an edge between two existing nodes; the same (from, relationship, to) "
-                "updates its properties.", GraphAddEdgeArgs, _guarded("Graph", graph_add_edge), policy_name="GraphWrite",
-                enabled=_graph_on),
+                "updates its properties.", GraphAddEdgeArgs, _guarded("Graph", graph_add_edge),
+                policy_name="GraphWrite", enabled=_graph_on),
         declare("graph_query", "Run one Cypher statement over Node/Edge with $parameters. Read-only unless "
-                "write is true.", GraphQueryArgs, _guarded("Graph", graph_query), policy_name="GraphQuery", enabled=_graph_on),
+                "write is true.", GraphQueryArgs, _guarded("Graph", graph_query), policy_name="GraphQuery",
+                enabled=_graph_on),
         declare("graph_neighbors", "Nodes within depth hops (1-5) of a node, nearest first.", GraphNeighborsArgs,
                 _guarded("Graph", graph_neighbors), policy_name="GraphRead", enabled=_graph_on),
         declare("graph_match", "Find nodes ({label, id, properties}) or edges ({from, relationship, to}) matching "
-                "a JSON pattern.", GraphMatchArgs, _guarded("Graph", graph_match), policy_name="GraphRead", enabled=_graph_on),
+                "a JSON pattern.", GraphMatchArgs, _guarded("Graph", graph_match), policy_name="GraphRead",
+                enabled=_graph_on),
         declare("graph_shortest_path", "Shortest path (either direction) between two nodes.",
-                GraphShortestPathArgs, _guarded("Graph", graph_shortest_path), policy_name="GraphRead", enabled=_graph_on),
+                GraphShortestPathArgs, _guarded("Graph", graph_shortest_path), policy_name="GraphRead",
+                enabled=_graph_on),
         declare("propose_role_amendment", "Propose a change to your role doc for a human to review "
                 "(writes role_proposals/<timestamp>_<slug>.md; the role doc itself is never changed).",
                 ProposeRoleAmendmentArgs, _guarded("", propose_role_amendment), policy_name="ProposeRoleAmendment"),
