@@ -28,7 +28,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from mnemara.cli_process import CliHandle, alive, hard_kill, rewind_conversation
+from mnemara.cli_process import CliHandle, alive, hard_kill, process_transport, release_transport, rewind_conversation
 from mnemara.debuglog import log_event
 
 SPARE_WAIT_SECONDS = 60.0
@@ -120,6 +120,7 @@ class CliPool:
         """End a CLI process (on the loop it lives on); ``kill`` first for one nobody is using."""
         if handle is None:
             return
+        transport = process_transport(handle.client)
         if kill:
             hard_kill(handle.client)
         try:
@@ -133,14 +134,18 @@ class CliPool:
                 await asyncio.wait_for(handle.client.disconnect(), 10)
             except BaseException:
                 hard_kill(handle.client)
+            finally:
+                release_transport(transport)
         elif handle.loop.is_running() and not handle.loop.is_closed():
             fut = asyncio.run_coroutine_threadsafe(self.discard(handle, kill=kill), handle.loop)
             try:
                 await asyncio.wrap_future(fut)
             except BaseException:
                 hard_kill(handle.client)
+                release_transport(transport)
         else:
             hard_kill(handle.client)
+            release_transport(transport)
 
     async def aclose(self) -> None:
         """End every process (the idle one killed, a running turn's ended gracefully) and wait a
@@ -158,4 +163,5 @@ class CliPool:
         for handle in (self.active, self.spare):
             if handle is not None:
                 hard_kill(handle.client)
+                release_transport(process_transport(handle.client))
         self.spare = self.active = None

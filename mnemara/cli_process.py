@@ -104,6 +104,41 @@ def hard_kill(client: Any) -> None:
         pass
 
 
+def process_transport(client: Any) -> Any:
+    """The asyncio subprocess transport of ``client``'s CLI process (None when there is none).
+    Take it before ``disconnect()``, which forgets the SDK transport that leads to it."""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    return getattr(process, "_transport", None)
+
+
+def release_transport(transport: Any) -> None:
+    """Close a CLI process's asyncio transport (from :func:`process_transport`) on its own loop.
+
+    anyio closes only the pipes of a process that ended normally, and nothing at all of one
+    that was killed; a transport left open is closed by the garbage collector, which may run
+    after its loop has stopped and print "RuntimeError: Event loop is closed" into whatever the
+    process is writing at that moment. Closing it here (idempotent; it also kills a process
+    still running) leaves nothing for the collector to do.
+    """
+    if transport is None or transport.is_closing():
+        return
+    loop = getattr(transport, "_loop", None)
+    try:
+        if loop is None or _running_loop() is loop:
+            transport.close()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(transport.close)
+    except RuntimeError:  # its loop closed meanwhile: nothing is left to release on it
+        pass
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def cli_failure(stderr: list[str]) -> str:
     tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
     return "the Claude CLI ended before finishing the turn" + (f": {tail[:300]}" if tail else "")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mnemara import events as ev
+from mnemara.cli_process import process_transport
 from mnemara.config import update_config
 from mnemara.testing import reply, text, tool_use
 
@@ -148,8 +149,27 @@ def test_closing_kills_the_kept_process_instead_of_draining_it(scripted_api, ses
     kept = session.pool.spare
     assert kept is not None and kept.turns_served == 1
     process = kept.client._transport._process
+    transport = process_transport(kept.client)
+    assert transport is not None and not transport.is_closing()
     session.close()
     assert process.returncode == -signal.SIGKILL
+    # nothing is left for the garbage collector to close once the loop has stopped (it would print
+    # "RuntimeError: Event loop is closed" into whatever runs at that moment)
+    assert transport.is_closing()
+
+
+async def test_closing_inside_a_running_loop_releases_the_kept_process(scripted_api, session_factory):
+    session = session_factory(warm_spare=False, reuse_cli=True)
+    await asyncio.to_thread(session.turn, "one")  # the sync API: the CLI lives on the session's own loop
+    kept = session.pool.spare
+    assert kept is not None
+    transport = process_transport(kept.client)
+    session.close()  # inside this test's loop: kill now, release on the session's loop
+    for _ in range(200):
+        if transport.is_closing():
+            break
+        await asyncio.sleep(0.01)
+    assert transport.is_closing()
 
 
 NOTHING_HEAVY = """

@@ -116,33 +116,34 @@ def test_write_memory_round_trip(scripted_api, session_factory):
     assert [b["type"] for b in stored] == ["tool_use", "tool_result", "text"]
 
 
-@pytest.mark.parametrize("failure, kind", [
-    (http_error(401), "auth"),
-    (http_error(403), "auth"),
-    (http_error(429), "rate_limit"),
-    (http_error(500), "server"),
-    (http_error(529), "overloaded"),
-    (None, "connection"),
-])
-def test_api_failures_give_one_clear_error_and_session_recovers(scripted_api, session_factory, failure, kind):
+API_FAILURES = [(http_error(401), "auth"), (http_error(403), "auth"), (http_error(429), "rate_limit"),
+                (http_error(500), "server"), (http_error(529), "overloaded"), (None, "connection")]
+
+
+def test_api_failures_give_one_clear_error_and_session_recovers(scripted_api, session_factory):
+    """Every kind of API failure, one after another in one session (a failed turn never hands its
+    CLI on, so each failure meets a fresh CLI, as it would in its own session)."""
     session = session_factory()
-    scripted_api.push(*(failure and [failure] or [drop(3), drop(0)]))
-    result = session.turn("this one fails")
-    errors = result.errors
-    assert len(errors) == 1 and errors[0].kind == kind
-    assert result.done.error == errors[0].message
-    rows = session.store.history()
-    assert rows[0].role == "user" and rows[0].meta["error_kind"] == kind
-    if kind == "connection":  # the text streamed before the drop is kept once, marked interrupted
-        assert [r.role for r in rows] == ["user", "assistant"] and rows[1].id == result.done.assistant_row_id
-        assert rows[1].text == "this ans" and rows[1].meta["interrupted"] is True
-    else:
-        assert len(rows) == 1 and result.done.assistant_row_id is None
-    assert any(e["event"] == "turn_error" and e["kind"] == kind for e in read_events(session.instance.debug_log_path))
+    for n, (failure, kind) in enumerate(API_FAILURES):
+        scripted_api.push(*(failure and [failure] or [drop(3), drop(0)]))
+        before = len(session.store.history())
+        result = session.turn(f"this one fails ({kind} {n})")
+        errors = result.errors
+        assert len(errors) == 1 and errors[0].kind == kind, (kind, errors)
+        assert result.done.error == errors[0].message
+        rows = session.store.history()[before:]
+        assert rows[0].role == "user" and rows[0].meta["error_kind"] == kind
+        if kind == "connection":  # the text streamed before the drop is kept once, marked interrupted
+            assert [r.role for r in rows] == ["user", "assistant"] and rows[1].id == result.done.assistant_row_id
+            assert rows[1].text == "this ans" and rows[1].meta["interrupted"] is True
+        else:
+            assert len(rows) == 1 and result.done.assistant_row_id is None
+        logged = [e for e in read_events(session.instance.debug_log_path) if e["event"] == "turn_error"]
+        assert [e["kind"] for e in logged][-1] == kind and len(logged) == n + 1
     scripted_api.push(reply("recovered"))
     again = session.turn("again")
     assert again.ok and again.text == "recovered"
-    assert "this one fails" in scripted_api.last.user_text()
+    assert "this one fails (connection 5)" in scripted_api.last.user_text()
 
 
 def test_no_api_key_is_reported_and_message_kept(scripted_api, session_factory, monkeypatch):
