@@ -20,6 +20,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     monkeypatch.setenv("MNEMARA_NO_TUI", "1")
+    # No spare CLI unless a test asks for one (warm_spare=True): a panel or REPL opened by a test
+    # that never sends a message would otherwise start a CLI for nothing, on 2 cores.
+    monkeypatch.setenv("MNEMARA_WARM_SPARE", "0")
     return home
 
 
@@ -76,17 +79,14 @@ def scripted_api(monkeypatch: pytest.MonkeyPatch):
     """A running :class:`mnemara.testing.ScriptedAPI`; the Claude CLI of this test talks to it.
 
     Sets ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY / CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
-    and CLAUDE_CODE_MAX_RETRIES=0 (so scripted 429/5xx fail fast) for this test only, and
-    MNEMARA_WARM_SPARE=0 (sessions start no spare CLI unless a test asks for one).
+    and CLAUDE_CODE_MAX_RETRIES=0 (so scripted 429/5xx fail fast) for this test only (every
+    test runs with MNEMARA_WARM_SPARE=0: no spare CLI unless it asks for one).
     """
     from mnemara.testing import ScriptedAPI
 
     api = ScriptedAPI().start()
     for key, value in api.env().items():
         monkeypatch.setenv(key, value)
-    # No spare CLI per session in tests (it would double the CLI start-ups on 2 cores);
-    # tests of the spare itself pass warm_spare=True.
-    monkeypatch.setenv("MNEMARA_WARM_SPARE", "0")
     yield api
     api.stop()
 

@@ -175,55 +175,41 @@ def test_config_pattern_preseeds_allow(api, inst, isolated_home):
 
 # -- home only ----------------------------------------------------------------------------------
 
-def _read_refused(api, inst, home, path: str, resolved: str) -> dict:
+def _read_refused(api, inst, session, path: str, resolved: str) -> None:
     api.push(reply(tool_use("Read", {"file_path": path})), reply(text("done")))
-    with open_session(inst, home, Answers("y")) as session:
-        session.turn("read it")
+    session.turn("read it")
     tr = tool_result_of(api, -1)
-    assert tr.get("is_error") is True
+    assert tr.get("is_error") is True, path
     assert "outside $HOME" in result_text(tr)
     assert "root:" not in result_text(tr)
     logged = [e for e in read_events(inst.debug_log_path) if e.get("event") == "permission_home_only"]
     # the CLI may normalise the path before our hook sees it; what matters is where it resolves
     assert logged and logged[-1]["resolved"] == resolved
-    return tr
 
 
-def test_home_only_refuses_dotdot(api, inst, isolated_home):
-    _read_refused(api, inst, isolated_home, "../../../../../../etc/passwd", "/etc/passwd")
-    _read_refused(api, inst, isolated_home, f"{isolated_home}/../../../../../../etc/passwd", "/etc/passwd")
-
-
-def test_home_only_refuses_absolute_path(api, inst, isolated_home):
-    _read_refused(api, inst, isolated_home, "/etc/passwd", "/etc/passwd")
-
-
-def test_home_only_refuses_symlink_pointing_out(api, inst, isolated_home, tmp_path_factory):
+def test_home_only_refuses_every_way_out_and_allows_inside(api, inst, isolated_home, tmp_path_factory):
+    """One session (one CLI) walks every way out of $HOME: '..', an absolute path, a symlink
+    pointing out, a write outside; a read inside is allowed. None of them asks."""
     outside = tmp_path_factory.mktemp("outside")
     (outside / "secret.txt").write_text("root: top secret\n")
     (isolated_home / "innocent").symlink_to(outside / "secret.txt")
-    _read_refused(api, inst, isolated_home, str(isolated_home / "innocent"), str((outside / "secret.txt").resolve()))
-
-
-def test_home_only_refuses_write_outside(api, inst, isolated_home, tmp_path_factory):
-    outside = tmp_path_factory.mktemp("outside")
     target = outside / "dropped.txt"
-    api.push(reply(tool_use("Write", {"file_path": str(target), "content": "x"})), reply(text("done")))
-    prompt = Answers("y")
-    with open_session(inst, isolated_home, prompt) as session:
-        session.turn("write it")
-    assert not target.exists() and prompt.requests == []
-    assert tool_result_of(api, 1).get("is_error") is True
-
-
-def test_read_inside_home_is_allowed(api, inst, isolated_home):
     note = isolated_home / "note.txt"
     note.write_text("inside content\n")
-    api.push(reply(tool_use("Read", {"file_path": str(note)})), reply(text("done")))
-    with open_session(inst, isolated_home, Answers()) as session:
+    prompt = Answers("y", "y", "y", "y", "y")
+    with open_session(inst, isolated_home, prompt) as session:
+        _read_refused(api, inst, session, "../../../../../../etc/passwd", "/etc/passwd")
+        _read_refused(api, inst, session, f"{isolated_home}/../../../../../../etc/passwd", "/etc/passwd")
+        _read_refused(api, inst, session, "/etc/passwd", "/etc/passwd")
+        _read_refused(api, inst, session, str(isolated_home / "innocent"), str((outside / "secret.txt").resolve()))
+        api.push(reply(tool_use("Write", {"file_path": str(target), "content": "x"})), reply(text("done")))
+        session.turn("write it")
+        assert not target.exists() and tool_result_of(api, -1).get("is_error") is True
+        api.push(reply(tool_use("Read", {"file_path": str(note)})), reply(text("done")))
         session.turn("read it")
-    tr = tool_result_of(api, 1)
-    assert not tr.get("is_error") and "inside content" in result_text(tr)
+        inside = tool_result_of(api, -1)
+        assert not inside.get("is_error") and "inside content" in result_text(inside)
+    assert prompt.requests == []
 
 
 # -- runtime sentinel ------------------------------------------------------------------------------
