@@ -65,7 +65,8 @@ def test_role_doc_over_128_kib_reaches_the_api_and_never_shows_in_ps(scripted_ap
     watcher = threading.Thread(target=watch_ps, daemon=True)
     watcher.start()
     try:
-        proc = run_cli("run", "--instance", "big", "--no-tui", input="hello\n", env={"TMPDIR": str(tmp)})
+        proc = run_cli("run", "--instance", "big", "--no-tui", input="hello\n", env={"TMPDIR": str(tmp)},
+                       subprocess_only=True)  # its own TMPDIR: the process boundary is the point
     finally:
         stop.set()
         watcher.join(5)
