@@ -72,15 +72,12 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-#: Commands whose process boundary is the point (a REPL/panel with its own CLI children, signals).
-PROCESS_COMMANDS: set[str] = set()
-
-
 def run_cli(*args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 120,
             subprocess_only: bool = False) -> subprocess.CompletedProcess:
-    """Run ``mnemara ARGS``: in-process through click's CliRunner (fast), or as ``python -m mnemara``
-    in a subprocess for ``run`` and when ``subprocess_only`` is set. Both answer a CompletedProcess."""
-    if subprocess_only or (args and args[0] in PROCESS_COMMANDS):
+    """Run ``mnemara ARGS``: in-process through click's CliRunner (fast; ``run`` too, with its REPL
+    reading ``input``), or as ``python -m mnemara`` in a subprocess when ``subprocess_only`` is set
+    (the process boundary is the point: signals, its own environment). Both answer a CompletedProcess."""
+    if subprocess_only:
         return subprocess.run(
             [sys.executable, "-m", "mnemara", *args],
             input=input, capture_output=True, text=True, env=cli_env(env), timeout=timeout, cwd=str(ROOT),
