@@ -105,7 +105,7 @@ class MnemaraApp(App[None]):
     def on_mount(self) -> None:
         self.call_after_refresh(self._load)
         self._start_inbox()
-        self.call_after_refresh(lambda: self.run_worker(self._prewarm(), group="prewarm"))
+        self.call_after_refresh(lambda: self.run_worker(self._prewarm, group="prewarm"))
 
     async def _prewarm(self) -> None:
         """Start the first turn's CLI as the REPL does, once the panel is drawn: the SDK import
