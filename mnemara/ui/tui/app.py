@@ -105,7 +105,11 @@ class MnemaraApp(App[None]):
     def on_mount(self) -> None:
         self.call_after_refresh(self._load)
         self._start_inbox()
-        self.call_after_refresh(lambda: self.run_worker(self._prewarm, group="prewarm"))
+        self.call_after_refresh(self._start_prewarm)
+
+    def _start_prewarm(self) -> None:
+        # the coroutine is made when the worker starts: a panel closed before that leaves none unawaited
+        self.prewarm_worker: Worker[None] = self.run_worker(self._prewarm, group="prewarm")
 
     async def _prewarm(self) -> None:
         """Start the first turn's CLI as the REPL does, once the panel is drawn: the SDK import
