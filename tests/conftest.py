@@ -19,6 +19,7 @@ WORKERS_PER_CORE = 2
 FIRST = ("tests/test_static_checks.py",)
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: without it (-p no:xdist) nothing to do
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: :data:`WORKERS_PER_CORE` per core, sharing tests out by work stealing (unless
     ``--dist`` says otherwise): the end-to-end tests vary from 1 to 20 s, and fixed batches left

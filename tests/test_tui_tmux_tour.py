@@ -6,7 +6,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,12 +32,15 @@ def tmux():
     session.close()
 
 
-def start(tmux: Tmux, mnemara_home: Path, *args: str, size: tuple[int, int] = (100, 30)) -> None:
+def start(tmux: Tmux, mnemara_home: Path, *args: str, size: tuple[int, int] = (100, 30),
+          tmpdir: Path | None = None) -> None:
     env = {
         **{k: v for k, v in os.environ.items() if k.startswith(("ANTHROPIC_", "CLAUDE_"))},
         "HOME": os.environ["HOME"], "MNEMARA_HOME": str(mnemara_home), "MNEMARA_NO_TUI": "",
         "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
     }
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     command = " ".join(["env", "-i", *(shlex.quote(f"{k}={v}") for k, v in env.items()),
                         shlex.quote(sys.executable), "-m", "mnemara", *args, "; echo PANEL-EXIT=$?; sleep 60"])
     tmux("new-session", "-d", "-s", "smoke", "-x", str(size[0]), "-y", str(size[1]), command)
@@ -94,7 +96,9 @@ def test_repl_draws_markdown_and_queues_a_line_entered_during_a_turn(tmux, scrip
 
 def test_the_demo_tour_in_a_terminal_from_first_to_last_screen(tmux, mnemara_home, tmp_path):
     started = time.monotonic()
-    start(tmux, mnemara_home, "demo", size=(110, 36))
+    demo_tmp = tmp_path / "tmp"  # the demo's throwaway folder lands here, not among other tests' demos
+    demo_tmp.mkdir()
+    start(tmux, mnemara_home, "demo", size=(110, 36), tmpdir=demo_tmp)
     first = tmux.wait_for("Step 1/5")
     assert "Welcome to the Mnemara tour" in first and "Run date in the shell for me" in first
     (tmp_path / "first.txt").write_text(first, encoding="utf-8")
@@ -109,7 +113,7 @@ def test_the_demo_tour_in_a_terminal_from_first_to_last_screen(tmux, mnemara_hom
     tmux.wait_for("you like Helix")
     # step 5 with the user's own editor: the role doc is a file, re-read from disk before every call
     # (the in-panel editor is driven by the pilot test in test_demo_tour.py)
-    role = max(Path(tempfile.gettempdir()).glob("mnemara-demo-*/demo-role.md"), key=lambda p: p.stat().st_mtime)
+    [role] = demo_tmp.glob("mnemara-demo-*/demo-role.md")
     role.write_text(role.read_text(encoding="utf-8").replace("Demo Bot", "Tmux Tess"), encoding="utf-8")
     keys(tmux, "C-s")
     last = tmux.wait_for("Tour done. Next steps:")
