@@ -2,7 +2,8 @@
 
 :func:`python018` gives the interpreter of a virtualenv holding ``mnemara==0.18.0``:
 ``$MNEMARA_TEST_018_PYTHON`` when set (an existing 0.18 install), else a venv made
-once per test session (``--system-site-packages`` + ``pip install --no-deps``,
+once per test run and shared by all xdist workers (``--system-site-packages`` +
+``pip install --no-deps``,
 so 0.18 runs on the dependency versions installed here). When it cannot be
 installed (no network to PyPI), the tests that need it are skipped with the reason.
 
@@ -12,6 +13,8 @@ plain one and a structured payload), an "always" Bash pattern and an export.
 """
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -79,11 +82,28 @@ def _install(root: Path) -> tuple[str | None, str]:
 _CACHE: dict[str, tuple[str | None, str]] = {}
 
 
+def _install_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[str | None, str]:
+    """:func:`_install` once per test run: the xdist workers share the temp root above their own
+    base folders, and the first to take the lock installs while the others wait for its answer."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    root = root / "legacy018"
+    root.mkdir(exist_ok=True)
+    answer = root / "answer.json"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not answer.exists():
+            answer.write_text(json.dumps(_install(root)), encoding="utf-8")
+    python, reason = json.loads(answer.read_text(encoding="utf-8"))
+    return python, reason
+
+
 def python018(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The interpreter of a real Mnemara 0.18 install, or skip with the reason."""
     if "py" not in _CACHE:
         given = os.environ.get("MNEMARA_TEST_018_PYTHON")
-        _CACHE["py"] = (given, "") if given else _install(tmp_path_factory.mktemp("legacy018"))
+        _CACHE["py"] = (given, "") if given else _install_once(tmp_path_factory)
     python, reason = _CACHE["py"]
     if python is None:
         pytest.skip(reason)
