@@ -46,6 +46,7 @@ class CliPool:
         #: How each turn got its process: a spare started ahead, a fresh start, or one that served turns before.
         self.stats = {"spare_used": 0, "fresh_started": 0, "reused": 0}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._ending: list[CliHandle] = []  # being ended by discard(): still killable by kill_all()
 
     async def take(self, key: str, launch: Launch) -> CliHandle:
         """The kept process if it fits ``key``, else a freshly launched one (connected either way)."""
@@ -120,6 +121,13 @@ class CliPool:
         """End a CLI process (on the loop it lives on); ``kill`` first for one nobody is using."""
         if handle is None:
             return
+        self._ending.append(handle)
+        try:
+            await self._end(handle, kill=kill)
+        finally:
+            self._ending.remove(handle)
+
+    async def _end(self, handle: CliHandle, *, kill: bool) -> None:
         transport = process_transport(handle.client)
         if kill:
             hard_kill(handle.client)
@@ -159,8 +167,9 @@ class CliPool:
             await asyncio.wait(pending, timeout=15)
 
     def kill_all(self) -> None:
-        """Synchronous last resort (no loop to wait on): kill every process."""
-        for handle in (self.active, self.spare):
+        """Synchronous last resort (no loop to wait on, or no time left): kill every process,
+        those being ended gracefully included."""
+        for handle in (self.active, self.spare, *self._ending):
             if handle is not None:
                 hard_kill(handle.client)
                 release_transport(process_transport(handle.client))

@@ -92,6 +92,10 @@ if TYPE_CHECKING:
 
 PermissionPrompt = Callable[[PermissionRequest], "Awaitable[str | None] | str | None"]
 
+#: How long :meth:`AgentSession.close` waits for its CLI processes to end gracefully before it
+#: kills them (a kept process is killed at once; this bounds a turn's process ending politely).
+CLOSE_WAIT_SECONDS = 20.0
+
 
 class AgentSession:
     """Drive turns on one instance. Not thread-safe: one turn at a time."""
@@ -464,7 +468,13 @@ class AgentSession:
             self.pool.kill_all()
             self._finish_close()
         else:
-            self._sync.run_to_end(self.aclose(), timeout=20)
+            try:
+                self._sync.run_to_end(self.aclose(), timeout=CLOSE_WAIT_SECONDS)
+            except concurrent.futures.TimeoutError:  # a slow machine: closing never fails the caller
+                log_event(self.instance.debug_log_path, "close_timeout", level="warning",
+                          seconds=CLOSE_WAIT_SECONDS)
+                self.pool.kill_all()
+                self._finish_close()
 
     def _finish_close(self) -> None:
         self._closed = True

@@ -158,6 +158,39 @@ def test_closing_kills_the_kept_process_instead_of_draining_it(scripted_api, ses
     assert transport.is_closing()
 
 
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
+def test_a_close_that_runs_out_of_time_kills_the_processes_and_returns(scripted_api, session_factory, monkeypatch):
+    import time
+
+    import mnemara.session as session_module
+    from mnemara.debuglog import read_events
+
+    session = session_factory(warm_spare=False, reuse_cli=True)
+    session.turn("one")
+    kept = session.pool.spare
+    assert kept is not None
+    pid = kept.client._transport._process.pid
+
+    async def never_ends() -> None:  # a machine too loaded to end the processes politely in time
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(session.pool, "aclose", never_ends)
+    monkeypatch.setattr(session_module, "CLOSE_WAIT_SECONDS", 0.5)
+    session.close()  # returns: closing never fails the caller (it raised TimeoutError, and `run` exited 2)
+    assert session.closed
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid), "the kept CLI outlived the session"
+    assert any(e["event"] == "close_timeout" for e in read_events(session.instance.debug_log_path))
+
+
 async def test_closing_inside_a_running_loop_releases_the_kept_process(scripted_api, session_factory):
     session = session_factory(warm_spare=False, reuse_cli=True)
     await asyncio.to_thread(session.turn, "one")  # the sync API: the CLI lives on the session's own loop
