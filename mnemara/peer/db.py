@@ -10,6 +10,8 @@ message, so the caller can log each kind of trouble once.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -91,6 +93,23 @@ def _check_file(path: Path | None) -> Path:
     return path
 
 
+@contextmanager
+def _open(path: Path | None, mode: str, timeout: float) -> Iterator[tuple[sqlite3.Connection, Path]]:
+    """A connection to the checked peer database (``mode`` ro or rw), closed afterwards; any
+    SQLite error, on opening or inside the block, is raised as a :class:`PeerDbError`."""
+    checked = _check_file(None if path is None else Path(path))
+    try:
+        conn = sqlite3.connect(_uri(checked, mode), uri=True, timeout=timeout, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _classify(exc, checked) from None
+    try:
+        yield conn, checked
+    except sqlite3.Error as exc:
+        raise _classify(exc, checked) from None
+    finally:
+        conn.close()
+
+
 def _columns(conn: sqlite3.Connection, path: Path) -> set[str]:
     cols = {row[1] for row in conn.execute(f"PRAGMA table_info({TABLE})")}
     if not cols:
@@ -128,13 +147,8 @@ def read_pending(path: Path | None, flt: Filter, after_id: int, limit: int) -> P
 
     Raises :class:`PeerDbError` for no path, a missing file, a lock, a missing table or column.
     """
-    path = _check_file(None if path is None else Path(path))
-    try:
-        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=READ_TIMEOUT_S, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise _classify(exc, path) from None
-    try:
-        cols = _columns(conn, path)
+    with _open(path, "ro", READ_TIMEOUT_S) as (conn, checked):
+        cols = _columns(conn, checked)
         sql = _select_sql(cols, len(flt.senders))
         params: list[object] = [after_id, flt.role]
         if flt.senders:
@@ -144,10 +158,6 @@ def read_pending(path: Path | None, flt: Filter, after_id: int, limit: int) -> P
         # query too, so any such row the page lacks is not ours or no longer pending.
         top = conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {TABLE}").fetchone()[0]
         raw = conn.execute(sql, params).fetchall()
-    except sqlite3.Error as exc:
-        raise _classify(exc, path) from None
-    finally:
-        conn.close()
     rows = [
         PeerRow.from_db(id=r[0], agent_role=r[1], recipient_role=r[2], payload_json=r[3],
                         task_id=r[4], submitted_at=r[5], column_type=r[6])
@@ -164,18 +174,9 @@ def read_pending(path: Path | None, flt: Filter, after_id: int, limit: int) -> P
 
 def max_id(path: Path | None) -> int:
     """The highest row id of the table (0 when empty); read-only. Raises :class:`PeerDbError`."""
-    path = _check_file(None if path is None else Path(path))
-    try:
-        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=READ_TIMEOUT_S, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise _classify(exc, path) from None
-    try:
-        _columns(conn, path)
+    with _open(path, "ro", READ_TIMEOUT_S) as (conn, checked):
+        _columns(conn, checked)
         return int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {TABLE}").fetchone()[0] or 0)
-    except sqlite3.Error as exc:
-        raise _classify(exc, path) from None
-    finally:
-        conn.close()
 
 
 def ack_rows(path: Path | None, ids: Sequence[int], with_completed_at: bool = True) -> int:
@@ -186,12 +187,7 @@ def ack_rows(path: Path | None, ids: Sequence[int], with_completed_at: bool = Tr
     """
     if not ids:
         return 0
-    path = _check_file(None if path is None else Path(path))
-    try:
-        conn = sqlite3.connect(_uri(path, "rw"), uri=True, timeout=WRITE_TIMEOUT_S, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise _classify(exc, path) from None
-    try:
+    with _open(path, "rw", WRITE_TIMEOUT_S) as (conn, _checked):
         marks = ",".join("?" * len(ids))
         if with_completed_at:
             sql = f"UPDATE {TABLE} SET status = 'done', completed_at = ? WHERE status = 'pending' AND id IN ({marks})"
@@ -207,10 +203,6 @@ def ack_rows(path: Path | None, ids: Sequence[int], with_completed_at: bool = Tr
             conn.execute("ROLLBACK")
             raise
         return changed
-    except sqlite3.Error as exc:
-        raise _classify(exc, path) from None
-    finally:
-        conn.close()
 
 
 def create_table(conn: sqlite3.Connection) -> None:
