@@ -24,7 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -87,43 +89,70 @@ def real_turns(session, msgs: list[str]) -> tuple[list[float], list[float]]:
     return out
 
 
-def run(home: Path, notes: int, turns: int, embed_url: str, label: str, turn_samples: int = 0) -> None:
+@dataclass
+class RecallTiming:
+    """What :func:`time_auto_recall` measured on one instance."""
+
+    chunks: int
+    build_s: float
+    base: list[float]  # ms per turn context, auto_recall off
+    on: list[float]  # ms per turn context, auto_recall on
+    injected: int
+    last: Any  # the last auto-recall result (says whether recall was degraded to keyword-only)
+    turn_base: list[float] = field(default_factory=list)
+    turn_on: list[float] = field(default_factory=list)
+
+    @property
+    def added(self) -> list[float]:
+        return [b - a for a, b in zip(self.base, self.on)]
+
+
+def time_auto_recall(inst: Any, msgs: list[str], *, warm_after_on: bool = False,
+                     turn_samples: int = 0) -> RecallTiming:
+    """Build ``inst``'s RAG index, then time each message's turn context with auto_recall off
+    (the baseline) and on, in one session; ``turn_samples`` whole turns through the real CLI too."""
     from mnemara.config import Config, update_config
-    from mnemara.instance import Instance
     from mnemara.memory.rag import RagIndex
     from mnemara.session import AgentSession
 
-    name = f"bench-{label}"
-    inst = Instance.create(name)
-    write_notes(inst.memory_dir, notes)
-    update_config(inst.config_path, rag_embedder="ollama", rag_embed_url=embed_url)
     t0 = time.perf_counter()
     stats = RagIndex.for_instance(inst, Config.load(inst.config_path)).rebuild()
     build = time.perf_counter() - t0
     session = AgentSession(inst, warm_spare=False)
     try:
-        msgs = messages(turns)
         session.context_blocks("warm up the index and the embedder")
         base, _ = time_turns(session, msgs)
         update_config(inst.config_path, auto_recall=True)
         session.reload_config()
+        if warm_after_on:
+            session.context_blocks("warm up the term statistics")
         on, injected = time_turns(session, msgs)
         turn_base, turn_on = real_turns(session, msgs[:turn_samples]) if turn_samples else ([], [])
     finally:
         session.close()
-    added = [b - a for a, b in zip(base, on)]
-    last = session.auto_recall.last
-    channels = "keyword-only" if (last and last.degraded) else "keyword + vector"
-    print(f"[{label}] {notes} notes ({stats['chunks']} chunks, index built in {build:.1f} s; recall used {channels})")
-    print(f"  turn context, auto_recall off: median {statistics.median(base):.1f} ms")
-    print(f"  turn context, auto_recall on : median {statistics.median(on):.1f} ms "
-          f"(p90 {sorted(on)[int(len(on) * 0.9) - 1]:.1f} ms)")
-    print(f"  added per turn: median {statistics.median(added):.1f} ms; "
-          f"injected on {injected}/{len(msgs)} messages (half are off-topic on purpose)")
-    if turn_base:
-        mb, mo = statistics.median(turn_base), statistics.median(turn_on)
+    return RecallTiming(stats["chunks"], build, base, on, injected, session.auto_recall.last, turn_base, turn_on)
+
+
+def run(home: Path, notes: int, turns: int, embed_url: str, label: str, turn_samples: int = 0) -> None:
+    from mnemara.config import update_config
+    from mnemara.instance import Instance
+
+    inst = Instance.create(f"bench-{label}")
+    write_notes(inst.memory_dir, notes)
+    update_config(inst.config_path, rag_embedder="ollama", rag_embed_url=embed_url)
+    msgs = messages(turns)
+    t = time_auto_recall(inst, msgs, turn_samples=turn_samples)
+    channels = "keyword-only" if (t.last and t.last.degraded) else "keyword + vector"
+    print(f"[{label}] {notes} notes ({t.chunks} chunks, index built in {t.build_s:.1f} s; recall used {channels})")
+    print(f"  turn context, auto_recall off: median {statistics.median(t.base):.1f} ms")
+    print(f"  turn context, auto_recall on : median {statistics.median(t.on):.1f} ms "
+          f"(p90 {sorted(t.on)[int(len(t.on) * 0.9) - 1]:.1f} ms)")
+    print(f"  added per turn: median {statistics.median(t.added):.1f} ms; "
+          f"injected on {t.injected}/{len(msgs)} messages (half are off-topic on purpose)")
+    if t.turn_base:
+        mb, mo = statistics.median(t.turn_base), statistics.median(t.turn_on)
         print(f"  whole turns via the real CLI + scripted API: off {mb:.0f} ms, on {mo:.0f} ms "
-              f"({(mo - mb) / mb:+.1%}; {len(turn_base)} turns each, noisy)")
+              f"({(mo - mb) / mb:+.1%}; {len(t.turn_base)} turns each, noisy)")
 
 
 def note_latency(notes: int) -> None:

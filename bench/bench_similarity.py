@@ -257,12 +257,10 @@ def copies_vs_corrections(modes: dict[str, object]) -> None:
 
 # -- 5. latency at scale --------------------------------------------------------------------------
 def latency(count: int, turns: int) -> None:
-    from bench_recall import messages, time_turns, write_notes
+    from bench_recall import messages, time_auto_recall, write_notes
 
-    from mnemara.config import Config, update_config
+    from mnemara.config import update_config
     from mnemara.instance import Instance
-    from mnemara.memory.rag import RagIndex
-    from mnemara.session import AgentSession
 
     print(f"\n== 5. auto-recall latency per turn at {count} notes ({turns} messages, half off-topic)")
     added_by: dict[str, float] = {}
@@ -270,26 +268,13 @@ def latency(count: int, turns: int) -> None:
         inst = Instance.create(f"lat-{label.replace(' ', '-')}")
         write_notes(inst.memory_dir, count)
         update_config(inst.config_path, graph_enabled=False, **cfg)
-        t0 = time.perf_counter()
-        stats = RagIndex.for_instance(inst, Config.load(inst.config_path)).rebuild()
-        build = time.perf_counter() - t0
-        session = AgentSession(inst, warm_spare=False)
-        try:
-            msgs = messages(turns)
-            session.context_blocks("warm up the index and the embedder")
-            base, _ = time_turns(session, msgs)
-            update_config(inst.config_path, auto_recall=True)
-            session.reload_config()
-            session.context_blocks("warm up the term statistics")
-            on, injected = time_turns(session, msgs)
-        finally:
-            session.close()
-        added = [b - a for a, b in zip(base, on)]
-        added_by[label] = statistics.median(added)
+        msgs = messages(turns)
+        t = time_auto_recall(inst, msgs, warm_after_on=True)
+        added_by[label] = statistics.median(t.added)
         ratio = f" = {added_by[label] / added_by['keyword-only']:.1f} x keyword-only" if len(added_by) > 1 else ""
-        print(f"   [{label}] index built in {build:.1f} s ({stats['chunks']} chunks); turn context off: median "
-              f"{statistics.median(base):.1f} ms, on: median {statistics.median(on):.1f} ms; added per turn: median "
-              f"{added_by[label]:.1f} ms{ratio}; injected on {injected}/{len(msgs)} (synthetic notes)")
+        print(f"   [{label}] index built in {t.build_s:.1f} s ({t.chunks} chunks); turn context off: median "
+              f"{statistics.median(t.base):.1f} ms, on: median {statistics.median(t.on):.1f} ms; added per turn: median "
+              f"{added_by[label]:.1f} ms{ratio}; injected on {t.injected}/{len(msgs)} (synthetic notes)")
 
 
 def main() -> None:
