@@ -56,24 +56,30 @@ def write_golden(root: Path) -> dict[str, str]:
     return by_text
 
 
-def score(rag: RagIndex, by_text: dict[str, str]) -> tuple[dict[str, float], dict[str, dict[str, float]], str]:
-    data = json.loads(GOLDEN.read_text())
+def golden_ranks(rag: RagIndex, by_text: dict[str, str], queries: list[dict]) -> tuple[list[tuple[str, int | None]], str]:
+    """``(query type, rank of the expected note in the top 5 or None)`` per golden query, and
+    why the index answered keyword-only ('' when it was hybrid)."""
     ranks: list[tuple[str, int | None]] = []
     degraded = ""
-    for query in data["queries"]:
+    for query in queries:
         res = rag.query(query["q"], k=5)
         degraded = degraded or res.get("degraded", "")
         ids = [by_text.get(h["text"]) for h in res["hits"]]
-        rank = ids.index(query["expect"]) + 1 if query["expect"] in ids else None
-        ranks.append((query["type"], rank))
+        ranks.append((query["type"], ids.index(query["expect"]) + 1 if query["expect"] in ids else None))
+    return ranks, degraded
 
-    def metrics(rows: list[tuple[str, int | None]]) -> dict[str, float]:
-        return {"recall@1": sum(1 for _, r in rows if r == 1) / len(rows),
-                "recall@5": sum(1 for _, r in rows if r) / len(rows),
-                "MRR": sum(1 / r for _, r in rows if r) / len(rows), "n": len(rows)}
 
-    per_type = {t: metrics([r for r in ranks if r[0] == t]) for t in sorted({t for t, _ in ranks})}
-    return metrics(ranks), per_type, degraded
+def metrics(ranks: list[int | None]) -> dict[str, float]:
+    """recall@1, recall@5 and MRR of a list of ranks (None: not in the top 5)."""
+    n = len(ranks) or 1
+    return {"recall@1": sum(r == 1 for r in ranks) / n, "recall@5": sum(bool(r) for r in ranks) / n,
+            "MRR": sum(1 / r for r in ranks if r) / n, "n": len(ranks)}
+
+
+def score(rag: RagIndex, by_text: dict[str, str]) -> tuple[dict[str, float], dict[str, dict[str, float]], str]:
+    ranks, degraded = golden_ranks(rag, by_text, json.loads(GOLDEN.read_text())["queries"])
+    per_type = {t: metrics([r for k, r in ranks if k == t]) for t in sorted({t for t, _ in ranks})}
+    return metrics([r for _, r in ranks]), per_type, degraded
 
 
 def quality() -> None:

@@ -89,19 +89,15 @@ def write_golden(memory: Path) -> dict[str, str]:
     return by_text
 
 
-def metrics(ranks: list[int | None]) -> dict[str, float]:
-    n = len(ranks) or 1
-    return {"r1": sum(r == 1 for r in ranks) / n, "r5": sum(bool(r) for r in ranks) / n,
-            "mrr": sum(1 / r for r in ranks if r) / n, "n": len(ranks)}
-
-
 def show(label: str, m: dict[str, float]) -> str:
-    return f"{label:28s} recall@1 {m['r1']:.2f}  recall@5 {m['r5']:.2f}  MRR {m['mrr']:.3f}  ({m['n']:.0f} queries)"
+    return (f"{label:28s} recall@1 {m['recall@1']:.2f}  recall@5 {m['recall@5']:.2f}  MRR {m['MRR']:.3f}  "
+            f"({m['n']:.0f} queries)")
 
 
 def vector_only(embedder: object) -> dict[str, float]:
     """Rank of the expected note by cosine alone (search text = category + text, as indexed)."""
     import numpy as np
+    from bench_rag import metrics
 
     from mnemara.memory.tfidf import call_embedder
 
@@ -117,6 +113,8 @@ def vector_only(embedder: object) -> dict[str, float]:
 
 
 def retrieval(modes: dict[str, object]) -> dict[str, dict[str, float]]:
+    from bench_rag import golden_ranks, metrics
+
     from mnemara.memory.embedders import MEASURED, fusion_weight
     from mnemara.memory.rag import RagIndex
 
@@ -128,31 +126,23 @@ def retrieval(modes: dict[str, object]) -> dict[str, dict[str, float]]:
             by_text = write_golden(Path(tmp) / "memory")
             rag = RagIndex(Path(tmp), embedder=embedder)
             rag.catch_up(embed_budget=None)
-            ranks, new = [], []
-            degraded = ""
-            for q in GOLDEN["queries"]:
-                res = rag.query(q["q"], k=5)
-                degraded = degraded or res.get("degraded", "")
-                ids = [by_text.get(h["text"]) for h in res["hits"]]
-                rank = ids.index(q["expect"]) + 1 if q["expect"] in ids else None
-                ranks.append(rank)
-                if q["type"].startswith("i15"):
-                    new.append(rank)
-            out[label] = metrics(ranks)
+            typed, degraded = golden_ranks(rag, by_text, GOLDEN["queries"])
+            new = [rank for kind, rank in typed if kind.startswith("i15")]
+            out[label] = metrics([rank for _, rank in typed])
             channels = "keyword only" if degraded else "keyword + vector"
             print("   " + show(f"{label} ({channels})", out[label]))
             print("      " + show("new (i15) queries only", metrics(new)))
-    keyword = out["keyword-only"]["mrr"]
+    keyword = out["keyword-only"]["MRR"]
     for label, embedder in modes.items():
         if embedder is None:
             continue
         vec = vector_only(embedder)
-        derived = min(1.0, vec["mrr"] / keyword) if keyword else 0.0
+        derived = min(1.0, vec["MRR"] / keyword) if keyword else 0.0
         used, why = fusion_weight(embedder)
         model = getattr(embedder, "model", "")
         table = MEASURED.get(model)
-        print(f"   vector channel alone, {label}: MRR {vec['mrr']:.3f} (recall@5 {vec['r5']:.2f}) -> weight "
-              f"min(1, {vec['mrr']:.3f}/{keyword:.3f}) = {derived:.3f}; in use: {used} ({why[:60]}...)"
+        print(f"   vector channel alone, {label}: MRR {vec['MRR']:.3f} (recall@5 {vec['recall@5']:.2f}) -> weight "
+              f"min(1, {vec['MRR']:.3f}/{keyword:.3f}) = {derived:.3f}; in use: {used} ({why[:60]}...)"
               + (f"; table says keyword {table[0]:.3f} vector {table[1]:.3f}" if table else ""))
     return out
 
