@@ -30,6 +30,7 @@ from typing import Any
 
 from mnemara.cli_process import CliHandle, alive, hard_kill, process_transport, release_transport, rewind_conversation
 from mnemara.debuglog import log_event
+from mnemara.sync_runner import running_loop
 
 SPARE_WAIT_SECONDS = 60.0
 Launch = Callable[[], CliHandle]
@@ -121,39 +122,32 @@ class CliPool:
         """End a CLI process (on the loop it lives on); ``kill`` first for one nobody is using."""
         if handle is None:
             return
+        transport = process_transport(handle.client)  # disconnect() forgets the way to it
         self._ending.append(handle)
         try:
             await self._end(handle, kill=kill)
         finally:
             self._ending.remove(handle)
+            release_transport(transport)
 
     async def _end(self, handle: CliHandle, *, kill: bool) -> None:
-        transport = process_transport(handle.client)
         if kill:
             hard_kill(handle.client)
-        try:
-            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            current = None
-        if handle.loop is current:
+        if handle.loop is running_loop():
             if not handle.ready.done():
                 handle.ready.cancel()
             try:
                 await asyncio.wait_for(handle.client.disconnect(), 10)
             except BaseException:
                 hard_kill(handle.client)
-            finally:
-                release_transport(transport)
         elif handle.loop.is_running() and not handle.loop.is_closed():
             fut = asyncio.run_coroutine_threadsafe(self.discard(handle, kill=kill), handle.loop)
             try:
                 await asyncio.wrap_future(fut)
             except BaseException:
                 hard_kill(handle.client)
-                release_transport(transport)
         else:
             hard_kill(handle.client)
-            release_transport(transport)
 
     async def aclose(self) -> None:
         """End every process (the idle one killed, a running turn's ended gracefully) and wait a

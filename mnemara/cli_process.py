@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from mnemara.sync_runner import running_loop
+
 
 def has_credentials(env: dict[str, str] | None = None) -> bool:
     """Is there anything the CLI could authenticate with?"""
@@ -124,19 +126,12 @@ def release_transport(transport: Any) -> None:
         return
     loop = getattr(transport, "_loop", None)
     try:
-        if loop is None or _running_loop() is loop:
+        if loop is None or running_loop() is loop:
             transport.close()
         elif not loop.is_closed():
             loop.call_soon_threadsafe(transport.close)
     except RuntimeError:  # its loop closed meanwhile: nothing is left to release on it
         pass
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def cli_failure(stderr: list[str]) -> str:
