@@ -277,7 +277,8 @@ def claim_of(text: str) -> Claim:
             entities.append(key)
     content = tuple(t for t in tokens(text) if t not in CLAIM_STEMS and not t.isdigit())
     plain = ASIDE_RE.sub(lambda m: "" if _claims_nothing(m.group(1)) else m.group(0), text)
-    topic = frozenset(t for t in tokens(plain) if t not in CLAIM_STEMS and not t.isdigit())
+    topic = frozenset(content) if plain == text else frozenset(
+        t for t in tokens(plain) if t not in CLAIM_STEMS and not t.isdigit())
     return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
                  retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised))
 
