@@ -1,7 +1,9 @@
 """`mnemara demo`: the guided tour in the panel (pilot), --auto in the REPL, --serve, and the README snippet."""
 from __future__ import annotations
 
+import os
 import re
+import runpy
 import signal
 import subprocess
 import sys
@@ -109,13 +111,19 @@ def test_demo_serve_prints_the_env_and_answers_mnemara_run(mnemara_home, tmp_pat
     assert "stopped after 1 request(s)" in rest
 
 
-def test_the_readme_scripted_api_snippet_runs_as_written(mnemara_home, tmp_path):
+def test_the_readme_scripted_api_snippet_runs_as_written(mnemara_home, tmp_path, monkeypatch, capsys):
+    """The snippet's own text, run in this process (a fresh interpreter would only add its start-up):
+    it changes ``os.environ``, which is put back whole afterwards."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     snippet = next(block for block in re.findall(r"```python\n(.*?)```", readme, re.DOTALL) if "ScriptedAPI()" in block)
     script = tmp_path / "snippet.py"
     script.write_text(textwrap.dedent(snippet), encoding="utf-8")
-    env = {k: v for k, v in cli_env().items() if not k.startswith("ANTHROPIC_")}
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=180,
-                          cwd=str(tmp_path))
-    assert proc.returncode == 0, proc.stderr
-    assert "ok" in proc.stdout
+    monkeypatch.chdir(tmp_path)
+    saved = dict(os.environ)
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    out = capsys.readouterr().out
+    assert out.strip() == "ok: Saved."

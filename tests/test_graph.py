@@ -1,14 +1,20 @@
 """The property graph on real Kuzu: nodes, edges, traversal, guarded Cypher, corrupt and locked files."""
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
+import kuzu
 import pytest
 
 from mnemara.errors import UsageError
 from mnemara.memory.graph import Graph, GraphUnavailable
+from mnemara.memory.graph_stamp import stamp_path, stamped_version
 
 
 @pytest.fixture
@@ -129,6 +135,7 @@ def test_corrupt_database_file_is_reported_not_crashing(tmp_path: Path, damage: 
     chain(g, "abc")
     g.close()
     db = tmp_path / "graph" / "graph.kuzu"
+    assert stamped_version(db), "the clean close left a valid stamp: the damage below must still be caught"
     if damage == "truncate_junk":
         db.write_bytes(b"garbage" * 10)
     elif damage == "middle_junk":
@@ -142,6 +149,85 @@ def test_corrupt_database_file_is_reported_not_crashing(tmp_path: Path, damage: 
     with pytest.raises(GraphUnavailable) as info:
         broken.add_node("thing", {}, "z")
     assert str(info.value)
+    assert broken.probes == (0 if damage == "folder" else 1), "a changed file is probed despite the old stamp"
+
+
+def test_probe_is_skipped_only_for_a_file_unchanged_since_a_clean_close(tmp_path: Path) -> None:
+    db = tmp_path / "graph" / "graph.kuzu"
+    g = Graph(tmp_path / "graph")
+    chain(g, "ab")
+    assert g.probes == 0 and stamped_version(db) is None  # a new file: nothing to probe, no stamp while open
+    g.close()
+    assert stamped_version(db) == kuzu.__version__
+    again = Graph(tmp_path / "graph")
+    assert again.counts() == {"nodes": 2, "edges": 1}
+    assert again.probes == 0, "unchanged since a clean close: the probe is skipped"
+    assert not stamp_path(db).exists(), "opened for writing: a crash from now on must not leave a valid stamp"
+    again.add_node("thing", {}, "c")
+    assert not stamp_path(db).exists()
+    again.close()
+    stamp_path(db).unlink()
+    unstamped = Graph(tmp_path / "graph")
+    assert unstamped.counts() == {"nodes": 3, "edges": 1} and unstamped.probes == 1, "no stamp: probed as before"
+    unstamped.close()
+
+
+def _stamp_tampering(db: Path) -> dict[str, Callable[[], None]]:
+    stamp = stamp_path(db)
+
+    def edit(**changes: object) -> Callable[[], None]:
+        def run() -> None:
+            stamp.write_text(json.dumps({**json.loads(stamp.read_text()), **changes}))
+            os.utime(stamp, ns=(time.time_ns(), time.time_ns() + 10**9))  # keep it "written after the file"
+        return run
+
+    def rewrite_file_keep_mtime() -> None:  # same size, mtime put back: only the ctime tells
+        st = db.stat()
+        with open(db, "r+b") as fh:
+            fh.seek(8192)
+            fh.write(b"\0" * 64)
+        os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    def racy() -> None:  # stamp not written in a later clock tick than the file's last change
+        st = db.stat()
+        os.utime(stamp, ns=(st.st_atime_ns, st.st_ctime_ns))
+
+    return {
+        "garbage": lambda: stamp.write_bytes(b"\x00not json{"),
+        "a list": lambda: stamp.write_text("[]"),
+        "missing field": lambda: stamp.write_text(json.dumps({k: v for k, v in json.loads(stamp.read_text()).items()
+                                                              if k != "ino"})),
+        "extra field": edit(trust_me=True),
+        "size": edit(size=1),
+        "bool for an int": edit(format=True),
+        "string for an int": edit(mtime_ns="0"),
+        "other kuzu": edit(kuzu="0.0.1"),
+        "unknown format": edit(format=2),
+        "a folder": lambda: (stamp.unlink(), stamp.mkdir()),
+        "wal beside": lambda: db.with_name(db.name + ".wal").write_bytes(b"x"),
+        "file rewritten, mtime put back": rewrite_file_keep_mtime,
+        "racy": racy,
+    }
+
+
+@pytest.mark.parametrize("case", list(_stamp_tampering(Path("graph.kuzu"))))
+def test_a_stamp_that_does_not_match_exactly_means_probe(tmp_path: Path, case: str) -> None:
+    db = tmp_path / "graph" / "graph.kuzu"
+    g = Graph(tmp_path / "graph")
+    chain(g, "ab")
+    g.close()
+    assert stamped_version(db) == kuzu.__version__
+    _stamp_tampering(db)[case]()
+    assert stamped_version(db) == ("0.0.1" if case == "other kuzu" else None)  # the opener compares the version
+    if case in ("wal beside", "file rewritten, mtime put back"):
+        return  # the probe on these files is the corrupt-file test's business; the refusal is what counts here
+    if case == "a folder":
+        with pytest.raises(GraphUnavailable, match="cannot remove the clean-close stamp"):
+            Graph(tmp_path / "graph").counts()
+        return
+    again = Graph(tmp_path / "graph")
+    assert again.counts() == {"nodes": 2, "edges": 1} and again.probes == 1
+    again.close()
 
 
 def test_database_held_by_another_process_is_reported(tmp_path: Path) -> None:

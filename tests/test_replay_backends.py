@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime, timezone
 
 from mnemara.config import Config, update_config
 from mnemara.instance import Instance
+from mnemara.memory.graph_stamp import stamp_path
 from mnemara.memory.surfaces import write_memory
 from mnemara.replay import run_replay
 from mnemara.replay.backends import default_backends
@@ -45,6 +47,39 @@ def test_entities_survive_archiving_that_moves_byte_offsets():
     run_replay(inst, entity_lookup=lookup, apply=True)
     plan = run_replay(inst, entity_lookup=lookup)
     assert plan.patterns and ("server.py", 3) in plan.patterns[0].augmentation.entities
+
+
+_spawns: list[str] | None = None
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "subprocess.Popen" and _spawns is not None:
+        _spawns.append(str(args[0]))
+
+
+sys.addaudithook(_audit)  # hooks cannot be removed; it records only while _spawns is a list
+
+
+def _replay_spawning(inst: Instance) -> tuple[str, list[str]]:
+    global _spawns
+    _, lookup = default_backends(inst)
+    _spawns = []
+    try:
+        plan = run_replay(inst, entity_lookup=lookup)
+        return plan.graph_status, _spawns
+    finally:
+        _spawns = None
+
+
+def test_a_graph_unchanged_since_a_clean_close_is_read_without_a_child_process():
+    inst = _graph_instance()
+    status, spawned = _replay_spawning(inst)
+    assert status == "graph used (7 applies_to edges)"
+    assert spawned == [], "the file is as the last write_memory closed it: read in-process"
+    stamp_path(inst.graph_dir / "graph.kuzu").unlink()  # e.g. the writer died before closing
+    status, spawned = _replay_spawning(inst)
+    assert status == "graph used (7 applies_to edges)"
+    assert spawned == [sys.executable], "no clean-close stamp: read by a child process that may crash"
 
 
 def test_a_corrupt_graph_degrades_to_note_text():

@@ -7,7 +7,9 @@ Schema (created on first use)::
 
 Kuzu is a native library: a damaged database file can crash the process that
 opens it instead of raising. So an existing file is first opened by a short
-child process (a probe); only when that survives is it opened in-process.
+child process (a probe); only when that survives is it opened in-process. The
+probe is skipped when the file is exactly as Mnemara last closed it cleanly
+(see :mod:`mnemara.memory.graph_stamp`).
 Every backend failure raises :class:`GraphUnavailable`; bad input raises
 :class:`UsageError`.
 """
@@ -26,6 +28,7 @@ from mnemara.backend_loader import load_backend
 from mnemara.errors import BackendUnavailable, UsageError
 from mnemara.fsutil import private_mkdir
 from mnemara.memory.cypher_guard import check_cypher
+from mnemara.memory.graph_stamp import drop_stamp, stamped_version, write_stamp
 
 DB_FILE = "graph.kuzu"
 NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ :.-]{0,63}")
@@ -72,7 +75,8 @@ class Graph:
         self.probe = probe
         self._db: Any = None
         self._conn: Any = None
-        self._probed = False
+        self._kuzu_version = ""
+        self.probes = 0  # crash probes run by this instance (tests observe the skip with it)
 
     # -- connection ------------------------------------------------------------------
     def _connection(self) -> Any:
@@ -85,9 +89,14 @@ class Graph:
             raise GraphUnavailable(f"cannot create {self.graph_dir}: {_one_line(exc)}") from None
         if self.path.is_dir():
             raise GraphUnavailable(f"{self.path} is a folder, not a Kuzu database file")
-        if self.probe and not self._probed and self.path.exists():
+        version = str(getattr(kuzu, "__version__", "") or "")
+        if self.probe and self.path.exists() and (not version or stamped_version(self.path) != version):
             self._probe()
-        self._probed = True
+        try:  # opened for writing: a session that dies from here on must not leave a valid stamp
+            drop_stamp(self.path)
+        except OSError as exc:
+            raise GraphUnavailable(f"cannot remove the clean-close stamp beside {self.path}: {_one_line(exc)}") from None
+        self._kuzu_version = version
         try:
             self._db = kuzu.Database(str(self.path))
             conn = kuzu.Connection(self._db)
@@ -100,6 +109,7 @@ class Graph:
         return conn
 
     def _probe(self) -> None:
+        self.probes += 1
         try:
             done = subprocess.run([sys.executable, "-c", _PROBE, str(self.path)], capture_output=True,
                                   text=True, timeout=60)
@@ -115,15 +125,21 @@ class Graph:
             raise GraphUnavailable(_one_line(Exception(re.sub(r"^\w+(Error|Exception): ", "", last))))
 
     def close(self) -> None:
-        """Release the database (and its file lock) so other processes can open it."""
+        """Release the database (and its file lock) so other processes can open it.
+
+        A close without error records the clean-close stamp, so the next open skips the probe.
+        """
         conn, db = self._conn, self._db
         self._conn = self._db = None
+        clean = db is not None
         for handle in (conn, db):
             try:
                 if handle is not None:
                     handle.close()
             except Exception:
-                pass
+                clean = False
+        if clean:
+            write_stamp(self.path, self._kuzu_version)
 
     def _run(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         conn = self._connection()

@@ -79,6 +79,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there).
     """
     from mnemara.memory.graph import SCHEMA, GraphUnavailable
+    from mnemara.memory.graph_stamp import drop_stamp
 
     kuzu = load_backend("kuzu", GraphUnavailable)
 
@@ -86,6 +87,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     if not graph_file.exists():
         return {"nodes_deleted": 0, "edges_deleted": 0}
     drop = set(drop_node_ids)
+    drop_stamp(graph_file)  # opened for writing, then replaced: the clean-close stamp no longer holds
     db = kuzu.Database(str(graph_file))
     conn = kuzu.Connection(db)
     nodes = conn.execute("MATCH (n:Node) RETURN n.id, n.label, n.properties, n.created_at").get_all()

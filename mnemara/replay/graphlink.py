@@ -6,9 +6,12 @@ memory atom as a ``memory_atom`` node whose properties hold its ``file`` and
 matches atoms by file name and timestamp, not by node id, so nodes named the
 way they were before note ids (``memory:<day>@<ts>#<offset>``) count as well.
 
-Kuzu is opened read-only in a child process: a dry run must not touch the
-graph file, and a damaged file that crashes Kuzu must not take replay down.
-Any failure raises :class:`GraphLookupError` and replay carries on without it.
+Kuzu opens the file read-only (a dry run must not touch the graph file), in a
+child process so that a damaged file that crashes Kuzu cannot take replay down.
+When the file is exactly as Mnemara last closed it cleanly (see
+:mod:`mnemara.memory.graph_stamp`) there is nothing new to crash on and it is
+read in-process instead. Any failure raises :class:`GraphLookupError` and
+replay carries on without it.
 """
 from __future__ import annotations
 
@@ -18,24 +21,25 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from mnemara.backend_loader import load_backend
+from mnemara.errors import BackendUnavailable
 from mnemara.instance import Instance
-from mnemara.memory.graph import DB_FILE  # kuzu itself is imported only in the child
+from mnemara.memory.graph import DB_FILE
+from mnemara.memory.graph_stamp import stamped_version
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.load import LoadedAtom
 
 TIMEOUT = 60
 TEXT_PREFIX = 200  # what mnemara.memory.surfaces stores as a memory_atom's text
+TABLES = "CALL show_tables() RETURN *"
+APPLIES_TO = ("MATCH (a:Node)-[e:Edge]->(b:Node) WHERE e.relationship = 'applies_to' "
+              "RETURN a.properties, b.id, b.properties")
 _CHILD = r"""
 import json, sys, kuzu
 db = kuzu.Database(sys.argv[1], read_only=True)
 conn = kuzu.Connection(db)
-tables = {row[1] for row in conn.execute("CALL show_tables() RETURN *").get_all()}
-rows = []
-if {"Node", "Edge"} <= tables:
-    rows = conn.execute(
-        "MATCH (a:Node)-[e:Edge]->(b:Node) WHERE e.relationship = 'applies_to' "
-        "RETURN a.properties, b.id, b.properties"
-    ).get_all()
+tables = {row[1] for row in conn.execute(sys.argv[2]).get_all()}
+rows = conn.execute(sys.argv[3]).get_all() if {"Node", "Edge"} <= tables else []
 json.dump(rows, sys.stdout)
 """
 
@@ -50,9 +54,52 @@ def read_applies_to(graph_file: Path) -> list[tuple[str, str, str | None, str]]:
         return []
     if not graph_file.is_file():
         raise GraphLookupError(f"{graph_file} is not a Kuzu database file")
+    rows = _read_in_process(graph_file)
+    if rows is None:
+        rows = _read_in_child(graph_file)
+    out = []
+    for atom_props, entity_id, entity_props in rows:
+        atom = _json(atom_props)
+        entity = _json(entity_props)
+        file, stamp = str(atom.get("file", "")), str(atom.get("timestamp", ""))
+        name = str(entity.get("name") or str(entity_id).removeprefix("entity:"))
+        text = atom.get("text")
+        if file and stamp and name:
+            out.append((Path(file).name, stamp, text if isinstance(text, str) else None, name))
+    return out
+
+
+def _read_in_process(graph_file: Path) -> list | None:
+    """The rows, read here when the file is unchanged since a clean close by this Kuzu; else None."""
+    recorded = stamped_version(graph_file)
+    if recorded is None:
+        return None
+    try:
+        kuzu = load_backend("kuzu")
+    except BackendUnavailable:
+        return None  # the child reports the reason
+    if getattr(kuzu, "__version__", None) != recorded:
+        return None
+    try:
+        db = kuzu.Database(str(graph_file), read_only=True)
+        try:
+            conn = kuzu.Connection(db)
+            tables = {row[1] for row in conn.execute(TABLES).get_all()}
+            rows = conn.execute(APPLIES_TO).get_all() if {"Node", "Edge"} <= tables else []
+            conn.close()
+        finally:
+            db.close()
+    except Exception as exc:  # e.g. a session holds the file; Kuzu says so in one line
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        raise GraphLookupError(lines[0][:300] if lines else type(exc).__name__) from None
+    return [list(row) for row in rows]
+
+
+def _read_in_child(graph_file: Path) -> list:
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(graph_file)], capture_output=True, text=True, timeout=TIMEOUT
+            [sys.executable, "-c", _CHILD, str(graph_file), TABLES, APPLIES_TO], capture_output=True, text=True,
+            timeout=TIMEOUT,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GraphLookupError(f"cannot read {graph_file.name}: {exc}") from None
@@ -65,16 +112,9 @@ def read_applies_to(graph_file: Path) -> list[tuple[str, str, str | None, str]]:
         rows = json.loads(done.stdout or "[]")
     except json.JSONDecodeError:
         raise GraphLookupError("graph reader answered something that is not JSON") from None
-    out = []
-    for atom_props, entity_id, entity_props in rows:
-        atom = _json(atom_props)
-        entity = _json(entity_props)
-        file, stamp = str(atom.get("file", "")), str(atom.get("timestamp", ""))
-        name = str(entity.get("name") or str(entity_id).removeprefix("entity:"))
-        text = atom.get("text")
-        if file and stamp and name:
-            out.append((Path(file).name, stamp, text if isinstance(text, str) else None, name))
-    return out
+    if not isinstance(rows, list):
+        raise GraphLookupError("graph reader answered something that is not a list of rows")
+    return rows
 
 
 def _json(value: object) -> dict:
