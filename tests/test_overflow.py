@@ -43,7 +43,10 @@ def test_is_overflow_only_for_that_error():
 
 
 @pytest.mark.e2e
-def test_a_too_long_prompt_evicts_old_rows_tells_the_user_and_retries_once(scripted_api, session_factory):
+def test_a_too_long_prompt_evicts_old_rows_and_retries_once_but_pins_alone_too_big_evict_nothing(scripted_api,
+                                                                                                 session_factory):
+    """Two overflows in one session: the first is cured by evicting old rows (the retry's CLI is
+    kept), the second, with pins that alone are too big, names them and evicts nothing."""
     session = session_factory()
     ids = [session.store.append("user", f"OLD-{i} " + "filler " * 400) for i in range(6)]
     scripted_api.push(http_error(400, TOO_LONG, "invalid_request_error"), reply("fits now"))
@@ -57,10 +60,7 @@ def test_a_too_long_prompt_evicts_old_rows_tells_the_user_and_retries_once(scrip
     assert session.store.get(ids[0]).evicted and not session.store.get(ids[5]).evicted
     assert session.store.history()[-1].text == "fits now"
 
-
-@pytest.mark.e2e
-def test_when_the_pins_alone_are_too_big_the_error_names_them_and_nothing_is_evicted(scripted_api, session_factory):
-    session = session_factory()
+    # pins alone too big: the error names them, there is no retry and no row is evicted
     for label in ("huge-a", "huge-b"):
         session.store.upsert_slot(label, "user", "x " * 60_000)
     keep = session.store.append("user", "a normal row")
@@ -68,5 +68,5 @@ def test_when_the_pins_alone_are_too_big_the_error_names_them_and_nothing_is_evi
     result = session.turn("hello")
     errors = [e.message for e in result.events if isinstance(e, ev.ErrorEvent)]
     assert len(errors) == 1 and "huge-a" in errors[0] and "huge-b" in errors[0] and "unpin" in errors[0]
-    assert len(scripted_api.message_requests()) == 1  # no retry
-    assert not session.store.get(keep).evicted
+    assert len(scripted_api.message_requests()) == 3, "a retry was sent although only the pins were too big"
+    assert not session.store.get(keep).evicted and not session.store.get(ids[5]).evicted

@@ -7,6 +7,9 @@
   is restored the spool is replayed;
 * rows with non-JSON content or a wrong-typed meta field: `show` marks them damaged,
   `run` leaves them out of the context and carries on.
+
+The conversation before the fault is written straight into turns.sqlite (it is not what is
+tested); every run that follows the fault is the real `mnemara run`, through the real CLI.
 """
 from __future__ import annotations
 
@@ -35,6 +38,13 @@ def _errors(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
+def _seed(inst: Instance, *texts: str) -> None:
+    """An earlier conversation: user and assistant rows, alternating, as a run would have stored them."""
+    with TurnStore(inst.turns_path) as store:
+        for n, text in enumerate(texts):
+            store.append("user" if n % 2 == 0 else "assistant", text)
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -42,8 +52,7 @@ def _sha(path: Path) -> str:
 def test_a_locked_store_spools_the_message_and_replays_it_later(scripted_api, mnemara_home):
     inst = Instance.create("locked")
     env = {BUSY_ENV: "1"}  # wait 1 s for the lock instead of 30
-    scripted_api.push(reply("first answer"))
-    assert run_cli("run", "--instance", "locked", "--no-tui", input="first\n", env=env).returncode == 0
+    _seed(inst, "first", "first answer")
     holder = sqlite3.connect(inst.turns_path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     try:
@@ -56,7 +65,7 @@ def test_a_locked_store_spools_the_message_and_replays_it_later(scripted_api, mn
     assert "is locked by another process" in error and "spool.jsonl" in error and "Traceback" not in proc.stderr
     assert "typed while locked" in (inst.root / "spool.jsonl").read_text()
     assert _texts(inst) == ["first", "first answer"]
-    assert len(scripted_api.message_requests()) == 1  # nothing was sent without its message stored
+    assert scripted_api.message_requests() == []  # nothing was sent without its message stored
 
     scripted_api.push(reply("second answer"))
     proc = run_cli("run", "--instance", "locked", "--no-tui", input="after the lock\n", env=env)
@@ -80,8 +89,7 @@ def _damage_turns_table(path: Path) -> None:
 
 def test_a_damaged_store_is_never_written_and_the_message_waits_in_the_spool(scripted_api, mnemara_home, tmp_path):
     inst = Instance.create("damaged")
-    scripted_api.push(reply("before the damage"))
-    assert run_cli("run", "--instance", "damaged", "--no-tui", input="hello\n").returncode == 0
+    _seed(inst, "hello", "before the damage")
     conn = sqlite3.connect(inst.turns_path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = DELETE")  # so opening it would switch the mode back (a write)
     conn.close()
@@ -109,8 +117,7 @@ def test_a_damaged_store_is_never_written_and_the_message_waits_in_the_spool(scr
 
 def test_rows_with_bad_content_or_meta_are_shown_as_damaged_and_skipped(scripted_api, mnemara_home):
     inst = Instance.create("rows")
-    scripted_api.push(reply("fine"))
-    assert run_cli("run", "--instance", "rows", "--no-tui", input="good row\n").returncode == 0
+    _seed(inst, "good row", "fine")
     conn = sqlite3.connect(inst.turns_path)
     bad = [("user", "BROKEN-CONTENT {", "{}"),
            ("assistant", '[{"type": "text", "text": "WRONG-META-TEXT"}]', '{"interrupted": "maybe"}'),
