@@ -2,9 +2,10 @@
 
 :func:`python018` gives the interpreter of a virtualenv holding ``mnemara==0.18.0``:
 ``$MNEMARA_TEST_018_PYTHON`` when set (an existing 0.18 install), else a venv made
-once per test run and shared by all xdist workers (``--system-site-packages`` +
-``pip install --no-deps``,
-so 0.18 runs on the dependency versions installed here). When it cannot be
+once per test run and shared by all xdist workers (``--system-site-packages``,
+so 0.18 runs on the dependency versions installed here; ``--without-pip``, since
+bootstrapping pip into it costs seconds of CPU: the pip running these tests
+installs into it with ``--python``, pip >= 22.3). When it cannot be
 installed (no network to PyPI), the tests that need it are skipped with the reason.
 
 :data:`BUILD_SCRIPT` drives 0.18's own API to write the files we migrate: rows
@@ -16,9 +17,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -67,11 +70,11 @@ print("built", cfgmod.paths.instance_dir(name), "with", mnemara.__file__)
 def _install(root: Path) -> tuple[str | None, str]:
     venv = root / "venv018"
     try:
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                       check=True, capture_output=True, timeout=300)
         python = venv / "bin" / "python"
-        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "mnemara==0.18.0"],
-                              capture_output=True, text=True, timeout=600, check=False)
+        proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                               "mnemara==0.18.0"], capture_output=True, text=True, timeout=600, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"cannot make a venv for Mnemara 0.18: {exc}"
     if proc.returncode != 0:
@@ -82,20 +85,31 @@ def _install(root: Path) -> tuple[str | None, str]:
 _CACHE: dict[str, tuple[str | None, str]] = {}
 
 
-def _install_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[str | None, str]:
-    """:func:`_install` once per test run: the xdist workers share the temp root above their own
-    base folders, and the first to take the lock installs while the others wait for its answer."""
+def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this test run shared by all xdist workers (the temp root above their own base folders)."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent
     root = root / "legacy018"
     root.mkdir(exist_ok=True)
-    answer = root / "answer.json"
+    return root
+
+
+def _once(root: Path, name: str, make: Callable[[], Any]) -> Any:
+    """``make()`` once per test run, its JSON answer kept in ``root/name``: the first worker to take
+    the lock runs it while the others wait for its answer."""
+    answer = root / name
     with open(root / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not answer.exists():
-            answer.write_text(json.dumps(_install(root)), encoding="utf-8")
-    python, reason = json.loads(answer.read_text(encoding="utf-8"))
+            answer.write_text(json.dumps(make()), encoding="utf-8")
+    return json.loads(answer.read_text(encoding="utf-8"))
+
+
+def _install_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[str | None, str]:
+    """:func:`_install` once per test run."""
+    root = _shared_root(tmp_path_factory)
+    python, reason = _once(root, "answer.json", lambda: _install(root))
     return python, reason
 
 
@@ -115,6 +129,39 @@ def env018(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MNEMARA_HOME")}
     env["HOME"] = str(home)
     return env
+
+
+ROLE_TEXT = "ROLE-018: you are a migrated agent.\n"
+
+
+def instance018(tmp_path_factory: pytest.TempPathFactory, home: Path) -> tuple[Path, Path]:
+    """A copy under ``home/.mnemara/old`` of the 0.18 instance built once per test run by
+    :func:`build_instance` (its role doc holds :data:`ROLE_TEXT`), and a copy of its /export file.
+
+    Each build runs 0.18 in a fresh interpreter (~2 s of CPU); the files it writes are the same for
+    every test, so the tests share one build and each migrates its own copy."""
+    python = python018(tmp_path_factory)
+    root = _shared_root(tmp_path_factory)
+
+    def build() -> str:
+        built = root / "built"
+        if built.exists():
+            shutil.rmtree(built)
+        built.mkdir()
+        role = built / "role.md"
+        role.write_text(ROLE_TEXT, encoding="utf-8")
+        try:
+            build_instance(python, built, "old", role, built / "export018.md")
+        except AssertionError as exc:
+            return f"building the 0.18 instance failed: {exc}"
+        return ""
+
+    failure = _once(root, "built.json", build)
+    assert not failure, failure
+    shutil.copytree(root / "built" / ".mnemara" / "old", home / ".mnemara" / "old", symlinks=True)
+    export = home / "export018.md"
+    shutil.copy2(root / "built" / "export018.md", export)
+    return home / ".mnemara" / "old", export
 
 
 def build_instance(python: str, home: Path, name: str, role_doc: Path, export_path: Path) -> Path:

@@ -12,17 +12,13 @@ from mnemara.instance import Instance
 from mnemara.store import TurnStore
 from mnemara.testing import reply, tool_use
 from tests.conftest import run_cli
-from tests.legacy018_support import build_instance, python018
+from tests.legacy018_support import instance018
 
 
 @pytest.fixture
-def old_instance(tmp_path_factory, isolated_home: Path, tmp_path: Path) -> tuple[Path, Path]:
+def old_instance(tmp_path_factory, isolated_home: Path) -> tuple[Path, Path]:
     """A 0.18 instance ``old`` under $MNEMARA_HOME and the 0.18 /export file of its window."""
-    python = python018(tmp_path_factory)
-    role = tmp_path / "role.md"
-    role.write_text("ROLE-018: you are a migrated agent.\n", encoding="utf-8")
-    export = tmp_path / "export018.md"
-    return build_instance(python, isolated_home, "old", role, export), export
+    return instance018(tmp_path_factory, isolated_home)
 
 
 @pytest.mark.e2e
