@@ -16,41 +16,43 @@ from tests.conftest import ROOT, cli_env, run_cli
 pytestmark = pytest.mark.e2e
 
 
-def test_run_piped_reads_lines_runs_commands_and_exits_at_eof(scripted_api, mnemara_home, tmp_path):
-    Instance.create("piped")
+def test_run_piped_reads_lines_answers_permissions_from_the_next_line_runs_commands_and_exits_at_eof(
+        scripted_api, mnemara_home, tmp_path):
+    """One `mnemara run` with a piped stdin: a permission answer is the next line (y runs, n denies),
+    a missing role doc warns once per turn and the turn goes on, then messages and slash commands
+    (/swap, /role, /note, an empty line, /stop) each do what they say until end of input."""
+    inst = Instance.create("piped")
+    update_config(inst.config_path, role_doc_path=str(tmp_path / "gone.md"))  # missing: warn, keep going
     role = tmp_path / "r.md"
     role.write_text("ROLE-FOR-REPL", encoding="utf-8")
-    scripted_api.push(reply("first answer"), reply("second answer"))
-    script = f"hello\n/swap haiku\n/role {role}\n/note -c idea from the repl\n\nsecond message\n/stop\n"
+    target = tmp_path / "made.txt"
+    scripted_api.push(reply(tool_use("Bash", {"command": f"echo made > {target}"})), reply("ran it"),
+                      reply(tool_use("Bash", {"command": f"echo again >> {target}"})), reply("was denied"),
+                      reply("first answer"), reply("second answer"))
+    script = (f"do it\ny\nagain\nn\n"
+              f"hello\n/swap haiku\n/role {role}\n/note -c idea from the repl\n\nsecond message\n/stop\n")
     proc = run_cli("run", "--instance", "piped", "--no-tui", input=script, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[0] == "first answer"
+    # permission answers: the line after the question
+    assert target.read_text() == "made\n", "`y` did not run the first command or `n` did not deny the second"
+    assert proc.stderr.count("permission: allow Bash") == 2
+    results = [r.tool_results() for r in scripted_api.message_requests() if r.tool_results()]
+    assert not results[0][0].get("is_error") and results[1][0].get("is_error")
+    assert proc.stderr.count("warning: role doc not found") == 3  # once per turn (three before /role), not twice
+    # messages and slash commands, line by line
+    assert proc.stdout.splitlines()[:3] == ["ran it", "was denied", "first answer"], proc.stdout
     assert "second answer" in proc.stdout and "model: claude-haiku-4-5" in proc.stdout
     assert "nothing to stop" in proc.stderr
     requests = scripted_api.message_requests()
-    assert [r.body["model"] for r in requests] == ["claude-sonnet-4-6", "claude-haiku-4-5"]
-    assert requests[1].system_text.endswith("ROLE-FOR-REPL") and "hello" in requests[1].user_text()
+    assert [r.body["model"] for r in requests] == ["claude-sonnet-4-6"] * 5 + ["claude-haiku-4-5"]
+    assert requests[-1].system_text.endswith("ROLE-FOR-REPL") and "hello" in requests[-1].user_text()
     inst = Instance.open("piped")
     assert Config.load(inst.config_path).model == "claude-haiku-4-5"
     atoms = [a for f in day_files(inst.memory_dir) for a in parse_file(f)]
     assert [(a.category, a.text) for a in atoms] == [("idea", "from the repl")]
     with TurnStore(inst.turns_path) as store:
-        assert [t.text for t in store.history()] == ["hello", "first answer", "second message", "second answer"]
-
-
-def test_permission_answer_is_read_from_the_next_line(scripted_api, mnemara_home, tmp_path):
-    inst = Instance.create("perm")
-    update_config(inst.config_path, role_doc_path=str(tmp_path / "gone.md"))  # missing: warn, keep going
-    target = tmp_path / "made.txt"
-    scripted_api.push(reply(tool_use("Bash", {"command": f"echo made > {target}"})), reply("ran it"),
-                      reply(tool_use("Bash", {"command": f"echo again >> {target}"})), reply("was denied"))
-    proc = run_cli("run", "--instance", "perm", "--no-tui", input="do it\ny\nagain\nn\n", timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert target.read_text() == "made\n"
-    assert proc.stderr.count("permission: allow Bash") == 2
-    assert proc.stderr.count("warning: role doc not found") == 2  # once per turn, not twice
-    results = [r.tool_results() for r in scripted_api.message_requests() if r.tool_results()]
-    assert not results[0][0].get("is_error") and results[1][0].get("is_error")
+        texts = [t.text for t in store.history()]
+    assert texts[0] == "do it" and texts[-4:] == ["hello", "first answer", "second message", "second answer"], texts
 
 
 def test_bad_slash_commands_answer_and_change_nothing(mnemara_home):

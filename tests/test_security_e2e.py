@@ -1,6 +1,6 @@
 """Issue 13's attacks replayed end to end: scripted model -> real Claude CLI -> our hooks and tools.
 
-Each test is one behaviour; variants live in the fast in-process tests named in its docstring.
+Each test or step is one behaviour; variants live in the fast in-process tests named in its docstring.
 """
 from __future__ import annotations
 
@@ -25,9 +25,16 @@ def tool_text(request) -> tuple[str, bool]:
     return text, bool(block.get("is_error"))
 
 
-def test_graph_query_bypasses_of_the_old_filter_are_refused(scripted_api, session_factory):
+def turn(api, session, message: str, *replies):
+    """One turn of the shared session; the API forgets earlier turns, so request indexes count from
+    this turn's first request."""
+    api.clear()
+    api.push(*replies)
+    return session.turn(message)
+
+
+def _graph_query_bypasses_of_the_old_filter_are_refused(api, session) -> None:
     """Variants and the hypothesis fuzz: tests/test_cypher_guard.py."""
-    session = session_factory()
     config = session.instance.config_path
     before = config.read_bytes()
     attach = session.instance.root / "other.kuzu"
@@ -38,52 +45,90 @@ def test_graph_query_bypasses_of_the_old_filter_are_refused(scripted_api, sessio
         {"cypher": f"ATTACH '{attach}' AS o (dbtype kuzu)"},
         {"cypher": "CREATE NODE TABLE Evil(id STRING, PRIMARY KEY(id))", "write": True},
     ]
-    scripted_api.push(*[reply(tool_use(f"{T}graph_query", a)) for a in attacks],
-                      reply(tool_use(f"{T}graph_query", {"cypher": "MATCH (n:Node) RETURN count(n) AS n"})),
-                      reply("done"))
-    result = session.turn("query the graph")
+    result = turn(api, session, "query the graph", *[reply(tool_use(f"{T}graph_query", a)) for a in attacks],
+                  reply(tool_use(f"{T}graph_query", {"cypher": "MATCH (n:Node) RETURN count(n) AS n"})),
+                  reply("done"))
     assert result.ok, result.errors
-    requests = scripted_api.message_requests()
+    requests = api.message_requests()
     for index in range(1, len(attacks) + 1):
         text, is_error = tool_text(requests[index])
         assert is_error and "refused" in text, text
         assert "root:" not in text
     text, is_error = tool_text(requests[len(attacks) + 1])
-    assert not is_error and json.loads(text[:text.rindex("}") + 1])["rows"] == [[0]]  # nothing was created
-    assert config.read_bytes() == before and Config.load(config)
+    assert not is_error and json.loads(text[:text.rindex("}") + 1])["rows"] == [[0]], "a graph attack created a node"
+    assert config.read_bytes() == before and Config.load(config), "a graph attack wrote config.json"
     assert not attach.exists()
 
 
-def test_read_of_a_per_process_path_is_refused_and_the_turn_ends(scripted_api, session_factory, isolated_home):
+def _read_of_a_per_process_path_is_refused_and_the_turn_ends(api, session, home) -> None:
     """Variants (/proc/thread-self, /proc/<pid>, /dev/fd, symlinks, pipes): tests/test_policy_holes.py.
 
     The CLI itself refuses some spellings (/proc/self/fd/1); these two reach our hook."""
-    session = session_factory()
-    link = isolated_home / "notes.txt"
+    link = home / "notes.txt"
     link.symlink_to("/proc/self/fd/1")
-    scripted_api.push(reply(tool_use("Read", {"file_path": "/dev/fd/3"})),
-                      reply(tool_use("Read", {"file_path": str(link)})), reply("done"))
-    result = session.turn("read your own stdout")
+    result = turn(api, session, "read your own stdout", reply(tool_use("Read", {"file_path": "/dev/fd/3"})),
+                  reply(tool_use("Read", {"file_path": str(link)})), reply("done"))
     assert result.ok and result.text == "done", result.errors
-    for request in scripted_api.message_requests()[1:3]:
+    for request in api.message_requests()[1:3]:
         text, is_error = tool_text(request)
         assert is_error and "per-process" in text, text
 
 
-def test_server_wide_deny_blocks_write_memory_through_the_cli(scripted_api, session_factory):
+def _write_memory_refused_wiki_category_writes_no_note(api, session, outside) -> None:
+    """Both or neither; variants: tests/test_policy_holes.py::test_write_memory_with_a_refused_wiki_category_appends_no_note."""
+    outside.write_text("kept\n")
+    (session.instance.wiki_dir / "leak.md").symlink_to(outside)
+    assert turn(api, session, "note it", reply(tool_use(f"{T}write_memory", {"text": "secret plan",
+                                                                            "category": "wiki/leak"})),
+                reply("done")).ok
+    text, _ = tool_text(api.message_requests()[1])
+    answer = json.loads(text[:text.rindex("}") + 1])
+    assert answer["ok"] is False and "refused" in answer["error"]
+    assert not any(session.instance.memory_dir.glob("*.md")) and outside.read_text() == "kept\n", \
+        "a refused wiki category still wrote"
+
+
+def _server_wide_deny_blocks_write_memory_through_the_cli(api, session) -> None:
     """Variants (every own tool, the per-tool override): tests/test_policy_holes.py."""
-    session = session_factory()
     config = Config.load(session.instance.config_path)
     config.allowed_tools = [*config.allowed_tools, {"tool": "mcp__mnemara", "mode": "deny"}]
     config.save(session.instance.config_path)
     session.reload_config()
-    scripted_api.push(reply(tool_use(f"{T}write_memory", {"text": "exfiltrated", "category": "insight"})),
-                      reply("done"))
-    result = session.turn("remember")
+    result = turn(api, session, "remember", reply(tool_use(f"{T}write_memory", {"text": "exfiltrated",
+                                                                                "category": "insight"})),
+                  reply("done"))
     assert result.ok, result.errors
-    text, is_error = tool_text(scripted_api.message_requests()[1])
-    assert is_error and "denied" in text
+    text, is_error = tool_text(api.message_requests()[1])
+    assert is_error and "denied" in text, "mcp__mnemara=deny did not outrank WriteMemory's default allow"
     assert not any(session.instance.memory_dir.glob("*.md"))
+
+
+def _sentinel_halts_polls_that_differ_only_in_description(api, session, home) -> None:
+    """Unit variant: tests/test_policy_holes.py::test_sentinel_ignores_bash_description_but_not_the_command."""
+    counter = home / "polls.txt"
+    command = f"echo poll >> {counter}"
+    config = Config.load(session.instance.config_path)
+    config.runtime_sentinel = True
+    config.allowed_tools = [{"tool": "Bash", "mode": "ask", "allowed_patterns": [f"^{re.escape(command)}$"]}]
+    config.save(session.instance.config_path)
+    session.reload_config()
+    polls = [reply(tool_use("Bash", {"command": command, "description": f"check the build, try {n}"})) for n in range(4)]
+    result = turn(api, session, "wait for the build", *polls, reply("finished"))
+    assert counter.read_text() == "poll\npoll\n", "a reworded description dodged the sentinel"
+    assert any(e.source == "sentinel" for e in result.events if isinstance(e, ev.Halt))
+
+
+def test_attacks_through_one_cli_session(scripted_api, session_factory, isolated_home, tmp_path):
+    """One session (one CLI process, reused turn after turn) replays the attacks in order: graph
+    query bypasses, a per-process path read, a refused wiki category, then under changed policies a
+    server-wide deny of write_memory and polls that differ only in their description (the sentinel
+    halt ends the session's process, so it comes last). Each step is named after its behaviour."""
+    session = session_factory()
+    _graph_query_bypasses_of_the_old_filter_are_refused(scripted_api, session)
+    _read_of_a_per_process_path_is_refused_and_the_turn_ends(scripted_api, session, isolated_home)
+    _write_memory_refused_wiki_category_writes_no_note(scripted_api, session, tmp_path / "outside.md")
+    _server_wide_deny_blocks_write_memory_through_the_cli(scripted_api, session)
+    _sentinel_halts_polls_that_differ_only_in_description(scripted_api, session, isolated_home)
 
 
 def test_run_warns_about_a_loose_bash_pattern_at_start(cli, mnemara_home):
@@ -97,39 +142,6 @@ def test_run_warns_about_a_loose_bash_pattern_at_start(cli, mnemara_home):
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "'^ls( |$)'" in warnings[0] and "allowed_tools[0]" in warnings[0], done.stderr
-
-
-def test_sentinel_halts_polls_that_differ_only_in_description(scripted_api, session_factory, isolated_home):
-    """Unit variant: tests/test_policy_holes.py::test_sentinel_ignores_bash_description_but_not_the_command."""
-    session = session_factory()
-    counter = isolated_home / "polls.txt"
-    command = f"echo poll >> {counter}"
-    config = Config.load(session.instance.config_path)
-    config.runtime_sentinel = True
-    config.allowed_tools = [{"tool": "Bash", "mode": "ask", "allowed_patterns": [f"^{re.escape(command)}$"]}]
-    config.save(session.instance.config_path)
-    session.reload_config()
-    for n in range(4):
-        scripted_api.push(reply(tool_use("Bash", {"command": command, "description": f"check the build, try {n}"})))
-    scripted_api.push(reply("finished"))
-    result = session.turn("wait for the build")
-    assert counter.read_text() == "poll\npoll\n"
-    assert any(e.source == "sentinel" for e in result.events if isinstance(e, ev.Halt))
-
-
-def test_write_memory_refused_wiki_category_writes_no_note(scripted_api, session_factory, tmp_path):
-    """Both or neither; variants: tests/test_policy_holes.py::test_write_memory_with_a_refused_wiki_category_appends_no_note."""
-    session = session_factory()
-    outside = tmp_path / "outside.md"
-    outside.write_text("kept\n")
-    (session.instance.wiki_dir / "leak.md").symlink_to(outside)
-    scripted_api.push(reply(tool_use(f"{T}write_memory", {"text": "secret plan", "category": "wiki/leak"})),
-                      reply("done"))
-    assert session.turn("note it").ok
-    text, _ = tool_text(scripted_api.message_requests()[1])
-    answer = json.loads(text[:text.rindex("}") + 1])
-    assert answer["ok"] is False and "refused" in answer["error"]
-    assert not any(session.instance.memory_dir.glob("*.md")) and outside.read_text() == "kept\n"
 
 
 def test_import_in_the_repl_shows_permission_changes_and_imports_nothing(cli, session_factory, tmp_path):
