@@ -50,13 +50,15 @@ def test_rejected_key_fails_on_the_first_answer_with_one_line(cli_retry_default,
     assert len(api.message_requests()) == 1  # the CLI would retry a 401 ten times over ~3 minutes
     assert proc.stderr.splitlines() == [("error: authentication failed (HTTP 401): the API rejected the key; "
                                          "check ANTHROPIC_API_KEY; your message is saved")]  # that one line only
-    assert [(r.role, r.text) for r in _rows("auth")] == [("user", "hello with a bad key")]
+    (user,) = _rows("auth")
+    assert (user.role, user.text, user.meta["error_kind"]) == ("user", "hello with a bad key", "auth")
 
 
-@pytest.mark.parametrize("status, label", [(500, "server_error (HTTP 500)"), (529, "overloaded (HTTP 529)")])
-def test_persistent_server_errors_use_the_retry_budget_and_show_each_retry(cli_retry_default, mnemara_home,
-                                                                            status, label):
+def test_persistent_server_errors_use_the_retry_budget_and_show_each_retry(cli_retry_default, mnemara_home):
+    """HTTP 500 here; 529's retry notice ("overloaded (HTTP 529)") and its error kind are proven in
+    test_engine_e2e.py (a variant that differs only in the status would cost one more CLI start)."""
     api = cli_retry_default
+    status, label = 500, "server_error (HTTP 500)"
     inst = Instance.create("busy")
     update_config(inst.config_path, api_max_retries=1)
     api.default = http_error(status)
@@ -67,7 +69,8 @@ def test_persistent_server_errors_use_the_retry_budget_and_show_each_retry(cli_r
     assert len(retries) == 1 and label in retries[0] and "attempt 1 of 1" in retries[0]
     (error,) = _errors(proc.stderr)
     assert f"HTTP {status}" in error
-    assert [r.role for r in _rows("busy")] == ["user"]
+    (user,) = _rows("busy")
+    assert user.role == "user" and user.meta["error_kind"] == "server"
 
 
 def test_a_silent_stream_ends_as_an_error_after_api_stall_seconds(scripted_api, mnemara_home):

@@ -384,3 +384,20 @@ def test_forget_changes_nothing_when_a_planned_note_was_edited() -> None:
     with pytest.raises(Exception, match="since the plan; nothing forgotten"):
         forget.execute(inst, Config.load(inst.config_path), plan)
     assert {p.name: p.read_bytes() for p in inst.memory_dir.glob("*.md")} == before
+
+
+def test_write_note_answers_the_note_exactly_as_the_file_reads_back(tmp_path: Path) -> None:
+    """write_note reads back only the notes of its own second; its answer must equal the whole-file parse."""
+    when = datetime(2026, 4, 27, 9, 0, 0, tzinfo=timezone.utc)
+    day = tmp_path / "2026-04-27.md"
+    day.write_text("preamble\n## 2026-04-27T08:00:00+00:00 quote\nthe log says 2026-04-27T09:00:00 was odd\n\n"
+                   "## 2026-04-27T09:00:00Z other\nsame text\n\n", encoding="utf-8")
+    answers = [write_note(tmp_path, "same text", "a", when), write_note(tmp_path, "other text", "b", when),
+               write_note(tmp_path, "same  text", "c", when),
+               write_note(tmp_path, "later", "d", when.replace(hour=10))]
+    by_offset = {atom.offset: atom for atom in parse_file(day)}
+    assert answers == [by_offset[a.offset] for a in answers]
+    assert answers[2].id == answers[0].id + "-2" and answers[1].id.count("-") == 2
+    day.write_bytes(day.read_bytes() + b"## 2026-04-27T09:00:00+00:00 x\nno newline at the end")
+    glued = write_note(tmp_path, "glued to a hand edit", "e", when)  # its heading does not start a line
+    assert glued.offset not in {atom.offset for atom in parse_file(day)} and glued.text == "glued to a hand edit"

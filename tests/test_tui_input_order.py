@@ -26,20 +26,6 @@ def burst(app: Any, text: str) -> None:
     app.post_message(events.Key("ctrl+s", None))
 
 
-async def test_ctrl_s_right_after_a_burst_of_keys_sends_the_whole_text(scripted_api, make_app):
-    scripted_api.push(reply("I can do several things."))
-    message = "hello, what can you do? " * 4
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        app.chat_input.focus()
-        burst(app, message)
-        await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, timeout=20, what="the turn to end")
-        assert app.chat_input.text == ""
-        assert scripted_api.last.user_text().endswith(message)
-        assert app.session.store.history()[0].text == message
-
-
 async def test_a_slash_command_typed_in_a_burst_runs_whole(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -67,39 +53,57 @@ async def test_role_editor_ctrl_s_right_after_a_burst_saves_the_whole_text(make_
     assert instance.role_copy_path.read_text(encoding="utf-8") == "Be terse and check your work twice."
 
 
-async def test_text_sent_while_a_turn_runs_is_queued_and_esc_puts_it_back_in_the_input(scripted_api, make_app):
-    scripted_api.push(reply("slow " * 40, delay=0.2, chunk_size=5))
+async def test_a_burst_then_ctrl_s_sends_the_whole_text_and_text_sent_during_a_turn_waits_for_it(
+        scripted_api, make_app):
+    """Three behaviours through one CLI (kept between the clean turns), each phase's assertions named:
+
+    1. Ctrl+S right after a burst of keys sends the whole text;
+    2. text sent while a turn runs is queued, and sent when the turn ends;
+    3. Escape cancels the running turn and puts the queued text back in the input, unsent.
+    """
+    message = "hello, what can you do? " * 4
+    scripted_api.push(reply("I can do several things."),
+                      reply("slow " * 20, delay=0.1, chunk_size=5), reply("answer to the queued one"),
+                      reply("slow " * 40, delay=0.2, chunk_size=5))
     app = make_app()
+    history = app.session.store.history
+
+    def user_rows() -> list[str]:
+        return [r.text for r in history() if r.role == "user"]
+
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.chat_input.focus()
+        burst(app, message)
+        await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, timeout=20, what="the turn to end")
+        assert app.chat_input.text == "", "the burst left text in the input"
+        assert scripted_api.last.user_text().endswith(message), "the burst's request lost text"
+        assert user_rows() == [message], "the burst's stored message lost text"
+
         burst(app, "first")
-        await wait_for(pilot, lambda: any(e.kind == "assistant" for e in app.chat_log.entries), 20, "first delta")
+        await wait_for(pilot, lambda: app.chat_log.entries[-1].kind == "assistant"
+                       and app.chat_log.entries[-1].text.startswith("slow"), 20, "the slow turn's first delta")
+        burst(app, "queued one")
+        await pilot.pause()
+        assert app.turn_running and "queued: queued one" in app.chat_log.plain_text(), "text sent mid-turn is queued"
+        await wait_for(pilot, lambda: "answer to the queued one" in app.chat_log.plain_text(), 40, "the queued turn")
+        await wait_for(pilot, lambda: not app.turn_running, 20, "the queued turn to end")
+        log = app.chat_log.plain_text()
+        assert "queued:" not in log and log.index("you: first") < log.index("you: queued one"), \
+            "the queued message was sent after the turn it waited for"
+        assert user_rows() == [message, "first", "queued one"]
+
+        requests = len(scripted_api.message_requests())
+        burst(app, "third")
+        await wait_for(pilot, lambda: app.chat_log.entries[-1].kind == "assistant"
+                       and app.chat_log.entries[-1].text.startswith("slow"), 20, "the slow turn's first delta")
         burst(app, "second")
         await pilot.pause(0.3)
-        assert app.chat_input.text == "" and len(app.session.store.history()) == 1
+        assert app.chat_input.text == "" and user_rows()[-1] == "third", "text sent mid-turn waits (not sent)"
         assert "queued: second" in app.chat_log.plain_text()
         await pilot.press("escape")  # cancel the slow turn: the queued message is not sent
         await wait_for(pilot, lambda: not app.turn_running, 20, "the cancelled turn to end")
         await pilot.pause(0.3)
-        assert app.chat_input.text.strip() == "second" and not app._queued
+        assert app.chat_input.text.strip() == "second" and not app._queued, "Esc puts the queued text back"
         assert "queued: (back in the input, not sent)" in app.chat_log.plain_text()
-        assert len(scripted_api.message_requests()) == 1
-
-
-async def test_a_queued_message_is_sent_when_the_turn_ends(scripted_api, make_app):
-    scripted_api.push(reply("slow " * 20, delay=0.1, chunk_size=5), reply("answer to the queued one"))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        app.chat_input.focus()
-        burst(app, "first")
-        await wait_for(pilot, lambda: any(e.kind == "assistant" for e in app.chat_log.entries), 20, "first delta")
-        burst(app, "queued one")
-        await pilot.pause()
-        assert app.turn_running and "queued: queued one" in app.chat_log.plain_text()
-        await wait_for(pilot, lambda: "answer to the queued one" in app.chat_log.plain_text(), 40, "the queued turn")
-        await wait_for(pilot, lambda: not app.turn_running, 20, "the second turn to end")
-        log = app.chat_log.plain_text()
-        assert "queued:" not in log and log.index("you: first") < log.index("you: queued one")
-        assert [r.text for r in app.session.store.history() if r.role == "user"] == ["first", "queued one"]
+        assert len(scripted_api.message_requests()) == requests + 1, "the queued text was not sent after Esc"

@@ -46,101 +46,125 @@ async def finish_turn(pilot: Any, app: MnemaraApp) -> None:
 # -- chatting ------------------------------------------------------------------------------
 
 
-async def test_send_with_ctrl_s_streams_the_answer_under_the_display_name(api, make_app, instance):
+async def test_ctrl_s_streams_answers_the_status_goes_idle_after_each_and_escape_cancels_a_running_turn(
+        api, make_app, instance):
+    """One panel and one CLI (kept between turns) for three turns; each phase's assertions name it.
+
+    1. Ctrl+S sends the whole input (Enter is a newline); the answer streams in under the display name.
+    2. The status line stops saying "working…" as soon as an answer is complete, on the fresh CLI and on the
+       kept one. (It used to keep the busy notice until something else redrew it: the panel redrew on the
+       turn worker's end while the session's turn generator, left unfinished by a ``break``, still had
+       ``busy`` set.)
+    3. Escape cancels a running turn without clearing the input; with nothing running it clears the input.
+    """
     answer = "The lease timeout lives in server.py as LEASE_SECONDS, read at start-up."
-    api.push(reply(answer, delay=0.03, chunk_size=6))
+    api.push(reply(answer, delay=0.03, chunk_size=6), reply("ANSWER-2 is complete."),
+             reply("slow " * 60, delay=0.2, chunk_size=5))
     update_config(instance.config_path, display_name="Mimir")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
+        status = app._chat_screen.query_one("#status")
         await pilot.pause()
         app.chat_input.focus()
         await type_text(pilot, "where is")
         await pilot.press("enter")  # Enter is a newline, not send
         await type_text(pilot, "the timeout?")
-        assert app.chat_input.text == "where is\nthe timeout?" and app._turn is None
+        assert app.chat_input.text == "where is\nthe timeout?" and app._turn is None, "Enter must not send"
         await pilot.press("ctrl+s")
-        assert app.chat_input.text == ""
+        assert app.chat_input.text == "", "Ctrl+S sends and empties the input"
         seen: set[str] = set()
 
         def streamed() -> bool:
             for entry in app.chat_log.entries:
                 if entry.kind == "assistant":
                     seen.add(entry.text)
-            return not app.turn_running and app._turn is not None
+            return answer in app.chat_log.plain_text()
 
         await wait_for(pilot, streamed, what="the streamed answer")
+        await wait_for(pilot, lambda: "working…" not in status.status.line(), 5, "the status line to go idle")
+        assert not app.session.busy and "turns: 2/20" in status.status.line(), "idle status after the first turn"
         log = app.chat_log.plain_text()
         assert "you: where is\nthe timeout?" in log
-        assert f"Mimir: {answer}" in log and "assistant:" not in log
+        assert f"Mimir: {answer}" in log and "assistant:" not in log, "the answer is under the display name"
         assert any(0 < len(s) < len(answer) and answer.startswith(s) for s in seen), seen  # arrived in pieces
         assert api.last.user_text().endswith("where is\nthe timeout?")
         rows = app.session.store.history()
         assert [r.role for r in rows] == ["user", "assistant"] and rows[1].text == answer
-        assert "turns: 2/20" in app._chat_screen.query_one("#status").status.line()
 
-
-@pytest.mark.parametrize("answer, allowed", [("y", True), ("n", False)])
-async def test_permission_modal_answers_the_gate(api, make_app, answer, allowed):
-    api.push(reply(tool_use("Bash", {"command": "echo tui-permission-ok"})), reply("done"))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, app, "run it")
-        modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen)
-                               and app.screen.query("#permission-target") and app.screen, what="the permission modal")
-        assert modal.request.tool_name == "Bash" and modal.request.target == "echo tui-permission-ok"
-        assert str(modal.query_one("#permission-target").render()) == "echo tui-permission-ok"
-        assert "target: 1 line" in str(modal.query_one("#permission-summary").render())
-        await pilot.press(answer)
+        # 2. a second answer, through the kept CLI: the busy notice goes as soon as it is shown
+        await send(pilot, app, "question 2")
+        # A turn through a kept CLI can end between two polls, so the busy notice may come and go unseen.
+        await wait_for(pilot, lambda: "ANSWER-2 is complete." in app.chat_log.plain_text(), 30, "the second answer")
+        await wait_for(pilot, lambda: "working…" not in status.status.line(), 5, "the status line to go idle")
+        assert not app.session.busy and "turns: 4/20" in status.status.line(), "idle status after the second turn"
         await finish_turn(pilot, app)
-        assert not isinstance(app.screen, PermissionScreen)
-        results = api.message_requests()[1].tool_results()
-        assert len(results) == 1
-        text = str(results[0].get("content"))
-        if allowed:
-            assert "tui-permission-ok" in text and not results[0].get("is_error")
-        else:
-            assert "denied" in text.lower() and results[0].get("is_error")
-        log = app.chat_log.plain_text()
-        assert "▸ tool: Bash command=echo tui-permission-ok" in log and "\nresult" in log.replace("▸ ", "")
 
-
-async def test_escape_cancels_a_running_turn_and_the_panel_stays_usable(api, make_app):
-    api.push(reply("slow " * 60, delay=0.2, chunk_size=5))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
+        # 3. Escape cancels a running turn, and the panel stays usable
         await send(pilot, app, "go slowly")
-        await wait_for(pilot, lambda: any(e.kind == "assistant" for e in app.chat_log.entries), what="first delta")
+        await wait_for(pilot, lambda: app.chat_log.entries[-1].kind == "assistant"
+                       and app.chat_log.entries[-1].text.startswith("slow"), what="the slow turn's first delta")
         await type_text(pilot, "still typing")  # the input works while the turn runs
         assert app.chat_input.text == "still typing"
         started = time.monotonic()
         await pilot.press("escape")
         await finish_turn(pilot, app)
         assert time.monotonic() - started < 10
-        assert app.chat_input.text == "still typing"  # Escape cancelled the turn, it did not clear the input
+        assert app.chat_input.text == "still typing", "Escape cancelled the turn, it did not clear the input"
         await pilot.press("escape")
-        assert app.chat_input.text == ""  # now that nothing runs, Escape clears the input
-        assert app.session.store.history()[-1].meta.get("interrupted") is True
+        assert app.chat_input.text == "", "now that nothing runs, Escape clears the input"
+        assert app.session.store.history()[-1].meta.get("interrupted") is True, "the cancelled answer is marked"
 
 
-async def test_stop_command_cancels_a_running_turn(api, make_app):
-    api.push(reply("slow " * 60, delay=0.2, chunk_size=5))
+async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_denies_and_quits(api, make_app):
+    """Three turns through one CLI, each asking to run a command: ``y`` runs it, ``n`` denies it (the
+    tool result says so), and Ctrl+C while the question is open denies it and quits the panel."""
+    for command in ("echo tui-permission-ok", "echo tui-permission-no"):
+        api.push(reply(tool_use("Bash", {"command": command})), reply("done"))
+    api.push(reply(tool_use("Bash", {"command": "echo never-run"})), reply("ok"))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, app, "go slowly")
-        await wait_for(pilot, lambda: any(e.kind == "assistant" for e in app.chat_log.entries), what="first delta")
-        await send(pilot, app, "/stop")
-        await finish_turn(pilot, app)
-        assert app.session.store.history()[-1].meta.get("interrupted") is True
+        for answer, command, allowed in (("y", "echo tui-permission-ok", True), ("n", "echo tui-permission-no", False)):
+            asked = len(api.message_requests())
+            await send(pilot, app, f"run {command}")
+            modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen)
+                                   and app.screen.query("#permission-target") and app.screen,
+                                   what=f"the permission modal for {command}")
+            assert modal.request.tool_name == "Bash" and modal.request.target == command
+            assert str(modal.query_one("#permission-target").render()) == command
+            assert "target: 1 line" in str(modal.query_one("#permission-summary").render())
+            await pilot.press(answer)
+            await finish_turn(pilot, app)
+            assert not isinstance(app.screen, PermissionScreen), f"the modal closes on {answer!r}"
+            results = api.message_requests()[asked + 1].tool_results()
+            assert len(results) == 1
+            text = str(results[0].get("content"))
+            if allowed:
+                assert "tui-permission-ok" in text and not results[0].get("is_error"), f"'y' runs the command: {text}"
+            else:
+                assert "denied" in text.lower() and results[0].get("is_error"), f"'n' denies the command: {text}"
+            log = app.chat_log.plain_text()
+            assert f"▸ tool: Bash command={command}" in log and "\nresult" in log.replace("▸ ", "")
+
+        await send(pilot, app, "run it")
+        await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what="the third permission modal")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.session._closed, what="the session to close on Ctrl+C")
+    assert app.return_code == 0, "Ctrl+C with a question open quits cleanly"
+    assert all("never-run" not in str(r.get("content")) for req in api.message_requests() for r in req.tool_results()), \
+        "Ctrl+C denied the open question"
 
 
-async def test_ctrl_l_clears_the_screen_but_not_the_store(api, make_app, instance):
-    api.push(reply("an answer"))
+async def test_ctrl_l_clears_the_screen_but_not_the_store(make_app, instance):
+    from mnemara.store import TurnStore
+
+    with TurnStore(instance.turns_path) as store:  # what a turn leaves (the panel's part is the log, not the CLI)
+        store.append("user", "a question")
+        store.append("assistant", "an answer")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, app, "a question")
-        await finish_turn(pilot, app)
+        await pilot.pause()
         before = [(r.id, r.role, r.text) for r in app.session.store.history()]
-        assert len(before) == 2 and app.chat_log.entries
+        assert len(before) == 2 and "you: a question\nassistant: an answer" in app.chat_log.plain_text()
         await pilot.press("ctrl+l")
         assert app.chat_log.entries == []
         assert [(r.id, r.role, r.text) for r in app.session.store.history()] == before
@@ -185,14 +209,28 @@ async def test_ctrl_c_quits_after_closing_the_session(make_app):
 # -- role doc editor -------------------------------------------------------------------------
 
 
-async def test_role_editor_saves_and_the_next_request_uses_it(api, make_app, instance, isolated_home):
+async def test_a_failed_turn_shows_its_error_the_role_editor_saves_for_the_next_request_and_stop_cancels(
+        api, make_app, instance, isolated_home):
+    """One panel, three turns, two CLIs (a failed turn never hands its CLI on), each phase's assertions named:
+
+    1. a turn the API fails (HTTP 500) shows its error on one line, and the panel goes on;
+    2. the role editor saves the role doc and the next request's system prompt ends with the new text
+       (that an edited role doc also gets a new CLI process is test_cli_reuse_e2e's);
+    3. /stop cancels a running turn (on the CLI kept from the second turn).
+    """
+    from mnemara.testing import http_error
+
     role = isolated_home / "role.md"
     role.write_text("You are ROLE-VERSION-ONE.", encoding="utf-8")
     update_config(instance.config_path, role_doc_path=str(role))
+    api.push(http_error(500), reply("second try works"), reply("slow " * 60, delay=0.2, chunk_size=5))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "first")
         await finish_turn(pilot, app)
+        errors = [e for e in app.chat_log.entries if e.kind == "error"]
+        assert errors and "\n" not in errors[0].text, f"a failed turn shows its error on one line: {errors}"
+
         await pilot.click("#role")
         editor = await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor) and app.screen, what="editor")
         area = editor.editor
@@ -200,14 +238,23 @@ async def test_role_editor_saves_and_the_next_request_uses_it(api, make_app, ins
         area.select_all()
         await type_text(pilot, "You are ROLE-VERSION-TWO.")
         await pilot.press("ctrl+s")
-        assert role.read_text(encoding="utf-8") == "You are ROLE-VERSION-TWO."
+        assert role.read_text(encoding="utf-8") == "You are ROLE-VERSION-TWO.", "the role editor saves with Ctrl+S"
         await pilot.press("escape")
         assert not isinstance(app.screen, RoleEditor)
         await send(pilot, app, "second")
         await finish_turn(pilot, app)
+        assert "assistant: second try works" in app.chat_log.plain_text(), "the panel goes on after a failed turn"
+
+        await send(pilot, app, "go slowly")
+        await wait_for(pilot, lambda: app.chat_log.entries[-1].kind == "assistant"
+                       and app.chat_log.entries[-1].text.startswith("slow"), what="the slow turn's first delta")
+        await send(pilot, app, "/stop")
+        await finish_turn(pilot, app)
+        assert app.session.store.history()[-1].meta.get("interrupted") is True, "/stop cancelled the running turn"
     systems = [r.system_text for r in api.message_requests()]
-    assert systems[0].endswith("You are ROLE-VERSION-ONE.")
-    assert systems[1].endswith("You are ROLE-VERSION-TWO.")
+    assert len(systems) == 3, systems
+    assert systems[0].endswith("You are ROLE-VERSION-ONE."), "the failed turn's request had the first role"
+    assert systems[1].endswith("You are ROLE-VERSION-TWO."), "the request after the save uses the saved role"
 
 
 async def test_role_editor_without_a_role_doc_creates_one_and_points_config_at_it(make_app, instance):
@@ -403,21 +450,6 @@ async def test_context_viewer_breakdown_bars(make_app, instance, isolated_home):
 # -- errors, buttons, scrolling ------------------------------------------------------------
 
 
-async def test_a_failed_turn_shows_its_error_and_the_panel_goes_on(api, make_app):
-    from mnemara.testing import http_error
-
-    api.push(http_error(500), reply("second try works"))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, app, "first")
-        await finish_turn(pilot, app)
-        errors = [e for e in app.chat_log.entries if e.kind == "error"]
-        assert errors and "\n" not in errors[0].text
-        await send(pilot, app, "second")
-        await finish_turn(pilot, app)
-        assert "assistant: second try works" in app.chat_log.plain_text()
-
-
 async def test_compress_button_shows_what_goes_asks_and_undo_puts_it_back(make_app, instance):
     from mnemara.store import TurnStore
     from mnemara.ui.tui.screens.confirm import ConfirmScreen
@@ -517,18 +549,6 @@ async def test_page_keys_scroll_the_log_while_the_input_has_focus(make_app, inst
         assert log.scroll_y > up and app.chat_input.has_focus
 
 
-async def test_ctrl_c_while_a_permission_question_is_open_denies_it_and_quits(api, make_app):
-    api.push(reply(tool_use("Bash", {"command": "echo never-run"})), reply("ok"))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, app, "run it")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "PermissionScreen", what="the permission modal")
-        await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: app.session._closed, what="the session to close")
-    assert app.return_code == 0
-    assert all("never-run" not in str(r.get("content")) for req in api.message_requests() for r in req.tool_results())
-
-
 async def test_ctrl_c_over_unsaved_role_text_warns_once_then_quits(make_app, instance, isolated_home):
     role = isolated_home / "role.md"
     role.write_text("original", encoding="utf-8")
@@ -545,7 +565,14 @@ async def test_ctrl_c_over_unsaved_role_text_warns_once_then_quits(make_app, ins
     assert app.return_code == 0 and role.read_text(encoding="utf-8") == "original"
 
 
-async def test_a_peer_message_arrives_as_a_turn_in_the_panel(api, make_app, instance, tmp_path):
+async def test_a_peer_message_arrives_as_a_turn_and_the_panel_wakes_the_inbox_after_a_turn(
+        api, make_app, instance, tmp_path):
+    """Two peer deliveries through one CLI, each phase's assertions named:
+
+    1. a message waiting in the peer db when the panel opens (peer_deliver_backlog) arrives as a turn;
+    2. one that arrives while the user's turn runs goes out right after it (the session's post-turn wake,
+       wired by attach_inbox as for the REPL), not at the next poll an hour later.
+    """
     import sqlite3
 
     from mnemara.peer import db
@@ -555,45 +582,30 @@ async def test_a_peer_message_arrives_as_a_turn_in_the_panel(api, make_app, inst
         db.create_table(conn)
         db.insert_row(conn, "panel-b", "panel", '{"type": "task", "text": "please check the lease timeout"}')
     update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
-                  peer_poll_interval_seconds=0.2, peer_deliver_backlog=True)
-    api.push(reply("Checked: LEASE_SECONDS is 30."))
+                  peer_poll_interval_seconds=3600, peer_deliver_backlog=True)
+    api.push(reply("Checked: LEASE_SECONDS is 30."), reply("Looking at it."), reply("Checked the peer's lease question."))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: "Checked: LEASE_SECONDS is 30." in app.chat_log.plain_text(),
                        what="the inbox turn's answer")
         await finish_turn(pilot, app)
+        inbox = app.session.peer_inbox
         inbox_entries = [e for e in app.chat_log.entries if e.who == "⚡ inbox"]
-        assert len(inbox_entries) == 1 and "please check the lease timeout" in inbox_entries[0].text
+        assert len(inbox_entries) == 1 and "please check the lease timeout" in inbox_entries[0].text, \
+            "the waiting peer message arrives as a turn"
         assert "please check the lease timeout" in api.last.user_text()
-        assert app.session.peer_inbox.stats.delivered_turns == 1
+        assert inbox.stats.delivered_turns == 1
 
-
-async def test_the_panel_wakes_the_inbox_after_a_turn(api, make_app, instance, tmp_path):
-    """A peer message that arrives while the user's turn runs goes out right after it (the session's
-    post-turn wake, wired by attach_inbox as for the REPL), not at the next poll an hour later."""
-    import sqlite3
-
-    from mnemara.peer import db
-
-    peer_db = tmp_path / "peer.db"
-    with sqlite3.connect(peer_db) as conn:
-        db.create_table(conn)
-    update_config(instance.config_path, peer_poll_enabled=True, peer_db_path=str(peer_db),
-                  peer_poll_interval_seconds=3600, peer_deliver_backlog=True)
-    api.push(reply("Looking at it."))
-    api.push(reply("Checked the peer's lease question."))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        inbox = await wait_for(pilot, lambda: app.session.peer_inbox, what="the inbox")
-        await wait_for(pilot, lambda: inbox.stats.polls >= 1, what="the first poll")
-        with sqlite3.connect(peer_db) as conn:  # arrives after the first poll; the next is an hour away
+        # The inbox looks once more after its own turn (the post-turn wake); the next poll is an hour away.
+        await wait_for(pilot, lambda: inbox.stats.polls >= 2 and not inbox._lock.locked(), what="the poll after it")
+        with sqlite3.connect(peer_db) as conn:
             db.insert_row(conn, "panel-b", "panel", '{"type": "task", "text": "what about the lease?"}')
         await send(pilot, app, "hello")
         await wait_for(pilot, lambda: "Checked the peer's lease question." in app.chat_log.plain_text(),
                        what="the inbox turn right after the user's turn")
         await finish_turn(pilot, app)
-        assert "what about the lease?" in api.last.user_text()
-        assert [e.who for e in app.chat_log.entries if e.kind == "user"] == ["you", "⚡ inbox"]
+        assert "what about the lease?" in api.last.user_text(), "the post-turn wake delivered the new message"
+        assert [e.who for e in app.chat_log.entries if e.kind == "user"] == ["⚡ inbox", "you", "⚡ inbox"], [(e.who, e.text[:40]) for e in app.chat_log.entries]
 
 
 async def test_the_manifest_bar_counts_the_file_stat_manifest(api, make_app, instance, isolated_home):

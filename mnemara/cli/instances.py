@@ -164,10 +164,9 @@ def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[s
     body = " ".join(text)
     validate_category(category)
     if not allow_duplicate and body.strip():
-        from mnemara.memory.dedupe import find_same_text, inactive_copies
+        from mnemara.memory.dedupe import same_text_notes
 
-        same = find_same_text(inst.memory_dir, body)
-        skipped = inactive_copies(inst.memory_dir, body)
+        same, skipped = same_text_notes(inst.memory_dir, body)
         if same is not None:
             click.echo(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
             return

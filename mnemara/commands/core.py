@@ -167,11 +167,10 @@ def note_cmd(ctx: CommandContext, args: str) -> CommandResult:
         category, _, text = rest.strip().partition(" ")
     if not text.strip():
         raise ValueError("give the text of the note")
-    from mnemara.memory.dedupe import find_same_text, inactive_copies
+    from mnemara.memory.dedupe import same_text_notes
     from mnemara.memory.surfaces import note_files
 
-    same = find_same_text(ctx.instance.memory_dir, text)
-    skipped = inactive_copies(ctx.instance.memory_dir, text)
+    same, skipped = same_text_notes(ctx.instance.memory_dir, text)
     if same is not None:
         return CommandResult(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
     atom, wiki = note_files(ctx.instance, text, category)

@@ -97,11 +97,17 @@ def find_same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = N
 
 def inactive_copies(memory_dir: Path, text: str) -> list[str]:
     """Superseded or deprecated notes with the same text, as ``<status> note <id> (memory/<file>)``."""
+    return same_text_notes(memory_dir, text)[1]
+
+
+def same_text_notes(memory_dir: Path, text: str) -> tuple[Atom | None, list[str]]:
+    """:func:`find_same_text` and :func:`inactive_copies` from one read of the day files."""
     found = _same_text(memory_dir, text)
     book = _book(memory_dir) if found else None
     if book is None:
-        return []
-    return [f"{book.status_of(a)} note {a.id} ({a.location})" for a in found if book.status_of(a) != "active"]
+        return (found[0] if found else None), []
+    active = next((a for a in found if book.status_of(a) == "active"), None)
+    return active, [f"{book.status_of(a)} note {a.id} ({a.location})" for a in found if book.status_of(a) != "active"]
 
 
 def closest_by_words(text: str, atoms: Sequence[Atom], n: int = SIMILAR_CANDIDATES) -> list[Atom]:

@@ -157,15 +157,39 @@ def write_note(memory_dir: Path, text: str, category: str | None = None, when: d
     category = validate_category(category)
     when = when or datetime.now(timezone.utc)
     path = Path(memory_dir) / f"{when.date().isoformat()}.md"
-    start = locked_append(path, format_note(text, category, when))
+    block = format_note(text, category, when).encode("utf-8")
+    start = locked_append(path, block.decode("utf-8"))
     stamp = when.replace(microsecond=0).isoformat()
     try:
-        for atom in parse_file(path):
-            if atom.offset == start:
-                return atom
+        data = path.read_bytes()
+        found = _appended_atom(data, path, start, block, stamp)
+        if found is None:
+            found = next((atom for atom in parse_bytes(data, path)[1] if atom.offset == start), None)
+        if found is not None:
+            return found
     except (OSError, UnicodeDecodeError):
         pass
     return Atom(stamp, category, text.strip("\r\n"), path, start)  # the file changed under us; still our note
+
+
+def _appended_atom(data: bytes, path: Path, start: int, block: bytes, stamp: str) -> Atom | None:
+    """The note just appended at ``start``, as :func:`parse_bytes` of the whole file would give it,
+    without parsing the notes of earlier seconds; None when the block is not found as written.
+
+    An id hashes the heading timestamp, so only notes whose heading holds the same second
+    (``YYYY-MM-DDTHH:MM:SS``) can share its id and give it a ``-N`` suffix: parsing starts at the
+    line where those digits first appear (all of the file's headings after it are the same lines).
+    """
+    end = start + len(block)
+    if data[start:end] != block or (start and data[start - 1:start] != b"\n"):
+        return None
+    first = data.find(stamp[:19].encode("ascii"), 0, start)
+    begin = start if first < 0 else data.rfind(b"\n", 0, first) + 1
+    _, atoms = parse_bytes(data[begin:], path)
+    mine = next((atom for atom in atoms if atom.offset == start - begin), None)
+    if mine is None:
+        return None
+    return replace(mine, offset=start, end=mine.end + begin, line=mine.line + data.count(b"\n", 0, begin))
 
 
 def _lines(data: bytes) -> list[bytes]:

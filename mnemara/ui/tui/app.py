@@ -104,7 +104,6 @@ class MnemaraApp(App[None]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._load)
-        self._start_inbox()
         self.call_after_refresh(self._start_prewarm)
 
     def _start_prewarm(self) -> None:
@@ -154,6 +153,9 @@ class MnemaraApp(App[None]):
                 log.append(entry)
         self.refresh_panel()
         self.chat_input.focus()
+        # Only now: a peer turn started before the history was drawn would be drawn twice (its user
+        # row, stored when the turn starts, read back as history).
+        self._start_inbox()
         if self.tour is not None:
             self._show_tour(*self.tour.start())
 
