@@ -299,20 +299,28 @@ def test_config_policies_and_home_only_through_the_cli(api, inst, isolated_home,
 STUB = Path(__file__).with_name("mcp_stub_server.py")
 
 
-def test_configured_mcp_server_is_allowed_a_specific_deny_holds_and_a_server_wide_ask_prompts(api, inst, isolated_home):
+def test_configured_mcp_server_is_allowed_a_specific_deny_holds_a_server_wide_ask_prompts_and_a_dead_one_is_named(
+        api, inst, isolated_home, tmp_path):
+    """A configured server's tools run unasked, a deny of one of them holds, a server-wide ask
+    prompts (changed live: a policy needs no new CLI process), and a configured server that does
+    not start is named to the user in a notice while the turn still runs."""
     import sys
 
-    update_config(inst.config_path, mcp_servers=[{"name": "stub", "command": sys.executable, "args": [str(STUB)]}],
+    update_config(inst.config_path, mcp_servers=[{"name": "stub", "command": sys.executable, "args": [str(STUB)]},
+                                                 {"name": "ghost", "command": str(tmp_path / "nope")}],
                   allowed_tools=[{"tool": "mcp__stub__shred", "mode": "deny", "allowed_patterns": []}])
     log = isolated_home / "stub.log"
     with open_session(inst, isolated_home) as session:
         prompt = Answers("y")
-        turn(api, session, "stamp then shred", reply(tool_use("mcp__stub__stamp", {"path": str(log)})),
-             reply(tool_use("mcp__stub__shred", {"path": str(log)})), reply(text("done")), prompt=prompt)
+        result = turn(api, session, "stamp then shred", reply(tool_use("mcp__stub__stamp", {"path": str(log)})),
+                      reply(tool_use("mcp__stub__shred", {"path": str(log)})), reply(text("done")), prompt=prompt)
         assert "mcp__stub__stamp" in api.message_requests()[0].tool_names()
         assert log.read_text() == "stamp\n" and prompt.requests == [], "a configured server's tool runs unasked"
         assert tool_result_of(api, 2).get("is_error") is True, "the specific deny of shred must hold"
-        # the same server under a server-wide ask (a policy change needs no new CLI process)
+        notices = [e.message for e in result.events if isinstance(e, ev.Notice)]
+        assert any("'ghost' failed" in n and "config.json" in n for n in notices), notices
+        assert not any("'mnemara'" in n or "'stub'" in n for n in notices), notices
+        assert result.ok and result.text == "done", "a server that does not start must not stop the turn"
         session.update_config(allowed_tools=[{"tool": "mcp__stub", "mode": "ask", "allowed_patterns": []}])
         prompt = Answers("n")
         turn(api, session, "stamp", reply(tool_use("mcp__stub__stamp", {"path": str(log)})), reply(text("done")),

@@ -1,10 +1,10 @@
 """The REPL runs the peer inbox: between input lines when piped, in the background on a terminal."""
 from __future__ import annotations
 
+import io
+import os
 import queue
 import re
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -15,7 +15,6 @@ from mnemara.config import update_config
 from mnemara.instance import Instance
 from mnemara.store import TurnStore
 from mnemara.testing import reply, tool_use
-from tests.conftest import ROOT, cli_env
 from tests.peer_support import add, new_db
 from tests.test_repl_tty import Terminal
 
@@ -35,27 +34,56 @@ def inbox_requests(api) -> list:
         "check row ids and timestamps before acting on it.")]
 
 
-class Piped:
-    """`mnemara run --no-tui` with stdin a pipe the test writes line by line."""
+class LineStream(io.TextIOBase):
+    """A text stream the REPL writes to; each complete line goes to ``sink`` as ``"<tag>: <line>"``."""
 
-    def __init__(self, name: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "mnemara", "run", "--instance", name, "--no-tui"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=cli_env(), cwd=str(ROOT))
+    def __init__(self, tag: str, sink: queue.Queue[str]) -> None:
+        super().__init__()
+        self.tag, self.sink, self.partial = tag, sink, ""
+
+    def write(self, text: str) -> int:
+        *done, self.partial = (self.partial + text).split("\n")
+        for line in done:
+            self.sink.put(f"{self.tag}: {line.rstrip()}")
+        return len(text)
+
+    def isatty(self) -> bool:
+        return False
+
+
+class Piped:
+    """The piped REPL of `mnemara run --no-tui` (:func:`mnemara.ui.repl.run_repl` on a real session)
+    in a thread of this process, its stdin a real pipe the test writes line by line. What is under
+    test is the REPL and its inbox, not the process boundary; the CLI and the API are the real ones."""
+
+    def __init__(self, name: str, *, typed_ahead: str = "") -> None:
+        from mnemara.session import AgentSession
+        from mnemara.ui.repl import run_repl
+
+        read_end, write_end = os.pipe()
+        self.stdin = os.fdopen(write_end, "w", encoding="utf-8")
+        self._reader = os.fdopen(read_end, "r", encoding="utf-8")
+        self.stdin.write(typed_ahead)  # lines already waiting in the pipe when the REPL starts
+        self.stdin.flush()
         self.out: queue.Queue[str] = queue.Queue()
         self.lines: list[str] = []
-        self.pumps = [threading.Thread(target=self._pump, args=(stream, tag), daemon=True)
-                      for stream, tag in ((self.proc.stdout, "out"), (self.proc.stderr, "err"))]
-        for pump in self.pumps:
-            pump.start()
+        self.session = AgentSession(Instance.open(name))
+        self.code: int | None = None
+        self.error: BaseException | None = None
 
-    def _pump(self, stream, tag: str) -> None:
-        for line in stream:
-            self.out.put(f"{tag}: {line.rstrip()}")
+        def main() -> None:
+            try:
+                self.code = run_repl(self.session, stdin=self._reader, stdout=LineStream("out", self.out),
+                                     stderr=LineStream("err", self.out))
+            except BaseException as exc:  # handed to the test by finish()
+                self.error = exc
+
+        self.thread = threading.Thread(target=main, name="piped-repl", daemon=True)
+        self.thread.start()
 
     def send(self, line: str) -> None:
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
+        self.stdin.write(line + "\n")
+        self.stdin.flush()
 
     def expect(self, text: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
@@ -63,6 +91,8 @@ class Piped:
             try:
                 line = self.out.get(timeout=0.1)
             except queue.Empty:
+                if not self.thread.is_alive() and self.out.empty():
+                    break
                 continue
             self.lines.append(line)
             if text in line:
@@ -70,24 +100,46 @@ class Piped:
         raise AssertionError(f"{text!r} not seen; output so far:\n" + "\n".join(self.lines))
 
     def finish(self) -> int:
-        self.proc.stdin.close()
-        code = self.proc.wait(timeout=60)
-        for pump in self.pumps:  # every line the process wrote has been read
-            pump.join(timeout=30)
+        """End of input: wait for the REPL to return; its exit code."""
+        if not self.stdin.closed:
+            self.stdin.close()
+        self.thread.join(timeout=120)
+        assert not self.thread.is_alive(), "the REPL did not return at end of input"
         while not self.out.empty():
             self.lines.append(self.out.get())
-        return code
+        if self.error is not None:
+            raise self.error
+        assert self.code is not None
+        return self.code
+
+    def close(self) -> None:
+        if not self.stdin.closed:
+            self.stdin.close()
+        self.thread.join(timeout=120)
+        self.session.close()
+        self._reader.close()
 
 
-def test_piped_repl_delivers_pending_rows_before_the_next_line_and_obeys_inbox_off(scripted_api, mnemara_home, tmp_path):
+def test_piped_repl_delivers_pending_rows_first_without_asking_and_obeys_inbox_off(scripted_api, mnemara_home,
+                                                                                   tmp_path):
+    """A row pending at start is delivered before the first line is read; its turn cannot ask a
+    permission question (the next line is a message, not an answer); /inbox off counts rows without
+    delivering them; end of input delivers the waiting row first."""
     path = new_db(tmp_path / "peer.db")
     inst = configure("eng-piped", path)
-    first = add(path, "lead", "eng", {"type": "task", "text": "FIRST-PEER-MESSAGE"})
-    scripted_api.push(reply("inbox answer one"), reply("user answer"), reply("inbox answer two"))
-    repl = Piped("eng-piped")
+    first = add(path, "lead", "eng", {"type": "task", "text": "FIRST-PEER-MESSAGE: run a command"})
+    marker = tmp_path / "ran.txt"
+    scripted_api.push(reply(tool_use("Bash", {"command": f"touch {marker}"})), reply("inbox answer one"),
+                      reply("answer to y"), reply("user answer"), reply("inbox answer two"))
+    repl = Piped("eng-piped", typed_ahead="y\n")  # "y" waits in the pipe before the inbox turn asks
     try:
         repl.expect("⚡ Inbox: ON")
-        repl.expect("inbox answer one")  # pending at start: delivered before the first line is read
+        # pending at start: delivered before the first line is read; its Bash call is refused unasked
+        repl.expect("asked during an inbox turn: denied")
+        repl.expect("inbox answer one")
+        repl.expect("answer to y")  # "y" was sent as a message, not taken as a permission answer
+        assert not marker.exists()
+        assert scripted_api.message_requests()[1].tool_results()[0].get("is_error")
         repl.send("/inbox off")
         repl.expect("⚡ Inbox: OFF")
         second = add(path, "lead", "eng", {"type": "task", "text": "SECOND-PEER-MESSAGE"})
@@ -95,38 +147,21 @@ def test_piped_repl_delivers_pending_rows_before_the_next_line_and_obeys_inbox_o
         repl.expect("user answer")
         repl.send("/inbox status")
         repl.expect("1 waiting")
-        assert len(scripted_api.message_requests()) == 2  # OFF: counted, not delivered
+        assert len(scripted_api.message_requests()) == 4  # OFF: counted, not delivered
         repl.send("/inbox on")
         repl.expect("⚡ Inbox: ON")
         assert repl.finish() == 0  # end of input: the waiting row goes out first
     finally:
-        if repl.proc.poll() is None:
-            repl.proc.kill()
+        repl.close()
     out = "\n".join(repl.lines)
     assert "inbox answer two" in out and "err: ⚡ inbox: [peer inbox] 1 new peer message for eng" in out
-    sent = inbox_requests(scripted_api)
+    sent = [r for r in inbox_requests(scripted_api) if not r.tool_results()]  # not the Bash result's request
     assert len(sent) == 2 and "FIRST-PEER-MESSAGE" in sent[0].user_text()
     latest = sent[1].user_text().rsplit("[peer inbox]", 1)[1]  # the new message, not the window before it
     assert f"· row {second} ·" in latest and f"· row {first} ·" not in latest
     with TurnStore(inst.turns_path) as store:
         texts = [r.text for r in store.history()]
-    assert texts[1:4] == ["inbox answer one", "hello", "user answer"] and texts[5] == "inbox answer two"
-
-
-def test_piped_inbox_turn_cannot_ask_permission_and_does_not_eat_the_next_line(scripted_api, mnemara_home, tmp_path):
-    path = new_db(tmp_path / "peer.db")
-    configure("eng-perm", path)
-    add(path, "lead", "eng", {"type": "task", "text": "run a command"})
-    marker = tmp_path / "ran.txt"
-    scripted_api.push(reply(tool_use("Bash", {"command": f"touch {marker}"})), reply("could not run it"),
-                      reply("answer to y"))
-    proc = subprocess.run([sys.executable, "-m", "mnemara", "run", "--instance", "eng-perm", "--no-tui"],
-                          input="y\n", capture_output=True, text=True, env=cli_env(), cwd=str(ROOT), timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "asked during an inbox turn: denied" in proc.stderr and not marker.exists()
-    assert "answer to y" in proc.stdout  # "y" was sent as a message, not taken as a permission answer
-    result = scripted_api.message_requests()[1].tool_results()[0]
-    assert result.get("is_error")
+    assert texts[2:6] == ["y", "answer to y", "hello", "user answer"] and texts[7] == "inbox answer two", texts
 
 
 class PlainTerminal(Terminal):
@@ -136,10 +171,15 @@ class PlainTerminal(Terminal):
         return ANSI.sub("", raw)
 
 
-def test_terminal_repl_delivers_in_the_background_and_inbox_toggles(scripted_api, mnemara_home, tmp_path):
+def test_terminal_repl_delivers_in_the_background_toggles_and_a_message_waits_for_an_inbox_turn(
+        scripted_api, mnemara_home, tmp_path):
+    """One `mnemara run` on a terminal: a row written while you sit at the prompt is delivered in the
+    background; /inbox off holds rows (still polled) and /inbox on delivers them; a message sent while
+    an inbox turn runs waits for it instead of interrupting it."""
     path = new_db(tmp_path / "peer.db")
     inst = configure("eng-tty", path)
-    scripted_api.push(reply("tty inbox answer"), reply("tty user answer"), reply("tty second inbox answer"))
+    scripted_api.push(reply("tty inbox answer"), reply("tty user answer"), reply("tty second inbox answer"),
+                      reply("slow inbox words " * 20, delay=0.1, chunk_size=17), reply("my own answer"))
     term = PlainTerminal("run", "--instance", "eng-tty", "--no-tui")
     try:
         term.expect("⚡ Inbox: ON")
@@ -167,24 +207,7 @@ def test_terminal_repl_delivers_in_the_background_and_inbox_toggles(scripted_api
         term.send("/inbox on\r")
         term.expect("tty second inbox answer")
         term.expect("you>")  # the prompt is back (a key sent while /inbox on was handled would be typed ahead)
-        term.send("\x04")
-        assert term.close() == 0
-    finally:
-        if term.proc.poll() is None:
-            term.proc.kill()
-    with TurnStore(inst.turns_path) as store:
-        rows = store.history()
-    assert [r.text for r in rows if r.role == "assistant"] == [
-        "tty inbox answer", "tty user answer", "tty second inbox answer"]
-
-
-def test_terminal_message_sent_during_an_inbox_turn_waits_for_it(scripted_api, mnemara_home, tmp_path):
-    path = new_db(tmp_path / "peer.db")
-    inst = configure("eng-wait", path)
-    scripted_api.push(reply("slow inbox words " * 20, delay=0.1, chunk_size=17), reply("my own answer"))
-    term = PlainTerminal("run", "--instance", "eng-wait", "--no-tui")
-    try:
-        term.expect("you>")
+        # a message sent during a (slow) inbox turn waits for it
         add(path, "lead", "eng", {"type": "task", "text": "a slow one"})
         term.expect("⚡ inbox: [peer inbox]")
         term.send("my question\r")
@@ -198,6 +221,9 @@ def test_terminal_message_sent_during_an_inbox_turn_waits_for_it(scripted_api, m
             term.proc.kill()
     with TurnStore(inst.turns_path) as store:
         rows = store.history()
-    assert [r.role for r in rows] == ["user", "assistant", "user", "assistant"]
-    assert rows[0].text.startswith("[peer inbox]") and rows[2].text == "my question"
-    assert not rows[1].meta.get("interrupted")  # the inbox turn finished; the user's waited
+    assert [r.text for r in rows if r.role == "assistant"][:3] == [
+        "tty inbox answer", "tty user answer", "tty second inbox answer"]
+    waited = rows[-4:]
+    assert [r.role for r in waited] == ["user", "assistant", "user", "assistant"] and len(rows) == 10
+    assert waited[0].text.startswith("[peer inbox]") and waited[2].text == "my question"
+    assert not waited[1].meta.get("interrupted")  # the inbox turn finished; the user's waited

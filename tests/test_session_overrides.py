@@ -64,6 +64,9 @@ def test_swap_temp_reaches_the_api_and_is_forgotten_by_the_next_session(scripted
     assert proc.returncode == 0, proc.stderr
     assert "this session only" in proc.stdout and "implausibly small" in proc.stdout + proc.stderr
     assert scripted_api.message_requests()[0].body["model"] == "claude-haiku-4-5"
-    proc = run_cli("run", "--instance", "tmpswap", "--no-tui", input="again\n")
+    # the next `mnemara run` is back on the saved model (asked with /models: no turn, so no CLI to start;
+    # the first run proved that the live model is the one the API gets)
+    proc = run_cli("run", "--instance", "tmpswap", "--no-tui", input="/models\n")
     assert proc.returncode == 0, proc.stderr
-    assert scripted_api.message_requests()[-1].body["model"] == "claude-sonnet-4-6"
+    [current] = [line for line in proc.stdout.splitlines() if line.startswith("*")]
+    assert current.endswith("claude-sonnet-4-6"), proc.stdout

@@ -606,18 +606,3 @@ async def test_a_peer_message_arrives_as_a_turn_and_the_panel_wakes_the_inbox_af
         await finish_turn(pilot, app)
         assert "what about the lease?" in api.last.user_text(), "the post-turn wake delivered the new message"
         assert [e.who for e in app.chat_log.entries if e.kind == "user"] == ["⚡ inbox", "you", "⚡ inbox"], [(e.who, e.text[:40]) for e in app.chat_log.entries]
-
-
-async def test_the_manifest_bar_counts_the_file_stat_manifest(api, make_app, instance, isolated_home):
-    notes = isolated_home / "notes.txt"
-    notes.write_text("the lease timeout is 30 seconds\n" * 20, encoding="utf-8")
-    update_config(instance.config_path, file_stat_manifest_enabled=True)
-    api.push(reply(tool_use("Read", {"file_path": str(notes)})), reply("read it"))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, app, "read the notes")
-        await finish_turn(pilot, app)
-        viewer = await open_viewer(pilot, app)
-        manifest = {p.name: p for p in viewer.query_one("#ctx-bars").breakdown.parts}["manifest"]
-        assert manifest.tokens > 0 and manifest.note == ""
-        assert "notes.txt" in app.bridge.manifest_text()

@@ -17,8 +17,14 @@ def _results(result: ev.TurnResult) -> list[dict]:
     return [json.loads(e.text) for e in result.events if isinstance(e, ev.ToolResult)]
 
 
-def test_the_agent_reads_segments_pins_evicts_tunes_and_logs_its_own_window(scripted_api, session_factory):
-    session = session_factory()
+def turn(api, session, message: str, *replies) -> ev.TurnResult:
+    """One turn of the shared session; the API forgets earlier turns first."""
+    api.clear()
+    api.push(*replies)
+    return session.turn(message)
+
+
+def _the_agent_reads_segments_pins_evicts_tunes_and_logs_its_own_window(scripted_api, session) -> None:
     ids = [session.store.append("user" if i % 2 == 0 else "assistant", f"row {i} " + "words " * 40) for i in range(6)]
     update_config(session.instance.config_path, agent_max_window_turns=40)
     calls = [
@@ -36,8 +42,8 @@ def test_the_agent_reads_segments_pins_evicts_tunes_and_logs_its_own_window(scri
         ("tune_window", {"max_window_turns": 30}),
         ("log_choice", {"decision": "drop the detour", "rationale": "it was a dead end"}),
     ]
-    scripted_api.push(reply(*[tool_use(T + name, args) for name, args in calls]), reply("tidied"))
-    result = session.turn("tidy your context")
+    result = turn(scripted_api, session, "tidy your context",
+                  reply(*[tool_use(T + name, args) for name, args in calls]), reply("tidied"))
     out = dict(zip([name for name, _ in calls], _results(result)))
     assert all(r["ok"] for r in out.values()), out
     assert {p["name"] for p in out["inspect_context"]["parts"]} >= {"role doc", "pinned rows", "working window"}
@@ -57,10 +63,8 @@ def test_the_agent_reads_segments_pins_evicts_tunes_and_logs_its_own_window(scri
     assert Config.load(session.instance.config_path).max_window_turns == 30
 
 
-def test_spec_names_are_accepted_and_unknown_parameters_reach_the_model_as_errors(scripted_api, session_factory,
-                                                                                    tmp_path, isolated_home):
-    session = session_factory()
-    update_config(session.instance.config_path, read_skeleton_enabled=True)
+def _spec_names_are_accepted_and_unknown_parameters_reach_the_model_as_errors(scripted_api, session,
+                                                                                isolated_home) -> None:
     source = isolated_home / "mod.py"
     source.write_text('def greet(name):\n    """Say hi."""\n    return "hi " + name\n')
     calls = [
@@ -70,8 +74,8 @@ def test_spec_names_are_accepted_and_unknown_parameters_reach_the_model_as_error
         tool_use(T + "read_skeleton", {"file_path": str(source)}),
         tool_use(T + "rag_query", {"question": "fridays", "top_k": 3}),
     ]
-    scripted_api.push(reply(*calls), reply("ok"))
-    texts = [e.text for e in session.turn("remember").events if isinstance(e, ev.ToolResult)]
+    texts = [e.text for e in turn(scripted_api, session, "remember", reply(*calls), reply("ok")).events
+             if isinstance(e, ev.ToolResult)]
     memory, node, skeleton = (json.loads(t) for t in texts[:3])
     assert memory["ok"] and node["ok"] and skeleton["ok"] and "def greet(name)" in skeleton["skeleton"]
     results = scripted_api.last.tool_results()
@@ -87,15 +91,26 @@ def test_spec_names_are_accepted_and_unknown_parameters_reach_the_model_as_error
         assert g.get_node("svc:billing")["properties"] == {"port": 5433}
 
 
-def test_018_policy_names_govern_our_tools_with_a_notice(scripted_api, session_factory):
-    session = session_factory()
+def _018_policy_names_govern_our_tools_with_a_notice(scripted_api, session) -> None:
     cfg = session.config
     update_config(session.instance.config_path,
                   allowed_tools=[*[p.model_dump() for p in cfg.allowed_tools],
                                  ToolPolicy(tool="GraphAddNode", mode="deny").model_dump()])
-    scripted_api.push(reply(tool_use(T + "graph_add_node", {"label": "X"})), reply("denied"))
-    result = session.turn("add a node")
+    result = turn(scripted_api, session, "add a node", reply(tool_use(T + "graph_add_node", {"label": "X"})),
+                  reply("denied"))
     notices = [e.message for e in result.events if isinstance(e, ev.Notice)]
     assert any("GraphAddNode" in n and "Mnemara 0.18 name" in n and "graph_add_node" in n for n in notices), notices
     assert not any("no such tool" in n for n in notices)
     assert scripted_api.last.tool_results()[0].get("is_error")
+
+
+def test_window_tools_spec_names_and_018_policy_names_through_one_cli(scripted_api, session_factory, isolated_home):
+    """One session (one CLI process, turn after turn; read_skeleton is enabled before the first turn
+    since the tool list is fixed per process): the agent tidies its own window, the spec's tool
+    names and arguments are accepted and an unknown parameter reaches the model as an error, then
+    a 0.18 policy name (GraphAddNode=deny) governs graph_add_node with a notice."""
+    session = session_factory()
+    update_config(session.instance.config_path, read_skeleton_enabled=True)
+    _the_agent_reads_segments_pins_evicts_tunes_and_logs_its_own_window(scripted_api, session)
+    _spec_names_are_accepted_and_unknown_parameters_reach_the_model_as_errors(scripted_api, session, isolated_home)
+    _018_policy_names_govern_our_tools_with_a_notice(scripted_api, session)
