@@ -39,17 +39,34 @@ def test_keyword_relevance_needs_real_overlap() -> None:
     assert relevance("tell me about staging", hit)["relevance"] == 0.0  # one matched word is not enough
 
 
+def _last_message_text(api) -> str:
+    content = api.last.messages[-1].get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+
+
 @pytest.mark.e2e
-def test_injected_recall_is_in_the_request_and_not_stored(scripted_api, session_factory) -> None:
-    session = _session(session_factory)
-    scripted_api.push(reply("It is 30 seconds."))
-    session.turn("What is the lease manager timeout?")
-    sent = _sent_text(scripted_api)
-    assert "<recalled_memory" in sent and NOTES[0][0] in sent
-    assert NOTES[1][0] not in sent and NOTES[2][0] not in sent
-    assert sent.index("<recalled_memory") < sent.rindex("What is the lease manager timeout?")
+def test_recall_off_injects_nothing_on_injects_unstored_unrelated_gets_none_superseded_skipped(
+        scripted_api, session_factory) -> None:
+    """Four turns of one session (one CLI start), each proving one behaviour of auto-recall."""
+    session = _session(session_factory, on=False)
+    scripted_api.push(reply("ok"), reply("It is 30 seconds."), reply("ok"), reply("ok"))
+    question = "What is the lease manager timeout?"
+
+    # 1. off (the default, set explicitly here): nothing recalled
+    session.turn(question)
+    assert "<recalled_memory" not in _sent_text(scripted_api), "auto-recall off still injected notes"
+    assert session.auto_recall.last is None, "auto-recall off still ran"
+
+    # 2. on: the matching note joins the request, before the question, and is never stored
+    assert "ON" in run_command(session, "/recall on").text
+    session.turn(question)
+    sent = _last_message_text(scripted_api)
+    assert "<recalled_memory" in sent and NOTES[0][0] in sent, "the matching note was not injected"
+    assert NOTES[1][0] not in sent and NOTES[2][0] not in sent, "notes that do not match were injected"
+    assert sent.index("<recalled_memory") < sent.rindex(question)
     stored = " ".join(r.text for r in session.store.history())
-    assert "recalled_memory" not in stored and NOTES[0][0] not in stored
+    assert "recalled_memory" not in stored and NOTES[0][0] not in stored, "the recalled block was stored"
     record = session.auto_recall.last
     atom = all_atoms(session.instance.memory_dir)[0]
     assert [h["id"] for h in record.injected] == [chunk_id(atom)]
@@ -61,31 +78,21 @@ def test_injected_recall_is_in_the_request_and_not_stored(scripted_api, session_
     shown = run_command(session, "/recall")
     assert "1 of" in shown.text and "INJECTED " + chunk_id(atom) in shown.text
 
-
-@pytest.mark.e2e
-def test_nothing_clears_the_bar_nothing_injected(scripted_api, session_factory) -> None:
-    session = _session(session_factory)
-    scripted_api.push(reply("ok"))
+    # 3. nothing clears the bar: nothing injected
     session.turn("Tell me a joke about penguins and ice.")
-    assert "<recalled_memory" not in _sent_text(scripted_api)
-    assert session.auto_recall.last.injected == []
+    assert "penguins" in _last_message_text(scripted_api)
+    assert "<recalled_memory" not in _last_message_text(scripted_api), "an unrelated question got recalled notes"
+    assert session.auto_recall.last.injected == [], "an unrelated question got recalled notes"
 
-
-@pytest.mark.e2e
-def test_off_by_default_and_superseded_skipped(scripted_api, session_factory) -> None:
-    session = _session(session_factory, on=False)
-    scripted_api.push(reply("ok"), reply("ok"))
-    session.turn("What is the lease manager timeout?")
-    assert "<recalled_memory" not in _sent_text(scripted_api)
-    assert session.auto_recall.last is None
+    # 4. a superseded note is skipped; the note that replaced it is recalled
     mem = session.instance.memory_dir
     append_note(mem, "The lease manager timeout is now 45 seconds after the March change.", "decision")
     atoms = all_atoms(mem)
     set_status(mem, atoms[0], "superseded", new=atoms[-1], reason="changed in March")
-    assert "ON" in run_command(session, "/recall on").text
-    session.turn("What is the lease manager timeout?")
-    sent = _sent_text(scripted_api)
-    assert "45 seconds" in sent and NOTES[0][0] not in sent
+    session.turn(question)
+    sent = _last_message_text(scripted_api)
+    assert "45 seconds" in sent, "the replacing note was not recalled"
+    assert NOTES[0][0] not in sent, "a superseded note was recalled"
 
 
 def test_recall_command_refuses_bad_argument(session_factory) -> None:

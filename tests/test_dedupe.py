@@ -1,16 +1,15 @@
 """Dedupe on write: `mnemara note` and write_memory do not append a note an atom already holds."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pytest
 
 from mnemara.instance import Instance
 from mnemara.memory.dedupe import find_duplicate, find_same_text
 from mnemara.memory.notes import append_note, day_files, parse_file
 from mnemara.memory.similarity import normalize
 from tests.conftest import run_cli
+from tests.memory_support import call, context, make_instance
 
 
 def _atoms(inst: Instance) -> list:
@@ -52,22 +51,14 @@ def test_cli_note_bad_category_refused_before_anything() -> None:
     assert _atoms(Instance.open("d2")) == []
 
 
-@pytest.mark.e2e
-def test_write_memory_duplicate_not_appended(scripted_api, session_factory) -> None:
-    from mnemara.testing import reply, tool_use
-
-    session = session_factory("wm")
-    append_note(session.instance.memory_dir, "The lease timeout is 30s.", "insight")
-    scripted_api.push(
-        reply(tool_use("mcp__mnemara__write_memory", {"text": "the lease timeout is 30s", "category": "fact"})),
-        reply("Already known."),
-    )
-    session.turn("remember the lease timeout")
-    atoms = _atoms(session.instance)
+def test_write_memory_duplicate_not_appended(mnemara_home: Path) -> None:
+    # the tool's own logic, called as the session calls it (tests/test_memory_e2e.py runs
+    # write_memory through the real CLI)
+    inst, cfg = make_instance("wm")
+    append_note(inst.memory_dir, "The lease timeout is 30s.", "insight")
+    answer = call(context(inst, cfg), "write_memory", text="the lease timeout is 30s", category="fact")
+    atoms = _atoms(inst)
     assert [a.text for a in atoms] == ["The lease timeout is 30s."]
-    result = scripted_api.message_requests()[1].tool_results()[0]
-    content = result["content"] if isinstance(result["content"], str) else result["content"][0]["text"]
-    answer = json.JSONDecoder().raw_decode(content)[0]  # the CLI may append a reminder
     assert answer["written"] is False and answer["duplicate"] is True
     assert answer["existing"]["id"] == atoms[0].id and answer["existing"]["how"] == "same text"
 

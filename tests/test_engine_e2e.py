@@ -183,11 +183,10 @@ def test_one_cli_serves_prewarm_streaming_tools_retries_config_and_window_turns(
 
 # -- failures: each meets a fresh CLI and never hands it on --------------------------------------------
 
-def test_api_failures_give_one_clear_error_keep_what_was_done_and_the_session_recovers(scripted_api, session_factory):
-    """One kind of API failure per turn, in one session; the first fails after a tool ran, and the
-    turn keeps what it did. (401, 500 and a dropped connection are proven the same way, with the
-    CLI's own retries, in test_api_faults_e2e.py.)"""
-    session = session_factory(warm_spare=False)
+def _api_failures_give_one_clear_error_and_keep_what_was_done(scripted_api, session) -> None:
+    """One kind of API failure per turn; the first fails after a tool ran, and the turn keeps what
+    it did. (401, 500 and a dropped connection are proven the same way, with the CLI's own
+    retries, in test_api_faults_e2e.py.)"""
     failures = [([reply(tool_use("mcp__mnemara__write_memory", {"text": "kept note"})), http_error(429)], "rate_limit"),
                 ([http_error(403)], "auth"), ([http_error(529)], "overloaded")]
     for n, (script, kind) in enumerate(failures):
@@ -210,23 +209,7 @@ def test_api_failures_give_one_clear_error_keep_what_was_done_and_the_session_re
         logged = [e for e in read_events(session.instance.debug_log_path) if e["event"] == "turn_error"]
         assert [e["kind"] for e in logged][-1] == kind and len(logged) == n + 1
         assert session.pool.spare is None, "a failed turn handed its CLI on"
-    scripted_api.push(reply("recovered"))
-    again = session.turn("again")
-    assert again.ok and again.text == "recovered"
-    assert "this one fails (overloaded 2)" in scripted_api.last.user_text()
-    assert session.stats == {"spare_used": 0, "fresh_started": len(failures) + 1, "reused": 0}
-
-
-def test_no_api_key_is_reported_and_message_kept(scripted_api, session_factory, monkeypatch):
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    session = session_factory()
-    result = session.turn("hello?")
-    assert [e.kind for e in result.errors] == ["no_api_key"]
-    message = result.errors[0].message
-    assert "export ANTHROPIC_API_KEY=" in message and "\n" not in message and "claude login" not in message
-    assert "_bundled/claude auth login" in message  # the CLI inside the SDK: there is no `claude` on PATH
-    assert [r.text for r in session.store.history()] == ["hello?"]
-    assert scripted_api.message_requests() == []
+    assert session.stats == {"spare_used": 0, "fresh_started": len(failures), "reused": 0}
 
 
 async def _slow_turn_seen_streaming(session, api, text: str) -> tuple[asyncio.Task, list]:
@@ -292,17 +275,32 @@ async def _closing_inside_a_running_loop_releases_the_kept_process(session) -> N
     assert transport.is_closing()
 
 
-async def test_stopped_or_crashed_turn_keeps_its_text_and_the_next_turn_works_then_close_in_a_loop(
+async def test_failed_stopped_or_crashed_turns_keep_what_they_did_and_the_next_turn_works_then_close_in_a_loop(
         scripted_api, session_factory):
-    """A stop, then a CLI killed mid-answer, in one session: each keeps the text shown so far
-    (interrupted), never hands its CLI on, and the next turn works. That last turn runs on the
-    sync API, so its kept CLI lives on the session's loop: closing from inside this test's loop
-    must still release it."""
+    """API failures of several kinds, a stop, then a CLI killed mid-answer, in one session: each
+    turn keeps what it did (the text shown so far, interrupted), never hands its CLI on (so each
+    meets a fresh one, as in a session of its own), and the next turn works. That last turn runs
+    on the sync API, so its kept CLI lives on the session's loop: closing from inside this test's
+    loop must still release it."""
     session = session_factory(warm_spare=False)
+    await asyncio.to_thread(_api_failures_give_one_clear_error_and_keep_what_was_done, scripted_api, session)
     await _stop_mid_stream_records_interrupted(scripted_api, session)
     await _crashed_cli_gives_one_error(scripted_api, session)
     scripted_api.push(reply("alive"))
     result = await asyncio.to_thread(session.turn, "still there?")
     assert result.done.error is None and result.text == "alive"
-    assert session.stats == {"spare_used": 0, "fresh_started": 3, "reused": 0}
+    assert "this one fails (overloaded 2)" in scripted_api.last.user_text()  # failed turns' messages stay in the window
+    assert session.stats == {"spare_used": 0, "fresh_started": 6, "reused": 0}
     await _closing_inside_a_running_loop_releases_the_kept_process(session)
+
+
+def test_no_api_key_is_reported_and_message_kept(scripted_api, session_factory, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    session = session_factory()
+    result = session.turn("hello?")
+    assert [e.kind for e in result.errors] == ["no_api_key"]
+    message = result.errors[0].message
+    assert "export ANTHROPIC_API_KEY=" in message and "\n" not in message and "claude login" not in message
+    assert "_bundled/claude auth login" in message  # the CLI inside the SDK: there is no `claude` on PATH
+    assert [r.text for r in session.store.history()] == ["hello?"]
+    assert scripted_api.message_requests() == []

@@ -14,7 +14,7 @@ import pytest
 
 from mnemara.errors import UsageError
 from mnemara.memory.graph import Graph, GraphUnavailable
-from mnemara.memory.graph_stamp import stamp_path, stamped_version
+from mnemara.memory.graph_stamp import STAMP_FILE, stamp_path, stamped_version
 
 
 @pytest.fixture
@@ -150,6 +150,39 @@ def test_corrupt_database_file_is_reported_not_crashing(tmp_path: Path, damage: 
         broken.add_node("thing", {}, "z")
     assert str(info.value)
     assert broken.probes == (0 if damage == "folder" else 1), "a changed file is probed despite the old stamp"
+    with pytest.raises(GraphUnavailable) as again:
+        broken.neighbors("a")
+    assert str(again.value) == str(info.value)
+    assert broken.probes == (0 if damage == "folder" else 1), "the same refused file is not probed twice"
+    if damage == "truncate_junk":
+        db.write_bytes(b"other garbage" * 10)
+        with pytest.raises(GraphUnavailable):
+            broken.neighbors("a")
+        assert broken.probes == 2, "a file changed since the refusal is probed again"
+    if damage != "folder":
+        db.unlink()  # moved aside: a new graph starts
+        assert broken.add_node("thing", {}, "z")["created"]
+
+
+def test_a_probe_refused_for_the_lock_is_tried_again(tmp_path: Path) -> None:
+    g = Graph(tmp_path / "graph")
+    chain(g, "ab")
+    g.close()
+    db = tmp_path / "graph" / "graph.kuzu"
+    stamp_path(db).unlink()  # so that the probe runs
+    holder = subprocess.Popen(  # holds the lock Kuzu takes, without changing the file
+        [sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1], 'r+b'); fcntl.lockf(f, fcntl.LOCK_EX); "
+         "print('held', flush=True); sys.stdin.read()", str(db)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    waiting = Graph(tmp_path / "graph")
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(GraphUnavailable, match="lock"):
+            waiting.neighbors("a")
+    finally:
+        holder.communicate("", timeout=30)
+    assert waiting.neighbors("a")["neighbors"][0]["node"]["id"] == "b" and waiting.probes == 2
+    waiting.close()
 
 
 def test_probe_is_skipped_only_for_a_file_unchanged_since_a_clean_close(tmp_path: Path) -> None:
@@ -210,24 +243,40 @@ def _stamp_tampering(db: Path) -> dict[str, Callable[[], None]]:
     }
 
 
-@pytest.mark.parametrize("case", list(_stamp_tampering(Path("graph.kuzu"))))
-def test_a_stamp_that_does_not_match_exactly_means_probe(tmp_path: Path, case: str) -> None:
+def test_a_stamp_that_does_not_match_exactly_means_probe(tmp_path: Path) -> None:
     db = tmp_path / "graph" / "graph.kuzu"
     g = Graph(tmp_path / "graph")
     chain(g, "ab")
     g.close()
-    assert stamped_version(db) == kuzu.__version__
-    _stamp_tampering(db)[case]()
-    assert stamped_version(db) == ("0.0.1" if case == "other kuzu" else None)  # the opener compares the version
-    if case in ("wal beside", "file rewritten, mtime put back"):
-        return  # the probe on these files is the corrupt-file test's business; the refusal is what counts here
-    if case == "a folder":
-        with pytest.raises(GraphUnavailable, match="cannot remove the clean-close stamp"):
-            Graph(tmp_path / "graph").counts()
-        return
-    again = Graph(tmp_path / "graph")
-    assert again.counts() == {"nodes": 2, "edges": 1} and again.probes == 1
-    again.close()
+    pristine = {p.name: p.read_bytes() for p in db.parent.iterdir()}
+    for case, tamper in _stamp_tampering(db).items():
+        tamper()
+        # the opener compares the version: "other kuzu" is refused there
+        assert stamped_version(db) == ("0.0.1" if case == "other kuzu" else None), case
+        if case in ("garbage", "other kuzu"):  # the refusal is what decides; two cases show Graph obeys it
+            again = Graph(tmp_path / "graph")
+            assert again.counts() == {"nodes": 2, "edges": 1} and again.probes == 1, case
+            again.close()
+        if case == "a folder":
+            with pytest.raises(GraphUnavailable, match="cannot remove the clean-close stamp"):
+                Graph(tmp_path / "graph").counts()
+        for path in db.parent.iterdir():  # back to the clean close
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink()
+        for name, data in pristine.items():
+            (db.parent / name).write_bytes(data)
+        time.sleep(0.01)  # the stamp must be written in a later clock tick than the file
+        (db.parent / STAMP_FILE).write_text(json.dumps({**json.loads(pristine[STAMP_FILE]),
+                                                        **_state_of(db)}))
+        assert stamped_version(db) == kuzu.__version__, f"not restored after {case}"
+
+
+def _state_of(db: Path) -> dict[str, int]:
+    st = db.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "ino": st.st_ino,
+            "dev": st.st_dev}
 
 
 def test_database_held_by_another_process_is_reported(tmp_path: Path) -> None:

@@ -24,7 +24,8 @@ def result_of(request) -> tuple[dict, bool]:
     return answer, bool(block.get("is_error"))
 
 
-def test_wiki_write_then_hybrid_rag_query(scripted_api, session_factory):
+def test_wiki_write_then_hybrid_rag_query_and_write_memory_applies_to_then_graph_tools(scripted_api, session_factory):
+    """Three turns of one session (one CLI start): RAG with and without an embedder, then the graph."""
     session = session_factory()
     with FakeOllama() as fake:
         update_config(session.instance.config_path, rag_embedder="ollama", rag_embed_url="http://127.0.0.1:9/api/embed")
@@ -51,9 +52,9 @@ def test_wiki_write_then_hybrid_rag_query(scripted_api, session_factory):
         assert fake.texts_embedded() >= 2
     assert (session.instance.wiki_dir / "ops" / "runbook.md").read_text() == page
 
-
-def test_write_memory_applies_to_then_graph_tools(scripted_api, session_factory):
-    session = session_factory()
+    # write_memory with applies_to, then every graph tool on what it linked
+    update_config(session.instance.config_path, rag_embedder="local")  # back to the default embedder
+    first = len(scripted_api.message_requests())  # req[n] below carries the answer of the n-th tool call
     scripted_api.push(
         reply(tool_use(f"{T}write_memory", {"text": "Lease renewals stall when the clock skews",
                                             "category": "insight", "applies_to": ["Lease manager", "NTP"]})),
@@ -66,7 +67,7 @@ def test_write_memory_applies_to_then_graph_tools(scripted_api, session_factory)
         reply("linked"))
     result = session.turn("remember this and link it")
     assert result.ok and result.text == "linked"
-    req = scripted_api.message_requests()
+    req = scripted_api.message_requests()[first:]
     wrote, err = result_of(req[1])
     assert not err and wrote["graph"]["edges"] == 2 and wrote["rag"]["ok"]
     assert result_of(req[2])[0]["created"] and result_of(req[3])[0]["created"]

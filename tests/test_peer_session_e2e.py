@@ -10,7 +10,7 @@ from mnemara.config import update_config
 from mnemara.peer import attach_inbox
 from mnemara.peer.db import statuses
 from mnemara.testing import http_error, reply
-from tests.peer_support import ROW_ID, more_polls, new_db, problems
+from tests.peer_support import ROW_ID, add, more_polls, new_db, problems
 from tests.test_peer_processes import MIX, finish, spawn_writer, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -32,9 +32,8 @@ async def run_turn(session, text: str) -> list:
     return [e async for e in session.aturn(text)]
 
 
-async def test_rows_written_during_a_user_turn_arrive_in_one_batched_turn(scripted_api, session_factory, tmp_path):
+async def _rows_written_during_a_user_turn_arrive_in_one_batched_turn(scripted_api, session, tmp_path) -> None:
     path = new_db(tmp_path / "peer.db")
-    session = session_factory("eng-panel")
     configure(session, path)
     shown: list[str] = []
     seen: list[str] = []
@@ -72,16 +71,17 @@ async def test_rows_written_during_a_user_turn_arrive_in_one_batched_turn(script
     assert [r.role for r in rows] == ["user", "assistant", "user", "assistant"]
     assert rows[2].text.startswith("[peer inbox] 3 new peer messages for eng")
     assert [p["problem"] for p in problems(session.instance.debug_log_path)] == [f"malformed_payload:{bad}"]
-    await session.aclose()
 
 
-async def test_failed_inbox_turn_is_delivered_again(scripted_api, session_factory, tmp_path):
-    path = new_db(tmp_path / "peer.db")
-    session = session_factory("eng-panel")
+async def _failed_inbox_turn_is_delivered_again(scripted_api, session, tmp_path) -> None:
+    """A new inbox on a fresh peer db (the writer process was proven above: the row is added here)."""
+    path = new_db(tmp_path / "peer-retry.db")
     configure(session, path, peer_poll_batch=False)
+    scripted_api.clear()
+    earlier = len(problems(session.instance.debug_log_path))
     scripted_api.push(http_error(500), reply("got it"))
     inbox = attach_inbox(session)
-    ids = await finish(await spawn_writer(path, MIX[1:2], tmp_path / "rows.json"))
+    ids = [add(path, "qa", "eng", {"ask": "addressed to us"})]
     inbox.start()
     try:
         await wait_until(lambda: inbox.stats.delivered_turns == 1, 60)
@@ -91,9 +91,21 @@ async def test_failed_inbox_turn_is_delivered_again(scripted_api, session_factor
     sent = inbox_requests(scripted_api)
     assert len(sent) == 2 and all(f"· row {ids[0]} ·" in r.user_text() for r in sent)
     assert inbox.stats.failed_turns == 1 and statuses(path)[ids[0]] == ("pending", None)
-    kinds = [p["problem"] for p in problems(session.instance.debug_log_path)]
+    kinds = [p["problem"] for p in problems(session.instance.debug_log_path)[earlier:]]
     assert kinds == ["delivery_failed"]
-    await session.aclose()
+
+
+async def test_rows_from_a_writer_process_arrive_in_one_batched_turn_and_a_failed_one_is_delivered_again(
+        scripted_api, session_factory, tmp_path):
+    """One session: rows a writer process adds during a user turn go out in one batched inbox turn
+    (through the same CLI process); then an inbox turn the API fails is delivered again (a failed
+    turn never hands its process on, so the retry starts a second CLI)."""
+    session = session_factory("eng-panel")
+    try:
+        await _rows_written_during_a_user_turn_arrive_in_one_batched_turn(scripted_api, session, tmp_path)
+        await _failed_inbox_turn_is_delivered_again(scripted_api, session, tmp_path)
+    finally:
+        await session.aclose()
 
 
 async def test_disabled_in_config_attaches_nothing(session_factory):

@@ -246,12 +246,20 @@ def test_two_processes_indexing_at_once_lose_nothing(tmp_path: Path) -> None:
             "import sys; from pathlib import Path; from mnemara.memory.rag import RagIndex\n"
             "from mnemara.memory.notes import append_note\n"
             "root = Path(sys.argv[1]); rag = RagIndex(root)\n"
+            "rag.query('walrus')\n"
+            "print('ready', flush=True)\n"
             "for n in range(15):\n"
             "    append_note(root / 'memory', f'other panel note {n} mentions walrus{n}', 'ops')\n"
             "    rag.index_text(f'manual from the other panel number {n} about narwhal{n}')\n"
             "    rag.query('walrus')\n"), str(tmp_path)],
         env=cli_env(), cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     rag = RagIndex(tmp_path)
+    rag.query("otter")
+    # Start writing only once the other process has LanceDB loaded (its imports take seconds): without
+    # this wait this process's loop was usually over before the other one wrote anything.
+    if other.stdout.readline().strip() != "ready":
+        _, err = other.communicate(timeout=60)
+        pytest.fail(f"the other process did not start: {err[-2000:]}")
     for n in range(15):
         append_note(tmp_path / "memory", f"this panel note {n} mentions otter{n}", "ops")
         rag.query("otter")

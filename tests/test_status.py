@@ -10,7 +10,7 @@ import pytest
 from mnemara.errors import ConfigError, UsageError
 from mnemara.instance import Instance
 from mnemara.memory.notes import append_note
-from mnemara.memory.status import (StatusBook, all_atoms, chunk_id, find_atom, inactive_atoms, set_status)
+from mnemara.memory.status import (StatusBook, all_atoms, chunk_id, inactive_atoms, set_status)
 from tests.conftest import run_cli
 
 
@@ -41,7 +41,7 @@ def test_cli_supersede_deprecate_restore_keep_day_files() -> None:
     entry = StatusBook.load(inst.memory_dir).entry(old)
     assert entry["status"] == "active" and entry["history"][0]["status"] == "superseded"
     assert _days(inst.memory_dir) == before
-    events = [json.loads(l)["event"] for l in inst.debug_log_path.read_text().splitlines()]
+    events = [json.loads(line)["event"] for line in inst.debug_log_path.read_text().splitlines()]
     assert {"atom_superseded", "atom_deprecated", "atom_restored"} <= set(events)
 
 
@@ -91,7 +91,8 @@ def test_corrupt_sidecar_is_a_clear_error_and_left_alone() -> None:
 
 
 @pytest.mark.e2e
-def test_supersede_memory_tool(scripted_api, session_factory) -> None:
+def test_supersede_memory_tool_then_superseded_atom_absent_from_rag_query(scripted_api, session_factory) -> None:
+    """Two turns of one session (one CLI start): the status tools, then rag_query on their result."""
     from mnemara.testing import reply, tool_use
 
     session = session_factory("tool")
@@ -100,35 +101,28 @@ def test_supersede_memory_tool(scripted_api, session_factory) -> None:
         reply(tool_use("mcp__mnemara__supersede_memory", {"old": chunk_id(old), "new": chunk_id(new), "reason": "moved"})),
         reply(tool_use("mcp__mnemara__deprecate_memory", {"atom": "bogus"})),
         reply("Done."),
-    )
-    session.turn("the staging db moved")
-    results = [r.tool_results()[-1] for r in scripted_api.message_requests()[1:3]]
-    texts = [r["content"] if isinstance(r["content"], str) else r["content"][0]["text"] for r in results]
-    first, second = (json.JSONDecoder().raw_decode(t)[0] for t in texts)
-    assert first["ok"] and first["superseded_by"] == new.id
-    assert second["ok"] is False and "not a note id" in second["error"]
-    assert list(inactive_atoms(session.instance.memory_dir)) == [chunk_id(old)]
-
-
-@pytest.mark.e2e
-def test_superseded_atom_absent_from_rag_query(scripted_api, session_factory) -> None:
-    from mnemara.testing import reply, tool_use
-
-    session = session_factory("recall")
-    old, new = _two(session.instance.memory_dir)
-    set_status(session.instance.memory_dir, old, "superseded", new=new, reason="moved")
-    scripted_api.push(
         reply(tool_use("mcp__mnemara__rag_query", {"question": "staging DB", "k": 5})),
         reply(tool_use("mcp__mnemara__rag_query", {"question": "staging DB", "k": 5, "include_superseded": True})),
         reply("ok"),
     )
+    session.turn("the staging db moved")
+    first, second = _tool_answers(scripted_api.message_requests()[1:3])
+    assert first["ok"] and first["superseded_by"] == new.id
+    assert second["ok"] is False and "not a note id" in second["error"]
+    assert list(inactive_atoms(session.instance.memory_dir)) == [chunk_id(old)]
+
+    # the superseded note is left out of rag_query unless asked for
     session.turn("where is the staging db?")
-    texts = [r.tool_results()[-1]["content"] for r in scripted_api.message_requests()[1:3]]
-    texts = [t if isinstance(t, str) else t[0]["text"] for t in texts]
-    plain, everything = (json.JSONDecoder().raw_decode(t)[0] for t in texts)
+    plain, everything = _tool_answers(scripted_api.message_requests()[4:6])
     assert [h["id"] for h in plain["hits"]] == [chunk_id(new)] and plain["skipped_inactive"] == 1
     marked = {h["id"]: h.get("status") for h in everything["hits"]}
     assert marked == {chunk_id(new): None, chunk_id(old): "superseded"}
+
+
+def _tool_answers(requests: list) -> list[dict]:
+    """The JSON answer of the newest tool_result of each request (the CLI may append a reminder)."""
+    texts = [r.tool_results()[-1]["content"] for r in requests]
+    return [json.JSONDecoder().raw_decode(t if isinstance(t, str) else t[0]["text"])[0] for t in texts]
 
 
 def test_broken_sidecar_does_not_take_recall_down(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from mnemara.backend_loader import load_backend
 from mnemara.errors import BackendUnavailable, UsageError
 from mnemara.fsutil import private_mkdir
 from mnemara.memory.cypher_guard import check_cypher
-from mnemara.memory.graph_stamp import drop_stamp, stamped_version, write_stamp
+from mnemara.memory.graph_stamp import drop_stamp, file_state, stamped_version, write_stamp
 
 DB_FILE = "graph.kuzu"
 NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ :.-]{0,63}")
@@ -77,6 +77,7 @@ class Graph:
         self._conn: Any = None
         self._kuzu_version = ""
         self.probes = 0  # crash probes run by this instance (tests observe the skip with it)
+        self._refused: tuple[tuple[int, ...], str] | None = None  # (file state, why) of a failed probe
 
     # -- connection ------------------------------------------------------------------
     def _connection(self) -> Any:
@@ -90,12 +91,13 @@ class Graph:
         if self.path.is_dir():
             raise GraphUnavailable(f"{self.path} is a folder, not a Kuzu database file")
         version = str(getattr(kuzu, "__version__", "") or "")
-        if self.probe and self.path.exists() and (not version or stamped_version(self.path) != version):
-            self._probe()
+        unchanged = bool(version) and stamped_version(self.path) == version
         try:  # opened for writing: a session that dies from here on must not leave a valid stamp
             drop_stamp(self.path)
         except OSError as exc:
             raise GraphUnavailable(f"cannot remove the clean-close stamp beside {self.path}: {_one_line(exc)}") from None
+        if self.probe and self.path.exists() and not unchanged:
+            self._probe()
         self._kuzu_version = version
         try:
             self._db = kuzu.Database(str(self.path))
@@ -109,20 +111,33 @@ class Graph:
         return conn
 
     def _probe(self) -> None:
+        """Open the file in a child process first; raise GraphUnavailable when that fails.
+
+        A file the probe refused is not probed again while it stays exactly as it was (each
+        graph call of a session would otherwise pay a child process to learn the same thing),
+        unless the refusal was about Kuzu's lock, which another process may release any moment.
+        """
+        state = file_state(self.path)
+        if state is not None and self._refused is not None and self._refused[0] == state:
+            raise GraphUnavailable(self._refused[1])
         self.probes += 1
         try:
             done = subprocess.run([sys.executable, "-c", _PROBE, str(self.path)], capture_output=True,
                                   text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GraphUnavailable(f"cannot check {self.path}: {_one_line(exc)}") from None
+        if done.returncode == 0:
+            return
         if done.returncode < 0:
-            raise GraphUnavailable(
-                f"{self.path} crashed Kuzu on open (signal {-done.returncode}); the file looks corrupt "
-                "(move it aside to start a new graph)")
-        if done.returncode != 0:
+            why = (f"{self.path} crashed Kuzu on open (signal {-done.returncode}); the file looks corrupt "
+                   "(move it aside to start a new graph)")
+        else:
             lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("See the docs")]
             last = lines[-1] if lines else f"probe exit {done.returncode}"
-            raise GraphUnavailable(_one_line(Exception(re.sub(r"^\w+(Error|Exception): ", "", last))))
+            why = _one_line(Exception(re.sub(r"^\w+(Error|Exception): ", "", last)))
+        if state is not None and "lock" not in why.lower():
+            self._refused = (state, why)
+        raise GraphUnavailable(why)
 
     def close(self) -> None:
         """Release the database (and its file lock) so other processes can open it.

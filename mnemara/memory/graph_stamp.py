@@ -122,6 +122,16 @@ def stamped_version(db_file: Path) -> str | None:
     return version
 
 
+def file_state(db_file: Path) -> tuple[int, ...] | None:
+    """What the stamp compares, as a tuple (None when the file cannot be read): equal tuples mean
+    the file has not been written, truncated, replaced or touched in between."""
+    try:
+        st = os.stat(db_file)
+    except OSError:
+        return None
+    return tuple(getattr(st, f"st_{field}") for field in _FIELDS)
+
+
 def _written_after(stamp: Path, mtime_ns: int, ctime_ns: int) -> bool:
     """Whether the stamp's own mtime is later than the file's last change (a later clock tick)."""
     return os.stat(stamp).st_mtime_ns > max(mtime_ns, ctime_ns)
