@@ -21,9 +21,13 @@ def context(inst: Instance, cfg: Config) -> ToolContext:
     return ToolContext(instance=inst, config=cfg, store=None)  # type: ignore[arg-type]  # memory tools never use it
 
 
+_SPECS: dict[str, Any] = {}
+
+
 def call(ctx: ToolContext, name: str, **args: Any) -> dict[str, Any]:
-    spec = next(s for s in all_specs() if s.name == name)
-    return spec.handler(ctx, args)  # type: ignore[return-value]
+    if not _SPECS:  # the handlers are plain functions: one list of specs serves every call
+        _SPECS.update((s.name, s) for s in all_specs())
+    return _SPECS[name].handler(ctx, args)  # type: ignore[no-any-return]
 
 
 def corrupt_folder(folder) -> None:

@@ -78,7 +78,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     exists already is merged into it (its edges move over, repeated edges are kept once).
     ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there).
     """
-    from mnemara.memory.graph import SCHEMA, GraphUnavailable
+    from mnemara.memory.graph import SCHEMA, GraphUnavailable, open_database
     from mnemara.memory.graph_stamp import drop_stamp
 
     kuzu = load_backend("kuzu", GraphUnavailable)
@@ -88,7 +88,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
         return {"nodes_deleted": 0, "edges_deleted": 0}
     drop = set(drop_node_ids)
     drop_stamp(graph_file)  # opened for writing, then replaced: the clean-close stamp no longer holds
-    db = kuzu.Database(str(graph_file))
+    db = open_database(kuzu, graph_file)
     conn = kuzu.Connection(db)
     nodes = conn.execute("MATCH (n:Node) RETURN n.id, n.label, n.properties, n.created_at").get_all()
     edges = conn.execute(
@@ -120,7 +120,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
         if leftover.exists():
             leftover.unlink()
-    new_db = kuzu.Database(str(fresh))
+    new_db = open_database(kuzu, fresh)
     new = kuzu.Connection(new_db)
     for statement in SCHEMA:
         new.execute(statement)

@@ -24,7 +24,7 @@ from typing import Sequence
 from mnemara.backend_loader import load_backend
 from mnemara.errors import BackendUnavailable
 from mnemara.instance import Instance
-from mnemara.memory.graph import DB_FILE
+from mnemara.memory.graph import DB_FILE, open_database
 from mnemara.memory.graph_stamp import stamped_version
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.load import LoadedAtom
@@ -81,7 +81,7 @@ def _read_in_process(graph_file: Path) -> list | None:
     if getattr(kuzu, "__version__", None) != recorded:
         return None
     try:
-        db = kuzu.Database(str(graph_file), read_only=True)
+        db = open_database(kuzu, graph_file, read_only=True)
         try:
             conn = kuzu.Connection(db)
             tables = {row[1] for row in conn.execute(TABLES).get_all()}
