@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from textual import events
+from textual.keys import _character_to_key
 
 from mnemara.instance import Instance
 from mnemara.ui.tui.app import MnemaraApp
@@ -41,5 +43,19 @@ async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 60
     raise AssertionError(f"timed out waiting for {what or condition}")
 
 
+def _key(char: str) -> str:
+    if char == " ":
+        return "space"
+    return char if char.isalnum() else _character_to_key(char)
+
+
 async def type_text(pilot: Any, text: str) -> None:
-    await pilot.press(*["space" if c == " " else c for c in text])
+    """Type ``text`` into the focused widget, one key event per character, queued together the way a
+    terminal delivers fast typing; the last key goes through ``pilot.press``, which returns once the
+    screen has handled every key. (Pressing them one by one waits and redraws after each key: most
+    of a panel test's CPU when it types a sentence.)"""
+    if not text:
+        return
+    for char in text[:-1]:
+        pilot.app.post_message(events.Key(_key(char), char))
+    await pilot.press(_key(text[-1]))
