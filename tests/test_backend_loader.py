@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemara.backend_loader import load_backend
+from mnemara.backend_loader import defer_package_init, load_backend
 from mnemara.errors import BackendUnavailable, MnemaraError
 from mnemara.memory.graph import GraphUnavailable
 from mnemara.memory.rag import RagUnavailable
@@ -31,6 +31,7 @@ thread = preload_backend("lancedb")
 hits = RagIndex(root).query("lease timeout")["hits"]
 thread.join()
 print("hits", len(hits))
+print("rest api classes built:", any(m.startswith("lance_namespace_urllib3_client.api") for m in sys.modules))
 """
 
 
@@ -39,7 +40,36 @@ def test_preload_racing_first_query_in_a_fresh_process(tmp_path: Path) -> None:
                           env=cli_env(), timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "partially initialized" not in done.stderr
-    assert done.stdout.strip() == "hits 1"
+    assert done.stdout.splitlines() == ["hits 1", "rest api classes built: False"]  # deferred: see defer_package_init
+
+
+def test_deferred_package_init_runs_once_when_the_package_itself_is_asked(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "mnemara_deferme"
+    package.mkdir()
+    (package / "part.py").write_text("RUNS = []\nVALUE = 41\n")
+    (package / "__init__.py").write_text("from mnemara_deferme.part import RUNS, VALUE\nRUNS.append('init')\n"
+                                         "TOP = VALUE + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        defer_package_init("mnemara_deferme")
+        from mnemara_deferme.part import RUNS  # a submodule imports without the package's __init__
+        assert RUNS == []
+        import mnemara_deferme
+
+        assert mnemara_deferme.TOP == 42 and RUNS == ["init"]  # the first name asked for runs it, whole
+        from mnemara_deferme import TOP, VALUE
+
+        assert (TOP, VALUE) == (42, 41) and RUNS == ["init"]  # once
+        with pytest.raises(AttributeError, match="no attribute 'missing'"):
+            mnemara_deferme.missing  # noqa: B018
+        defer_package_init("mnemara_deferme")  # imported already: nothing changes
+        assert sys.modules["mnemara_deferme"] is mnemara_deferme
+        defer_package_init("mnemara_no_such_package")  # not installed: nothing happens
+        assert "mnemara_no_such_package" not in sys.modules
+    finally:
+        for name in [m for m in sys.modules if m.startswith("mnemara_deferme")]:
+            del sys.modules[name]
 
 
 def test_backend_errors_share_one_base() -> None:
