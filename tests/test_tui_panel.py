@@ -154,23 +154,8 @@ async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_d
         "Ctrl+C denied the open question"
 
 
-async def test_ctrl_l_clears_the_screen_but_not_the_store(make_app, instance):
-    from mnemara.store import TurnStore
-
-    with TurnStore(instance.turns_path) as store:  # what a turn leaves (the panel's part is the log, not the CLI)
-        store.append("user", "a question")
-        store.append("assistant", "an answer")
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        before = [(r.id, r.role, r.text) for r in app.session.store.history()]
-        assert len(before) == 2 and "you: a question\nassistant: an answer" in app.chat_log.plain_text()
-        await pilot.press("ctrl+l")
-        assert app.chat_log.entries == []
-        assert [(r.id, r.role, r.text) for r in app.session.store.history()] == before
-
-
-async def test_history_is_shown_when_the_panel_opens(make_app, instance):
+async def test_history_is_shown_when_the_panel_opens_and_ctrl_l_clears_the_screen_but_not_the_store(
+        make_app, instance):
     from mnemara.store import TurnStore
 
     with TurnStore(instance.turns_path) as store:
@@ -181,8 +166,12 @@ async def test_history_is_shown_when_the_panel_opens(make_app, instance):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         log = app.chat_log.plain_text()
-        assert "📌 00 slot: health (system): HP 73/100" in log
-        assert "you: earlier question\nassistant: earlier answer" in log
+        assert "📌 00 slot: health (system): HP 73/100" in log, "the pinned slot is shown at open"
+        assert "you: earlier question\nassistant: earlier answer" in log, "the history is shown at open"
+        before = [(r.id, r.role, r.text) for r in app.session.store.history()]
+        await pilot.press("ctrl+l")
+        assert app.chat_log.entries == [], "Ctrl+L clears the screen"
+        assert [(r.id, r.role, r.text) for r in app.session.store.history()] == before, "Ctrl+L keeps the store"
 
 
 async def test_help_lists_every_command_and_unknown_ones_are_named(make_app):
