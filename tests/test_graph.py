@@ -14,7 +14,7 @@ import pytest
 
 from mnemara.errors import UsageError
 from mnemara.memory.graph import Graph, GraphUnavailable
-from mnemara.memory.graph_stamp import STAMP_FILE, stamp_path, stamped_version
+from mnemara.memory.graph_stamp import STAMP_FILE, stamp_path, stamped_version, write_stamp
 
 
 @pytest.fixture
@@ -300,3 +300,19 @@ def test_missing_kuzu_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "kuzu", None)
     with pytest.raises(GraphUnavailable, match="cannot import kuzu"):
         Graph(tmp_path / "graph").add_node("x")
+
+
+def test_writing_a_stamp_leaves_the_locks_of_this_process_alone(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops every POSIX lock the process holds on it, Kuzu's included."""
+    g = Graph(tmp_path / "graph")
+    chain(g, "ab")
+    g.close()
+    db = tmp_path / "graph" / "graph.kuzu"
+    other = kuzu.Database(str(db))  # e.g. a second Graph of the same folder in this process
+    try:
+        assert write_stamp(db, kuzu.__version__)
+        taken = subprocess.run([sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1], 'r+b'); "
+                                "fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)", str(db)], capture_output=True)
+        assert taken.returncode != 0, "another process could lock the file: Kuzu's lock was dropped"
+    finally:
+        other.close()

@@ -8,10 +8,12 @@ itself closed the file, the probe would only repeat what the last session
 proved, so it is skipped:
 
 * a clean close writes ``graph/clean-close.json`` with the Kuzu version and the
-  file's size, mtime, ctime, inode and device, taken under Kuzu's own file lock
-  (no Kuzu opener can slip in between the close and the stamp);
+  file's size, mtime, ctime, inode and device;
 * opening the file for writing removes the stamp first, so a session that dies
-  with the file open never leaves a valid one behind;
+  with the file open never leaves a valid one behind. Another process that opens
+  the file between a close and its stamp either leaves it exactly as it was, or
+  writes a WAL (or shadow) file beside it and changes its times: each refuses
+  the stamp;
 * the probe is skipped only when the stamp is well formed and every recorded
   value equals the file's now, no other ``graph.kuzu*`` file (a WAL, a shadow
   file, a rewrite in progress) lies beside it, and the stamp was written in a
@@ -25,7 +27,6 @@ rename over the file or ``touch`` shows up as a mismatch.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -55,40 +56,31 @@ def drop_stamp(db_file: Path) -> None:
 def write_stamp(db_file: Path, kuzu_version: str) -> bool:
     """Record that ``db_file`` was just closed cleanly by Kuzu ``kuzu_version``; False when not recorded.
 
-    Call it only after the database and its connections are closed without error.
+    Call it only after the database and its connections are closed without error. It never opens
+    the database file itself: closing any descriptor of a file drops every POSIX lock this process
+    holds on it, Kuzu's included (a second ``Database`` on the file in this process would lose it).
     """
     db_file = Path(db_file)
     if not kuzu_version:
         return False
     try:
-        fd = os.open(db_file, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        try:  # the lock Kuzu takes on open: while it is held no Kuzu in any process can open the file
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # another process opened it already; it will stamp (or not) when it closes
-        st = os.fstat(fd)
+        st = os.stat(db_file)
         if _companions(db_file):
             return False
-        record = {"format": FORMAT, "kuzu": kuzu_version, **{f: getattr(st, f"st_{f}") for f in _FIELDS}}
-        text = json.dumps(record, sort_keys=True)
+        text = json.dumps({"format": FORMAT, "kuzu": kuzu_version, **{f: getattr(st, f"st_{f}") for f in _FIELDS}},
+                          sort_keys=True)
         for _ in range(_TICK_TRIES):
             atomic_write_text(stamp_path(db_file), text)
             if _written_after(stamp_path(db_file), st.st_mtime_ns, st.st_ctime_ns):
                 return True
             time.sleep(_TICK_WAIT)
         drop_stamp(db_file)
-        return False
     except OSError:
         try:
             drop_stamp(db_file)
         except OSError:
             pass
-        return False
-    finally:
-        os.close(fd)  # also releases the lock
+    return False
 
 
 def stamped_version(db_file: Path) -> str | None:
