@@ -19,7 +19,7 @@ from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
 from mnemara.ui.tui.screens.text_prompt import TextPrompt
 
-from tests.tui_support import instance, make_app, type_text, wait_for  # noqa: F401  (fixtures)
+from tests.tui_support import burst, instance, make_app, type_text, wait_for  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.e2e
 SIZE = (110, 34)
@@ -44,19 +44,26 @@ async def finish_turn(pilot: Any, app: MnemaraApp) -> None:
 # -- chatting ------------------------------------------------------------------------------
 
 
-async def test_ctrl_s_streams_answers_the_status_goes_idle_after_each_and_escape_cancels_a_running_turn(
+async def test_ctrl_s_streams_answers_sends_bursts_whole_queues_text_sent_mid_turn_and_escape_cancels(
         api, make_app, instance):
-    """One panel and one CLI (kept between turns) for three turns; each phase's assertions name it.
+    """One panel and one CLI (kept between turns) for six turns; each phase's assertions name it.
 
     1. Ctrl+S sends the whole input (Enter is a newline); the answer streams in under the display name.
     2. The status line stops saying "working…" as soon as an answer is complete, on the fresh CLI and on the
        kept one. (It used to keep the busy notice until something else redrew it: the panel redrew on the
        turn worker's end while the session's turn generator, left unfinished by a ``break``, still had
        ``busy`` set.)
-    3. Escape cancels a running turn without clearing the input; with nothing running it clears the input.
+    3. Ctrl+S right after a burst of keys (a terminal delivers a paste or fast typing in one read) sends
+       the whole text, not a prefix (tests/test_tui_input_order.py has the slash-command and editor cases).
+    4. Text sent while a turn runs is queued, and sent when that turn ends.
+    5. Escape cancels a running turn: the queued text goes back into the input unsent, before what was
+       typed since, which Escape leaves alone; with nothing running, Escape clears the input.
     """
     answer = "The lease timeout lives in server.py as LEASE_SECONDS, read at start-up."
+    burst_text = "hello, what can you do? " * 4
     api.push(reply(answer, delay=0.03, chunk_size=6), reply("ANSWER-2 is complete."),
+             reply("I can do several things."),
+             reply("slow " * 20, delay=0.1, chunk_size=5), reply("answer to the queued one"),
              reply("slow " * 60, delay=0.2, chunk_size=5))
     update_config(instance.config_path, display_name="Mimir")
     app = make_app()
@@ -97,15 +104,46 @@ async def test_ctrl_s_streams_answers_the_status_goes_idle_after_each_and_escape
         assert not app.session.busy and "turns: 4/20" in status.status.line(), "idle status after the second turn"
         await finish_turn(pilot, app)
 
-        # 3. Escape cancels a running turn, and the panel stays usable
+        # 3. Ctrl+S right after a burst of keys sends the whole text
+        user_rows = lambda: [r.text for r in app.session.store.history() if r.role == "user"]  # noqa: E731
+        app.chat_input.focus()
+        burst(app, burst_text)
+        await wait_for(pilot, lambda: "I can do several things." in app.chat_log.plain_text(), 30, "the burst's answer")
+        await finish_turn(pilot, app)
+        assert app.chat_input.text == "", "the burst left text in the input"
+        assert api.last.user_text().endswith(burst_text), "the burst's request lost text"
+        assert user_rows()[-1] == burst_text, "the burst's stored message lost text"
+
+        # 4. text sent while a turn runs is queued, and sent when the turn ends
+        burst(app, "first")
+        await wait_for(pilot, lambda: app.chat_log.entries[-1].kind == "assistant"
+                       and app.chat_log.entries[-1].text.startswith("slow"), 20, "the slow turn's first delta")
+        burst(app, "queued one")
+        await wait_for(pilot, lambda: "queued: queued one" in app.chat_log.plain_text(), 20, "the queued message")
+        assert app.turn_running and user_rows()[-1] == "first", "text sent mid-turn waits for the turn"
+        await wait_for(pilot, lambda: "answer to the queued one" in app.chat_log.plain_text(), 40, "the queued turn")
+        await finish_turn(pilot, app)
+        log = app.chat_log.plain_text()
+        assert "queued:" not in log and log.index("you: first") < log.index("you: queued one"), \
+            "the queued message was sent after the turn it waited for"
+        assert user_rows()[-2:] == ["first", "queued one"]
+
+        # 5. Escape cancels a running turn; queued text goes back to the input, typed text stays
+        requests = len(api.message_requests())
         await send(pilot, app, "go slowly")
         await wait_for(pilot, lambda: app.chat_log.entries[-1].kind == "assistant"
                        and app.chat_log.entries[-1].text.startswith("slow"), what="the slow turn's first delta")
+        burst(app, "second")
+        await wait_for(pilot, lambda: "queued: second" in app.chat_log.plain_text(), 20, "the queued message")
         await type_text(pilot, "still typing")  # the input works while the turn runs
         assert app.chat_input.text == "still typing"
         await pilot.press("escape")
         await finish_turn(pilot, app)
-        assert app.chat_input.text == "still typing", "Escape cancelled the turn, it did not clear the input"
+        assert app.chat_input.text == "second\nstill typing", \
+            "Escape put the queued text back before the typed text, and did not clear the input"
+        assert "queued: (back in the input, not sent)" in app.chat_log.plain_text()
+        assert not app._queued and not app.turn_running and user_rows()[-1] == "go slowly", "the queued text was sent"
+        assert len(api.message_requests()) == requests + 1, "the queued text was not sent after Escape"
         await pilot.press("escape")
         assert app.chat_input.text == "", "now that nothing runs, Escape clears the input"
         last = app.session.store.history()[-1]

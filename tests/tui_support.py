@@ -59,3 +59,10 @@ async def type_text(pilot: Any, text: str) -> None:
     for char in text[:-1]:
         pilot.app.post_message(events.Key(_key(char), char))
     await pilot.press(_key(text[-1]))
+
+
+def burst(app: Any, text: str) -> None:
+    """Queue every key and then Ctrl+S at once, as the terminal driver does (no pauses between them)."""
+    for char in text:
+        app.post_message(events.Key(_key(char), char))
+    app.post_message(events.Key("ctrl+s", None))
