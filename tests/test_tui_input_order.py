@@ -98,12 +98,12 @@ async def test_a_burst_then_ctrl_s_sends_the_whole_text_and_text_sent_during_a_t
         await wait_for(pilot, lambda: app.chat_log.entries[-1].kind == "assistant"
                        and app.chat_log.entries[-1].text.startswith("slow"), 20, "the slow turn's first delta")
         burst(app, "second")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "queued: second" in app.chat_log.plain_text(), 20, "the queued message")
         assert app.chat_input.text == "" and user_rows()[-1] == "third", "text sent mid-turn waits (not sent)"
-        assert "queued: second" in app.chat_log.plain_text()
         await pilot.press("escape")  # cancel the slow turn: the queued message is not sent
         await wait_for(pilot, lambda: not app.turn_running, 20, "the cancelled turn to end")
-        await pilot.pause(0.3)
-        assert app.chat_input.text.strip() == "second" and not app._queued, "Esc puts the queued text back"
+        await wait_for(pilot, lambda: app.chat_input.text.strip() == "second", 20, "Esc to put the queued text back")
+        await pilot.pause()  # what runs after a turn (a queued message would be sent here) has run
+        assert not app._queued and not app.turn_running and user_rows()[-1] == "third", "the queued text was sent"
         assert "queued: (back in the input, not sent)" in app.chat_log.plain_text()
         assert len(scripted_api.message_requests()) == requests + 1, "the queued text was not sent after Esc"

@@ -5,8 +5,6 @@ store, the role doc file, the permission gate and the CLI are real.
 """
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,14 +103,14 @@ async def test_ctrl_s_streams_answers_the_status_goes_idle_after_each_and_escape
                        and app.chat_log.entries[-1].text.startswith("slow"), what="the slow turn's first delta")
         await type_text(pilot, "still typing")  # the input works while the turn runs
         assert app.chat_input.text == "still typing"
-        started = time.monotonic()
         await pilot.press("escape")
         await finish_turn(pilot, app)
-        assert time.monotonic() - started < 10
         assert app.chat_input.text == "still typing", "Escape cancelled the turn, it did not clear the input"
         await pilot.press("escape")
         assert app.chat_input.text == "", "now that nothing runs, Escape clears the input"
-        assert app.session.store.history()[-1].meta.get("interrupted") is True, "the cancelled answer is marked"
+        last = app.session.store.history()[-1]
+        assert last.meta.get("interrupted") is True, "the cancelled answer is marked"
+        assert len(last.text) < len("slow " * 60), "Escape cut the answer short"
 
 
 async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_denies_and_quits(api, make_app):

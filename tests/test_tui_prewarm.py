@@ -37,6 +37,7 @@ async def test_no_prewarm_without_warm_spare(scripted_api, mnemara_home):
     session = AgentSession(Instance.create("cold"), warm_spare=False)
     app = MnemaraApp(session.instance, session=session)
     async with app.run_test(size=(110, 34)) as pilot:
-        await pilot.pause(0.5)
-        assert session.pool.spare is None
+        worker = await wait_for(pilot, lambda: getattr(app, "prewarm_worker", None), what="the prewarm step")
+        await wait_for(pilot, lambda: worker.is_finished, what="the prewarm step to finish")
+        assert session.pool.spare is None and session.stats["fresh_started"] == 0
     await session.aclose()
