@@ -199,6 +199,13 @@ def test_probe_is_skipped_only_for_a_file_unchanged_since_a_clean_close(tmp_path
     again.add_node("thing", {}, "c")
     assert not stamp_path(db).exists()
     again.close()
+    stamp_path(db).unlink()  # e.g. a clock too coarse to stamp: reopening what this instance closed is no risk
+    assert again.counts() == {"nodes": 3, "edges": 1} and again.probes == 0
+    again.close()
+    stamp_path(db).unlink()
+    os.utime(db)  # ...unless the file changed since
+    assert again.counts() == {"nodes": 3, "edges": 1} and again.probes == 1
+    again.close()
     stamp_path(db).unlink()
     unstamped = Graph(tmp_path / "graph")
     assert unstamped.counts() == {"nodes": 3, "edges": 1} and unstamped.probes == 1, "no stamp: probed as before"

@@ -28,7 +28,7 @@ from mnemara.backend_loader import load_backend
 from mnemara.errors import BackendUnavailable, UsageError
 from mnemara.fsutil import private_mkdir
 from mnemara.memory.cypher_guard import check_cypher
-from mnemara.memory.graph_stamp import drop_stamp, file_state, stamped_version, write_stamp
+from mnemara.memory.graph_stamp import drop_stamp, file_state, has_companions, stamped_version, write_stamp
 
 DB_FILE = "graph.kuzu"
 NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ :.-]{0,63}")
@@ -86,6 +86,7 @@ class Graph:
         self._kuzu_version = ""
         self.probes = 0  # crash probes run by this instance (tests observe the skip with it)
         self._refused: tuple[tuple[int, ...], str] | None = None  # (file state, why) of a failed probe
+        self._closed_as: tuple[int, ...] | None = None  # the file as this instance last closed it cleanly
 
     # -- connection ------------------------------------------------------------------
     def _connection(self) -> Any:
@@ -100,6 +101,9 @@ class Graph:
             raise GraphUnavailable(f"{self.path} is a folder, not a Kuzu database file")
         version = str(getattr(kuzu, "__version__", "") or "")
         unchanged = bool(version) and stamped_version(self.path) == version
+        if not unchanged and self._closed_as is not None:  # reopening what this instance closed: on a
+            # filesystem whose clock ticks too coarsely for a stamp, the file as it was left counts too
+            unchanged = file_state(self.path) == self._closed_as and not has_companions(self.path)
         try:  # opened for writing: a session that dies from here on must not leave a valid stamp
             drop_stamp(self.path)
         except OSError as exc:
@@ -163,6 +167,7 @@ class Graph:
                 clean = False
         if clean:
             write_stamp(self.path, self._kuzu_version)
+            self._closed_as = file_state(self.path)
 
     def _run(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         conn = self._connection()

@@ -129,6 +129,14 @@ def _written_after(stamp: Path, mtime_ns: int, ctime_ns: int) -> bool:
     return os.stat(stamp).st_mtime_ns > max(mtime_ns, ctime_ns)
 
 
+def has_companions(db_file: Path) -> bool:
+    """Whether a WAL, shadow or rewrite file of ``db_file`` lies beside it (True when unsure)."""
+    try:
+        return bool(_companions(db_file))
+    except OSError:
+        return True
+
+
 def _companions(db_file: Path) -> list[str]:
     """Other files named after ``db_file`` (Kuzu's WAL and shadow files, a rewrite in progress)."""
     prefix = db_file.name
