@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import kuzu
 import pytest
 
 from mnemara.errors import UsageError
@@ -22,6 +21,12 @@ def graph(tmp_path: Path):
     g = Graph(tmp_path / "graph")
     yield g
     g.close()
+
+
+def kuzu_version() -> str:
+    import kuzu  # here, not at the top: collecting this file must not import Kuzu into every worker
+
+    return str(kuzu.__version__)
 
 
 def chain(g: Graph, ids: str) -> None:
@@ -191,7 +196,7 @@ def test_probe_is_skipped_only_for_a_file_unchanged_since_a_clean_close(tmp_path
     chain(g, "ab")
     assert g.probes == 0 and stamped_version(db) is None  # a new file: nothing to probe, no stamp while open
     g.close()
-    assert stamped_version(db) == kuzu.__version__
+    assert stamped_version(db) == kuzu_version()
     again = Graph(tmp_path / "graph")
     assert again.counts() == {"nodes": 2, "edges": 1}
     assert again.probes == 0, "unchanged since a clean close: the probe is skipped"
@@ -277,7 +282,7 @@ def test_a_stamp_that_does_not_match_exactly_means_probe(tmp_path: Path) -> None
         time.sleep(0.01)  # the stamp must be written in a later clock tick than the file
         (db.parent / STAMP_FILE).write_text(json.dumps({**json.loads(pristine[STAMP_FILE]),
                                                         **_state_of(db)}))
-        assert stamped_version(db) == kuzu.__version__, f"not restored after {case}"
+        assert stamped_version(db) == kuzu_version(), f"not restored after {case}"
 
 
 def _state_of(db: Path) -> dict[str, int]:
@@ -315,9 +320,11 @@ def test_writing_a_stamp_leaves_the_locks_of_this_process_alone(tmp_path: Path) 
     chain(g, "ab")
     g.close()
     db = tmp_path / "graph" / "graph.kuzu"
+    import kuzu
+
     other = kuzu.Database(str(db))  # e.g. a second Graph of the same folder in this process
     try:
-        assert write_stamp(db, kuzu.__version__)
+        assert write_stamp(db, kuzu_version())
         taken = subprocess.run([sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1], 'r+b'); "
                                 "fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)", str(db)], capture_output=True)
         assert taken.returncode != 0, "another process could lock the file: Kuzu's lock was dropped"

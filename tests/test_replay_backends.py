@@ -50,6 +50,7 @@ def test_entities_survive_archiving_that_moves_byte_offsets():
 
 
 _spawns: list[str] | None = None
+_hooked: list[bool] = []
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -57,11 +58,12 @@ def _audit(event: str, args: tuple) -> None:
         _spawns.append(str(args[0]))
 
 
-sys.addaudithook(_audit)  # hooks cannot be removed; it records only while _spawns is a list
-
-
 def _replay_spawning(inst: Instance) -> tuple[str, list[str]]:
+    """Replay's graph status and the processes it started."""
     global _spawns
+    if not _hooked:  # hooks cannot be removed: added once, on first use; it records only while _spawns is a list
+        sys.addaudithook(_audit)
+        _hooked.append(True)
     _, lookup = default_backends(inst)
     _spawns = []
     try:
