@@ -151,41 +151,62 @@ async def test_ctrl_s_streams_answers_sends_bursts_whole_queues_text_sent_mid_tu
         assert len(last.text) < len("slow " * 60), "Escape cut the answer short"
 
 
-async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_denies_and_quits(api, make_app):
+async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_denies_and_quits(api, instance):
     """Three turns through one CLI, each asking to run a command: ``y`` runs it, ``n`` denies it (the
-    tool result says so), and Ctrl+C while the question is open denies it and quits the panel."""
+    tool result says so), and Ctrl+C while the question is open denies it and quits the panel.
+
+    The session keeps a spare CLI (as by default): the one started before the first message serves all
+    three turns, and quitting during the third starts none for a next turn that will never come.
+    """
+    from mnemara.session import AgentSession
+
+    session = AgentSession(instance, warm_spare=True)
+    launches: list[str] = []
+    launch = session.launcher.launch
+
+    def counted_launch(system_prompt: str) -> Any:  # the real launch, counted
+        launches.append(system_prompt)
+        return launch(system_prompt)
+
+    session.launcher.launch = counted_launch
     for command in ("echo tui-permission-ok", "echo tui-permission-no"):
         api.push(reply(tool_use("Bash", {"command": command})), reply("done"))
     api.push(reply(tool_use("Bash", {"command": "echo never-run"})), reply("ok"))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        for answer, command, allowed in (("y", "echo tui-permission-ok", True), ("n", "echo tui-permission-no", False)):
-            asked = len(api.message_requests())
-            await send(pilot, app, f"run {command}")
-            modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen)
-                                   and app.screen.query("#permission-target") and app.screen,
-                                   what=f"the permission modal for {command}")
-            assert modal.request.tool_name == "Bash" and modal.request.target == command
-            assert str(modal.query_one("#permission-target").render()) == command
-            assert "target: 1 line" in str(modal.query_one("#permission-summary").render())
-            await pilot.press(answer)
-            await finish_turn(pilot, app)
-            assert not isinstance(app.screen, PermissionScreen), f"the modal closes on {answer!r}"
-            results = api.message_requests()[asked + 1].tool_results()
-            assert len(results) == 1
-            text = str(results[0].get("content"))
-            if allowed:
-                assert "tui-permission-ok" in text and not results[0].get("is_error"), f"'y' runs the command: {text}"
-            else:
-                assert "denied" in text.lower() and results[0].get("is_error"), f"'n' denies the command: {text}"
-            log = app.chat_log.plain_text()
-            assert f"▸ tool: Bash command={command}" in log and "\nresult" in log.replace("▸ ", "")
+    app = MnemaraApp(instance, session=session)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: session.pool.spare, what="the spare CLI")
+            for answer, command, allowed in (("y", "echo tui-permission-ok", True), ("n", "echo tui-permission-no", False)):
+                asked = len(api.message_requests())
+                await send(pilot, app, f"run {command}")
+                modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen)
+                                       and app.screen.query("#permission-target") and app.screen,
+                                       what=f"the permission modal for {command}")
+                assert modal.request.tool_name == "Bash" and modal.request.target == command
+                assert str(modal.query_one("#permission-target").render()) == command
+                assert "target: 1 line" in str(modal.query_one("#permission-summary").render())
+                await pilot.press(answer)
+                await finish_turn(pilot, app)
+                assert not isinstance(app.screen, PermissionScreen), f"the modal closes on {answer!r}"
+                results = api.message_requests()[asked + 1].tool_results()
+                assert len(results) == 1
+                text = str(results[0].get("content"))
+                if allowed:
+                    assert "tui-permission-ok" in text and not results[0].get("is_error"), f"'y' runs the command: {text}"
+                else:
+                    assert "denied" in text.lower() and results[0].get("is_error"), f"'n' denies the command: {text}"
+                log = app.chat_log.plain_text()
+                assert f"▸ tool: Bash command={command}" in log and "\nresult" in log.replace("▸ ", "")
 
-        await send(pilot, app, "run it")
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what="the third permission modal")
-        await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: app.session._closed, what="the session to close on Ctrl+C")
+            await send(pilot, app, "run it")
+            await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what="the third permission modal")
+            await pilot.press("ctrl+c")
+            await wait_for(pilot, lambda: app.session._closed, what="the session to close on Ctrl+C")
+    finally:
+        await session.aclose()  # the processes end even when an assertion fails
     assert app.return_code == 0, "Ctrl+C with a question open quits cleanly"
+    assert session.stats == {"spare_used": 1, "fresh_started": 0, "reused": 2}, session.stats
+    assert len(launches) == 1, "quitting during a turn started a CLI for a next turn"
     assert all("never-run" not in str(r.get("content")) for req in api.message_requests() for r in req.tool_results()), \
         "Ctrl+C denied the open question"
 

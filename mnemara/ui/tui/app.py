@@ -422,6 +422,8 @@ class MnemaraApp(App[None]):
         if inbox is not None:
             await inbox.aclose()
         if self.turn_running:
+            if getattr(self.session, "warm_spare", False):
+                self.session.warm_spare = False  # no next turn: the stopped one must not start a CLI for it
             await self.cancel_turn()
         await self._close_session()
         self.exit()
