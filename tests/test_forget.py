@@ -176,3 +176,31 @@ def test_forget_waits_for_a_session_to_release_the_graph(isolated_home: Path) ->
         timer.join()
     assert out.returncode == 0, out.stdout + out.stderr
     assert _holders(inst.root) == []
+
+
+def test_a_graph_file_that_crashes_kuzu_fails_the_graph_step_not_forget(isolated_home: Path) -> None:
+    """forget reads and rewrites the graph without a Graph object: a damaged file is opened by a
+    child process first, so the damage that makes Kuzu segfault in-process cannot take forget down."""
+    from mnemara.memory.graph import Graph
+
+    inst = Instance.create("c")
+    append_note(inst.memory_dir, f"The {SECRET} relay uses port 7411.", "fact")
+    append_note(inst.memory_dir, "An unrelated note about relays.", "fact")
+    graph = Graph(inst.graph_dir)
+    for a, b in ("ab", "bc"):
+        graph.ensure_node(a, "thing")
+        graph.ensure_node(b, "thing")
+        graph.add_edge(a, b, "next")
+    graph.close()
+    db = inst.graph_dir / "graph.kuzu"
+    with open(db, "r+b") as fh:  # the damage test_graph shows crashing Kuzu when opened in-process
+        fh.seek(4096)
+        fh.write(bytes((i * 97 + 13) % 256 for i in range(100_000)))
+    damaged = db.read_bytes()
+    out = run_cli("forget", "--instance", "c", SECRET, "--yes", subprocess_only=True)
+    assert out.returncode == 1, f"forget must end saying a step failed (a crash is a signal): {out.returncode}\n" \
+        f"{out.stdout}\n{out.stderr}"
+    assert "graph: Graph backend unavailable" in out.stdout and "crashed Kuzu on open" in out.stdout, out.stdout
+    assert SECRET not in "".join(p.read_text(encoding="utf-8") for p in inst.memory_dir.glob("*.md")), \
+        "the note still left its day file although only the graph step failed"
+    assert db.read_bytes() == damaged, "the damaged graph file is left as it was, for the user to move aside"

@@ -185,13 +185,14 @@ def _manual_chunks_quoting(rows: list[dict[str, Any]], atoms: list[Atom]) -> lis
 
 def graph_nodes_of(root: Path) -> list[tuple[str, str]] | None:
     """``(node id, properties)`` of every graph node; [] without a graph, None when unreadable."""
-    from mnemara.memory.graph import DB_FILE, open_database
+    from mnemara.memory.graph import DB_FILE, check_opens, open_database
 
     path = root / "graph" / DB_FILE
     if not path.exists():
         return []
     try:
         kuzu = load_backend("kuzu")
+        check_opens(kuzu, path)  # a damaged file must not crash forget or migrate
         db = open_database(kuzu, path, read_only=True)
         conn = kuzu.Connection(db)
         rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()

@@ -74,6 +74,35 @@ def _one_line(exc: BaseException) -> str:
     return text.split(" See the docs:")[0][:300]
 
 
+def probe_failure(path: Path) -> str | None:
+    """Open ``path`` in a child process first (some damage crashes Kuzu instead of raising):
+    None when it opened, else one line saying why not."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"cannot check {path}: {_one_line(exc)}"
+    if done.returncode == 0:
+        return None
+    if done.returncode < 0:
+        return (f"{path} crashed Kuzu on open (signal {-done.returncode}); the file looks corrupt "
+                "(move it aside to start a new graph)")
+    lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("See the docs")]
+    last = lines[-1] if lines else f"probe exit {done.returncode}"
+    return _one_line(Exception(re.sub(r"^\w+(Error|Exception): ", "", last)))
+
+
+def check_opens(kuzu: Any, path: Path) -> None:
+    """Raise GraphUnavailable unless ``path`` can be opened in this process without risk: it is
+    exactly as this Kuzu version last closed it cleanly, or a child process opened it first.
+    For the code that opens a graph file without a :class:`Graph` (forget, note-id migration)."""
+    version = str(getattr(kuzu, "__version__", "") or "")
+    if version and stamped_version(path) == version:
+        return
+    why = probe_failure(path)
+    if why is not None:
+        raise GraphUnavailable(why)
+
+
 class Graph:
     """The graph of one instance (``graph_dir``). Not thread-safe; one per session."""
 
@@ -123,7 +152,7 @@ class Graph:
         return conn
 
     def _probe(self) -> None:
-        """Open the file in a child process first; raise GraphUnavailable when that fails.
+        """:func:`probe_failure` of the file; raise GraphUnavailable when that fails.
 
         A file the probe refused is not probed again while it stays exactly as it was (each
         graph call of a session would otherwise pay a child process to learn the same thing),
@@ -133,20 +162,9 @@ class Graph:
         if state is not None and self._refused is not None and self._refused[0] == state:
             raise GraphUnavailable(self._refused[1])
         self.probes += 1
-        try:
-            done = subprocess.run([sys.executable, "-c", _PROBE, str(self.path)], capture_output=True,
-                                  text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise GraphUnavailable(f"cannot check {self.path}: {_one_line(exc)}") from None
-        if done.returncode == 0:
+        why = probe_failure(self.path)
+        if why is None:
             return
-        if done.returncode < 0:
-            why = (f"{self.path} crashed Kuzu on open (signal {-done.returncode}); the file looks corrupt "
-                   "(move it aside to start a new graph)")
-        else:
-            lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("See the docs")]
-            last = lines[-1] if lines else f"probe exit {done.returncode}"
-            why = _one_line(Exception(re.sub(r"^\w+(Error|Exception): ", "", last)))
         if state is not None and "lock" not in why.lower():
             self._refused = (state, why)
         raise GraphUnavailable(why)

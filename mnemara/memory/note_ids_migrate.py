@@ -56,7 +56,7 @@ def migrate_note_ids(root: Path) -> list[str]:
 
         rows = graph_nodes_of(root)
         if rows is None:
-            return lines + ["graph: not readable now (is a session holding it?); node names left as they are"]
+            return lines + ["graph: not readable now (a session holding it, or a damaged file); node names left as they are"]
         renames = legacy_graph_renames(root / "memory", rows)
         if renames:
             rewrite_graph(graph_file, [], rename=renames)

@@ -78,7 +78,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     exists already is merged into it (its edges move over, repeated edges are kept once).
     ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there).
     """
-    from mnemara.memory.graph import SCHEMA, GraphUnavailable, open_database
+    from mnemara.memory.graph import SCHEMA, GraphUnavailable, check_opens, open_database
     from mnemara.memory.graph_stamp import drop_stamp, write_stamp
 
     kuzu = load_backend("kuzu", GraphUnavailable)
@@ -87,6 +87,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     if not graph_file.exists():
         return {"nodes_deleted": 0, "edges_deleted": 0}
     drop = set(drop_node_ids)
+    check_opens(kuzu, graph_file)  # before the stamp goes: an unchanged, cleanly closed file needs no child
     drop_stamp(graph_file)  # opened for writing, then replaced: the clean-close stamp no longer holds
     db = open_database(kuzu, graph_file)
     conn = kuzu.Connection(db)
