@@ -1,4 +1,5 @@
-"""The REPL, `mnemara run`, `mnemara demo` and the embedding example, as subprocesses."""
+"""The REPL through `mnemara run` (in this process, through click's CliRunner), and the embedding
+example (a subprocess: a fresh interpreter is what it shows)."""
 from __future__ import annotations
 
 import subprocess
