@@ -10,10 +10,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Workers per core for ``-n auto``. A third of the suite's time is spent waiting on other
-#: processes (the Claude CLI, the scripted API, tmux), so one worker per core leaves the cores
-#: idle that long. Measured on 2 cores, the whole suite: -n 2 318 s, -n 3 279 s, -n 4 235 s,
-#: -n 6 321 s (the waits that poll start costing CPU). PYTEST_XDIST_AUTO_NUM_WORKERS still wins.
+#: Workers per core for ``-n auto``. Part of the suite's time is spent waiting on other processes
+#: (the Claude CLI, the scripted API, tmux), so one worker per core leaves the cores idle that long.
+#: Measured on 2 cores, the whole suite (904 tests, one run each, same hour): -n 2 150 s, -n 3 120 s,
+#: -n 4 117 s; earlier, with twice the CPU per run, -n 6 was slower than -n 4 (the waits that poll
+#: start costing CPU). PYTEST_XDIST_AUTO_NUM_WORKERS still wins.
 WORKERS_PER_CORE = 2
 #: The longest single test (mypy over the package, cold): started first so it never ends last.
 FIRST = ("tests/test_static_checks.py",)
