@@ -28,7 +28,7 @@ from mnemara.backend_loader import load_backend
 from mnemara.errors import BackendUnavailable, UsageError
 from mnemara.fsutil import private_mkdir
 from mnemara.memory.cypher_guard import check_cypher
-from mnemara.memory.graph_stamp import drop_stamp, file_state, has_companions, stamped_version, write_stamp
+from mnemara.memory.graph_stamp import drop_stamp, file_state, has_companions, unchanged_since_clean_close, write_stamp
 
 DB_FILE = "graph.kuzu"
 NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ :.-]{0,63}")
@@ -65,6 +65,11 @@ def open_database(kuzu: Any, path: Path, *, read_only: bool = False) -> Any:
     return kuzu.Database(str(path), read_only=read_only, buffer_pool_size=BUFFER_POOL)
 
 
+def kuzu_version(kuzu: Any) -> str:
+    """The version of an imported Kuzu module, as stamps record it ('' when it has none)."""
+    return str(getattr(kuzu, "__version__", "") or "")
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
@@ -95,8 +100,7 @@ def check_opens(kuzu: Any, path: Path) -> None:
     """Raise GraphUnavailable unless ``path`` can be opened in this process without risk: it is
     exactly as this Kuzu version last closed it cleanly, or a child process opened it first.
     For the code that opens a graph file without a :class:`Graph` (forget, note-id migration)."""
-    version = str(getattr(kuzu, "__version__", "") or "")
-    if version and stamped_version(path) == version:
+    if unchanged_since_clean_close(path, kuzu_version(kuzu)):
         return
     why = probe_failure(path)
     if why is not None:
@@ -128,8 +132,8 @@ class Graph:
             raise GraphUnavailable(f"cannot create {self.graph_dir}: {_one_line(exc)}") from None
         if self.path.is_dir():
             raise GraphUnavailable(f"{self.path} is a folder, not a Kuzu database file")
-        version = str(getattr(kuzu, "__version__", "") or "")
-        unchanged = bool(version) and stamped_version(self.path) == version
+        version = kuzu_version(kuzu)
+        unchanged = unchanged_since_clean_close(self.path, version)
         if not unchanged and self._closed_as is not None:  # reopening what this instance closed: on a
             # filesystem whose clock ticks too coarsely for a stamp, the file as it was left counts too
             unchanged = file_state(self.path) == self._closed_as and not has_companions(self.path)

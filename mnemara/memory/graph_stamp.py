@@ -114,6 +114,12 @@ def stamped_version(db_file: Path) -> str | None:
     return version
 
 
+def unchanged_since_clean_close(db_file: Path, kuzu_version: str) -> bool:
+    """Whether ``db_file`` is exactly as Kuzu ``kuzu_version`` left it at a recorded clean close
+    (no version known: never, so the caller probes)."""
+    return bool(kuzu_version) and stamped_version(db_file) == kuzu_version
+
+
 def file_state(db_file: Path) -> tuple[int, ...] | None:
     """What the stamp compares, as a tuple (None when the file cannot be read): equal tuples mean
     the file has not been written, truncated, replaced or touched in between."""

@@ -78,7 +78,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     exists already is merged into it (its edges move over, repeated edges are kept once).
     ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there).
     """
-    from mnemara.memory.graph import SCHEMA, GraphUnavailable, check_opens, open_database
+    from mnemara.memory.graph import SCHEMA, GraphUnavailable, check_opens, kuzu_version, open_database
     from mnemara.memory.graph_stamp import drop_stamp, write_stamp
 
     kuzu = load_backend("kuzu", GraphUnavailable)
@@ -141,5 +141,5 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     for wal in (fresh.with_name(fresh.name + ".wal"), graph_file.with_name(graph_file.name + ".wal")):
         if wal.exists():
             wal.unlink()
-    write_stamp(graph_file, str(getattr(kuzu, "__version__", "") or ""))  # Kuzu closed the new file cleanly
+    write_stamp(graph_file, kuzu_version(kuzu))  # Kuzu closed the new file cleanly
     return {"nodes_deleted": len(nodes) - len(kept_nodes), "edges_deleted": len(edges) - len(kept_edges)}

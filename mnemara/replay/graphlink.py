@@ -24,7 +24,7 @@ from typing import Sequence
 from mnemara.backend_loader import load_backend
 from mnemara.errors import BackendUnavailable
 from mnemara.instance import Instance
-from mnemara.memory.graph import DB_FILE, open_database
+from mnemara.memory.graph import DB_FILE, kuzu_version, open_database
 from mnemara.memory.graph_stamp import stamped_version
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.load import LoadedAtom
@@ -78,7 +78,7 @@ def _read_in_process(graph_file: Path) -> list | None:
         kuzu = load_backend("kuzu")
     except BackendUnavailable:
         return None  # the child reports the reason
-    if getattr(kuzu, "__version__", None) != recorded:
+    if kuzu_version(kuzu) != recorded:
         return None
     try:
         db = open_database(kuzu, graph_file, read_only=True)
