@@ -90,9 +90,7 @@ def find_same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = N
     A superseded or deprecated note does not hold a fact any more, so writing it
     again is allowed (:func:`inactive_copies` names such notes).
     """
-    found = _same_text(memory_dir, text, atoms)
-    book = _book(memory_dir) if found else None
-    return next((a for a in found if book is None or book.status_of(a) == "active"), None)
+    return same_text_notes(memory_dir, text, atoms)[0]
 
 
 def inactive_copies(memory_dir: Path, text: str) -> list[str]:
@@ -100,9 +98,9 @@ def inactive_copies(memory_dir: Path, text: str) -> list[str]:
     return same_text_notes(memory_dir, text)[1]
 
 
-def same_text_notes(memory_dir: Path, text: str) -> tuple[Atom | None, list[str]]:
-    """:func:`find_same_text` and :func:`inactive_copies` from one read of the day files."""
-    found = _same_text(memory_dir, text)
+def same_text_notes(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> tuple[Atom | None, list[str]]:
+    """:func:`find_same_text` and :func:`inactive_copies` from one read of the day files (or of ``atoms``)."""
+    found = _same_text(memory_dir, text, atoms)
     book = _book(memory_dir) if found else None
     if book is None:
         return (found[0] if found else None), []

@@ -157,12 +157,12 @@ def write_note(memory_dir: Path, text: str, category: str | None = None, when: d
     category = validate_category(category)
     when = when or datetime.now(timezone.utc)
     path = Path(memory_dir) / f"{when.date().isoformat()}.md"
-    block = format_note(text, category, when).encode("utf-8")
-    start = locked_append(path, block.decode("utf-8"))
+    note = format_note(text, category, when)
+    start = locked_append(path, note)
     stamp = when.replace(microsecond=0).isoformat()
     try:
         data = path.read_bytes()
-        found = _appended_atom(data, path, start, block, stamp)
+        found = _appended_atom(data, path, start, note.encode("utf-8"), stamp)
         if found is None:
             found = next((atom for atom in parse_bytes(data, path)[1] if atom.offset == start), None)
         if found is not None:
