@@ -452,7 +452,7 @@ class AgentSession:
 
     # -- closing ------------------------------------------------------------------------------------
     async def aclose(self) -> None:
-        """End every CLI process of this session and close the store."""
+        """End every CLI process of this session, release the graph file and close the store."""
         if self._closed:
             return
         self._closed = True
@@ -478,6 +478,7 @@ class AgentSession:
 
     def _finish_close(self) -> None:
         self._closed = True
+        self.tool_context.state.close()
         self.store.close()
         self._sync.stop()
 

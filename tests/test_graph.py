@@ -330,3 +330,34 @@ def test_writing_a_stamp_leaves_the_locks_of_this_process_alone(tmp_path: Path) 
         assert taken.returncode != 0, "another process could lock the file: Kuzu's lock was dropped"
     finally:
         other.close()
+
+
+def test_a_graph_file_held_for_writing_is_not_opened_again_in_the_same_process(tmp_path: Path) -> None:
+    """Kuzu's file lock keeps other processes out, not this one (a second Database on the file here
+    would write it behind the first one's back): this process keeps its own account of what it holds."""
+    import kuzu
+
+    from mnemara.memory.graph import open_database
+    from mnemara.memory.scrub import rewrite_graph
+
+    holder = Graph(tmp_path / "graph")
+    chain(holder, "ab")  # a session's graph: open for writing
+    db_file = tmp_path / "graph" / "graph.kuzu"
+    (tmp_path / "alias.kuzu").symlink_to(db_file)
+    before = db_file.read_bytes()
+    for path in (db_file, tmp_path / "alias.kuzu"):
+        for read_only in (False, True):
+            with pytest.raises(GraphUnavailable, match="already open for writing in this process"):
+                open_database(kuzu, path, read_only=read_only)
+    with pytest.raises(GraphUnavailable, match="lock"):  # forget and the note-id migration wait on it, as on Kuzu's
+        rewrite_graph(db_file, ["a"])
+    assert db_file.read_bytes() == before and not (tmp_path / "graph" / "graph.kuzu.rewrite").exists()
+    holder.close()
+
+    readers = [open_database(kuzu, db_file, read_only=True) for _ in range(2)]  # readers share the file
+    with pytest.raises(GraphUnavailable, match="already open in this process"):
+        open_database(kuzu, db_file)
+    readers[0].close()
+    del readers[1]  # dropped without close: Kuzu closes it, and so does the account
+    assert rewrite_graph(db_file, ["a"])["nodes_deleted"] == 1
+    assert Graph(tmp_path / "graph").get_node("a") is None

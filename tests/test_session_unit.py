@@ -114,3 +114,25 @@ def test_public_api_is_lazy():
     assert {"AgentSession", "Instance", "Config", "events"} <= set(dir(mnemara))
     with pytest.raises(AttributeError):
         mnemara.nope  # noqa: B018
+
+
+def test_closing_a_session_releases_the_graph_its_tools_opened(tmp_path):
+    """The graph is closed after an idle spell; a session that closes sooner closes it too, so whatever
+    runs next in this process (forget, replay, another session) finds it closed cleanly, not held."""
+    import kuzu
+
+    from mnemara.memory.graph import DB_FILE, kuzu_version, open_database
+    from mnemara.memory.graph_stamp import unchanged_since_clean_close
+    from mnemara.memory.surfaces import backends_for
+
+    session = AgentSession.at(tmp_path / "x")
+    backends = backends_for(session.instance, session.config, session.tool_context.state)
+    backends.release_after = 600  # the idle release is far away: only the close can release it
+    with backends.using_graph() as graph:
+        graph.add_node("vault", {"room": "basement"}, "vault-1")
+    db_file = session.instance.graph_dir / DB_FILE
+    with pytest.raises(MnemaraError, match="already open for writing in this process"):
+        open_database(kuzu, db_file)
+    session.close()
+    assert unchanged_since_clean_close(db_file, kuzu_version(kuzu)), "the close was not a clean Kuzu close"
+    open_database(kuzu, db_file).close()

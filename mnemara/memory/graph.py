@@ -16,10 +16,13 @@ Every backend failure raises :class:`GraphUnavailable`; bad input raises
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import threading
 import uuid
+import weakref
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -61,8 +64,32 @@ class GraphUnavailable(BackendUnavailable):
 
 
 def open_database(kuzu: Any, path: Path, *, read_only: bool = False) -> Any:
-    """``kuzu.Database`` of ``path`` the way Mnemara opens it in-process (bounded buffer pool)."""
-    return kuzu.Database(str(path), read_only=read_only, buffer_pool_size=BUFFER_POOL)
+    """``kuzu.Database`` of ``path`` the way Mnemara opens it in-process (bounded buffer pool).
+
+    Kuzu's file lock keeps other processes out, not this one: a second ``Database`` on a file this
+    process holds would write it behind the first one's back (``forget`` rewriting a graph that a
+    session of the same process still holds put the forgotten text back). So this process keeps
+    its own account: writing needs the file to be open nowhere else here, reading needs it open
+    here only for reading. A refusal raises :class:`GraphUnavailable` naming the lock, like Kuzu's.
+    """
+    key = os.path.realpath(path)
+    with _open_here_lock:
+        held = [(ref, ro) for ref, ro in _open_here.get(key, []) if _still_open(ref())]
+        if held and not (read_only and all(ro for _, ro in held)):
+            raise GraphUnavailable(
+                f"{path} is already open {'for writing ' if not all(ro for _, ro in held) else ''}in this "
+                "process (Kuzu's file lock cannot tell; a session may still hold it): close that first")
+        db = kuzu.Database(str(path), read_only=read_only, buffer_pool_size=BUFFER_POOL)
+        _open_here[key] = [*held, (weakref.ref(db), read_only)]
+    return db
+
+
+_open_here: dict[str, list[tuple[weakref.ref[Any], bool]]] = {}  # graph files this process has open, and how
+_open_here_lock = threading.Lock()
+
+
+def _still_open(db: Any) -> bool:
+    return db is not None and not getattr(db, "is_closed", False)
 
 
 def kuzu_version(kuzu: Any) -> str:

@@ -120,8 +120,12 @@ class MemoryBackends:
         return self._graph
 
     def release(self) -> None:
-        """Close the graph so other processes can open its file (it reopens on next use)."""
+        """Close the graph so other processes can open its file (it reopens on next use).
+
+        A session calls it when it closes: a pending idle release would otherwise leave the file
+        open in this process, where Kuzu's lock does not keep ``forget`` or ``replay`` out."""
         with self.graph_lock:
+            self._cancel_release()
             if self._graph is not None:
                 self._graph.close()
 

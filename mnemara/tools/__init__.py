@@ -44,6 +44,11 @@ class ToolState:
     memory_backends: "MemoryBackends | None" = None
     _file_tracker: "FileTracker | None" = field(default=None, repr=False)
 
+    def close(self) -> None:
+        """Release what the tools hold open (the graph file), so the next opener finds it closed cleanly."""
+        if self.memory_backends is not None:
+            self.memory_backends.release()
+
     @property
     def file_tracker(self) -> "FileTracker":
         if self._file_tracker is None:
