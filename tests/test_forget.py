@@ -204,3 +204,78 @@ def test_a_graph_file_that_crashes_kuzu_fails_the_graph_step_not_forget(isolated
     assert SECRET not in "".join(p.read_text(encoding="utf-8") for p in inst.memory_dir.glob("*.md")), \
         "the note still left its day file although only the graph step failed"
     assert db.read_bytes() == damaged, "the damaged graph file is left as it was, for the user to move aside"
+
+
+def test_forget_in_the_process_of_a_session_still_holding_the_graph(isolated_home: Path) -> None:
+    """An embedder's session keeps the graph open for an idle spell after a graph call; forget in the
+    same process (Kuzu's lock cannot see it there) waits for the release instead of writing under it."""
+    from mnemara.config import Config
+    from mnemara.memory.surfaces import backends_for, write_memory
+
+    inst = Instance.create("same")
+    cfg = Config.load(inst.config_path)
+    state = ToolState()
+    write_memory(inst, cfg, f"{SECRET} belongs to the relay team.", "fact", applies_to=["relay"], state=state)
+    backends = backends_for(inst, cfg, state)
+    backends.release_after = 1.0
+    with backends.using_graph() as graph:
+        graph.add_node("vault", {"code": SECRET, "room": "basement"}, "vault-1")  # held until the idle release
+    out = run_cli("forget", "--instance", "same", SECRET, "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "graph node properties quoting it (text redacted): graph node vault-1" in out.stdout
+    assert _holders(inst.root) == []
+    receipt = [e for e in read_events(inst.debug_log_path) if e["event"] == "forget_receipt"][-1]
+    assert receipt["graph"]["properties_redacted"] == ["graph node vault-1"] and receipt["still_on_disk"] == []
+
+
+def test_a_graph_that_cannot_be_read_is_said_and_what_it_keeps_is_named(isolated_home: Path, monkeypatch) -> None:
+    """A graph held by another process past the wait: the plan says the graph was not searched (it
+    used to say nothing, and the receipt then read clean), and forget ends naming the file that still
+    holds the text, read back from disk."""
+    import subprocess
+    import sys
+
+    from mnemara.memory import forget
+    from mnemara.memory.graph import Graph
+
+    inst = Instance.create("held")
+    append_note(inst.memory_dir, f"The {SECRET} relay uses port 7411.", "fact")
+    graph = Graph(inst.graph_dir)
+    graph.add_node("quote", {"said": f"port 7411 of {SECRET}"}, node_id="quote-1")
+    graph.close()
+    monkeypatch.setattr(forget, "GRAPH_LOCK_WAIT", 0.5)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import kuzu, sys; db = kuzu.Database(sys.argv[1]); kuzu.Connection(db); "
+         "print('held', flush=True); sys.stdin.read()", str(inst.graph_dir / "graph.kuzu")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        out = run_cli("forget", "--instance", "held", SECRET, "--yes")
+    finally:
+        holder.communicate("", timeout=30)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "graph NOT searched for other nodes quoting it (cannot read it:" in out.stdout and "lock" in out.stdout
+    assert "NOT gone: the text is still in graph/graph.kuzu" in out.stderr
+    receipt = [e for e in read_events(inst.debug_log_path) if e["event"] == "forget_receipt"][-1]
+    assert receipt["still_on_disk"] == ["graph/graph.kuzu"] and not receipt["graph"]["ok"]
+    assert SECRET not in "".join(p.read_text(encoding="utf-8") for p in inst.memory_dir.glob("*.md"))
+
+
+def test_the_receipt_names_a_copy_no_step_knew_of(isolated_home: Path) -> None:
+    """The receipt is checked against the disk: a copy that appeared after the plan (here, a file a
+    tool wrote meanwhile, binary and past the first read chunk) is named, not reported gone."""
+    from mnemara.config import Config
+    from mnemara.memory import forget_reach
+    from mnemara.memory.forget import execute, plan_forget
+
+    inst = Instance.create("late")
+    append_note(inst.memory_dir, f"The {SECRET} relay uses port 7411.", "fact")
+    (inst.root / "notes").mkdir()
+    (inst.root / "notes" / "old.txt").write_text(f"told before: {SECRET.lower()}", encoding="utf-8")
+    plan = plan_forget(inst.root, SECRET)
+    assert plan.found_elsewhere == ["notes/old.txt"]
+    split = forget_reach.CHUNK - 3  # the text straddles the edge of the first chunk
+    (inst.root / "notes" / "late.bin").write_bytes(b"\x00" * split + SECRET.encode() + b"\xff\x00")
+    receipt = execute(inst, Config.load(inst.config_path), plan)
+    assert receipt["still_on_disk"] == ["notes/late.bin"], "a copy the user was told of is not named again"
+    assert receipt["found_elsewhere_not_changed"] == ["notes/old.txt"]

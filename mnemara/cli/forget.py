@@ -18,7 +18,8 @@ def forget(instance_name: str, target: str, dry_run: bool, include_archive: bool
     """Forget TARGET: a note id (see `mnemara memory list`) or text every forgotten note contains.
 
     Shows the plan first. Writes a receipt to debug.log naming what was removed
-    and what could not be reached (without repeating the text).
+    and what could not be reached (without repeating the text). Then reads the
+    instance's files back: exits 1 when a step failed or a file still holds the text.
     """
     from mnemara.config import Config
     from mnemara.memory.forget import execute, plan_forget
@@ -39,7 +40,9 @@ def forget(instance_name: str, target: str, dry_run: bool, include_archive: bool
     click.echo(f"forgot {len(receipt['removed'])} note(s); RAG: {_said(rag, 'chunks_deleted', 'chunks')}; "
                f"graph: {_said(graph, 'nodes_deleted', 'nodes')}; "
                f"{receipt['turn_rows_redacted']} conversation rows redacted; receipt in debug.log")
-    if not (rag.get("ok") and graph.get("ok")):
+    if receipt["still_on_disk"]:
+        click.echo(f"NOT gone: the text is still in {', '.join(receipt['still_on_disk'])}", err=True)
+    if not (rag.get("ok") and graph.get("ok")) or receipt["still_on_disk"]:
         raise SystemExit(1)
 
 

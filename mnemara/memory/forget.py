@@ -16,7 +16,10 @@ fuzzy ranking: forgetting must be predictable). ``execute`` then, in this order:
    nodes left with no edge;
 5. redacts the text in ``turns.sqlite`` rows (tool calls and results that
    carried it) and vacuums the database (unless ``keep_turns``);
-6. drops the note's status entry.
+6. drops the note's status entry;
+7. reads every file of the instance back, binary ones too, and names in
+   ``still_on_disk`` each one that still holds the text (other than those the
+   plan said it leaves alone), whatever the steps believed they did.
 
 The receipt (``forget_receipt`` in ``debug.log``) names what was removed and
 from where, never the text itself (a SHA-256 and a length stand in for it),
@@ -26,10 +29,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mnemara.backend_loader import load_backend
 from mnemara.errors import UsageError
@@ -41,6 +45,7 @@ from mnemara.memory.similarity import normalize
 from mnemara.memory.status import chunk_id
 
 MIN_QUERY = 4
+T = TypeVar("T")
 GRAPH_LOCK_WAIT = 10.0  # seconds to wait for another process to release the Kuzu file
 REDACTED = "[forgotten]"
 NOT_REACHABLE = [
@@ -60,6 +65,8 @@ class ForgetPlan:
     chunks: list[str] = field(default_factory=list)  # memory chunks of the notes found in the RAG index
     manual_chunks: list[str] = field(default_factory=list)  # rag_index entries quoting the text
     found_elsewhere: list[str] = field(default_factory=list)  # other instance files holding the text (untouched)
+    keep_turns: bool = False  # the conversation rows, spool and prompt history keep the text
+    graph_unread: str | None = None  # why the graph could not be searched for nodes quoting the text
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -73,6 +80,9 @@ class ForgetPlan:
             lines.append(f"  {a.id}  ({a.location}, {a.category}): {a.text[:80]!r}")
         lines.append(f"  RAG index chunks: {', '.join(self.chunks + self.manual_chunks) or 'none'}")
         lines.append(f"  graph nodes: {', '.join(self.graph_nodes) or 'none'}")
+        if self.graph_unread:
+            lines.append(f"  graph NOT searched for other nodes quoting it (cannot read it: {self.graph_unread}); "
+                         "a copy there is named after the forget")
         if self.wiki_pages:
             lines.append(f"  wiki pages holding a mirrored copy: {', '.join(self.wiki_pages)}")
         rows = ", ".join(map(str, self.turn_rows))
@@ -135,9 +145,13 @@ def select_atoms(memory_dir: Path, target: str, include_archive: bool) -> list[A
 def plan_forget(root: Path, target: str, *, include_archive: bool = False, keep_turns: bool = False) -> ForgetPlan:
     """What forgetting ``target`` would remove. Reads only."""
     root = Path(root)
-    plan = ForgetPlan(target=target, archive_included=include_archive)
+    plan = ForgetPlan(target=target, archive_included=include_archive, keep_turns=keep_turns)
     plan.atoms = select_atoms(root / "memory", target, include_archive)
-    graph_rows = graph_nodes_of(root)
+    graph_rows: list[tuple[str, str]] | None = None
+    try:
+        graph_rows = read_graph_nodes(root, wait=GRAPH_LOCK_WAIT)
+    except Exception as exc:
+        plan.graph_unread = " ".join(str(exc).split())[:300] or type(exc).__name__
     plan.graph_nodes = _own_nodes(plan.atoms, graph_rows)
     for a in plan.atoms:
         if a.category.startswith("wiki/"):
@@ -184,23 +198,47 @@ def _manual_chunks_quoting(rows: list[dict[str, Any]], atoms: list[Atom]) -> lis
 
 
 def graph_nodes_of(root: Path) -> list[tuple[str, str]] | None:
-    """``(node id, properties)`` of every graph node; [] without a graph, None when unreadable."""
+    """``(node id, properties)`` of every graph node; [] without a graph, None when unreadable now."""
+    try:
+        return read_graph_nodes(root)
+    except Exception:
+        return None
+
+
+def read_graph_nodes(root: Path, wait: float = 0.0) -> list[tuple[str, str]]:
+    """``(node id, properties)`` of every graph node ([] without a graph); waits up to ``wait``
+    seconds for a holder of the file to let go. Raises with the reason when it cannot read them."""
     from mnemara.memory.graph import DB_FILE, check_opens, open_database
 
     path = root / "graph" / DB_FILE
     if not path.exists():
         return []
-    try:
+
+    def read() -> list[Any]:
         kuzu = load_backend("kuzu")
         check_opens(kuzu, path)  # a damaged file must not crash forget or migrate
         db = open_database(kuzu, path, read_only=True)
-        conn = kuzu.Connection(db)
-        rows = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
-        conn.close()
-        db.close()
-    except Exception:
-        return None
-    return [(str(nid), str(props or "")) for nid, props in rows]
+        try:
+            conn = kuzu.Connection(db)
+            rows: list[Any] = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
+            conn.close()
+        finally:
+            db.close()
+        return rows
+
+    return [(str(nid), str(props or "")) for nid, props in _while_locked(read, wait)]
+
+
+def _while_locked(step: Callable[[], T], wait: float) -> T:
+    """``step()``, tried again for up to ``wait`` seconds while another holder has the graph file locked."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return step()
+        except Exception as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.25)  # a session keeps Kuzu open for a moment after its last graph call
 
 
 def _own_nodes(atoms: list[Atom], rows: list[tuple[str, str]] | None) -> list[str]:
@@ -237,25 +275,30 @@ def _graph_nodes_quoting(rows: list[tuple[str, str]] | None, plan: ForgetPlan) -
 def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]:
     """Instance files outside what forget rewrites that still contain the text."""
     handled = {a.file.resolve() for a in plan.atoms} | {(root / p).resolve() for p in plan.wiki_pages}
-    skip_dirs = {root / "index", root / "graph"}
     pattern = _reach_pattern(plan)
-    out = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if Path(folder, d) not in skip_dirs]
-        for name in files:
-            path = Path(folder, name)
-            own = name.startswith("turns.sqlite") or (Path(folder) == root and name in reach.OWN_FILES)
-            if path.resolve() in handled or (not keep_turns and own):
-                continue
-            try:
-                if path.stat().st_size > 50_000_000:
-                    continue
-                data = path.read_bytes()
-            except OSError:
-                continue
-            if pattern is not None and pattern.search(data.decode("utf-8", "replace")):
-                out.append(str(path.relative_to(root)))
-    return sorted(out)
+    if pattern is None:
+        return []
+
+    def skip(path: Path) -> bool:  # the index and the graph are rewritten; their copies are found by id
+        return (path.resolve() in handled or root / "index" in path.parents or root / "graph" in path.parents
+                or (not keep_turns and _conversation_file(root, path)))
+
+    return reach.files_holding(root, pattern, skip)
+
+
+def _conversation_file(root: Path, path: Path) -> bool:
+    """turns.sqlite (and its WAL), the spool and the prompt history: what forget redacts unless keep_turns."""
+    return path.parent == root and (path.name.startswith("turns.sqlite") or path.name in reach.OWN_FILES)
+
+
+def _still_on_disk(root: Path, plan: ForgetPlan, told: list[str]) -> list[str]:
+    """Every instance file that holds the text after forget, other than those the user was told it leaves:
+    the check that the receipt is true, whatever a step believed it did."""
+    pattern = _reach_pattern(plan)
+    if pattern is None:
+        return []
+    left_alone = {root / place for place in told if not place.startswith("graph node ")}
+    return reach.files_holding(root, pattern, lambda path: path in left_alone)
 
 
 def _check_unchanged(path: Path, atoms: list[Atom]) -> None:
@@ -307,14 +350,16 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
     receipt["rag"] = _forget_in_rag(instance, config, plan)
     receipt["graph"] = _forget_in_graph(root, plan)
     pattern = _reach_pattern(plan)
-    if plan.turn_rows and pattern is not None:  # forget_reach: rows, then the spool and prompt history
-        receipt.update(reach.redact_turns(root / "turns.sqlite", plan.turn_rows, pattern))
-        receipt["turn_rows_redacted"] = len(plan.turn_rows)
+    if not plan.keep_turns and pattern is not None:  # forget_reach: rows, then the spool and prompt history
+        if plan.turn_rows:
+            receipt.update(reach.redact_turns(root / "turns.sqlite", plan.turn_rows, pattern))
+            receipt["turn_rows_redacted"] = len(plan.turn_rows)
         receipt["files_redacted"] = reach.scrub_own_files(root, pattern)
     receipt["status_entries_dropped"] = forget_fingerprints(root / "memory", {a.id for a in plan.atoms})
     redacted = receipt["graph"].get("properties_redacted", []) if receipt["graph"].get("ok") else []
     receipt["found_elsewhere_not_changed"] = [p for p in plan.found_elsewhere if p not in redacted]
     receipt["cannot_reach"] = plan.unreachable()
+    receipt["still_on_disk"] = _still_on_disk(root, plan, receipt["found_elsewhere_not_changed"])
     log_event(instance.debug_log_path, "forget_receipt", **receipt)
     return receipt
 
@@ -356,23 +401,17 @@ def _forget_in_graph(root: Path, plan: ForgetPlan) -> dict[str, Any]:
     path = root / "graph" / DB_FILE
     if not path.exists():
         return {"ok": True, "skipped": "no graph", "nodes_deleted": 0}
-    if not plan.graph_nodes and not _quoting_nodes(plan):
+    if not plan.graph_nodes and not _quoting_nodes(plan) and not plan.graph_unread:
         return {"ok": True, "skipped": "no graph node holds these notes", "nodes_deleted": 0}
-    import time
-
     from mnemara.memory.scrub import rewrite_graph
 
-    deadline = time.monotonic() + GRAPH_LOCK_WAIT
-    while True:
-        try:
-            pattern = _reach_pattern(plan)
-            scrub = reach.graph_scrubber(pattern) if pattern is not None else None
-            return {"ok": True, "nodes": plan.graph_nodes, "properties_redacted": _quoting_nodes(plan),
-                    **rewrite_graph(path, plan.graph_nodes, scrub=scrub)}
-        except Exception as exc:
-            if "lock" in str(exc).lower() and time.monotonic() < deadline:
-                time.sleep(0.25)  # a session keeps Kuzu open for a moment after its last graph call
-                continue
-            return {"ok": False, "error": f"Graph backend unavailable: {type(exc).__name__}: {exc}",
-                    "left": f"graph nodes {', '.join(plan.graph_nodes)} (close the session holding the graph "
-                            "and delete them with graph_query, allow_write)"}
+    pattern = _reach_pattern(plan)
+    scrub = reach.graph_scrubber(pattern) if pattern is not None else None
+    try:
+        done = _while_locked(lambda: rewrite_graph(path, plan.graph_nodes, scrub=scrub), GRAPH_LOCK_WAIT)
+    except Exception as exc:
+        return {"ok": False, "error": f"Graph backend unavailable: {type(exc).__name__}: {exc}",
+                "left": f"graph nodes {', '.join(plan.graph_nodes)} (close the session holding the graph "
+                        "and delete them with graph_query, allow_write)"}
+    redacted = [f"graph node {nid}" for nid in done.pop("redacted_nodes", [])]
+    return {"ok": True, "nodes": plan.graph_nodes, "properties_redacted": redacted, **done}

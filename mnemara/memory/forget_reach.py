@@ -12,6 +12,7 @@ again: a row that still holds the text is named in the receipt with its id.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -107,3 +108,29 @@ def scrub_own_files(root: Path, pattern: re.Pattern[str]) -> list[str]:
 def graph_scrubber(pattern: re.Pattern[str]) -> Callable[[str], str]:
     """Redacts the text inside a graph node's or edge's JSON properties."""
     return lambda props: scrub_json_text(props, pattern) if props else props
+
+
+CHUNK = 4 * 1024 * 1024
+
+
+def files_holding(root: Path, pattern: re.Pattern[str], skip: Callable[[Path], bool] = lambda path: False) -> list[str]:
+    """Files under ``root`` (relative paths) whose bytes hold the text, binary ones too (SQLite,
+    LanceDB, Kuzu keep strings as UTF-8). Read in overlapping chunks, so no file is too big to check."""
+    overlap = 4 * len(pattern.pattern) + 4  # a needle's bytes, however a chunk edge splits it
+    out = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder, name)
+            if skip(path):
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    tail = b""
+                    while block := fh.read(CHUNK):
+                        if pattern.search((tail + block).decode("utf-8", "replace")):
+                            out.append(str(path.relative_to(root)))
+                            break
+                        tail = block[-overlap:]
+            except OSError:
+                continue
+    return sorted(out)

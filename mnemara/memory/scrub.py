@@ -76,7 +76,8 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
 
     ``rename`` maps node ids to new ids (their edges follow); a node renamed to an id that
     exists already is merged into it (its edges move over, repeated edges are kept once).
-    ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there).
+    ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there);
+    the answer's ``redacted_nodes`` names the kept nodes whose properties it changed.
     """
     from mnemara.memory.graph import SCHEMA, GraphUnavailable, check_opens, kuzu_version, open_database
     from mnemara.memory.graph_stamp import drop_stamp, write_stamp
@@ -85,7 +86,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
 
     graph_file = Path(graph_file)
     if not graph_file.exists():
-        return {"nodes_deleted": 0, "edges_deleted": 0}
+        return {"nodes_deleted": 0, "edges_deleted": 0, "redacted_nodes": []}
     drop = set(drop_node_ids)
     check_opens(kuzu, graph_file)  # before the stamp goes: an unchanged, cleanly closed file needs no child
     drop_stamp(graph_file)  # opened for writing, then replaced: the clean-close stamp no longer holds
@@ -114,8 +115,11 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     orphaned = {e[1] for e in edges if (e[0] in drop) and e[1] not in linked}
     drop |= {n[0] for n in nodes if n[0] in orphaned and n[1] in ("entity", "tag")}
     kept_nodes = [n for n in nodes if n[0] not in drop]
+    redacted: list[str] = []
     if scrub is not None:
-        kept_nodes = [(n[0], n[1], scrub(n[2]), n[3]) for n in kept_nodes]
+        scrubbed = [(n[0], n[1], scrub(n[2]), n[3]) for n in kept_nodes]
+        redacted = [new[0] for old, new in zip(kept_nodes, scrubbed) if new[2] != old[2]]
+        kept_nodes = scrubbed
         kept_edges = [(*e[:4], scrub(e[4]), e[5]) for e in kept_edges]
     fresh = graph_file.with_name(graph_file.name + ".rewrite")
     for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
@@ -142,4 +146,5 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
         if wal.exists():
             wal.unlink()
     write_stamp(graph_file, kuzu_version(kuzu))  # Kuzu closed the new file cleanly
-    return {"nodes_deleted": len(nodes) - len(kept_nodes), "edges_deleted": len(edges) - len(kept_edges)}
+    return {"nodes_deleted": len(nodes) - len(kept_nodes), "edges_deleted": len(edges) - len(kept_edges),
+            "redacted_nodes": redacted}
