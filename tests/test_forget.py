@@ -23,6 +23,8 @@ def _holders(root: Path, needle: str = SECRET) -> list[str]:
     out = []
     for folder, _, files in os.walk(root):
         for name in files:
+            if not Path(folder, name).is_file():
+                continue
             data = Path(folder, name).read_bytes()
             if needle.encode() in data or needle.lower().encode() in data:
                 out.append(str(Path(folder, name).relative_to(root)))
@@ -279,3 +281,22 @@ def test_the_receipt_names_a_copy_no_step_knew_of(isolated_home: Path) -> None:
     receipt = execute(inst, Config.load(inst.config_path), plan)
     assert receipt["still_on_disk"] == ["notes/late.bin"], "a copy the user was told of is not named again"
     assert receipt["found_elsewhere_not_changed"] == ["notes/old.txt"]
+
+
+def test_the_read_back_passes_over_what_is_not_a_regular_file(isolated_home: Path) -> None:
+    """A named pipe in the instance folder would block a reader forever; the read-back checks files only."""
+    import threading
+
+    from mnemara.memory import forget_reach
+
+    inst = Instance.create("fifo")
+    (inst.root / "notes.txt").write_text(f"a copy: {SECRET}", encoding="utf-8")
+    os.mkfifo(inst.root / "pipe")
+    found: list[list[str]] = []
+    reader = threading.Thread(target=lambda: found.append(
+        forget_reach.files_holding(inst.root, forget_reach.pattern_for([SECRET]))), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    if reader.is_alive():  # let the blocked reader go before failing
+        os.close(os.open(inst.root / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+    assert found == [["notes.txt"]], "the read-back blocked on a named pipe"

@@ -121,7 +121,7 @@ def files_holding(root: Path, pattern: re.Pattern[str], skip: Callable[[Path], b
     for folder, _, names in os.walk(root):
         for name in names:
             path = Path(folder, name)
-            if skip(path):
+            if skip(path) or not path.is_file():  # a FIFO or a device would block or never end
                 continue
             try:
                 with open(path, "rb") as fh:
