@@ -294,9 +294,25 @@ def test_the_read_back_passes_over_what_is_not_a_regular_file(isolated_home: Pat
     os.mkfifo(inst.root / "pipe")
     found: list[list[str]] = []
     reader = threading.Thread(target=lambda: found.append(
-        forget_reach.files_holding(inst.root, forget_reach.pattern_for([SECRET]))), daemon=True)
+        forget_reach.files_holding(inst.root, [SECRET])), daemon=True)
     reader.start()
     reader.join(timeout=30)
     if reader.is_alive():  # let the blocked reader go before failing
         os.close(os.open(inst.root / "pipe", os.O_WRONLY | os.O_NONBLOCK))
     assert found == [["notes.txt"]], "the read-back blocked on a named pipe"
+
+
+def test_the_read_back_finds_every_stored_form_in_any_letter_case(tmp_path: Path) -> None:
+    from mnemara.memory import forget_reach
+
+    text = "Der Schlüssel liegt unter der Matte"
+    files = {
+        "upper.txt": text.upper().encode(),  # SCHLÜSSEL: a non-ASCII letter in the other case
+        "lower.bin": b"\x00\x01" + text.lower().encode() + b"\xff",
+        "escaped.json": json.dumps({"said": text}).encode(),  # \u00fc, as JSON keeps it
+        "other.txt": "Der Schlussel liegt unter der Matte".encode(),  # not the same text
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    found = forget_reach.files_holding(tmp_path, forget_reach.needles_for([text]))
+    assert found == ["escaped.json", "lower.bin", "upper.txt"]

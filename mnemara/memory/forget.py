@@ -275,15 +275,12 @@ def _graph_nodes_quoting(rows: list[tuple[str, str]] | None, plan: ForgetPlan) -
 def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]:
     """Instance files outside what forget rewrites that still contain the text."""
     handled = {a.file.resolve() for a in plan.atoms} | {(root / p).resolve() for p in plan.wiki_pages}
-    pattern = _reach_pattern(plan)
-    if pattern is None:
-        return []
 
     def skip(path: Path) -> bool:  # the index and the graph are rewritten; their copies are found by id
         return (path.resolve() in handled or root / "index" in path.parents or root / "graph" in path.parents
                 or (not keep_turns and _conversation_file(root, path)))
 
-    return reach.files_holding(root, pattern, skip)
+    return reach.files_holding(root, _reach_needles(plan), skip)
 
 
 def _conversation_file(root: Path, path: Path) -> bool:
@@ -294,11 +291,8 @@ def _conversation_file(root: Path, path: Path) -> bool:
 def _still_on_disk(root: Path, plan: ForgetPlan, told: list[str]) -> list[str]:
     """Every instance file that holds the text after forget, other than those the user was told it leaves:
     the check that the receipt is true, whatever a step believed it did."""
-    pattern = _reach_pattern(plan)
-    if pattern is None:
-        return []
     left_alone = {root / place for place in told if not place.startswith("graph node ")}
-    return reach.files_holding(root, pattern, lambda path: path in left_alone)
+    return reach.files_holding(root, _reach_needles(plan), lambda path: path in left_alone)
 
 
 def _check_unchanged(path: Path, atoms: list[Atom]) -> None:
@@ -321,11 +315,16 @@ def _remove_from_wiki(page: Path, texts: list[str]) -> None:
     rewrite_locked(page, transform)
 
 
-def _reach_pattern(plan: ForgetPlan) -> Any:
+def _reach_needles(plan: ForgetPlan) -> list[str]:
     """The text as forget_reach looks for it: each note's text, and the query when forgetting by one."""
     target = plan.target.strip()
-    query = None if is_note_ref(target) else target
-    return reach.pattern_for([a.text for a in plan.atoms], query)
+    return reach.needles_for([a.text for a in plan.atoms], None if is_note_ref(target) else target)
+
+
+def _reach_pattern(plan: ForgetPlan) -> Any:
+    """:func:`_reach_needles` as one case-insensitive pattern (None when no form is long enough)."""
+    needles = _reach_needles(plan)
+    return reach.pattern_for(needles) if needles else None
 
 
 def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:

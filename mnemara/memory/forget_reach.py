@@ -26,13 +26,18 @@ OWN_FILES = (".prompt_history", "spool.jsonl")  # instance files holding typed t
 MIN_NEEDLE = 4
 
 
-def pattern_for(texts: Iterable[str], query: str | None = None) -> re.Pattern[str] | None:
-    """A case-insensitive pattern for every stored form of ``texts`` and ``query``."""
+def needles_for(texts: Iterable[str], query: str | None = None) -> list[str]:
+    """Every stored form of ``texts`` and ``query`` (as typed, JSON-escaped), longest first."""
     forms: set[str] = set()
     for text in [*texts, *([query] if query else [])]:
         text = text.strip()
         forms |= {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
-    needles = sorted((f for f in forms if len(f) >= MIN_NEEDLE), key=len, reverse=True)
+    return sorted((f for f in forms if len(f) >= MIN_NEEDLE), key=len, reverse=True)
+
+
+def pattern_for(texts: Iterable[str], query: str | None = None) -> re.Pattern[str] | None:
+    """A case-insensitive pattern for every stored form of ``texts`` and ``query``."""
+    needles = needles_for(texts, query)
     if not needles:
         return None
     return re.compile("|".join(re.escape(n) for n in needles), re.IGNORECASE)
@@ -113,10 +118,14 @@ def graph_scrubber(pattern: re.Pattern[str]) -> Callable[[str], str]:
 CHUNK = 4 * 1024 * 1024
 
 
-def files_holding(root: Path, pattern: re.Pattern[str], skip: Callable[[Path], bool] = lambda path: False) -> list[str]:
-    """Files under ``root`` (relative paths) whose bytes hold the text, binary ones too (SQLite,
-    LanceDB, Kuzu keep strings as UTF-8). Read in overlapping chunks, so no file is too big to check."""
-    overlap = 4 * len(pattern.pattern) + 4  # a needle's bytes, however a chunk edge splits it
+def files_holding(root: Path, needles: list[str], skip: Callable[[Path], bool] = lambda path: False) -> list[str]:
+    """Files under ``root`` (relative paths) whose bytes hold a needle in any letter case, binary ones
+    too (SQLite, LanceDB and Kuzu keep strings as UTF-8). Read in overlapping chunks, so no file is
+    too big to check; bytes are compared, never decoded, so a read costs about what the disk does."""
+    forms = {variant.encode("utf-8").lower() for n in needles for variant in (n, n.lower(), n.upper())}
+    if not forms:
+        return []
+    overlap = max(map(len, forms)) - 1  # a needle's bytes, however a chunk edge splits them
     out = []
     for folder, _, names in os.walk(root):
         for name in names:
@@ -127,10 +136,11 @@ def files_holding(root: Path, pattern: re.Pattern[str], skip: Callable[[Path], b
                 with open(path, "rb") as fh:
                     tail = b""
                     while block := fh.read(CHUNK):
-                        if pattern.search((tail + block).decode("utf-8", "replace")):
+                        window = (tail + block).lower()
+                        if any(form in window for form in forms):
                             out.append(str(path.relative_to(root)))
                             break
-                        tail = block[-overlap:]
+                        tail = block[-overlap:] if overlap else b""
             except OSError:
                 continue
     return sorted(out)
