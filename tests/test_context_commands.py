@@ -57,7 +57,7 @@ def test_evict_stats_and_each_strategy(ctx):
     assert dispatch(ctx, "/evict last 1").data["row_ids"] == [13]
     assert dispatch(ctx, "/evict assistant").data["rows"] == 3
     assert ctx.store.live_rows() == [] and ctx.store.get(slot).text == "HP 5"
-    log = [json.loads(l) for l in ctx.instance.debug_log_path.read_text().splitlines() if l.strip()]
+    log = [json.loads(line) for line in ctx.instance.debug_log_path.read_text().splitlines() if line.strip()]
     assert any(e.get("event") == "eviction" and e.get("by") == "user" for e in log)
 
 

@@ -5,7 +5,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 
 from mnemara.instance import Instance
 from mnemara.memory.lint import run_lint, supersession_candidates
@@ -65,7 +64,7 @@ def test_cli_json_exit_code_and_read_only(tmp_path: Path, isolated_home: Path) -
     out = run_cli("lint", "--instance", "fx", "--json", "--no-candidates")
     assert out.returncode == 1, out.stderr
     data = json.loads(out.stdout)
-    found = {(p["verdict"], p["cited"]) for p in data["paths"]} | {("dead-link", l["link"]) for l in data["dead_links"]}
+    found = {(p["verdict"], p["cited"]) for p in data["paths"]} | {("dead-link", d["link"]) for d in data["dead_links"]}
     assert found == expected
     assert _snapshot(inst.root) == before
     human = run_cli("lint", "--instance", "fx", "--no-candidates")

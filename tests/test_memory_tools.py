@@ -7,7 +7,6 @@ import sys
 
 import pytest
 
-from mnemara.memory.graph import Graph
 from mnemara.memory.notes import day_files, parse_file
 from mnemara.memory.surfaces import backends_for, write_memory
 from mnemara.tools import ToolState

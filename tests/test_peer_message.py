@@ -33,7 +33,7 @@ def test_stable_bytes_and_malformed_and_long_payloads() -> None:
     a, b = format_turn(rows, "eng"), format_turn(rows, "eng")
     assert a == b
     assert "not valid JSON" in a and "{broken" in a
-    assert f"read row 2 of the peer database for the rest" in a
+    assert "read row 2 of the peer database for the rest" in a
 
 
 def test_no_rows_is_refused() -> None:

@@ -71,7 +71,7 @@ def test_run_reports_bad_permission_entries_at_start(mnemara_home):
     cfg["allowed_tools"][0]["allowed_patterns"] = ["(bad"]
     inst.config_path.write_text(json.dumps(cfg))
     _out, err = run("/quit\n")  # nothing is sent to any model
-    lines = [l for l in err.splitlines() if l.startswith("warning:")]
-    assert any("config.json" in l and "allowed_tools[0]" in l and "'(bad'" in l for l in lines)
-    assert any("permissions.json" in l and "['Bash'][0]" in l and "'[unclosed'" in l for l in lines)
+    lines = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert any("config.json" in line and "allowed_tools[0]" in line and "'(bad'" in line for line in lines)
+    assert any("permissions.json" in line and "['Bash'][0]" in line and "'[unclosed'" in line for line in lines)
     assert json.loads(inst.permissions_path.read_text()) == {"allowed_patterns": {"Bash": ["[unclosed"]}}

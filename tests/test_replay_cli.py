@@ -39,7 +39,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing():
     assert out.stdout.startswith("replay dry run: nothing written")
     assert "similarity: lexical TF-IDF (no embedder)" in out.stdout
     assert "would:\n" in out.stdout and "  write wiki_proposals/" in out.stdout
-    assert "  archive memory/archive/" in out.stdout and f"  append sleep/" in out.stdout
+    assert "  archive memory/archive/" in out.stdout and "  append sleep/" in out.stdout
     assert "replay: load" in out.stderr and "replay: cluster" in out.stderr
 
 

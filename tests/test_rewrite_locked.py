@@ -27,8 +27,8 @@ def test_appends_survive_concurrent_rewrites(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     lines = path.read_text().splitlines()
-    assert sorted(l for l in lines if l.startswith("line-")) == sorted(f"line-{i}" for i in range(300))
-    assert sum(1 for l in lines if l.startswith("MARK-")) == 1
+    assert sorted(line for line in lines if line.startswith("line-")) == sorted(f"line-{i}" for i in range(300))
+    assert sum(1 for line in lines if line.startswith("MARK-")) == 1
 
 
 def test_rewrite_keeps_mode_and_skips_noop(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""``ruff check`` and ``mypy`` (configured in pyproject.toml) run clean on ``mnemara/``.
+"""``ruff check`` (on ``mnemara/``, the tests and the benches) and ``mypy`` (on ``mnemara/``),
+configured in pyproject.toml, run clean.
 
 Part of the README's test command, so a finding fails the suite like any other bug.
 """
@@ -18,7 +19,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_finds_nothing() -> None:
-    done = run("ruff", "check", "--no-cache", "mnemara")
+    done = run("ruff", "check", "--no-cache", "mnemara", "tests", "bench")
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
 
 

@@ -307,7 +307,7 @@ async def test_role_editor_without_a_role_doc_creates_one_and_points_config_at_i
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "/role_doc")
-        editor = await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor) and app.screen, what="editor")
+        await wait_for(pilot, lambda: isinstance(app.screen, RoleEditor), what="editor")
         await type_text(pilot, "Be terse.")
         await pilot.press("ctrl+s")
         await pilot.pause()
