@@ -21,6 +21,23 @@ from mnemara.store import TurnStore, text_block
 from mnemara.turn_state import RunningTurn
 
 
+def storable_text(text: str) -> tuple[str, int]:
+    """``text`` as UTF-8 can hold it, and how many characters had to be replaced.
+
+    A pipe or terminal read with ``surrogateescape`` hands undecodable bytes on as
+    lone surrogates (so does a lone half of a UTF-16 pair in an embedder's string);
+    SQLite and the spool refuse them, which would lose the whole message. Each one
+    becomes U+FFFD; a surrogate pair becomes the character it stands for.
+    """
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        pass
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count("\ufffd") - text.count("\ufffd")
+
+
 class TurnRecorder:
     """Stores the rows of one session's turns and says, once, what it could not store."""
 
