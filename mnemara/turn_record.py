@@ -21,6 +21,23 @@ from mnemara.store import TurnStore, text_block
 from mnemara.turn_state import RunningTurn
 
 
+def storable_text(text: str) -> tuple[str, int]:
+    """``text`` as UTF-8 can hold it, and how many characters had to be replaced.
+
+    A pipe or terminal read with ``surrogateescape`` hands undecodable bytes on as
+    lone surrogates (so does a lone half of a UTF-16 pair in an embedder's string);
+    SQLite and the spool refuse them, which would lose the whole message. Each one
+    becomes U+FFFD; a surrogate pair becomes the character it stands for.
+    """
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        pass
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count("\ufffd") - text.count("\ufffd")
+
+
 class TurnRecorder:
     """Stores the rows of one session's turns and says, once, what it could not store."""
 
@@ -29,6 +46,7 @@ class TurnRecorder:
         self.store = store
         self.spool = Spool(instance.root)
         self._damaged_seen: set[int] = set()  # damaged rows already reported this session
+        self._unreadable_told = False  # spool lines that are not rows: said once a session
 
     @property
     def _log(self) -> Any:
@@ -55,9 +73,21 @@ class TurnRecorder:
         if done.error is not None:
             log_event(self._log, "spool_replay_failed", level="warning", error=done.error)
             return [], False
+        notices: list[ev.Event] = []
+        if done.file_error is not None:  # the store itself may work: this message is stored as usual
+            log_event(self._log, "spool_unreadable", level="warning", error=done.file_error)
+            notices.append(ev.Notice(f"{done.file_error}; the rows in it wait there until it can be read"))
         log_event(self._log, "spool_replayed", rows=done.rows, unreadable=done.unreadable)
-        return [ev.Notice(f"{done.rows} row(s) kept in {self.spool.path.name} while turns.sqlite was unavailable "
-                          "are now stored", "info")], True
+        if done.rewrite_error is not None:
+            log_event(self._log, "spool_rewrite_failed", level="warning", error=done.rewrite_error)
+        if done.rows:
+            notices.append(ev.Notice(f"{done.rows} row(s) kept in {self.spool.path.name} while turns.sqlite was "
+                                     "unavailable are now stored", "info"))
+        if done.unreadable and not self._unreadable_told:
+            self._unreadable_told = True
+            notices.append(ev.Notice(f"{done.unreadable} line(s) of {self.spool.path} are not rows Mnemara can read "
+                                     "(cut short or not UTF-8); they are kept in the file, not stored"))
+        return notices, True
 
     def spooled(self, role: str, blocks: list[dict[str, Any]], meta: dict[str, Any], exc: StoreUnavailable,
                 **done: Any) -> list[ev.Event]:
