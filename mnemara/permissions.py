@@ -50,6 +50,8 @@ POLICY_ALIASES = {"MultiEdit": "Edit", "NotebookEdit": "Edit"}
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
+#: A target this long (as shown) gets a reminder line next to the answer keys in a text prompt.
+LONG_TARGET = 400
 ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a", "s": "s", "session": "s"}
 
 
@@ -80,11 +82,17 @@ class PermissionRequest:
         return f"{self.policy_name}: {self.shown.text}"
 
     def question(self) -> str:
-        """The whole question for a text prompt: what is asked, the target whole, then the answer keys."""
+        """The whole question for a text prompt: what is asked, the target whole, then the answer keys.
+
+        A target longer than :data:`LONG_TARGET` characters fills more than a few terminal rows and
+        its start may have scrolled away: a last line next to the keys says so, with its size.
+        """
         shown = self.shown
+        reminder = (f"  ^ end of a long target ({shown.summary}): read it from its start above\n"
+                    if len(shown.text) > LONG_TARGET else "")
         return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
                 f"  {shown.text}\n"
-                f"{ANSWER_KEYS}: ")
+                f"{reminder}{ANSWER_KEYS}: ")
 
     def __str__(self) -> str:  # prompts written for a plain question string keep working
         return f"allow {self.describe()} ({self.shown.summary})? {ANSWER_KEYS}"
