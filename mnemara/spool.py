@@ -66,11 +66,11 @@ class Spool:
     def replay(self, store: Any) -> ReplayResult:
         """Move every spooled row into ``store`` (one transaction), then empty the spool."""
         result = ReplayResult()
-        if not self.count():
-            return result
         from mnemara.store import Turn
 
         try:
+            if not self.count():
+                return result
             with locked_rewrite(self.path) as (data, replace):
                 rows, kept = [], []
                 for raw in data.split(b"\n"):

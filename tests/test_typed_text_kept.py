@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 
 from mnemara import events as ev
 from mnemara.session import AgentSession
+from mnemara.store_health import BUSY_ENV
 from mnemara.ui.repl import run_repl
 
 
@@ -99,3 +101,59 @@ def test_a_replay_cut_short_after_the_store_took_the_rows_never_stores_them_twic
         assert spool.count() == 0
     finally:
         session.close()
+
+
+def _hold_the_store(folder) -> sqlite3.Connection:
+    """Another process's write lock on turns.sqlite (the store waits MNEMARA_STORE_BUSY_SECONDS, then gives up)."""
+    holder = sqlite3.connect(folder / "turns.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+async def test_a_message_neither_the_store_nor_the_spool_can_take_is_said_not_saved(tmp_path, monkeypatch):
+    """The store locked and the spool unwritable (a full disk, a read-only folder; here the spool's
+    name is taken by a folder): the turn used to raise IsADirectoryError out of aturn (the piped
+    REPL died with the rest of its input). Now one line says the message is NOT saved, the turn ends
+    and the next one works."""
+    monkeypatch.setenv(BUSY_ENV, "0.1")
+    folder = tmp_path / "x"
+    session = AgentSession.at(folder, warm_spare=False)
+    (folder / "spool.jsonl").mkdir()
+    holder = _hold_the_store(folder)
+    try:
+        events = [e async for e in session.aturn("cannot be kept")]
+        errors = [e for e in events if isinstance(e, ev.ErrorEvent)]
+        assert [e.kind for e in errors] == ["unsaved_message"]
+        assert "your message is NOT saved" in errors[0].message and "spool.jsonl" in errors[0].message
+        assert isinstance(events[-1], ev.TurnDone) and events[-1].error and events[-1].user_row_id is None
+        holder.rollback()
+        [e async for e in session.aturn("the next one")]
+        assert _texts(session) == ["the next one"]
+    finally:
+        holder.close()
+        await session.aclose()
+
+
+async def test_the_panel_puts_an_unsaved_message_back_in_its_input(tmp_path, monkeypatch):
+    from mnemara.instance import Instance
+    from mnemara.ui.tui.app import MnemaraApp
+
+    from tests.tui_support import type_text, wait_for
+
+    monkeypatch.setenv(BUSY_ENV, "0.1")
+    instance = Instance.create("unsaved")
+    (instance.root / "spool.jsonl").mkdir()
+    app = MnemaraApp(instance)
+    holder = _hold_the_store(instance.root)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.chat_input.focus()
+            await type_text(pilot, "keep me")
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, 30, "the turn to end")
+            assert app.chat_input.text == "keep me"
+            assert "back in the input (it was not saved)" in app.chat_log.plain_text()
+    finally:
+        holder.close()
+        app.session.close()
