@@ -77,18 +77,23 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def locked_append(path: Path, text: str) -> int:
+def locked_append(path: Path, text: str, *, own_line: bool = False) -> int:
     """Append ``text`` to ``path`` under an exclusive lock in one write call; returns where it starts.
 
     Safe across processes: two writers never interleave inside one record, and a
     file replaced by a rewriter while we waited is appended to in its new form.
+    With ``own_line`` a file whose last line was cut short (a writer killed mid-write)
+    gets a newline first, so the new record is never glued onto the torn one.
     """
     path = Path(path)
     private_mkdir(path.parent)
     data = text.encode("utf-8")
-    fd = _open_locked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = _open_locked(path, (os.O_RDWR if own_line else os.O_WRONLY) | os.O_APPEND | os.O_CREAT)
     try:
         start = os.fstat(fd).st_size
+        if own_line and start and os.pread(fd, 1, start - 1) != b"\n":
+            data = b"\n" + data
+            start += 1
         view = memoryview(data)
         while view:
             written = os.write(fd, view)

@@ -5,7 +5,9 @@ calls it from a ``PreToolUse`` hook, which the CLI runs for *every* call, even t
 ones it would auto-approve). The order of checks is fixed:
 
 1. ``file_tool_home_only``: a file tool aimed outside ``$HOME`` (after resolving
-   ``..`` and symlinks) is denied and logged to ``debug.log``;
+   ``..`` and symlinks) is denied and logged to ``debug.log``; an in-process tool
+   declaring ``file_args`` (``read_skeleton``) is a file tool too, governed by the
+   Read policy as well as its own;
 2. a ``deny`` policy denies;
 3. a tool the user allowed for this session (answer ``s``) is allowed;
 4. a regex of ``allowed_patterns`` (config.json and permissions.json) matching the
@@ -50,6 +52,8 @@ POLICY_ALIASES = {"MultiEdit": "Edit", "NotebookEdit": "Edit"}
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
+#: A target this long (as shown) gets a reminder line next to the answer keys in a text prompt.
+LONG_TARGET = 400
 ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a", "s": "s", "session": "s"}
 
 
@@ -69,6 +73,7 @@ class PermissionRequest:
     policy_name: str
     target: str
     tool_input: dict[str, Any] = field(default_factory=dict)
+    file_args: tuple[str, ...] = ()  # the arguments naming the target file (a file tool), else empty
 
     @property
     def shown(self) -> ShownTarget:
@@ -80,11 +85,17 @@ class PermissionRequest:
         return f"{self.policy_name}: {self.shown.text}"
 
     def question(self) -> str:
-        """The whole question for a text prompt: what is asked, the target whole, then the answer keys."""
+        """The whole question for a text prompt: what is asked, the target whole, then the answer keys.
+
+        A target longer than :data:`LONG_TARGET` characters fills more than a few terminal rows and
+        its start may have scrolled away: a last line next to the keys says so, with its size.
+        """
         shown = self.shown
+        reminder = (f"  ^ end of a long target ({shown.summary}): read it from its start above\n"
+                    if len(shown.text) > LONG_TARGET else "")
         return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
                 f"  {shown.text}\n"
-                f"{ANSWER_KEYS}: ")
+                f"{reminder}{ANSWER_KEYS}: ")
 
     def __str__(self) -> str:  # prompts written for a plain question string keep working
         return f"allow {self.describe()} ({self.shown.summary})? {ANSWER_KEYS}"
@@ -116,19 +127,41 @@ def _own_policy_names() -> dict[str, str]:
     return names
 
 
+def _own_file_args() -> dict[str, tuple[str, ...]]:
+    """Model-facing name -> the arguments naming the file it reads, for in-process tools that read files.
+
+    A tool module that fails to load is left out: its tools are not registered either.
+    """
+    try:
+        from mnemara.tools import all_specs
+
+        return {s.qualified_name: tuple(s.file_args) for s in all_specs() if s.file_args}
+    except Exception:
+        return {}
+
+
 def stable_json(value: Any) -> str:
     """Deterministic JSON of a tool input (keys sorted), used as the target of non-file tools."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def target_of(tool_name: str, tool_input: dict[str, Any]) -> str:
-    """What ``allowed_patterns`` match: Bash's command, a file tool's path, else the input as JSON."""
+def file_path_of(tool_input: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The file a file tool opens: the first of ``keys`` given a value (None if none is)."""
+    return next((tool_input[key] for key in keys if tool_input.get(key)), None)
+
+
+def target_of(tool_name: str, tool_input: dict[str, Any], file_args: tuple[str, ...] = ()) -> str:
+    """What ``allowed_patterns`` match: Bash's command, a file tool's path, else the input as JSON.
+
+    ``file_args`` names the path arguments of an in-process file tool (``ToolSpec.file_args``).
+    """
     if tool_name == "Bash":
         command = tool_input.get("command")
         return command if isinstance(command, str) else stable_json(tool_input)
     key = FILE_TOOLS.get(tool_name)
-    if key is not None:
-        path = tool_input.get(key)
+    keys = (key,) if key is not None else file_args
+    if keys:
+        path = file_path_of(tool_input, keys)
         return path if isinstance(path, str) else ""
     return stable_json(tool_input)
 
@@ -175,6 +208,7 @@ class PermissionGate:
         self.cwd = cwd
         self.session_allowed: set[str] = set()
         self._own_names = _own_policy_names()
+        self._own_files = _own_file_args()
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
         self._controls = {os.path.realpath(p) for p in (instance.config_path, instance.permissions_path)}
@@ -283,6 +317,8 @@ class PermissionGate:
         policy = self.policy_name(tool_name)
         if policy != tool_name:
             keys.append(policy)
+        if tool_name in self._own_files:  # it reads files: the Read policy governs it too
+            keys.append("Read")
         if tool_name.startswith(MCP_PREFIX):
             server = tool_name[len(MCP_PREFIX):].split("__", 1)[0]
             keys.append(f"{MCP_PREFIX}{server}")
@@ -322,10 +358,20 @@ class PermissionGate:
             self._log("permission_error", "error", tool=tool_name, error=repr(exc))
             return Decision("deny", f"permission check failed: {exc}")
 
+    def file_args(self, tool_name: str) -> tuple[str, ...]:
+        """The arguments naming the file ``tool_name`` opens (empty for a tool that names none)."""
+        key = FILE_TOOLS.get(tool_name)
+        return (key,) if key is not None else self._own_files.get(tool_name, ())
+
+    def target(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """:func:`target_of` for this gate's tools (an in-process file tool's target is its path)."""
+        return target_of(tool_name, tool_input, self._own_files.get(tool_name, ()))
+
     def _decide(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
         resolved = None
-        if tool_name in FILE_TOOLS:
-            path = tool_input.get(FILE_TOOLS[tool_name])
+        file_args = self.file_args(tool_name)
+        if file_args:
+            path = file_path_of(tool_input, file_args)
             if not isinstance(path, str) or not path:
                 return self._logged(tool_name, Decision("deny", f"{tool_name} needs a file path"))
             special = process_relative_path(path, str(self.cwd) if self.cwd is not None else None)
@@ -338,7 +384,7 @@ class PermissionGate:
         policy = self.policy_name(tool_name)
         if mode == "deny":
             return self._logged(tool_name, Decision("deny", f"{policy} is denied by {why}"))
-        if resolved in self._controls and tool_name != "Read":
+        if resolved in self._controls and tool_name != "Read" and tool_name not in self._own_files:
             return Decision("ask", f"{tool_name} would change this instance's own permissions or config")
         if mode == "allow":
             return Decision("allow", why)
@@ -349,7 +395,7 @@ class PermissionGate:
         for key in self._keys(tool_name):
             for pattern in (*self._config_patterns.get(key, ()), *self._persisted.get(key, ())):
                 if target is None:
-                    target = target_of(tool_name, tool_input)
+                    target = self.target(tool_name, tool_input)
                 if pattern.search(target):
                     return Decision("allow", f"{policy} target matches allowed pattern {pattern.pattern!r}")
         return Decision(mode, why)
@@ -376,7 +422,8 @@ class PermissionGate:
             if current.verdict != "ask":  # e.g. an earlier 's' or 'a' already covers this call
                 return current
             policy = self.policy_name(tool_name)
-            request = PermissionRequest(tool_name, policy, target_of(tool_name, tool_input), tool_input)
+            request = PermissionRequest(tool_name, policy, self.target(tool_name, tool_input), tool_input,
+                                        file_args=self.file_args(tool_name))
             answer = await self._prompt(request)
             decision = self._apply_answer(request, answer)
             shown = request.shown

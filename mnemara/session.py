@@ -80,7 +80,7 @@ from mnemara.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.tools import ToolContext
 from mnemara.transcript import build_user_content
 from mnemara.turn_parts import TurnPart, call_each
-from mnemara.turn_record import TurnRecorder
+from mnemara.turn_record import TurnRecorder, storable_text
 from mnemara.turn_state import RunningTurn
 from mnemara.turn_stream import exchange
 from mnemara.usage_stats import StatsFile
@@ -109,6 +109,7 @@ class AgentSession:
         self.tool_context = ToolContext(instance=instance, config=self.config, store=self.store)
         self.permission_prompt = permission_prompt
         self.cwd = str(cwd or os.getcwd())
+        self.tool_context.cwd = self.cwd
         if warm_spare is None:
             warm_spare = _env_flag("MNEMARA_WARM_SPARE")
         self.warm_spare = warm_spare
@@ -295,6 +296,10 @@ class AgentSession:
 
     async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
         """The steps of a turn; every way out ends with :class:`TurnDone`."""
+        text, replaced = storable_text(text)
+        if replaced:
+            yield ev.Notice(f"{replaced} character(s) of your message were not valid UTF-8 (undecodable bytes); "
+                            "each is kept and sent as \ufffd")
         user_id, events = self.recorder.user_message(text)  # stored first (or spooled): nothing typed is lost
         for event in events:
             yield event

@@ -457,6 +457,19 @@ class TurnStore:
         return _row_to_turn(row)
 
     @guarded_read
+    def stored_meta_values(self, key: str, values: Iterable[str]) -> set[str]:
+        """Which of ``values`` some row already holds in its meta under ``key`` (a row whose meta is
+        not JSON holds none); e.g. the spool's row ids, so a replay never stores a row twice."""
+        wanted = list(dict.fromkeys(values))
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        sql = (f"SELECT v FROM (SELECT CASE WHEN json_valid(meta) THEN json_extract(meta, ?) END AS v FROM turns)"
+               f" WHERE v IN ({marks})")
+        with self._lock:
+            return {str(r[0]) for r in self._conn.execute(sql, ("$." + key, *wanted))}
+
+    @guarded_read
     def pinned(self) -> list[Turn]:
         with self._lock:
             rows = self._conn.execute(

@@ -5,24 +5,44 @@ rewinds the line, an ANSI escape or a right-to-left override. Every place that
 asks the user about a target (REPL prompt, panel modal, ``debug.log``) shows the
 :class:`ShownTarget` built here:
 
-* a target with no control, format or separator characters is shown as it is;
+* a target with no control, format, separator or blank-looking characters and no
+  long run of spaces is shown as it is;
 * otherwise every such character is escaped (``\\n``, ``\\r``, ``\\t``, ``\\x1b``,
-  ``\\u202e``) and, so that the escapes cannot be forged by typing them, every
-  backslash is doubled; the summary says the text is escaped;
+  ``\\u202e``, ``\\u2800``); a run of :data:`REPEAT_RUN` or more of one such character,
+  or of spaces, is shown once with its count (``\\n\\{60}``, ``\\x20\\{5000}``); and,
+  so that no escape can be forged by typing it, every backslash is doubled; the
+  summary says the text is escaped;
 * the summary always says how many lines and characters the target has.
+
+Blank-looking characters (the Hangul fillers, the blank braille pattern, variation
+selectors and the other default-ignorable code points) and long runs of spaces
+would otherwise push the rest of a target out of the user's sight: ``rm -rf ~``
+followed by 5000 of them and ``ls -la`` leaves only ``ls -la`` on an 80x30 terminal.
 """
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from itertools import groupby
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+#: Printable by category yet drawn as nothing or as blank space (default-ignorable code points
+#: outside the Cf category, the Hangul fillers, the blank braille pattern).
+_BLANK_LOOKING = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
+    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF),
+)
+#: This many of one escaped character (or of spaces) in a row are shown once with their count.
+REPEAT_RUN = 20
 
 
 def _unsafe(ch: str) -> bool:
     category = unicodedata.category(ch)
-    return category in _UNSAFE_CATEGORIES or (category == "Zs" and ch != " ")
+    if category in _UNSAFE_CATEGORIES or (category == "Zs" and ch != " "):
+        return True
+    code = ord(ch)
+    return any(low <= code <= high for low, high in _BLANK_LOOKING)
 
 
 def _escape(ch: str) -> str:
@@ -44,6 +64,7 @@ class ShownTarget:
     lines: int
     chars: int
     escaped: bool
+    counted_runs: bool = False  # some run is shown once with its count, e.g. \x20\{5000}
 
     @property
     def summary(self) -> str:
@@ -51,14 +72,24 @@ class ShownTarget:
         size = f"{self.lines} line{'s' if self.lines != 1 else ''}, {self.chars} character{'s' if self.chars != 1 else ''}"
         if not self.escaped:
             return size
-        return f"{size}; shown escaped: \\n = newline, \\\\ = backslash"
+        runs = ", \\{N} = the character before it N times" if self.counted_runs else ""
+        return f"{size}; shown escaped: \\n = newline, \\\\ = backslash{runs}"
 
 
 def show_target(target: str) -> ShownTarget:
     """The displayable form of ``target`` (see the module docstring)."""
     target = target if isinstance(target, str) else str(target)
     lines = target.count("\n") + 1
-    if not any(_unsafe(ch) for ch in target):
+    runs = [(ch, sum(1 for _ in group)) for ch, group in groupby(target)]
+    counted = [n >= REPEAT_RUN and (ch == " " or _unsafe(ch)) for ch, n in runs]
+    if not any(counted) and not any(_unsafe(ch) for ch, _ in runs):
         return ShownTarget(target, lines, len(target), False)
-    text = "".join(_escape(ch) if _unsafe(ch) else ("\\\\" if ch == "\\" else ch) for ch in target)
-    return ShownTarget(text, lines, len(target), True)
+    parts = []
+    for (ch, n), count in zip(runs, counted):
+        if count:
+            parts.append(f"{_escape(ch)}\\{{{n}}}")
+        elif _unsafe(ch):
+            parts.append(_escape(ch) * n)
+        else:
+            parts.append("\\\\" * n if ch == "\\" else ch * n)
+    return ShownTarget("".join(parts), lines, len(target), True, any(counted))

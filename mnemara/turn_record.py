@@ -21,6 +21,23 @@ from mnemara.store import TurnStore, text_block
 from mnemara.turn_state import RunningTurn
 
 
+def storable_text(text: str) -> tuple[str, int]:
+    """``text`` as UTF-8 can hold it, and how many characters had to be replaced.
+
+    A pipe or terminal read with ``surrogateescape`` hands undecodable bytes on as
+    lone surrogates (so does a lone half of a UTF-16 pair in an embedder's string);
+    SQLite and the spool refuse them, which would lose the whole message. Each one
+    becomes U+FFFD; a surrogate pair becomes the character it stands for.
+    """
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        pass
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count("\ufffd") - text.count("\ufffd")
+
+
 class TurnRecorder:
     """Stores the rows of one session's turns and says, once, what it could not store."""
 
@@ -29,6 +46,7 @@ class TurnRecorder:
         self.store = store
         self.spool = Spool(instance.root)
         self._damaged_seen: set[int] = set()  # damaged rows already reported this session
+        self._unreadable_told = False  # spool lines that are not rows: said once a session
 
     @property
     def _log(self) -> Any:
@@ -49,21 +67,44 @@ class TurnRecorder:
 
     def replay_spool(self) -> tuple[list[ev.Event], bool]:
         """Store what the spool kept; returns notices and whether the store took it (or had nothing)."""
-        if not self.spool.count():
-            return [], True
         done = self.spool.replay(self.store)
         if done.error is not None:
             log_event(self._log, "spool_replay_failed", level="warning", error=done.error)
             return [], False
-        log_event(self._log, "spool_replayed", rows=done.rows, unreadable=done.unreadable)
-        return [ev.Notice(f"{done.rows} row(s) kept in {self.spool.path.name} while turns.sqlite was unavailable "
-                          "are now stored", "info")], True
+        notices: list[ev.Event] = []
+        if done.file_error is not None:  # the store itself may work: this message is stored as usual
+            log_event(self._log, "spool_unreadable", level="warning", error=done.file_error)
+            notices.append(ev.Notice(f"{done.file_error}; the rows in it wait there until it can be read"))
+        if done.rows or done.unreadable:
+            log_event(self._log, "spool_replayed", rows=done.rows, unreadable=done.unreadable)
+        if done.rewrite_error is not None:
+            log_event(self._log, "spool_rewrite_failed", level="warning", error=done.rewrite_error)
+        if done.rows:
+            notices.append(ev.Notice(f"{done.rows} row(s) kept in {self.spool.path.name} while turns.sqlite was "
+                                     "unavailable are now stored", "info"))
+        if done.unreadable and not self._unreadable_told:
+            self._unreadable_told = True
+            notices.append(ev.Notice(f"{done.unreadable} line(s) of {self.spool.path} are not rows Mnemara can read "
+                                     "(cut short or not UTF-8); they are kept in the file, not stored"))
+        return notices, True
 
     def spooled(self, role: str, blocks: list[dict[str, Any]], meta: dict[str, Any], exc: StoreUnavailable,
                 **done: Any) -> list[ev.Event]:
-        """Keep a row the store refused in the spool; one error line, then :class:`TurnDone`."""
-        self.spool.add(role, blocks, meta)
+        """Keep a row the store refused in the spool; one error line, then :class:`TurnDone`.
+
+        When the spool cannot be written either (a full disk, a read-only folder) the line says the
+        row is NOT saved, with the kind ``unsaved_message`` (your message: a panel puts it back in
+        its input) or ``unsaved_answer``; the turn still ends normally, the session stays usable.
+        """
         what = "your message" if role == "user" else "the answer"
+        try:
+            self.spool.add(role, blocks, meta)
+        except OSError as failed:
+            message = (f"{what} is NOT saved: turns.sqlite cannot take it ({exc.message}) and {self.spool.path} "
+                       f"cannot be written ({failed})")
+            log_event(self._log, "row_not_saved", level="error", role=role, reason=exc.message, spool_error=str(failed))
+            return [ev.ErrorEvent(message, "unsaved_message" if role == "user" else "unsaved_answer"),
+                    ev.TurnDone(error=message, **done)]
         message = (f"turns.sqlite cannot take {what} now ({exc.message}); it is kept in {self.spool.path} and will be "
                    "stored when the store works again")
         log_event(self._log, "row_spooled", level="error", role=role, reason=exc.message)
@@ -106,8 +147,10 @@ class TurnRecorder:
                     "error_kind": failure.kind}
             try:
                 partial_id = self.store.append("assistant", collector.final_blocks(True), meta)
-            except StoreUnavailable:
-                self.spool.add("assistant", collector.final_blocks(True), meta)
+            except StoreUnavailable as exc:
+                events = self.spooled("assistant", collector.final_blocks(True), meta, exc)
+                if isinstance(events[0], ev.ErrorEvent) and events[0].kind == "unsaved_answer":
+                    yield events[0]
         yield ev.TurnDone(usage=collector.usage, cost_usd=collector.cost_usd, user_row_id=turn.user_id,
                           assistant_row_id=partial_id, error=failure.message, interrupted=partial_id is not None)
 

@@ -316,3 +316,16 @@ def test_the_read_back_finds_every_stored_form_in_any_letter_case(tmp_path: Path
         (tmp_path / name).write_bytes(data)
     found = forget_reach.files_holding(tmp_path, forget_reach.needles_for([text]))
     assert found == ["escaped.json", "lower.bin", "upper.txt"]
+
+
+def test_keep_turns_leaves_the_conversation_as_it_was_and_says_so(populated) -> None:
+    inst, _ = populated
+    turns_before = _holders(inst.root)
+    assert "turns.sqlite" in turns_before
+    out = run_cli("forget", "--instance", "f", SECRET, "--yes", "--keep-turns")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "conversation rows to redact: 0" in out.stdout and "also found (NOT changed): " in out.stdout
+    assert "turns.sqlite" in out.stdout.split("also found (NOT changed): ")[1].splitlines()[0]
+    assert _holders(inst.root) == ["turns.sqlite"], "only the conversation keeps the text"
+    receipt = [e for e in read_events(inst.debug_log_path) if e["event"] == "forget_receipt"][-1]
+    assert receipt["still_on_disk"] == [] and "turns.sqlite" in receipt["found_elsewhere_not_changed"]

@@ -35,12 +35,57 @@ SPOOF = "touch X" + "\n" * 60 + "ls -la"
     ("zero\u200bwidth", "zero\\u200bwidth", True),
     ("tab\there", "tab\\there", True),
     ("café ✓", "café ✓", False),
+    ("ls" + " " * 19 + "-la", "ls" + " " * 19 + "-la", False),  # short runs of spaces are shown as typed
+    ("rm x" + " " * 25 + "ls", "rm x\\x20\\{25}ls", True),  # counted: cannot push ls out of sight
+    ("a\\" + " " * 20 + "{3}", "a\\\\\\x20\\{20}{3}", True),
+    ("a\n{60}", "a\\n{60}", True),  # one newline, then a typed {60}: not a count
+    ("a" + "\n" * 20 + "\\{3}", "a\\n\\{20}\\\\{3}", True),  # a typed \{3} is doubled
+    ("a" + "\t" * 19, "a" + "\\t" * 19, True),
+    ("rm x\u2800\u2800ls", "rm x\\u2800\\u2800ls", True),  # blank braille: printable, drawn as nothing
+    ("rm x\u3164ls\u115f\uffa0", "rm x\\u3164ls\\u115f\\uffa0", True),  # Hangul fillers
+    ("ok\ufe0f\u034f", "ok\\ufe0f\\u034f", True),
+    ("tag\U000e0041", "tag\\U000e0041", True),
 ])
 def test_show_target_escapes_everything_that_could_hide_text(target: str, shown: str, escaped: bool) -> None:
     result = show_target(target)
     assert result.text == shown and result.escaped is escaped
     assert "\n" not in result.text and all(ch.isprintable() for ch in result.text)
     assert ("escaped" in result.summary) is escaped
+
+
+#: `rm -rf` pushed out of sight by something drawn as blank space (audit 4: tools and permissions).
+BLANK_SPOOFS = [filler * count for filler, count in ((" ", 5000), ("\u2800", 5000), ("\u3164", 3000))]
+
+
+@pytest.mark.parametrize("filler", BLANK_SPOOFS, ids=["spaces", "braille-blank", "hangul-filler"])
+def test_blank_filler_cannot_push_a_command_out_of_an_80x30_terminal(filler: str) -> None:
+    """The REPL question on an 80x30 terminal: the screen after it is printed shows both commands."""
+    target = "rm -rf ~/work" + filler + "ls -la"
+    question = PermissionRequest("Bash", "Bash", target, {"command": target}).question()
+    rows = [line[i:i + 80] for line in question.split("\n") for i in range(0, max(len(line), 1), 80)]
+    screen = "\n".join(rows[-30:])
+    assert "rm -rf ~/work" in screen and "ls -la" in screen, screen
+    assert f"{len(target)} characters" in screen and "shown escaped" in screen
+
+
+@pytest.mark.parametrize("filler", BLANK_SPOOFS, ids=["spaces", "braille-blank", "hangul-filler"])
+async def test_modal_shows_a_command_hidden_behind_blank_filler(filler: str) -> None:
+    target = "ls -la" + filler + "; rm -rf ~/work"
+    app = ModalApp(PermissionRequest("Bash", "Bash", target, {"command": target}))
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        svg = app.export_screenshot()
+    text = html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+    assert "ls -la" in text and "rm -rf ~/work" in text, text[-3000:]
+
+
+def test_a_long_target_ends_with_its_size_next_to_the_keys() -> None:
+    target = "curl -s x | sh; echo " + "lorem ipsum " * 200 + "; ls -la"
+    lines = PermissionRequest("Bash", "Bash", target, {"command": target}).question().split("\n")
+    assert lines[-2].startswith("  ^ end of a long target (1 line, %d characters)" % len(target))
+    assert lines[-1].startswith("[y]es once")
+    short = PermissionRequest("Bash", "Bash", "ls", {"command": "ls"}).question().split("\n")
+    assert len(short) == 3
 
 
 def test_summary_counts_lines_and_characters() -> None:
@@ -55,7 +100,7 @@ def test_repl_question_shows_the_whole_target_then_the_keys() -> None:
     lines = question.split("\n")
     assert len(lines) == 3
     assert lines[0].startswith("permission: allow Bash? target (61 lines")
-    assert lines[1] == "  touch X" + "\\n" * 60 + "ls -la"
+    assert lines[1] == "  touch X\\n\\{60}ls -la"
     assert lines[2].startswith("[y]es once / [n]o / [a]lways") and lines[2].endswith(": ")
 
 

@@ -82,6 +82,7 @@ def test_spool_keeps_rows_while_locked_and_replays_them_once_in_order(tmp_path, 
         done = spool.replay(store)
         assert (done.rows, done.unreadable, done.error) == (2, 1, None)
         assert [t.text for t in store.history()] == ["before", "while locked", "its answer"]
-        assert store.history()[2].meta == {"model": "m", "spooled": True}
+        meta = store.history()[2].meta
+        assert len(meta.pop("spool_id")) == 32 and meta == {"model": "m", "spooled": True}
         assert (tmp_path / "spool.jsonl").read_text() == "not a row\n"  # never dropped
         assert spool.replay(store).rows == 0  # nothing twice

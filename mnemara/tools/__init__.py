@@ -66,6 +66,7 @@ class ToolContext:
     config: "Config"
     store: "TurnStore"
     state: ToolState = field(default_factory=ToolState)  # shared by the session's tools and turn parts
+    cwd: str = ""  # the session's working folder: a relative file argument is read from here, as the gate judged it
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
@@ -77,6 +78,10 @@ class ToolSpec:
 
     ``policy_name`` is how permission policies name it (e.g. ``WriteMemory``);
     ``enabled`` decides from the config whether it is registered at all.
+    ``file_args``: the arguments naming a file the tool reads, in the order the tool
+    picks the first one given. Such a tool is a file tool to the permission gate:
+    the Read policy governs it too, and its path is checked like Read's
+    (``$HOME`` only, no per-process paths, pipes or devices).
     """
 
     name: str
@@ -85,6 +90,7 @@ class ToolSpec:
     handler: Handler
     policy_name: str = ""
     enabled: Callable[["Config"], bool] = lambda cfg: True
+    file_args: tuple[str, ...] = ()
 
     @property
     def qualified_name(self) -> str:

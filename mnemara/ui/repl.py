@@ -370,7 +370,13 @@ def _handle_line(session: Any, line: str, render: Renderer) -> bool:
 
 
 def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    """The non-terminal REPL: one line per message, exit at end of input."""
+    """The non-terminal REPL: one line per message, exit at end of input.
+
+    Bytes that are not UTF-8 do not end the REPL: they reach the session as surrogate
+    escapes, which it stores and sends as U+FFFD (and says so).
+    """
+    if getattr(stdin, "errors", None) == "strict" and hasattr(stdin, "reconfigure"):
+        stdin.reconfigure(errors="surrogateescape")
     lines = LineSource(stdin)
     session.warn_to_stderr = False  # the renderer prints Notice events to stderr itself
     name = session.config.display_name

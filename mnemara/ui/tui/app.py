@@ -255,6 +255,8 @@ class MnemaraApp(App[None]):
             async with contextlib.aclosing(self.session.aturn(text)) as events:
                 async for event in events:
                     view.feed(event)
+                    if isinstance(event, ev.ErrorEvent) and event.kind == "unsaved_message":
+                        self._give_back(text)
                     if isinstance(event, ev.TurnDone):
                         break
         except asyncio.CancelledError:
@@ -265,6 +267,12 @@ class MnemaraApp(App[None]):
             log.append(error_entry(f"{type(exc).__name__}: {exc}"))
             return False
         return view.completed
+
+    def _give_back(self, text: str) -> None:
+        """A message neither turns.sqlite nor the spool could save goes back to the front of the input."""
+        self.chat_input.put_back(text + ("\n" if self.chat_input.text else ""))
+        self.say("your message is back in the input (it was not saved): send it again when the disk is writable",
+                 "error", "error")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "turn":

@@ -36,6 +36,14 @@ def describe_input(tool_input: Any, target_key: str | None = None) -> str:
     return show_target(json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)).text
 
 
+def _path_key(request: Any) -> str | None:
+    """The argument an in-process file tool's target came from (the first of its file arguments given)."""
+    tool_input = getattr(request, "tool_input", None)
+    if not isinstance(tool_input, dict):
+        return None
+    return next((key for key in getattr(request, "file_args", ()) if tool_input.get(key)), None)
+
+
 class PermissionScreen(ModalScreen[str]):
     """Dismisses with "y", "n", "a" or "s". Escape answers "n".
 
@@ -60,7 +68,7 @@ class PermissionScreen(ModalScreen[str]):
         tool = getattr(req, "tool_name", "?")
         policy = getattr(req, "policy_name", "") or tool
         shown = show_target(getattr(req, "target", "") or "")
-        target_key = "command" if tool == "Bash" else FILE_TOOLS.get(tool)
+        target_key = "command" if tool == "Bash" else FILE_TOOLS.get(tool) or _path_key(req)
         with Vertical(id="permission-box"):
             yield Static(f"Allow {tool}?", id="permission-title", markup=False)
             yield Static(f"policy: {policy} · target: {shown.summary}", id="permission-summary",

@@ -1,0 +1,159 @@
+"""Nothing typed is lost: text the store could not hold as it came, and the spool's own failures.
+
+No CLI is involved: without an API key a turn stores the user's message, says why it cannot run
+and ends, which is exactly the step these tests attack (what reaches turns.sqlite or the spool).
+"""
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+
+from mnemara import events as ev
+from mnemara.session import AgentSession
+from mnemara.store_health import BUSY_ENV
+from mnemara.ui.repl import run_repl
+
+
+def _texts(session: AgentSession) -> list[str]:
+    return [t.text for t in session.store.history()]
+
+
+async def test_undecodable_bytes_and_split_surrogates_are_stored_not_lost(tmp_path):
+    """A lone surrogate (an undecodable byte passed through as a surrogate escape) used to make
+    SQLite raise UnicodeEncodeError out of the turn: the message was neither stored nor spooled."""
+    session = AgentSession.at(tmp_path / "x", warm_spare=False)
+    try:
+        events = [e async for e in session.aturn("bad \udcff byte and a split pair \ud83d\ude00")]
+        notices = [e.message for e in events if isinstance(e, ev.Notice)]
+        assert any("1 character(s) of your message were not valid UTF-8" in n for n in notices), notices
+        assert isinstance(events[-1], ev.TurnDone)
+        assert _texts(session) == ["bad \ufffd byte and a split pair \U0001F600"]
+        assert not (tmp_path / "x" / "spool.jsonl").exists()
+    finally:
+        await session.aclose()
+
+
+def test_piped_repl_goes_past_a_line_that_is_not_utf8(tmp_path):
+    """A strict UTF-8 stdin with one bad byte used to end the REPL with a traceback, losing that
+    line and every line after it."""
+    session = AgentSession.at(tmp_path / "x", warm_spare=False)
+    stdin = io.TextIOWrapper(io.BytesIO(b"first\nbad \xff byte\nthird\n"), encoding="utf-8", errors="strict")
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        assert run_repl(session, stdin=stdin, stdout=out, stderr=err) == 0
+        assert _texts(session) == ["first", "bad \ufffd byte", "third"]
+        assert "not valid UTF-8" in err.getvalue()
+    finally:
+        session.close()
+
+
+def _spooled_line(text: str) -> bytes:
+    return json.dumps({"role": "user", "blocks": [{"type": "text", "text": text}], "meta": {},
+                       "created_at": "2026-01-01T00:00:00+00:00"}).encode()
+
+
+async def test_a_torn_or_undecodable_spool_line_neither_blocks_turns_nor_swallows_a_row(tmp_path):
+    """A writer killed mid-line leaves a spool whose last line is cut short (here inside a UTF-8
+    sequence). That used to make every later turn raise UnicodeDecodeError (the new message neither
+    stored nor spooled), and the next spooled row was glued onto the torn line and never stored."""
+    folder = tmp_path / "x"
+    session = AgentSession.at(folder, warm_spare=False)
+    spool = folder / "spool.jsonl"
+    torn = _spooled_line("kept before")[:-20] + b"\xc3"
+    spool.write_bytes(_spooled_line("spooled first") + b"\n" + torn)
+    session.recorder.spool.add("user", [{"type": "text", "text": "spooled after the tear"}])
+    try:
+        events = [e async for e in session.aturn("typed now")]
+        assert isinstance(events[-1], ev.TurnDone)
+        assert _texts(session) == ["spooled first", "spooled after the tear", "typed now"]
+        assert spool.read_bytes() == torn + b"\n"  # the torn line is kept, byte for byte
+        notices = [e.message for e in events if isinstance(e, ev.Notice)]
+        assert any("2 row(s) kept in spool.jsonl" in n for n in notices), notices
+        assert any("1 line(s) of" in n and "kept in the file" in n for n in notices), notices
+    finally:
+        await session.aclose()
+
+
+def test_a_replay_cut_short_after_the_store_took_the_rows_never_stores_them_twice(tmp_path, monkeypatch):
+    """Rows stored, then the spool could not be emptied (a full disk here; a process killed at that
+    moment is the same): the spool used to raise out of the turn, and the next replay stored the
+    same rows again."""
+    import mnemara.fsutil as fsutil
+
+    folder = tmp_path / "x"
+    session = AgentSession.at(folder, warm_spare=False)
+    spool = session.recorder.spool
+    spool.add("user", [{"type": "text", "text": "waited in the spool"}])
+    spool.add("assistant", [{"type": "text", "text": "its answer"}])
+    real = fsutil._write_and_replace
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    try:
+        monkeypatch.setattr(fsutil, "_write_and_replace", disk_full)
+        assert session.turn("first").events[-1].error  # no key: refused after storing
+        assert spool.count() == 2  # could not be emptied
+        monkeypatch.setattr(fsutil, "_write_and_replace", real)
+        session.turn("second")
+        assert _texts(session) == ["waited in the spool", "its answer", "first", "second"]
+        assert spool.count() == 0
+    finally:
+        session.close()
+
+
+def _hold_the_store(folder) -> sqlite3.Connection:
+    """Another process's write lock on turns.sqlite (the store waits MNEMARA_STORE_BUSY_SECONDS, then gives up)."""
+    holder = sqlite3.connect(folder / "turns.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+async def test_a_message_neither_the_store_nor_the_spool_can_take_is_said_not_saved(tmp_path, monkeypatch):
+    """The store locked and the spool unwritable (a full disk, a read-only folder; here the spool's
+    name is taken by a folder): the turn used to raise IsADirectoryError out of aturn (the piped
+    REPL died with the rest of its input). Now one line says the message is NOT saved, the turn ends
+    and the next one works."""
+    monkeypatch.setenv(BUSY_ENV, "0.1")
+    folder = tmp_path / "x"
+    session = AgentSession.at(folder, warm_spare=False)
+    (folder / "spool.jsonl").mkdir()
+    holder = _hold_the_store(folder)
+    try:
+        events = [e async for e in session.aturn("cannot be kept")]
+        errors = [e for e in events if isinstance(e, ev.ErrorEvent)]
+        assert [e.kind for e in errors] == ["unsaved_message"]
+        assert "your message is NOT saved" in errors[0].message and "spool.jsonl" in errors[0].message
+        assert isinstance(events[-1], ev.TurnDone) and events[-1].error and events[-1].user_row_id is None
+        holder.rollback()
+        [e async for e in session.aturn("the next one")]
+        assert _texts(session) == ["the next one"]
+    finally:
+        holder.close()
+        await session.aclose()
+
+
+async def test_the_panel_puts_an_unsaved_message_back_in_its_input(tmp_path, monkeypatch):
+    from mnemara.instance import Instance
+    from mnemara.ui.tui.app import MnemaraApp
+
+    from tests.tui_support import type_text, wait_for
+
+    monkeypatch.setenv(BUSY_ENV, "0.1")
+    instance = Instance.create("unsaved")
+    (instance.root / "spool.jsonl").mkdir()
+    app = MnemaraApp(instance)
+    holder = _hold_the_store(instance.root)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.chat_input.focus()
+            await type_text(pilot, "keep me")
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, 30, "the turn to end")
+            assert app.chat_input.text == "keep me"
+            assert "back in the input (it was not saved)" in app.chat_log.plain_text()
+    finally:
+        holder.close()
+        app.session.close()
