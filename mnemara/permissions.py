@@ -84,18 +84,41 @@ class PermissionRequest:
         """One line for a prompt, e.g. ``Bash: echo hi`` (escaped, see :mod:`mnemara.target_text`)."""
         return f"{self.policy_name}: {self.shown.text}"
 
+    @property
+    def target_key(self) -> str | None:
+        """The input argument the target is (Bash's command, a file tool's path); None when the
+        target is the whole input."""
+        if self.tool_name == "Bash":
+            return "command"
+        if self.tool_name in FILE_TOOLS:
+            return FILE_TOOLS[self.tool_name]
+        return next((key for key in self.file_args if self.tool_input.get(key)), None)
+
+    @property
+    def details(self) -> str:
+        """The rest of the input (what Write writes, Edit's strings, Bash's other options) as escaped
+        JSON, shown under the target; "" when there is none or the target already is the whole input."""
+        key = self.target_key
+        if key is None or not isinstance(self.tool_input, dict):
+            return ""
+        rest = {k: v for k, v in self.tool_input.items() if k != key}
+        return show_target(stable_json(rest)).text if rest else ""
+
     def question(self) -> str:
-        """The whole question for a text prompt: what is asked, the target whole, then the answer keys.
+        """The whole question for a text prompt: what is asked, the target whole, the rest of the input
+        (:attr:`details`: what a Write writes), then the answer keys.
 
         A target longer than :data:`LONG_TARGET` characters fills more than a few terminal rows and
         its start may have scrolled away: a last line next to the keys says so, with its size.
         """
         shown = self.shown
+        details = self.details
         reminder = (f"  ^ end of a long target ({shown.summary}): read it from its start above\n"
-                    if len(shown.text) > LONG_TARGET else "")
+                    if len(shown.text) + len(details) > LONG_TARGET else "")
         return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
                 f"  {shown.text}\n"
-                f"{reminder}{ANSWER_KEYS}: ")
+                + (f"  with: {details}\n" if details else "")
+                + f"{reminder}{ANSWER_KEYS}: ")
 
     def __str__(self) -> str:  # prompts written for a plain question string keep working
         return f"allow {self.describe()} ({self.shown.summary})? {ANSWER_KEYS}"
