@@ -84,18 +84,41 @@ class PermissionRequest:
         """One line for a prompt, e.g. ``Bash: echo hi`` (escaped, see :mod:`mnemara.target_text`)."""
         return f"{self.policy_name}: {self.shown.text}"
 
+    @property
+    def target_key(self) -> str | None:
+        """The input argument the target is (Bash's command, a file tool's path); None when the
+        target is the whole input."""
+        if self.tool_name == "Bash":
+            return "command"
+        if self.tool_name in FILE_TOOLS:
+            return FILE_TOOLS[self.tool_name]
+        return next((key for key in self.file_args if self.tool_input.get(key)), None)
+
+    @property
+    def details(self) -> str:
+        """The rest of the input (what Write writes, Edit's strings, Bash's other options) as escaped
+        JSON, shown under the target; "" when there is none or the target already is the whole input."""
+        key = self.target_key
+        if key is None or not isinstance(self.tool_input, dict):
+            return ""
+        rest = {k: v for k, v in self.tool_input.items() if k != key}
+        return show_target(stable_json(rest)).text if rest else ""
+
     def question(self) -> str:
-        """The whole question for a text prompt: what is asked, the target whole, then the answer keys.
+        """The whole question for a text prompt: what is asked, the target whole, the rest of the input
+        (:attr:`details`: what a Write writes), then the answer keys.
 
         A target longer than :data:`LONG_TARGET` characters fills more than a few terminal rows and
         its start may have scrolled away: a last line next to the keys says so, with its size.
         """
         shown = self.shown
+        details = self.details
         reminder = (f"  ^ end of a long target ({shown.summary}): read it from its start above\n"
-                    if len(shown.text) > LONG_TARGET else "")
+                    if len(shown.text) + len(details) > LONG_TARGET else "")
         return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
                 f"  {shown.text}\n"
-                f"{reminder}{ANSWER_KEYS}: ")
+                + (f"  with: {details}\n" if details else "")
+                + f"{reminder}{ANSWER_KEYS}: ")
 
     def __str__(self) -> str:  # prompts written for a plain question string keep working
         return f"allow {self.describe()} ({self.shown.summary})? {ANSWER_KEYS}"
@@ -127,17 +150,14 @@ def _own_policy_names() -> dict[str, str]:
     return names
 
 
-def _own_file_args() -> dict[str, tuple[str, ...]]:
-    """Model-facing name -> the arguments naming the file it reads, for in-process tools that read files.
-
-    A tool module that fails to load is left out: its tools are not registered either.
-    """
+def _own_specs() -> list[Any]:
+    """The in-process tool specs (none when a tool module fails to load: nothing is registered then)."""
     try:
         from mnemara.tools import all_specs
 
-        return {s.qualified_name: tuple(s.file_args) for s in all_specs() if s.file_args}
+        return all_specs()
     except Exception:
-        return {}
+        return []
 
 
 def stable_json(value: Any) -> str:
@@ -208,7 +228,13 @@ class PermissionGate:
         self.cwd = cwd
         self.session_allowed: set[str] = set()
         self._own_names = _own_policy_names()
-        self._own_files = _own_file_args()
+        specs = _own_specs()
+        #: model-facing name -> the arguments naming the file it reads (in-process tools that read files)
+        self._own_files: dict[str, tuple[str, ...]] = {s.qualified_name: tuple(s.file_args)
+                                                       for s in specs if s.file_args}
+        #: model-facing name -> the policy name of one call, from its input (see ToolSpec.call_policy)
+        self._call_policies: dict[str, Callable[[dict[str, Any]], str]] = {
+            s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
         self._controls = {os.path.realpath(p) for p in (instance.config_path, instance.permissions_path)}
@@ -324,11 +350,23 @@ class PermissionGate:
             keys.append(f"{MCP_PREFIX}{server}")
         return keys
 
-    def _mode(self, tool_name: str) -> tuple[Verdict, str]:
+    def _call_policy(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """The policy name governing this one call ("" when it is the tool's own, see ToolSpec.call_policy)."""
+        rule = self._call_policies.get(tool_name)
+        return rule(tool_input) if rule is not None else ""
+
+    def _call_keys(self, tool_name: str, call_policy: str) -> list[str]:
+        """:meth:`_keys` with this call's own policy right after the exact model-facing name."""
+        keys = self._keys(tool_name)
+        if not call_policy:
+            return keys
+        return [keys[0], call_policy, *(key for key in keys[1:] if key != call_policy)]
+
+    def _mode(self, tool_name: str, call_policy: str = "") -> tuple[Verdict, str]:
         """The configured or default mode. A policy for the exact model-facing name wins; otherwise
         a ``deny`` on any key that governs the tool (``mcp__<server>``, its policy name) wins, so a
         server-wide deny is never outranked by a tool's own allow (e.g. the default WriteMemory=allow)."""
-        keys = [key for key in self._keys(tool_name) if key in self._modes]
+        keys = [key for key in self._call_keys(tool_name, call_policy) if key in self._modes]
         if keys and keys[0] != tool_name:
             denied = [key for key in keys if self._modes[key] == "deny"]
             keys = denied[:1] or keys
@@ -380,8 +418,9 @@ class PermissionGate:
             inside, resolved = is_inside_home(path, self.cwd)
             if self.config.file_tool_home_only and not inside:
                 return self._home_refusal(tool_name, path, resolved)
-        mode, why = self._mode(tool_name)
-        policy = self.policy_name(tool_name)
+        call_policy = self._call_policy(tool_name, tool_input)
+        mode, why = self._mode(tool_name, call_policy)
+        policy = call_policy or self.policy_name(tool_name)
         if mode == "deny":
             return self._logged(tool_name, Decision("deny", f"{policy} is denied by {why}"))
         if resolved in self._controls and tool_name != "Read" and tool_name not in self._own_files:
@@ -392,7 +431,7 @@ class PermissionGate:
             return Decision("allow", f"{policy} allowed for this session")
         self._refresh_persisted()
         target = None
-        for key in self._keys(tool_name):
+        for key in self._call_keys(tool_name, call_policy):
             for pattern in (*self._config_patterns.get(key, ()), *self._persisted.get(key, ())):
                 if target is None:
                     target = self.target(tool_name, tool_input)
@@ -421,7 +460,7 @@ class PermissionGate:
             current = self.decide(tool_name, tool_input)
             if current.verdict != "ask":  # e.g. an earlier 's' or 'a' already covers this call
                 return current
-            policy = self.policy_name(tool_name)
+            policy = self._call_policy(tool_name, tool_input) or self.policy_name(tool_name)
             request = PermissionRequest(tool_name, policy, self.target(tool_name, tool_input), tool_input,
                                         file_args=self.file_args(tool_name))
             answer = await self._prompt(request)

@@ -19,7 +19,6 @@ from mnemara.instance import Instance
 from mnemara.permissions import PermissionGate, PermissionRequest
 from mnemara.store import TurnStore
 from mnemara.tools import ToolContext, context_tools
-from mnemara.ui.tui.screens.permission import _path_key
 
 SKELETON = "mcp__mnemara__read_skeleton"
 
@@ -94,7 +93,7 @@ def test_always_answer_saves_the_path_under_read_skeleton(inst, source) -> None:
     seen: list[PermissionRequest] = []
     gate.prompt = lambda request: seen.append(request) or "a"
     assert asyncio.run(gate.ask(SKELETON, {"file_path": str(source)}))
-    assert seen[0].target == str(source) and _path_key(seen[0]) == "file_path"
+    assert seen[0].target == str(source) and seen[0].target_key == "file_path" and seen[0].details == ""
     saved = json.loads(inst.permissions_path.read_text())["allowed_patterns"]
     assert list(saved) == ["ReadSkeleton"] and len(saved["ReadSkeleton"]) == 1
     assert gate.decide(SKELETON, {"file_path": str(source)}).verdict == "allow"

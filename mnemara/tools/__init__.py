@@ -82,6 +82,9 @@ class ToolSpec:
     picks the first one given. Such a tool is a file tool to the permission gate:
     the Read policy governs it too, and its path is checked like Read's
     (``$HOME`` only, no per-process paths, pipes or devices).
+    ``call_policy``: for a tool whose calls differ in what they may do, the policy name
+    governing one call, from its raw input ("" for the tool's own): ``graph_query``
+    with ``write`` set is a ``GraphWrite`` call, so denying GraphWrite denies it.
     """
 
     name: str
@@ -91,6 +94,7 @@ class ToolSpec:
     policy_name: str = ""
     enabled: Callable[["Config"], bool] = lambda cfg: True
     file_args: tuple[str, ...] = ()
+    call_policy: Callable[[dict[str, Any]], str] | None = None
 
     @property
     def qualified_name(self) -> str:
