@@ -5,7 +5,9 @@ calls it from a ``PreToolUse`` hook, which the CLI runs for *every* call, even t
 ones it would auto-approve). The order of checks is fixed:
 
 1. ``file_tool_home_only``: a file tool aimed outside ``$HOME`` (after resolving
-   ``..`` and symlinks) is denied and logged to ``debug.log``;
+   ``..`` and symlinks) is denied and logged to ``debug.log``; an in-process tool
+   declaring ``file_args`` (``read_skeleton``) is a file tool too, governed by the
+   Read policy as well as its own;
 2. a ``deny`` policy denies;
 3. a tool the user allowed for this session (answer ``s``) is allowed;
 4. a regex of ``allowed_patterns`` (config.json and permissions.json) matching the
@@ -71,6 +73,7 @@ class PermissionRequest:
     policy_name: str
     target: str
     tool_input: dict[str, Any] = field(default_factory=dict)
+    file_args: tuple[str, ...] = ()  # the arguments naming the target file (a file tool), else empty
 
     @property
     def shown(self) -> ShownTarget:
@@ -81,18 +84,41 @@ class PermissionRequest:
         """One line for a prompt, e.g. ``Bash: echo hi`` (escaped, see :mod:`mnemara.target_text`)."""
         return f"{self.policy_name}: {self.shown.text}"
 
+    @property
+    def target_key(self) -> str | None:
+        """The input argument the target is (Bash's command, a file tool's path); None when the
+        target is the whole input."""
+        if self.tool_name == "Bash":
+            return "command"
+        if self.tool_name in FILE_TOOLS:
+            return FILE_TOOLS[self.tool_name]
+        return next((key for key in self.file_args if self.tool_input.get(key)), None)
+
+    @property
+    def details(self) -> str:
+        """The rest of the input (what Write writes, Edit's strings, Bash's other options) as escaped
+        JSON, shown under the target; "" when there is none or the target already is the whole input."""
+        key = self.target_key
+        if key is None or not isinstance(self.tool_input, dict):
+            return ""
+        rest = {k: v for k, v in self.tool_input.items() if k != key}
+        return show_target(stable_json(rest)).text if rest else ""
+
     def question(self) -> str:
-        """The whole question for a text prompt: what is asked, the target whole, then the answer keys.
+        """The whole question for a text prompt: what is asked, the target whole, the rest of the input
+        (:attr:`details`: what a Write writes), then the answer keys.
 
         A target longer than :data:`LONG_TARGET` characters fills more than a few terminal rows and
         its start may have scrolled away: a last line next to the keys says so, with its size.
         """
         shown = self.shown
+        details = self.details
         reminder = (f"  ^ end of a long target ({shown.summary}): read it from its start above\n"
-                    if len(shown.text) > LONG_TARGET else "")
+                    if len(shown.text) + len(details) > LONG_TARGET else "")
         return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
                 f"  {shown.text}\n"
-                f"{reminder}{ANSWER_KEYS}: ")
+                + (f"  with: {details}\n" if details else "")
+                + f"{reminder}{ANSWER_KEYS}: ")
 
     def __str__(self) -> str:  # prompts written for a plain question string keep working
         return f"allow {self.describe()} ({self.shown.summary})? {ANSWER_KEYS}"
@@ -124,19 +150,38 @@ def _own_policy_names() -> dict[str, str]:
     return names
 
 
+def _own_specs() -> list[Any]:
+    """The in-process tool specs (none when a tool module fails to load: nothing is registered then)."""
+    try:
+        from mnemara.tools import all_specs
+
+        return all_specs()
+    except Exception:
+        return []
+
+
 def stable_json(value: Any) -> str:
     """Deterministic JSON of a tool input (keys sorted), used as the target of non-file tools."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def target_of(tool_name: str, tool_input: dict[str, Any]) -> str:
-    """What ``allowed_patterns`` match: Bash's command, a file tool's path, else the input as JSON."""
+def file_path_of(tool_input: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The file a file tool opens: the first of ``keys`` given a value (None if none is)."""
+    return next((tool_input[key] for key in keys if tool_input.get(key)), None)
+
+
+def target_of(tool_name: str, tool_input: dict[str, Any], file_args: tuple[str, ...] = ()) -> str:
+    """What ``allowed_patterns`` match: Bash's command, a file tool's path, else the input as JSON.
+
+    ``file_args`` names the path arguments of an in-process file tool (``ToolSpec.file_args``).
+    """
     if tool_name == "Bash":
         command = tool_input.get("command")
         return command if isinstance(command, str) else stable_json(tool_input)
     key = FILE_TOOLS.get(tool_name)
-    if key is not None:
-        path = tool_input.get(key)
+    keys = (key,) if key is not None else file_args
+    if keys:
+        path = file_path_of(tool_input, keys)
         return path if isinstance(path, str) else ""
     return stable_json(tool_input)
 
@@ -183,6 +228,13 @@ class PermissionGate:
         self.cwd = cwd
         self.session_allowed: set[str] = set()
         self._own_names = _own_policy_names()
+        specs = _own_specs()
+        #: model-facing name -> the arguments naming the file it reads (in-process tools that read files)
+        self._own_files: dict[str, tuple[str, ...]] = {s.qualified_name: tuple(s.file_args)
+                                                       for s in specs if s.file_args}
+        #: model-facing name -> the policy name of one call, from its input (see ToolSpec.call_policy)
+        self._call_policies: dict[str, Callable[[dict[str, Any]], str]] = {
+            s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
         self._controls = {os.path.realpath(p) for p in (instance.config_path, instance.permissions_path)}
@@ -291,16 +343,30 @@ class PermissionGate:
         policy = self.policy_name(tool_name)
         if policy != tool_name:
             keys.append(policy)
+        if tool_name in self._own_files:  # it reads files: the Read policy governs it too
+            keys.append("Read")
         if tool_name.startswith(MCP_PREFIX):
             server = tool_name[len(MCP_PREFIX):].split("__", 1)[0]
             keys.append(f"{MCP_PREFIX}{server}")
         return keys
 
-    def _mode(self, tool_name: str) -> tuple[Verdict, str]:
+    def _call_policy(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """The policy name governing this one call ("" when it is the tool's own, see ToolSpec.call_policy)."""
+        rule = self._call_policies.get(tool_name)
+        return rule(tool_input) if rule is not None else ""
+
+    def _call_keys(self, tool_name: str, call_policy: str) -> list[str]:
+        """:meth:`_keys` with this call's own policy right after the exact model-facing name."""
+        keys = self._keys(tool_name)
+        if not call_policy:
+            return keys
+        return [keys[0], call_policy, *(key for key in keys[1:] if key != call_policy)]
+
+    def _mode(self, tool_name: str, call_policy: str = "") -> tuple[Verdict, str]:
         """The configured or default mode. A policy for the exact model-facing name wins; otherwise
         a ``deny`` on any key that governs the tool (``mcp__<server>``, its policy name) wins, so a
         server-wide deny is never outranked by a tool's own allow (e.g. the default WriteMemory=allow)."""
-        keys = [key for key in self._keys(tool_name) if key in self._modes]
+        keys = [key for key in self._call_keys(tool_name, call_policy) if key in self._modes]
         if keys and keys[0] != tool_name:
             denied = [key for key in keys if self._modes[key] == "deny"]
             keys = denied[:1] or keys
@@ -330,10 +396,20 @@ class PermissionGate:
             self._log("permission_error", "error", tool=tool_name, error=repr(exc))
             return Decision("deny", f"permission check failed: {exc}")
 
+    def file_args(self, tool_name: str) -> tuple[str, ...]:
+        """The arguments naming the file ``tool_name`` opens (empty for a tool that names none)."""
+        key = FILE_TOOLS.get(tool_name)
+        return (key,) if key is not None else self._own_files.get(tool_name, ())
+
+    def target(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """:func:`target_of` for this gate's tools (an in-process file tool's target is its path)."""
+        return target_of(tool_name, tool_input, self._own_files.get(tool_name, ()))
+
     def _decide(self, tool_name: str, tool_input: dict[str, Any]) -> Decision:
         resolved = None
-        if tool_name in FILE_TOOLS:
-            path = tool_input.get(FILE_TOOLS[tool_name])
+        file_args = self.file_args(tool_name)
+        if file_args:
+            path = file_path_of(tool_input, file_args)
             if not isinstance(path, str) or not path:
                 return self._logged(tool_name, Decision("deny", f"{tool_name} needs a file path"))
             special = process_relative_path(path, str(self.cwd) if self.cwd is not None else None)
@@ -342,11 +418,12 @@ class PermissionGate:
             inside, resolved = is_inside_home(path, self.cwd)
             if self.config.file_tool_home_only and not inside:
                 return self._home_refusal(tool_name, path, resolved)
-        mode, why = self._mode(tool_name)
-        policy = self.policy_name(tool_name)
+        call_policy = self._call_policy(tool_name, tool_input)
+        mode, why = self._mode(tool_name, call_policy)
+        policy = call_policy or self.policy_name(tool_name)
         if mode == "deny":
             return self._logged(tool_name, Decision("deny", f"{policy} is denied by {why}"))
-        if resolved in self._controls and tool_name != "Read":
+        if resolved in self._controls and tool_name != "Read" and tool_name not in self._own_files:
             return Decision("ask", f"{tool_name} would change this instance's own permissions or config")
         if mode == "allow":
             return Decision("allow", why)
@@ -354,10 +431,10 @@ class PermissionGate:
             return Decision("allow", f"{policy} allowed for this session")
         self._refresh_persisted()
         target = None
-        for key in self._keys(tool_name):
+        for key in self._call_keys(tool_name, call_policy):
             for pattern in (*self._config_patterns.get(key, ()), *self._persisted.get(key, ())):
                 if target is None:
-                    target = target_of(tool_name, tool_input)
+                    target = self.target(tool_name, tool_input)
                 if pattern.search(target):
                     return Decision("allow", f"{policy} target matches allowed pattern {pattern.pattern!r}")
         return Decision(mode, why)
@@ -383,8 +460,9 @@ class PermissionGate:
             current = self.decide(tool_name, tool_input)
             if current.verdict != "ask":  # e.g. an earlier 's' or 'a' already covers this call
                 return current
-            policy = self.policy_name(tool_name)
-            request = PermissionRequest(tool_name, policy, target_of(tool_name, tool_input), tool_input)
+            policy = self._call_policy(tool_name, tool_input) or self.policy_name(tool_name)
+            request = PermissionRequest(tool_name, policy, self.target(tool_name, tool_input), tool_input,
+                                        file_args=self.file_args(tool_name))
             answer = await self._prompt(request)
             decision = self._apply_answer(request, answer)
             shown = request.shown

@@ -109,6 +109,7 @@ class AgentSession:
         self.tool_context = ToolContext(instance=instance, config=self.config, store=self.store)
         self.permission_prompt = permission_prompt
         self.cwd = str(cwd or os.getcwd())
+        self.tool_context.cwd = self.cwd
         if warm_spare is None:
             warm_spare = _env_flag("MNEMARA_WARM_SPARE")
         self.warm_spare = warm_spare

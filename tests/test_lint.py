@@ -160,3 +160,31 @@ def test_fix_candidates_supersede_or_distinct_only_when_answered() -> None:
     assert sorted(statuses) == ["active", "active", "active", "superseded"]
     assert {p.name: p.read_bytes() for p in mem.glob("*.md")} == days
     assert run_cli("lint", "--instance", "judge").returncode == 0
+
+
+def test_a_heading_typo_is_reported_with_the_note_that_swallowed_it() -> None:
+    """Trust audit: a hand-edited heading that is not read as one ('##2026-...', a space for the 'T', a
+    0.18 bracket with no seconds) silently put its text into the note above it, or into no note at all."""
+    inst = Instance.create("typos")
+    day = inst.memory_dir / "2026-04-27.md"
+    day.write_bytes(
+        "## 2026-04-27 08:00:00 insight\r\nBefore any real heading.\r\n\r\n"
+        "## 2026-04-27T09:00:00+00:00 insight\nThe lease timeout is 30 seconds.\n\n"
+        "##2026-04-27T09:30:00+00:00 insight\nThe lease timeout is 300 seconds.\n\n"
+        "## [2026-04-27 10:00] decision\nUse SQLite.\n\n"
+        "## 2026-04-27 standup\nA body heading with a date and no time is prose, not a typo.\n"
+        "\\## 2026-04-27T11:00:00+00:00 escaped\nAn escaped heading is text by design.\n".encode())
+    from mnemara.memory.status import all_atoms
+
+    first = [a for a in all_atoms(inst.memory_dir) if a.text.startswith("The lease timeout is 30")][0]
+    report = run_lint(inst.root, candidates=False)
+    assert [(h.line, h.note) for h in report.headings] == [(1, ""), (7, first.id), (10, first.id)]
+    assert report.needs_user
+    out = run_cli("lint", "--instance", "typos", "--no-candidates")
+    assert out.returncode == 1
+    assert f"memory/2026-04-27.md:7  '##2026-04-27T09:30:00+00:00 insight' is not a note heading " \
+           f"(read as part of note {first.id})" in out.stdout
+    assert "memory/2026-04-27.md:1 " in out.stdout and "read as no note" in out.stdout
+    assert "3 stray headings" in out.stdout
+    data = json.loads(run_cli("lint", "--instance", "typos", "--json", "--no-candidates").stdout)
+    assert [h["line"] for h in data["stray_headings"]] == [1, 7, 10]

@@ -183,3 +183,22 @@ def test_parse_bytes_keeps_every_byte() -> None:
     data = ("preamble\n" + FOUR + V018).encode()
     preamble, atoms = parse_bytes(data, DAY)
     assert preamble + b"".join(data[a.offset:a.end] for a in atoms) == data
+
+
+def test_a_byte_order_mark_does_not_hide_the_first_note(tmp_path: Path) -> None:
+    """Some editors save a UTF-8 BOM: the first note was read as preamble, invisible to list, recall and dedupe."""
+    from mnemara.memory.dedupe import find_same_text
+    from mnemara.replay.load import load_atoms
+
+    path = tmp_path / "2026-04-27.md"
+    data = b"\xef\xbb\xbf" + FOUR.replace("\n", "\r\n").encode()
+    path.write_bytes(data)
+    preamble, atoms = parse_bytes(data, path)
+    assert preamble == b"\xef\xbb\xbf" and len(atoms) == 4
+    assert atoms[0].text == "The lease timeout is 30 seconds." and atoms[0].line == 1
+    assert preamble + b"".join(data[a.offset:a.end] for a in atoms) == data
+    assert find_same_text(tmp_path, "the lease timeout is 30 seconds") == atoms[0]
+    loaded = load_atoms(tmp_path, 3, datetime(2026, 4, 28).date())
+    assert len(loaded.atoms) == 4 and not loaded.issues  # a BOM alone is not "bytes before the first heading"
+    drop_notes(path, [atoms[0]])  # the mark stays where it was
+    assert path.read_bytes() == data[:3] + data[atoms[1].offset:]

@@ -102,3 +102,15 @@ def test_a_huge_window_does_not_overflow():
     assert files_in_window(inst.memory_dir, 10**9, NOW.date())
     (inst.wiki_dir / "replay_policy.md").write_text("days: 999999\n")
     assert run_replay(inst, now=NOW).counts["atoms"] == 1
+
+
+def test_a_heading_typo_is_a_file_issue_and_a_bom_is_not():
+    """Trust audit: a hand-edited heading typo silently merged a note into the one above it; a BOM hid the first note."""
+    inst = make_instance()
+    _write(inst, f"{DAY}.md", (b"\xef\xbb\xbf## " + f"{DAY}T09:00:00+00:00".encode() + b" insight\r\nfirst\r\n\r\n"
+                               b"## " + f"{DAY} 09:30:00".encode() + b" insight\nswallowed by the first\n"))
+    plan = run_replay(inst, now=NOW)
+    assert [(i.reason.split(" (")[0], i.skipped) for i in plan.issues] == \
+        [("line 4 looks like a note heading but is not one", False)]
+    assert "see `mnemara lint`" in plan.issues[0].reason
+    assert plan.counts["atoms"] == 1

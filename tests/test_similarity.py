@@ -61,6 +61,22 @@ def test_a_limiter_on_one_side_is_a_conflict_never_a_copy() -> None:
         assert rel.kind == CONFLICT and "limits differ" in rel.reasons[0], (newer, rel)
 
 
+def test_numbers_compare_as_written_with_their_signs_and_bounds() -> None:
+    """Trust audit: "-5" was "5", "3.10" was "3.1", "1,5" was "15" and "> 500" was "< 500" to the guard."""
+    for older, newer in (("The alarm fires at -5 degrees.", "The alarm fires at 5 degrees."),
+                         ("The office clock is on UTC-5.", "The office clock is on UTC+5."),
+                         ("Alert when p99 is > 500 ms.", "Alert when p99 is <= 500 ms."),
+                         ("Pin the ratio at 3.50 for the report.", "Pin the ratio at 3.5 for the report."),
+                         ("Reads outnumber writes 1,5 to one.", "Reads outnumber writes 15 to one.")):
+        rel = relate(older, newer, similarity=1.0, copy_at=0.5)
+        assert rel.kind == CONFLICT and any("numbers differ" in r for r in rel.reasons), (older, rel)
+    for older, newer in (("The budget is 1,000,000 dollars.", "The budget is 1000000 dollars."),
+                         ("The alarm fires at \u22125 degrees.", "The alarm fires at -5 degrees."),
+                         ("We ship on 2026-03-05 once INC-4432 is closed.", "We ship on 2026-03-05 once INC-4432 is fully closed."),
+                         ("Port 08080 is open to the office.", "Port 8080 is open to the office.")):
+        assert relate(older, newer).kind == COPY, (older, newer, relate(older, newer))
+
+
 def test_tokenizer_spells_identifiers_every_way_and_stems() -> None:
     for spelling in ("INC 4432", "INC-4432", "inc4432"):
         assert {"inc", "4432", "inc4432"} <= set(tokens(spelling)), spelling

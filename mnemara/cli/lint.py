@@ -36,13 +36,18 @@ def _print_report(report: object) -> None:
             click.echo(f"      why: {c.conflict}")
         click.echo(f"      older: {c.older_text[:100]!r}")
         click.echo(f"      newer: {c.newer_text[:100]!r}")
+    for h in report.headings:
+        part = f"read as part of note {h.note}" if h.note else "before the first heading: read as no note"
+        click.echo(f"HEADING {h.file}:{h.line}  {h.text[:80]!r} is not a note heading ({part}); "
+                   "a note starts with '## <ISO timestamp> <category>'")
     for p in report.problems:
         click.echo(f"UNREADABLE {p}")
     unverifiable = sum(1 for f in report.paths if f.verdict == "unverifiable")
     live = sum(1 for f in report.paths if f.verdict == "live")
     click.echo(
         f"checked {report.files_checked} files: {len(report.path_problems)} dead/moved paths, "
-        f"{len(report.dead_links)} dead links, {len(report.candidates)} supersession candidates "
+        f"{len(report.dead_links)} dead links, {len(report.candidates)} supersession candidates, "
+        f"{len(report.headings)} stray headings "
         f"({live} paths live, {unverifiable} unverifiable and not reported)"
     )
 

@@ -1,11 +1,13 @@
 """``mnemara lint``: a read-only audit of one instance's memory notes and wiki pages.
 
-Three checks (see :mod:`lint_paths`, :mod:`lint_links`, :mod:`similar`):
+Four checks (see :mod:`lint_paths`, :mod:`lint_links`, :mod:`similar`):
 
 * cited paths and binaries that no longer exist (DEAD) or moved (MOVED, with
   the file proposed);
 * dead ``[[wikilinks]]``;
-* pairs of same-topic active atoms: *candidates* for a supersession judgement.
+* pairs of same-topic active atoms: *candidates* for a supersession judgement;
+* lines of a day file that look meant as a note heading but are not read as one
+  (a hand edit's typo): the text under such a line belongs to the note above it.
 
 ``needs_user`` is true when any of these found something. A finding in a day
 file names the note it is in (``note``: its id). :func:`fix_path` rewrites one
@@ -25,7 +27,7 @@ from mnemara.fsutil import rewrite_locked
 from mnemara.memory.dayfile import fix_in_note
 from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
 from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
-from mnemara.memory.notes import Atom, parse_text
+from mnemara.memory.notes import Atom, parse_text, stray_headings
 from mnemara.memory.similarity import CONFLICT, normalize, relate
 from mnemara.memory.status import StatusBook, all_atoms, fingerprint
 from mnemara.memory.tfidf import same_topic_pairs
@@ -49,10 +51,22 @@ class Candidate:
 
 
 @dataclass
+class StrayHeading:
+    """A day-file line that looks like a note heading but is not one; ``note`` is the note it is read
+    as part of ("" when it comes before the first heading and is read as no note at all)."""
+
+    file: str
+    line: int
+    text: str
+    note: str = ""
+
+
+@dataclass
 class LintReport:
     paths: list[PathFinding] = field(default_factory=list)
     links: list[LinkFinding] = field(default_factory=list)
     candidates: list[Candidate] = field(default_factory=list)
+    headings: list[StrayHeading] = field(default_factory=list)
     files_checked: int = 0
     problems: list[str] = field(default_factory=list)  # files that could not be read
     notes: dict[str, Atom] = field(default_factory=dict)  # note id -> the note as linted (day files)
@@ -67,7 +81,7 @@ class LintReport:
 
     @property
     def needs_user(self) -> bool:
-        return bool(self.path_problems or self.dead_links or self.candidates or self.problems)
+        return bool(self.path_problems or self.dead_links or self.candidates or self.problems or self.headings)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +93,7 @@ class LintReport:
             "dead_links": [asdict(f) for f in self.dead_links],
             "live_links": sum(1 for f in self.links if f.verdict == "live"),
             "supersession_candidates": [asdict(c) for c in self.candidates],
+            "stray_headings": [asdict(h) for h in self.headings],
             "unreadable": self.problems,
         }
 
@@ -101,7 +116,8 @@ def run_lint(root: Path, *, candidates: bool = True, home: Path | None = None) -
     resolver = LinkResolver(root)
     for rel, path in source_files(root):
         try:
-            text = path.read_bytes().decode("utf-8")
+            data = path.read_bytes()
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             report.problems.append(f"{rel}: {exc}")
             continue
@@ -109,7 +125,11 @@ def run_lint(root: Path, *, candidates: bool = True, home: Path | None = None) -
         found = sweep_text(text, rel, sweeper)
         links = resolver.check(text, rel)
         if rel.startswith("memory/"):
-            _name_notes(found, links, parse_text(text, path), report.notes)
+            atoms = parse_text(text, path)
+            _name_notes(found, links, atoms, report.notes)
+            for number, line in stray_headings(data):
+                above = [a for a in atoms if a.line < number]
+                report.headings.append(StrayHeading(rel, number, line, above[-1].id if above else ""))
         report.paths.extend(found)
         report.links.extend(links)
     if candidates:

@@ -201,8 +201,14 @@ def _lines(data: bytes) -> list[bytes]:
     return out
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 def parse_bytes(data: bytes, file: Path) -> tuple[bytes, list[Atom]]:
     """``(preamble, notes)`` of day-file bytes; ``preamble`` is whatever precedes the first heading.
+
+    A UTF-8 byte-order mark (some editors save one) is part of the preamble, never of the
+    first heading: a file that starts with one still starts with its first note.
 
     Raises :class:`UnicodeDecodeError` for bytes that are not UTF-8.
     """
@@ -211,10 +217,11 @@ def parse_bytes(data: bytes, file: Path) -> tuple[bytes, list[Atom]]:
     heads: list[tuple[int, int, tuple[str, str, str]]] = []  # (offset, line number, heading)
     offset = 0
     for number, raw in enumerate(_lines(data), start=1):
-        if raw.startswith(b"##"):
-            found = heading(raw.rstrip(b"\n").decode("utf-8"))
+        skip = len(BOM) if offset == 0 and raw.startswith(BOM) else 0  # an editor's byte-order mark
+        if raw.startswith(b"##", skip):
+            found = heading(raw[skip:].rstrip(b"\n").decode("utf-8"))
             if found:
-                heads.append((offset, number, found))
+                heads.append((offset + skip, number, found))
         offset += len(raw)
     atoms: list[Atom] = []
     seen: dict[str, int] = {}
@@ -227,6 +234,26 @@ def parse_bytes(data: bytes, file: Path) -> tuple[bytes, list[Atom]]:
         atoms.append(Atom(stamp, category, text, file, start, end, ident, style, number))
     preamble = data[: heads[0][0]] if heads else data
     return preamble, atoms
+
+
+# a line that was meant as a note heading: '#'s, maybe '[', a date and a time (any spacing or separator)
+NEAR_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s*\[?\s*\d{4}-\d{1,2}-\d{1,2}(?:[T ]|\s+)\d{1,2}[:.]\d{2}")
+
+
+def stray_headings(data: bytes) -> list[tuple[int, str]]:
+    """``(line number, line)`` of each line that looks meant as a note heading but is not read as
+    one (a hand edit: ``##2026-...``, ``## 2026-05-01 10:07 ...``, ``# [2026-...]``). Such a line and
+    the text under it are read as part of the note above it (or, before the first heading, as no
+    note at all), so whoever reads the file should be told."""
+    out: list[tuple[int, str]] = []
+    for number, raw in enumerate(_lines(data), start=1):
+        line = raw[len(BOM):] if number == 1 and raw.startswith(BOM) else raw
+        if not line.lstrip(b" ").startswith(b"#"):
+            continue
+        text = line.decode("utf-8", "replace").rstrip("\r\n")
+        if NEAR_HEADING_RE.match(text) and heading(text) is None:
+            out.append((number, text))
+    return out
 
 
 def block_text(raw: bytes) -> str:

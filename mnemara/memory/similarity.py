@@ -11,10 +11,14 @@ Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
   ``inc``, ``4432`` and ``inc4432``).
 * :func:`claim_differences` is the **claim guard**. A cosine (of any
   embedder, or of TF-IDF) says two notes are about the same thing; it cannot
-  say they agree. Two notes make the same claim only when their numbers and
-  units, their negations, their limiters (``only``, ``except``, ``unless``),
-  their polarity words, what they say was retired, and the order of their
-  named entities agree. Anything else is a
+  say they agree. Two notes make the same claim only when their numbers (as
+  written: ``3.10`` is not ``3.1``) with their units, signs and comparisons
+  (``-5``, ``> 500``), their negations, their limiters (``only``, ``except``,
+  ``unless``), their polarity words (on either side: ``above 5%`` is not
+  ``5%``), the stop words that still claim something (``up``/``down``,
+  ``all``/``some``, ``in``/``out``, ``can``/``should``), their cadences and bare
+  time units (``weekly``, ``in seconds``), what they say was retired, and the
+  order of their named entities agree. Anything else is a
   *conflict*: written, shown and proposed for supersession, never merged.
 * :func:`relate` combines both into ``copy`` / ``conflict`` / ``distinct``.
 * :func:`apply_recency` orders conflicting search hits newest first without
@@ -185,8 +189,8 @@ for _axis, _plus, _minus in (
      "refuse refuses refused blacklisted"),
     ("open", "open opens opened", "closed close closes shut"),
     ("order", "before first earlier", "after last later"),
-    ("amount", "increase increases increased raise raised higher more above maximum", "decrease "
-     "decreases decreased lower lowered less below minimum fewer"),
+    ("amount", "increase increases increased raise raised higher more above maximum greater larger bigger exceeds "
+     "exceed", "decrease decreases decreased lower lowered less below minimum fewer smaller"),
     ("outcome", "pass passes passed succeed succeeds succeeded success successful works working", "fail fails "
      "failed failing failure broken"),
     ("scope", "include includes included inclusive", "exclude excludes excluded exclusive"),
@@ -199,12 +203,26 @@ for _axis, _plus, _minus in (
         POLES[_w] = (_axis, "+")
     for _w in _minus.split():
         POLES[_w] = (_axis, "-")
+# stop words that still carry a claim: a note that has one and a note that lacks it do not say the
+# same thing ("the server is up" / "down", "all admins" / "some admins", "opted in" / "opted out")
+CLAIM_STOPWORDS = frozenset("up down out over under all any some each both few most against until can could should "
+                            "will would".split())
+# how often something happens, said without a number: "daily" is "every 1 d"
+CADENCES = {"hourly": "h", "daily": "d", "nightly": "night", "weekly": "w", "biweekly": "2w", "fortnightly": "2w",
+            "monthly": "mo", "quarterly": "q", "yearly": "y", "annually": "y", "annual": "y"}
+# time units named without a number ("timeouts are in seconds"); short forms left out ("s", "m", "min")
+BARE_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks month months year years "
+                       "millisecond milliseconds".split())
 # words that say something was retired: one note having them and the other not is a disagreement
 RETIRED = frozenset("""decommissioned decommission retired retire removed deleted deprecated replaced sunset
 sunsetted discontinued abandoned obsolete elsewhere""".split())
-CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS))
+CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS) | set(CADENCES))
 CLAIM_STEMS = frozenset(CLAIM_WORDS | {stem(w) for w in CLAIM_WORDS})
 NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+# a sign or a comparison written right before a number: "-5", "> 500", "<= 2", "~30"
+BOUND_RE = re.compile(r"(?:(?<![\w.,:])([-+])|(<=|>=|[<>=~≈]))\s*$")
+BOUNDS = {"≤": "<=", "≥": ">=", "≈": "~", "−": "-"}
+THOUSANDS_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 ASIDE_RE = re.compile(r"\s*\(([^()]*)\)")
 
 
@@ -222,23 +240,44 @@ class Claim:
     content: tuple[str, ...]  # stemmed content tokens in order, claim words left out
     topic: frozenset[str] = field(default_factory=frozenset)  # content without asides that claim nothing
     capitalised: frozenset[str] = field(default_factory=frozenset)  # stems of words written with a capital
+    bare_units: frozenset[str] = field(default_factory=frozenset)  # "daily", "in seconds": units with no number
+    function: frozenset[str] = field(default_factory=frozenset)  # CLAIM_STOPWORDS present
 
 
 def _value(raw: str) -> str:
-    raw = raw.replace(",", "")
+    """A number as the guard compares it: thousands commas dropped, leading zeros of a whole number
+    dropped, anything else as written ("3.50" is not "3.5": a version 1.10 is not 1.1)."""
+    if THOUSANDS_RE.fullmatch(raw):
+        raw = raw.replace(",", "")
     if ":" in raw:
         return ":".join(str(int(p)) if p.isdigit() else p for p in raw.split(":"))
-    try:
-        number = float(raw)
-    except ValueError:
-        return raw
-    return str(int(number)) if number.is_integer() else str(number)
+    return str(int(raw)) if raw.isdigit() else raw
+
+
+def _bound(text: str, start: int) -> str:
+    """The sign or comparison written right before the number at ``start``: "-", "+", "<", ">",
+    "<=", ">=" or ""; a hyphen inside a date or an identifier ("2024-03-05", "INC-44") is no sign."""
+    before = text[start - 1:start]
+    if before == "+" and not text[start - 2:start - 1].isdigit():
+        return before  # "UTC+5" is not "UTC-5"
+    if before == "-" and not (start >= 2 and (text[start - 2].isalnum() or text[start - 2] in "._,:/")):
+        return before
+    k = start
+    while k and text[k - 1] in " \t":
+        k -= 1
+    if text[k - 2:k] in ("<=", ">="):
+        return text[k - 2:k]
+    if text[k - 1:k] in ("<", ">") and text[k - 2:k] != "->":
+        return text[k - 1:k]
+    return ""
 
 
 @lru_cache(maxsize=4096)
 def claim_of(text: str) -> Claim:
     """Extract the numbers, negations, polarity, retirement words and entities of ``text``."""
     text = unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'")
+    for sign, plain in BOUNDS.items():
+        text = text.replace(sign, plain)
     folded = text.casefold()
     words = [w.replace("'", "") for w in WORD_RE.findall(folded)]
     numbers: list[tuple[str, str]] = []
@@ -248,7 +287,13 @@ def claim_of(text: str) -> Claim:
         um = re.match(r"\s?(%|[a-z]+)", tail)
         if um and um.group(1) in UNITS:
             unit = UNITS[um.group(1)]
-        numbers.append((_value(m.group(0)), unit))
+        numbers.append((_bound(folded, m.start()) + _value(m.group(0)), unit))
+    bare_units: set[str] = set()
+    for n, word in enumerate(words):
+        if word in CADENCES:
+            bare_units.add(CADENCES[word])
+        elif word in BARE_UNITS and not (n and (words[n - 1].isdigit() or words[n - 1] in NUMBER_WORDS)):
+            bare_units.add(UNITS[word])
     for n, word in enumerate(words):
         if word in NUMBER_WORDS and not (word == "one" and n + 1 < len(words) and words[n + 1] in ("of",)):
             unit = UNITS.get(words[n + 1], "") if n + 1 < len(words) else ""
@@ -280,7 +325,8 @@ def claim_of(text: str) -> Claim:
     topic = frozenset(content) if plain == text else frozenset(
         t for t in tokens(plain) if t not in CLAIM_STEMS and not t.isdigit())
     return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
-                 retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised))
+                 retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),
+                 frozenset(bare_units), frozenset(w for w in words if w in CLAIM_STOPWORDS))
 
 
 def _claims_nothing(aside: str) -> bool:
@@ -289,7 +335,7 @@ def _claims_nothing(aside: str) -> bool:
     a note that adds one is worded like the note without it; any other aside counts in full."""
     claim = claim_of(aside)
     return not (claim.numbers or claim.negations or claim.limiters or claim.poles or claim.retired
-                or claim.entities or claim.capitalised)
+                or claim.entities or claim.capitalised or claim.bare_units or claim.function)
 
 
 def _numbers_differ(a: Claim, b: Claim) -> str:
@@ -349,15 +395,23 @@ def claim_differences(a: str, b: str) -> list[str]:
         out.append(f"negation differs: {ca.negations} vs {cb.negations} negating words")
     if ca.limiters != cb.limiters:
         out.append(f"limits differ: {', '.join(ca.limiters) or 'none'} vs {', '.join(cb.limiters) or 'none'}")
-    for axis in sorted(set(ca.poles) & set(cb.poles)):
-        if ca.poles[axis] != cb.poles[axis]:
-            out.append(f"polarity differs ({axis}): {_poles(a, axis)} vs {_poles(b, axis)}")
+    for axis in sorted(set(ca.poles) | set(cb.poles)):
+        if ca.poles.get(axis) != cb.poles.get(axis):
+            out.append(f"polarity differs ({axis}): {_poles(a, axis) or 'none'} vs {_poles(b, axis) or 'none'}")
+    if ca.bare_units != cb.bare_units:
+        out.append(f"time units differ: {_listed(ca.bare_units)} vs {_listed(cb.bare_units)}")
+    if ca.function != cb.function:
+        out.append(f"wording differs: {_listed(ca.function - cb.function)} vs {_listed(cb.function - ca.function)}")
     if ca.retired != cb.retired:
         out.append(f"one note says retired/removed ({', '.join(sorted(ca.retired ^ cb.retired))})")
     order = _order_differs(ca, cb)
     if order:
         out.append(order)
     return out
+
+
+def _listed(words: frozenset[str]) -> str:
+    return ", ".join(sorted(words)) or "none"
 
 
 def _poles(text: str, axis: str) -> str:
@@ -396,7 +450,7 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
         return Relation(COPY, ("same text",))
     diffs = claim_differences(a, b)
     if diffs:
-        if same_topic(a, b):
+        if same_topic(a, b) or _one_word_swapped(a, b):
             return Relation(CONFLICT, tuple(diffs))
         return Relation(DISTINCT, tuple(diffs))
     if same_wording(a, b):
@@ -404,6 +458,13 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
     if similarity is not None and similarity >= copy_at and only_additions(a, b):
         return Relation(COPY, (f"similarity {similarity:.3f}",))
     return Relation(DISTINCT)
+
+
+def _one_word_swapped(a: str, b: str) -> bool:
+    """The same content words in the same order but one ("the build is green" / "red"): the same
+    subject however short the notes are, which :func:`same_topic` cannot tell for two-word topics."""
+    ca, cb = claim_of(a).content, claim_of(b).content
+    return len(ca) == len(cb) >= 2 and sum(x != y for x, y in zip(ca, cb)) == 1
 
 
 MAX_ADDED_WORDS = 2

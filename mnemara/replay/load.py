@@ -130,10 +130,14 @@ def load_atoms(memory_dir: Path, days: int, today: date) -> LoadResult:
             if data.strip():
                 result.issues.append(FileIssue(path.name, "no note headings ('## <ISO timestamp> <category>' or 0.18's '## [<timestamp>] <category>')"))
             continue
-        if preamble.strip():
+        if preamble.removeprefix(notes.BOM).strip():
             result.issues.append(
                 FileIssue(path.name, f"{len(preamble)} bytes before the first heading are not a note (kept as is)", skipped=False)
             )
+        for number, line in notes.stray_headings(data):
+            result.issues.append(FileIssue(
+                path.name, f"line {number} looks like a note heading but is not one ({line[:60]!r}): its text is "
+                "read as part of the note above it (see `mnemara lint`)", skipped=False))
         result.files.append(path)
         for atom in atoms:
             result.atoms.append(LoadedAtom(atom, data[atom.offset:atom.end], len(result.atoms)))

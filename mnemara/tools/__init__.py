@@ -66,6 +66,7 @@ class ToolContext:
     config: "Config"
     store: "TurnStore"
     state: ToolState = field(default_factory=ToolState)  # shared by the session's tools and turn parts
+    cwd: str = ""  # the session's working folder: a relative file argument is read from here, as the gate judged it
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
@@ -77,6 +78,13 @@ class ToolSpec:
 
     ``policy_name`` is how permission policies name it (e.g. ``WriteMemory``);
     ``enabled`` decides from the config whether it is registered at all.
+    ``file_args``: the arguments naming a file the tool reads, in the order the tool
+    picks the first one given. Such a tool is a file tool to the permission gate:
+    the Read policy governs it too, and its path is checked like Read's
+    (``$HOME`` only, no per-process paths, pipes or devices).
+    ``call_policy``: for a tool whose calls differ in what they may do, the policy name
+    governing one call, from its raw input ("" for the tool's own): ``graph_query``
+    with ``write`` set is a ``GraphWrite`` call, so denying GraphWrite denies it.
     """
 
     name: str
@@ -85,6 +93,8 @@ class ToolSpec:
     handler: Handler
     policy_name: str = ""
     enabled: Callable[["Config"], bool] = lambda cfg: True
+    file_args: tuple[str, ...] = ()
+    call_policy: Callable[[dict[str, Any]], str] | None = None
 
     @property
     def qualified_name(self) -> str:

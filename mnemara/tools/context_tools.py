@@ -7,6 +7,7 @@ bad arguments answer ``{"ok": false, "error": ...}`` and change nothing.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -39,7 +40,12 @@ class SkeletonArgs(ToolArgs):
 
     @property
     def target(self) -> str:
-        return self.file_path or self.path or ""
+        """The file read: the first of :data:`SKELETON_FILE_ARGS` given (the gate checks the same one)."""
+        return next((value for value in (self.file_path, self.path) if value), "")
+
+
+#: read_skeleton's file arguments in the order ``SkeletonArgs.target`` picks them.
+SKELETON_FILE_ARGS = ("file_path", "path")
 
 
 def upsert_slot(ctx: ToolContext, args: UpsertSlotArgs) -> dict[str, Any]:
@@ -65,7 +71,8 @@ def _eviction_tool(fn: Callable[..., eviction.EvictionResult]) -> Callable[[Tool
 
 
 def skeleton_tool(ctx: ToolContext, args: SkeletonArgs) -> dict[str, Any]:
-    sk = read_skeleton(args.target, home_only=ctx.config.file_tool_home_only)
+    target = os.path.join(ctx.cwd, os.path.expanduser(args.target)) if ctx.cwd else args.target
+    sk = read_skeleton(target, home_only=ctx.config.file_tool_home_only)
     return {"ok": True, "path": sk.path, "skeleton": sk.text, "source_tokens": sk.source_tokens,
             "skeleton_tokens": sk.skeleton_tokens}
 
@@ -88,5 +95,6 @@ def specs() -> list[ToolSpec]:
                 Selectors, _eviction_tool(eviction.evict_write_pairs), policy_name="EvictWritePairs"),
         declare("read_skeleton", "Read a Python file as signatures and docstring summaries only (far smaller than a "
                 "full Read). Use Read when you need the bodies.", SkeletonArgs, skeleton_tool,
-                policy_name="ReadSkeleton", enabled=lambda cfg: bool(cfg.read_skeleton_enabled)),
+                policy_name="ReadSkeleton", enabled=lambda cfg: bool(cfg.read_skeleton_enabled),
+                file_args=SKELETON_FILE_ARGS),
     ]

@@ -243,6 +243,11 @@ def propose_role_amendment(ctx: ToolContext, args: ProposeRoleAmendmentArgs) -> 
             "note": "the role doc is unchanged; a human reviews proposals with /proposals"}
 
 
+def _graph_query_policy(raw: dict[str, Any]) -> str:
+    """A query that may write is governed by GraphWrite, like graph_add_node (any true-ish ``write`` counts)."""
+    return "GraphWrite" if raw.get("write") else ""
+
+
 def _rag_on(cfg: Any) -> bool:
     return bool(cfg.rag_enabled)
 
@@ -272,7 +277,7 @@ def specs() -> list[ToolSpec]:
                 policy_name="GraphWrite", enabled=_graph_on),
         declare("graph_query", "Run one Cypher statement over Node/Edge with $parameters. Read-only unless "
                 "write is true.", GraphQueryArgs, _guarded("Graph", graph_query), policy_name="GraphQuery",
-                enabled=_graph_on),
+                enabled=_graph_on, call_policy=_graph_query_policy),
         declare("graph_neighbors", "Nodes within depth hops (1-5) of a node, nearest first.", GraphNeighborsArgs,
                 _guarded("Graph", graph_neighbors), policy_name="GraphRead", enabled=_graph_on),
         declare("graph_match", "Find nodes ({label, id, properties}) or edges ({from, relationship, to}) matching "

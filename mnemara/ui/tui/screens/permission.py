@@ -1,7 +1,6 @@
 """The permission prompt: which tool, on what target, and the four answers y / n / a / s."""
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar
 
 from textual import on
@@ -12,7 +11,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
-from mnemara.permissions import FILE_TOOLS
 from mnemara.target_text import show_target
 
 CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
@@ -21,19 +19,6 @@ CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("a", "a: always this target", "primary"),
     ("s", "s: session", "default"),
 )
-
-
-def describe_input(tool_input: Any, target_key: str | None = None) -> str:
-    """The rest of a Bash/file tool's input (the target is shown above it), escaped like the target.
-
-    Other tools' target already is their whole input, so nothing more is shown for them.
-    """
-    if target_key is None:
-        return ""
-    rest = {k: v for k, v in tool_input.items() if k != target_key} if isinstance(tool_input, dict) else tool_input
-    if not rest:
-        return ""
-    return show_target(json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)).text
 
 
 class PermissionScreen(ModalScreen[str]):
@@ -60,14 +45,13 @@ class PermissionScreen(ModalScreen[str]):
         tool = getattr(req, "tool_name", "?")
         policy = getattr(req, "policy_name", "") or tool
         shown = show_target(getattr(req, "target", "") or "")
-        target_key = "command" if tool == "Bash" else FILE_TOOLS.get(tool)
         with Vertical(id="permission-box"):
             yield Static(f"Allow {tool}?", id="permission-title", markup=False)
             yield Static(f"policy: {policy} · target: {shown.summary}", id="permission-summary",
                          classes="permission-field", markup=False)
             with VerticalScroll(id="permission-scroll"):
                 yield Static(shown.text or "(none)", id="permission-target", markup=False)
-                rest = describe_input(getattr(req, "tool_input", {}), target_key)
+                rest = getattr(req, "details", "")  # the rest of a Bash/file tool's input, escaped
                 if rest:
                     yield Static(rest, id="permission-input", markup=False)
             with Horizontal(id="permission-choices"):
