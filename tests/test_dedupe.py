@@ -98,6 +98,27 @@ def test_slash_note_refuses_duplicate(tmp_path: Path, session_factory) -> None:
 
 
 def test_same_text_found_across_emphasis_marks(tmp_path: Path) -> None:
-    append_note(tmp_path, "Use **ruff**format before commits.", "tooling")
+    append_note(tmp_path, "Use **ruff**-`format` before ~~any~~ commits.", "tooling")
     append_note(tmp_path, "Something else entirely.", "fact")
-    assert find_same_text(tmp_path, "use ruffformat before commits") is not None
+    assert find_same_text(tmp_path, "use ruff-format before any commits") is not None  # key: "ruff-format"
+
+
+def test_characters_of_a_claim_are_not_emphasis_marks() -> None:
+    """Trust audit: every '*', '_', '`' and '~' was dropped, so '~/backups' was '/backups', 'my_app' was
+    'myapp' and '2**10' was '210': `mnemara note` refused the correction as the same text."""
+    for a, b in (("Backups are written to ~/backups.", "Backups are written to /backups."),
+                 ("The reports go to the my_app database.", "The reports go to the myapp database."),
+                 ("The cap is 2**10 requests.", "The cap is 210 requests."),
+                 ("Alert when the queue is ~5 deep.", "Alert when the queue is 5 deep.")):
+        assert normalize(a) != normalize(b), (a, b)
+    assert normalize("Never log the **payment** body, see `INC-4432` and _why_.") == \
+        normalize("never log the payment body, see INC-4432 and why")
+
+
+def test_cli_note_writes_a_correction_that_differs_only_by_a_mark_character() -> None:
+    assert run_cli("init", "--instance", "dm").returncode == 0
+    assert "noted in" in run_cli("note", "--instance", "dm", "Backups are written to ~/backups.").stdout
+    again = run_cli("note", "--instance", "dm", "Backups are written to /backups.")
+    assert again.returncode == 0 and "noted in" in again.stdout, again.stdout
+    assert [a.text for a in _atoms(Instance.open("dm"))] == ["Backups are written to ~/backups.",
+                                                             "Backups are written to /backups."]

@@ -157,3 +157,19 @@ async def test_the_panel_puts_an_unsaved_message_back_in_its_input(tmp_path, mon
     finally:
         holder.close()
         app.session.close()
+
+
+def test_unsent_file_round_trip_and_a_damaged_one_is_left_alone(tmp_path):
+    from mnemara.unsent import UnsentMessages
+
+    unsent = UnsentMessages(tmp_path)
+    assert unsent.take() == ([], None)
+    assert unsent.keep(["one", "two\nlines", "   "]) is None
+    assert unsent.path.stat().st_mode & 0o777 == 0o600
+    assert unsent.take() == (["one", "two\nlines"], None) and not unsent.path.exists()
+    assert unsent.keep([]) is None and not unsent.path.exists()
+    unsent.path.write_bytes(b'["cut sho')
+    texts, problem = unsent.take()
+    assert texts == [] and "cannot read" in problem and unsent.path.read_bytes() == b'["cut sho'
+    unsent.path.write_text('{"not": "a list"}')
+    assert "not a list of messages" in unsent.take()[1] and unsent.path.exists()

@@ -20,7 +20,6 @@ Two tests, cheapest first:
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
@@ -29,11 +28,10 @@ from typing import Any, Protocol, Sequence
 
 from mnemara.errors import ConfigError
 from mnemara.memory.notes import Atom, day_files, parse_text
-from mnemara.memory.similarity import COPY, CONFLICT, cosine, normalize, relate, tokens
+from mnemara.memory.similarity import COPY, CONFLICT, cosine, normalize, relate, strip_marks, tokens
 from mnemara.memory.status import StatusBook, all_atoms
 
 SIMILAR_CANDIDATES = 5
-MARKS_RE = re.compile(r"[*_`~]+")  # the emphasis marks normalize() drops
 
 
 class Embedder(Protocol):
@@ -72,7 +70,7 @@ def _same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None)
                 raw = path.read_bytes().decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            if key in MARKS_RE.sub("", unicodedata.normalize("NFKC", raw).casefold()):
+            if key in strip_marks(unicodedata.normalize("NFKC", raw).casefold()):
                 atoms.extend(parse_text(raw, path))
     return [atom for atom in atoms if normalize(atom.text) == want]
 

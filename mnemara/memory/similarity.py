@@ -45,15 +45,23 @@ with would you your yours also s t ll ve re d m
 
 RUN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-MARKS_RE = re.compile(r"[*_`~]+")
+# markdown emphasis, not characters of the claim: every backtick, "~~", and "*" or "_" at the edge of a
+# word ("**payment**", "_x_"); never "_" inside a name ("my_app"), "**" between digits ("2**10") or the
+# "~" of a home path ("~/backups"), which would make different notes the same text
+MARKS_RE = re.compile(r"`+|~~|(?<![\w*])[*_]+(?=\w)|(?<=\w)[*_]+(?![\w*])")
 SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
 # -- normalisation and the tokenizer ------------------------------------------------------
+def strip_marks(text: str) -> str:
+    """``text`` without markdown emphasis marks (see :data:`MARKS_RE`)."""
+    return MARKS_RE.sub("", text)
+
+
 def normalize(text: str) -> str:
     """Canonical form for exact-copy checks: case, whitespace, emphasis marks and end punctuation do not count."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = MARKS_RE.sub("", text)
+    text = strip_marks(text)
     text = re.sub(r"^\s*[-+*]\s+", "", text)  # a markdown bullet
     text = " ".join(text.split())
     return text.rstrip(" .!?;:")
