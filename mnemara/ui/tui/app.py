@@ -222,7 +222,10 @@ class MnemaraApp(App[None]):
         if not text.strip():
             return
         if is_command(text.strip()):
-            self.run_command(text.strip())
+            busy = self.turn_running
+            result = self.run_command(text.strip())
+            if result.data.get("refused_input") or (busy and result.action == "send" and result.data.get("text")):
+                self.chat_input.put_back(text + ("\n" if self.chat_input.text else ""))  # fix it, or // to send it
             return
         message = text[1:] if text.startswith("//") else text  # "//x" sends "/x" as a message
         if self.turn_running:
@@ -325,11 +328,12 @@ class MnemaraApp(App[None]):
         return True
 
     # -- slash commands --------------------------------------------------------------------
-    def run_command(self, line: str) -> None:
+    def run_command(self, line: str) -> CommandResult:
         self.chat_log.append(LogEntry("user", "you", line))
         result = dispatch(self.session, line)
         self.handle_result(result)
         self.refresh_panel()
+        return result
 
     def handle_result(self, result: CommandResult) -> None:
         action = result.action
@@ -356,7 +360,7 @@ class MnemaraApp(App[None]):
         elif action == "clear_log":
             self.action_clear_log()
         elif action == "send" and result.data.get("text"):
-            if self.turn_running:
+            if self.turn_running:  # not queued: the command decides its turn's text when it runs
                 self.say(BUSY, "error", "error")
                 return
             if result.text:
