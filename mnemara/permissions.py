@@ -52,6 +52,8 @@ POLICY_ALIASES = {"MultiEdit": "Edit", "NotebookEdit": "Edit"}
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
+#: The files of an instance folder that grant tools: writing them is always asked.
+CONTROL_FILES = ("config.json", "permissions.json")
 #: A target this long (as shown) gets a reminder line next to the answer keys in a text prompt.
 LONG_TARGET = 400
 ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a", "s": "s", "session": "s"}
@@ -237,7 +239,8 @@ class PermissionGate:
             s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
-        self._controls = {os.path.realpath(p) for p in (instance.config_path, instance.permissions_path)}
+        self._controls = [os.path.realpath(p) for p in (instance.config_path, instance.permissions_path)]
+        self._instances_root = os.path.realpath(instance.root.parent)
         self._keys_cache: dict[str, list[str]] = {}
         self._reported: set[str] = set()
         self._persisted: dict[str, list[re.Pattern[str]]] = {}
@@ -281,6 +284,7 @@ class PermissionGate:
             if policy.tool == "Bash":
                 self._config_problems += loose_bash_patterns([(entry, p) for p in compiled])
         self._configured_servers = {server.name for server in config.mcp_servers}
+        self._keys_cache = {}  # which server a tool belongs to depends on the configured servers
         self._refresh_persisted()
 
     @property
@@ -346,9 +350,15 @@ class PermissionGate:
         if tool_name in self._own_files:  # it reads files: the Read policy governs it too
             keys.append("Read")
         if tool_name.startswith(MCP_PREFIX):
-            server = tool_name[len(MCP_PREFIX):].split("__", 1)[0]
-            keys.append(f"{MCP_PREFIX}{server}")
+            keys.append(f"{MCP_PREFIX}{self._server_of(tool_name)}")
         return keys
+
+    def _server_of(self, tool_name: str) -> str:
+        """The MCP server of ``mcp__<server>__<tool>``: the longest configured server name it starts
+        with (a server may be named ``my__srv``), else the text up to the first ``__``."""
+        rest = tool_name[len(MCP_PREFIX):]
+        named = [s for s in (*self._configured_servers, OWN_SERVER) if rest.startswith(f"{s}__")]
+        return max(named, key=len) if named else rest.split("__", 1)[0]
 
     def _call_policy(self, tool_name: str, tool_input: dict[str, Any]) -> str:
         """The policy name governing this one call ("" when it is the tool's own, see ToolSpec.call_policy)."""
@@ -381,7 +391,7 @@ class PermissionGate:
         if tool_name.startswith(f"{MCP_PREFIX}{OWN_SERVER}__"):
             return "allow", "in-process mnemara tool (default allow)"
         if tool_name.startswith(MCP_PREFIX):
-            server = tool_name[len(MCP_PREFIX):].split("__", 1)[0]
+            server = self._server_of(tool_name)
             if server in self._configured_servers:
                 return "allow", f"configured MCP server {server!r} (default allow)"
         return "ask", "unknown tool (default ask)"
@@ -423,8 +433,10 @@ class PermissionGate:
         policy = call_policy or self.policy_name(tool_name)
         if mode == "deny":
             return self._logged(tool_name, Decision("deny", f"{policy} is denied by {why}"))
-        if resolved in self._controls and tool_name != "Read" and tool_name not in self._own_files:
-            return Decision("ask", f"{tool_name} would change this instance's own permissions or config")
+        if resolved is not None and tool_name != "Read" and tool_name not in self._own_files:
+            whose = self._control_file(resolved)
+            if whose:
+                return Decision("ask", f"{tool_name} would change {whose} permissions or config")
         if mode == "allow":
             return Decision("allow", why)
         if policy in self.session_allowed:
@@ -438,6 +450,30 @@ class PermissionGate:
                 if pattern.search(target):
                     return Decision("allow", f"{policy} target matches allowed pattern {pattern.pattern!r}")
         return Decision(mode, why)
+
+    def _control_file(self, resolved: str) -> str:
+        """Whose permissions or config ``resolved`` is ("this instance's", "another instance's"), or "".
+
+        By name (this instance's two files, or ``config.json`` / ``permissions.json`` of any instance
+        folder next to it: a sibling's policies are no less a grant) and by identity (another name
+        for the same file: a hard link, or different letter case on a case-insensitive disk).
+        """
+        if resolved in self._controls:
+            return "this instance's own"
+        path = Path(resolved)
+        if path.name in CONTROL_FILES and str(path.parent.parent) == self._instances_root:
+            return "another instance's"
+        try:
+            target = os.stat(resolved)
+        except (OSError, ValueError):
+            return ""
+        for control in self._controls:
+            try:
+                if os.path.samestat(target, os.stat(control)):
+                    return "this instance's own"
+            except OSError:
+                continue
+        return ""
 
     def _home_refusal(self, tool_name: str, path: str, resolved: str) -> Decision:
         self._log("permission_home_only", "warning", tool=tool_name, target=path, resolved=resolved)

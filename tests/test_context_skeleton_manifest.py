@@ -117,11 +117,34 @@ def test_agent_writes_refresh_a_tracked_file(tmp_path):
     f.write_text("new content\n", encoding="utf-8")
     edit = store.get(store.append("assistant", [
         {"type": "tool_use", "id": "e", "name": "Edit", "input": {"file_path": str(f), "old_string": "old", "new_string": "new content"}},
+        {"type": "tool_result", "tool_use_id": "e", "content": "ok"},
     ]))
     assert tr.rows()[0]["status"] == "STALE"
     tr.observe([edit])
     assert tr.rows()[0]["status"] == "fresh"
     other = tmp_path / "never_read.py"
     tr.observe([store.get(store.append("assistant", [
-        {"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": str(other), "content": "z"}}]))])
+        {"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": str(other), "content": "z"}},
+        {"type": "tool_result", "tool_use_id": "w", "content": "ok"}]))])
     assert len(tr.files) == 1  # writes alone do not add a file to the manifest
+
+
+def test_a_refused_or_unanswered_read_never_reaches_the_manifest(tmp_path, isolated_home):
+    """Audit 4: a Read the gate refused (outside $HOME, denied, answered n) still put the file's size, mtime
+    and later changes into the system prompt, and Mnemara hashed the file it was not allowed to read."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret " * 100, encoding="utf-8")
+    inside = isolated_home / "ok.py"
+    inside.write_text("x = 1\n", encoding="utf-8")
+    store = TurnStore(tmp_path / "t.sqlite")
+    tr = FileTracker()
+    refused = "Read refused: %s resolves to %s, outside $HOME (file_tool_home_only is on)" % (outside, outside)
+    tr.observe([store.get(store.append("assistant", [
+        {"type": "tool_use", "id": "denied", "name": "Read", "input": {"file_path": str(outside)}},
+        {"type": "tool_result", "tool_use_id": "denied", "content": refused, "is_error": True},
+        {"type": "tool_use", "id": "cut", "name": "Read", "input": {"file_path": str(outside)}},  # no result: never ran
+        {"type": "tool_use", "id": "fine", "name": "Read", "input": {"file_path": str(inside)}},
+        {"type": "tool_result", "tool_use_id": "fine", "content": "x = 1", "is_error": False},
+    ]))])
+    assert list(tr.files) == [str(inside)]
+    assert str(outside) not in tr.manifest() and str(inside) in tr.manifest()

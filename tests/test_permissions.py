@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from pathlib import Path
 
@@ -105,6 +106,21 @@ def test_server_wide_policy(inst):
     assert gate.decide("mcp__fetch__fetch", {"url": "u"}).verdict == "ask"
 
 
+def test_a_server_whose_name_holds_a_double_underscore_is_found_and_its_deny_holds(inst):
+    """Audit 4: tools of a server named ``my__srv`` (a valid name) were taken for server ``my``: a
+    server-wide deny of ``mcp__my__srv`` became an ask (the CLI names them ``mcp__my__srv__<tool>``)."""
+    servers = [McpServer(name="my__srv", command="x"), McpServer(name="my", command="y")]
+    gate = gate_for(inst, mcp_servers=servers, allowed_tools=[ToolPolicy(tool="mcp__my__srv", mode="deny")])
+    decision = gate.decide("mcp__my__srv__echo", {"text": "x"})
+    assert decision.verdict == "deny" and "mcp__my__srv=deny" in decision.reason, decision
+    assert gate.decide("mcp__my__echo", {"text": "x"}).verdict == "allow"  # server "my" is not denied
+    gate.set_config(Config(mcp_servers=servers))
+    decision = gate.decide("mcp__my__srv__echo", {"text": "x"})
+    assert decision.verdict == "allow" and "'my__srv'" in decision.reason, decision
+    gate.set_config(Config(mcp_servers=servers, allowed_tools=[ToolPolicy(tool="mcp__my__srv", mode="ask")]))
+    assert gate.decide("mcp__my__srv__echo", {"text": "x"}).verdict == "ask"
+
+
 def test_unknown_tool_asks(inst):
     assert gate_for(inst).decide("Glob", {"pattern": "*"}).verdict == "ask"
 
@@ -183,6 +199,26 @@ def test_writes_to_own_permissions_always_ask(inst):
     gate.session_allowed.add("Write")
     assert gate.decide("Write", {"file_path": str(inst.permissions_path)}).verdict == "ask"
     assert gate.decide("Edit", {"file_path": str(inst.config_path)}).verdict == "ask"
+
+
+def test_writes_to_a_sibling_instances_or_another_name_of_the_own_config_always_ask(inst, isolated_home):
+    """Audit 4: with Write/Edit allowed, the agent could grant a sibling instance Bash=allow (its config.json
+    next to ours) or rewrite its own config.json through a second name for the same file (a hard link; on a
+    case-insensitive disk, CONFIG.JSON): only the exact path was recognised."""
+    sibling = Instance.create("sibling")
+    gate = gate_for(inst, allowed_tools=[ToolPolicy(tool="Write", mode="allow"), ToolPolicy(tool="Edit", mode="allow")])
+    for path in (sibling.config_path, sibling.permissions_path):
+        decision = gate.decide("Write", {"file_path": str(path)})
+        assert decision.verdict == "ask" and "another instance's" in decision.reason, decision
+    alias = isolated_home / "notes.json"
+    os.link(inst.config_path, alias)
+    decision = gate.decide("Edit", {"file_path": str(alias)})
+    assert decision.verdict == "ask" and "this instance's own" in decision.reason, decision
+    other = isolated_home / "config.json"  # a config.json that is no instance's: an ordinary file
+    other.write_text("{}")
+    assert gate.decide("Write", {"file_path": str(other)}).verdict == "allow"
+    assert gate.decide("Write", {"file_path": str(sibling.root / "wiki" / "config.json")}).verdict == "allow"
+    assert gate.decide("Read", {"file_path": str(sibling.config_path)}).verdict == "allow"
 
 
 # -- answers ---------------------------------------------------------------------------

@@ -50,3 +50,40 @@ def test_text_typed_during_a_turn_is_the_next_prompt(scripted_api, mnemara_home)
         if term.proc.poll() is None:
             term.proc.kill()
     assert scripted_api.message_requests()[-1].user_text().endswith("second message")
+
+
+@pytest.mark.e2e
+def test_a_queued_line_survives_the_terminal_closing_and_is_back_at_the_next_prompt(scripted_api, mnemara_home):
+    """A line entered while a turn streams was queued in memory only: the terminal closing before the
+    turn ended (here its whole process group killed, the REPL and its CLI) lost it. It is kept in
+    unsent.json from the moment it is queued, and the next REPL puts it back at its prompt (not
+    sent) and says so."""
+    import json
+    import os
+    import signal
+
+    inst = Instance.create("closing")
+    unsent = inst.root / "unsent.json"
+    scripted_api.push(reply("slow " * 400, delay=0.1, chunk_size=5))
+    term = PlainTerminal("run", "--instance", "closing", "--no-tui")
+    try:
+        term.expect("you>")
+        term.send("first\r")
+        term.expect("slow slow")
+        term.send("queued line\r")
+        term.expect("(queued: 'queued line'")
+        assert json.loads(unsent.read_text(encoding="utf-8")) == ["queued line"]
+    finally:
+        os.killpg(term.proc.pid, signal.SIGKILL)
+        term.close()
+    again = PlainTerminal("run", "--instance", "closing", "--no-tui")
+    try:
+        again.expect("1 message(s) queued but not sent when the REPL last closed are back at the prompt")
+        again.expect("you> queued line")
+        again.send("\x15\x04")  # clear the line, leave: nothing is sent
+        assert again.close() == 0
+    finally:
+        if again.proc.poll() is None:
+            os.killpg(again.proc.pid, signal.SIGKILL)
+    assert len(scripted_api.message_requests()) == 1
+    assert not unsent.exists(), "cleared at the prompt and left with Ctrl+D: not offered again"

@@ -157,3 +157,55 @@ async def test_the_panel_puts_an_unsaved_message_back_in_its_input(tmp_path, mon
     finally:
         holder.close()
         app.session.close()
+
+
+def test_unsent_file_round_trip_and_a_damaged_one_is_left_alone(tmp_path):
+    from mnemara.unsent import UnsentMessages
+
+    unsent = UnsentMessages(tmp_path)
+    assert unsent.take() == ([], None)
+    assert unsent.keep(["one", "two\nlines", "   "]) is None
+    assert unsent.path.stat().st_mode & 0o777 == 0o600
+    assert unsent.take() == (["one", "two\nlines"], None) and not unsent.path.exists()
+    assert unsent.keep([]) is None and not unsent.path.exists()
+    unsent.path.write_bytes(b'["cut sho')
+    texts, problem = unsent.take()
+    assert texts == [] and "cannot read" in problem and unsent.path.read_bytes() == b'["cut sho'
+    unsent.path.write_text('{"not": "a list"}')
+    assert "not a list of messages" in unsent.take()[1] and unsent.path.exists()
+
+
+async def test_the_panel_gives_back_a_line_refused_as_a_command(mnemara_home):
+    """A message that starts with a path ("/etc/hosts ...") is taken for an unknown command, and a
+    command with a bad argument is refused: the typed text used to vanish from the input (the panel has
+    no input history to get it back from)."""
+    from mnemara.instance import Instance
+    from mnemara.ui.tui.app import MnemaraApp
+
+    from tests.tui_support import type_text
+
+    app = MnemaraApp(Instance.create("refused"))
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.chat_input.focus()
+            await type_text(pilot, "/etc/hosts lost its localhost line")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert app.chat_input.text == "/etc/hosts lost its localhost line"
+            assert "unknown command /etc/hosts" in app.chat_log.plain_text()
+            assert "sent as //" in app.chat_log.plain_text()
+            app.chat_input.clear()
+            await type_text(pilot, "/show many")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert app.chat_input.text == "/show many"
+            assert "usage: /show" in app.chat_log.plain_text()
+            app.chat_input.clear()
+            await type_text(pilot, "/help")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert app.chat_input.text == "", "a command that ran is not given back"
+            assert app.session.store.history() == []
+    finally:
+        app.session.close()

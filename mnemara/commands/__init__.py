@@ -116,11 +116,12 @@ def dispatch(ctx: CommandContext, line: str) -> CommandResult:
     head, _, rest = line.strip()[1:].partition(" ")
     name = head.strip().lower()
     spec = _REGISTRY.get(name)
-    if spec is None:
-        return CommandResult(f"unknown command /{name} (try /help)", ok=False)
+    if spec is None:  # refused as typed: a panel gives the line back (it may be a message starting with /)
+        return CommandResult(f"unknown command /{name} (try /help; a message that starts with / is sent as //...)",
+                             ok=False, data={"refused_input": True})
     try:
         return spec.func(ctx, rest.strip())
     except MnemaraError as exc:
         return CommandResult(f"/{spec.name}: {exc.message}", ok=False)
     except ValueError as exc:
-        return CommandResult(f"/{spec.name}: {exc}\nusage: {spec.usage}", ok=False)
+        return CommandResult(f"/{spec.name}: {exc}\nusage: {spec.usage}", ok=False, data={"refused_input": True})

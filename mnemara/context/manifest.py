@@ -71,10 +71,17 @@ class FileTracker:
         self.files[full] = _stat_hash(full)
 
     def observe(self, turns: Iterable[Turn]) -> None:
-        """Note the Reads of these turns and refresh tracked files the agent wrote."""
+        """Note the Reads of these turns and refresh tracked files the agent wrote.
+
+        Only calls that ran count: a call whose result is an error or missing (refused by the
+        permission gate, outside ``$HOME``, denied by the user) is skipped, or the manifest would
+        tell the model the size, age and changes of a file it was not allowed to read.
+        """
         for turn in turns:
+            ran = {b.get("tool_use_id") for b in turn.blocks
+                   if b.get("type") == "tool_result" and not b.get("is_error")}
             for block in turn.blocks:
-                if block.get("type") != "tool_use":
+                if block.get("type") != "tool_use" or block.get("id") not in ran:
                     continue
                 path = file_path_of(block)
                 if path is None:

@@ -22,7 +22,7 @@ from typing import Any
 from mnemara.fsutil import rewrite_locked
 
 REDACTED = "[forgotten]"
-OWN_FILES = (".prompt_history", "spool.jsonl")  # instance files holding typed text that forget rewrites
+OWN_FILES = (".prompt_history", "spool.jsonl", "unsent.json")  # instance files holding typed text that forget rewrites
 MIN_NEEDLE = 4
 
 

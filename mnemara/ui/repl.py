@@ -448,11 +448,31 @@ def run_tty(session: Any, banner: str = "") -> int:
 
 
 def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
-    typed = ""
+    from mnemara.unsent import UnsentMessages
+
+    # Queued lines live in unsent.json until they are sent, or are back at a prompt that took them
+    # (accepted or cleared): a terminal closed meanwhile loses nothing; the next REPL offers them.
+    unsent = UnsentMessages(session.instance.root)
+    back, problem = unsent.read()
+    if problem:
+        render.info.write(f"warning: {problem}\n")
+    if back:
+        render.info.write(f"{len(back)} message(s) queued but not sent when the REPL last closed are back at the "
+                          "prompt\n")
+    render.info.flush()
+    typed = " ".join(back)
     queued: list[str] = []  # lines typed and entered while a turn ran: sent one by one when it ends
+
+    def keep(texts: list[str]) -> None:
+        failed = unsent.keep(texts)
+        if failed:
+            render.info.write(f"\r\nwarning: {failed}\r\n")
+            render.info.flush()
+
     while True:
         if queued:
             line = queued.pop(0)
+            keep(queued)
             render.info.write(f"you> {line}   (queued, sending now)\n")
             render.info.flush()
         else:
@@ -462,8 +482,12 @@ def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, in
                 if inbox is not None:
                     inbox.stop_running_turn()
                 continue
-            except EOFError:
+            except EOFError:  # Ctrl+D on an empty line: what was given back was cleared on purpose
+                if typed:
+                    keep([])
                 return 0
+            if typed:
+                keep([])  # the text given back is the line just accepted (as edited)
 
         def interrupt() -> None:
             if session.request_stop():
@@ -471,9 +495,12 @@ def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, in
                 render.info.flush()
 
         def on_queued(text: str) -> None:
+            pending.append(text)
+            keep([*queued, *pending])
             render.info.write(f"\r\n(queued: {text!r}; sent when this turn ends, Ctrl+C cancels)\r\n")
             render.info.flush()
 
+        pending: list[str] = []
         with InterruptWatcher(interrupt, on_queued=on_queued) as watcher:
             watcher_ref[:] = [watcher]
             try:
@@ -484,8 +511,10 @@ def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, in
         if watcher.interrupted:  # a stopped turn does not fire the queue: the lines come back to the prompt
             typed = " ".join([*queued, *new_lines, typed]).strip()
             queued = []
+            keep([typed] if typed else [])
         else:
             queued += new_lines
+            keep(queued)
         if not keep_going:
             return 0
 

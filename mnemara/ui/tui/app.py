@@ -14,6 +14,7 @@ import importlib
 from pathlib import Path
 from typing import Any, Callable
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -25,6 +26,7 @@ from mnemara import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.debuglog import log_event
 from mnemara.instance import Instance
+from mnemara.unsent import UnsentMessages
 from mnemara.ui.tui.bridge import PanelBridge
 from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
@@ -90,6 +92,7 @@ class MnemaraApp(App[None]):
         self.bridge = PanelBridge(session)
         self._turn: Worker | None = None
         self._queued: list[tuple[str, int]] = []  # (message, its log entry) typed while a turn ran
+        self.unsent = UnsentMessages(instance.root)  # the queue on disk: a panel closed early gives it back
         self._quitting = False
         self.title = f"mnemara: {instance.name}"
 
@@ -157,11 +160,29 @@ class MnemaraApp(App[None]):
                 log.append(entry)
         self.refresh_panel()
         self.chat_input.focus()
+        self._restore_unsent()
         # Only now: a peer turn started before the history was drawn would be drawn twice (its user
         # row, stored when the turn starts, read back as history).
         self._start_inbox()
         if self.tour is not None:
             self._show_tour(*self.tour.start())
+
+    def _restore_unsent(self) -> None:
+        """Messages queued but never sent when a panel on this instance last closed: back in the input."""
+        texts, problem = self.unsent.take()
+        if problem:
+            self.say(problem, "error", "error")
+        if texts:
+            self.chat_input.put_back("\n".join(texts) + ("\n" if self.chat_input.text else ""))
+            self.say(f"{len(texts)} message(s) queued but not sent when the panel last closed are back in the "
+                     "input (Ctrl+S sends them)")
+
+    def _keep_unsent(self) -> None:
+        """Write the queue to unsent.json (every change of it), so no way of closing loses it."""
+        problem = self.unsent.keep([text for text, _ in self._queued])
+        if problem:
+            log_event(self.instance.debug_log_path, "unsent_not_kept", level="warning", error=problem)
+            self.say(f"{problem}: the queued message(s) live only in this panel", "error", "error")
 
     def _show_tour(self, lines: list[str], prefill: str) -> None:
         for line in lines:
@@ -201,7 +222,10 @@ class MnemaraApp(App[None]):
         if not text.strip():
             return
         if is_command(text.strip()):
-            self.run_command(text.strip())
+            busy = self.turn_running
+            result = self.run_command(text.strip())
+            if result.data.get("refused_input") or (busy and result.action == "send" and result.data.get("text")):
+                self.chat_input.put_back(text + ("\n" if self.chat_input.text else ""))  # fix it, or // to send it
             return
         message = text[1:] if text.startswith("//") else text  # "//x" sends "/x" as a message
         if self.turn_running:
@@ -213,6 +237,7 @@ class MnemaraApp(App[None]):
         """Hold a message typed during a turn; it is sent when the turn ends (shown as queued meanwhile)."""
         index = self.chat_log.append(LogEntry("queued", "queued", text))
         self._queued.append((text, index))
+        self._keep_unsent()
         self.notify(QUEUED, timeout=3)
         self.refresh_panel()
 
@@ -221,6 +246,7 @@ class MnemaraApp(App[None]):
         if not self._queued or self.turn_running or self._quitting:
             return
         text, index = self._queued.pop(0)
+        self._keep_unsent()
         self.start_turn(text, entry=index)
 
     def _unqueue_to_input(self) -> None:
@@ -231,6 +257,7 @@ class MnemaraApp(App[None]):
         for _, index in self._queued:
             self.chat_log.update_entry(index, text="(back in the input, not sent)")
         self._queued.clear()
+        self._keep_unsent()
         self.chat_input.put_back("\n".join(texts) + ("\n" if self.chat_input.text else ""))
 
     def start_turn(self, text: str, who: str = "you", entry: int | None = None) -> Worker:
@@ -301,11 +328,12 @@ class MnemaraApp(App[None]):
         return True
 
     # -- slash commands --------------------------------------------------------------------
-    def run_command(self, line: str) -> None:
+    def run_command(self, line: str) -> CommandResult:
         self.chat_log.append(LogEntry("user", "you", line))
         result = dispatch(self.session, line)
         self.handle_result(result)
         self.refresh_panel()
+        return result
 
     def handle_result(self, result: CommandResult) -> None:
         action = result.action
@@ -332,7 +360,7 @@ class MnemaraApp(App[None]):
         elif action == "clear_log":
             self.action_clear_log()
         elif action == "send" and result.data.get("text"):
-            if self.turn_running:
+            if self.turn_running:  # not queued: the command decides its turn's text when it runs
                 self.say(BUSY, "error", "error")
                 return
             if result.text:
@@ -434,7 +462,9 @@ class MnemaraApp(App[None]):
                 self.session.warm_spare = False  # no next turn: the stopped one must not start a CLI for it
             await self.cancel_turn()
         await self._close_session()
-        self.exit()
+        unsent = len(self._queued)
+        self.exit(message=Text(f"{unsent} queued message(s) were not sent; they are kept in {self.unsent.path} "
+                               "and put back in the input when the panel opens again") if unsent else None)
 
     async def _close_session(self) -> None:
         """Close the session on this loop (its CLI processes live here)."""
