@@ -284,6 +284,7 @@ class PermissionGate:
             if policy.tool == "Bash":
                 self._config_problems += loose_bash_patterns([(entry, p) for p in compiled])
         self._configured_servers = {server.name for server in config.mcp_servers}
+        self._keys_cache = {}  # which server a tool belongs to depends on the configured servers
         self._refresh_persisted()
 
     @property
@@ -349,9 +350,15 @@ class PermissionGate:
         if tool_name in self._own_files:  # it reads files: the Read policy governs it too
             keys.append("Read")
         if tool_name.startswith(MCP_PREFIX):
-            server = tool_name[len(MCP_PREFIX):].split("__", 1)[0]
-            keys.append(f"{MCP_PREFIX}{server}")
+            keys.append(f"{MCP_PREFIX}{self._server_of(tool_name)}")
         return keys
+
+    def _server_of(self, tool_name: str) -> str:
+        """The MCP server of ``mcp__<server>__<tool>``: the longest configured server name it starts
+        with (a server may be named ``my__srv``), else the text up to the first ``__``."""
+        rest = tool_name[len(MCP_PREFIX):]
+        named = [s for s in (*self._configured_servers, OWN_SERVER) if rest.startswith(f"{s}__")]
+        return max(named, key=len) if named else rest.split("__", 1)[0]
 
     def _call_policy(self, tool_name: str, tool_input: dict[str, Any]) -> str:
         """The policy name governing this one call ("" when it is the tool's own, see ToolSpec.call_policy)."""
@@ -384,7 +391,7 @@ class PermissionGate:
         if tool_name.startswith(f"{MCP_PREFIX}{OWN_SERVER}__"):
             return "allow", "in-process mnemara tool (default allow)"
         if tool_name.startswith(MCP_PREFIX):
-            server = tool_name[len(MCP_PREFIX):].split("__", 1)[0]
+            server = self._server_of(tool_name)
             if server in self._configured_servers:
                 return "allow", f"configured MCP server {server!r} (default allow)"
         return "ask", "unknown tool (default ask)"

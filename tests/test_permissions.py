@@ -106,6 +106,21 @@ def test_server_wide_policy(inst):
     assert gate.decide("mcp__fetch__fetch", {"url": "u"}).verdict == "ask"
 
 
+def test_a_server_whose_name_holds_a_double_underscore_is_found_and_its_deny_holds(inst):
+    """Audit 4: tools of a server named ``my__srv`` (a valid name) were taken for server ``my``: a
+    server-wide deny of ``mcp__my__srv`` became an ask (the CLI names them ``mcp__my__srv__<tool>``)."""
+    servers = [McpServer(name="my__srv", command="x"), McpServer(name="my", command="y")]
+    gate = gate_for(inst, mcp_servers=servers, allowed_tools=[ToolPolicy(tool="mcp__my__srv", mode="deny")])
+    decision = gate.decide("mcp__my__srv__echo", {"text": "x"})
+    assert decision.verdict == "deny" and "mcp__my__srv=deny" in decision.reason, decision
+    assert gate.decide("mcp__my__echo", {"text": "x"}).verdict == "allow"  # server "my" is not denied
+    gate.set_config(Config(mcp_servers=servers))
+    decision = gate.decide("mcp__my__srv__echo", {"text": "x"})
+    assert decision.verdict == "allow" and "'my__srv'" in decision.reason, decision
+    gate.set_config(Config(mcp_servers=servers, allowed_tools=[ToolPolicy(tool="mcp__my__srv", mode="ask")]))
+    assert gate.decide("mcp__my__srv__echo", {"text": "x"}).verdict == "ask"
+
+
 def test_unknown_tool_asks(inst):
     assert gate_for(inst).decide("Glob", {"pattern": "*"}).verdict == "ask"
 
