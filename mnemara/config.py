@@ -112,7 +112,7 @@ class Config(BaseModel):
     auto_recall: bool = False
     auto_recall_k: int = Field(default=3, ge=1, le=20)
     auto_recall_min_score: float = Field(default=0.6, gt=0, le=1)
-    dedupe_threshold: float = Field(default=0.97, gt=0, le=1)
+    dedupe_threshold: float = Field(default=0.97, gt=0, le=1)  # read for old configs; a similarity never makes a copy
     # -- replay ----------------------------------------------------------------
     replay_default_days: int = Field(default=7, ge=1)
     replay_default_threshold: int = Field(default=3, ge=2)

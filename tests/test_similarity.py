@@ -72,7 +72,7 @@ def test_numbers_compare_as_written_with_their_signs_and_bounds() -> None:
         assert rel.kind == CONFLICT and any("numbers differ" in r for r in rel.reasons), (older, rel)
     for older, newer in (("The budget is 1,000,000 dollars.", "The budget is 1000000 dollars."),
                          ("The alarm fires at \u22125 degrees.", "The alarm fires at -5 degrees."),
-                         ("We ship on 2026-03-05 once INC-4432 is closed.", "We ship on 2026-03-05 once INC-4432 is fully closed."),
+                         ("We ship on 2026-03-05 once INC-4432 is closed.", "Once INC-4432 is closed, we ship on 2026-03-05."),
                          ("Port 08080 is open to the office.", "Port 8080 is open to the office.")):
         assert relate(older, newer).kind == COPY, (older, newer, relate(older, newer))
 

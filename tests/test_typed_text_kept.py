@@ -209,3 +209,36 @@ async def test_the_panel_gives_back_a_line_refused_as_a_command(mnemara_home):
             assert app.session.store.history() == []
     finally:
         app.session.close()
+
+
+async def test_the_panel_opens_on_a_damaged_store_and_what_is_sent_waits_in_the_spool(mnemara_home):
+    """A turns.sqlite that fails its integrity check: the REPL spooled what was typed, but the panel
+    raised StoreUnavailable while drawing the history and never opened, so nothing could be typed."""
+    from mnemara.instance import Instance
+    from mnemara.store import TurnStore
+    from mnemara.ui.tui.app import MnemaraApp
+
+    from tests.test_store_resilience_e2e import _damage_turns_table
+    from tests.tui_support import type_text, wait_for
+
+    instance = Instance.create("damaged")
+    with TurnStore(instance.turns_path) as store:
+        store.append("user", "before the damage")
+    conn = sqlite3.connect(instance.turns_path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    _damage_turns_table(instance.turns_path)
+    app = MnemaraApp(instance)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert "cannot show the conversation" in app.chat_log.plain_text()
+            assert "failed its integrity check" in app.chat_log.plain_text()
+            app.chat_input.focus()
+            await type_text(pilot, "typed while damaged")
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, 30, "the turn to end")
+            assert "it is kept in" in app.chat_log.plain_text()
+        assert "typed while damaged" in (instance.root / "spool.jsonl").read_text(encoding="utf-8")
+    finally:
+        app.session.close()

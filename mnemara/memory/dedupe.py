@@ -10,8 +10,9 @@ Two tests, cheapest first:
   day files, so ``mnemara note`` uses only this one and stays light.
 * **same claim**: the new text and the few atoms closest to it by shared
   words are compared with :func:`similarity.relate`: embedded (when an
-  embedder answers) and checked by the claim guard. A *copy* (similar enough
-  AND the same numbers, negations, polarity and names) is not appended. A
+  embedder answers, for the similarity shown) and checked by the claim guard.
+  A *copy* (the same content words AND the same numbers, negations, polarity
+  and names; a similarity never decides) is not appended. A
   *conflict* (same topic, different claim: "30 s" vs "60 s", "on" vs "off")
   is written, and the answer names the note it conflicts with so the user
   can resolve it (``mnemara lint --fix``). An embedder failure never blocks

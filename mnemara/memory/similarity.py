@@ -18,9 +18,11 @@ Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
   ``5%``), the stop words that still claim something (``up``/``down``,
   ``all``/``some``, ``in``/``out``, ``can``/``should``), their cadences and bare
   time units (``weekly``, ``in seconds``), what they say was retired, and the
-  order of their named entities agree. Anything else is a
+  order of their named entities agree, and neither only adds a word or two
+  of detail to the other. Anything else is a
   *conflict*: written, shown and proposed for supersession, never merged.
-* :func:`relate` combines both into ``copy`` / ``conflict`` / ``distinct``.
+* :func:`relate` combines both into ``copy`` / ``conflict`` / ``distinct``: a
+  copy needs the same content words; a similarity never makes one.
 * :func:`apply_recency` orders conflicting search hits newest first without
   moving any other hit.
 """
@@ -153,13 +155,11 @@ def word_overlap(a: str, b: str) -> float:
 
 
 def same_wording(a: str, b: str) -> bool:
-    """Worded alike, the claim words left out: the same content words, or one of them added on
-    one side only (never a word swapped for another), overlapping by :data:`COPY_WORD_OVERLAP`.
-    A model-free copy test."""
+    """Worded alike, the claim words left out: the same content words, in any order and inflection.
+    A model-free copy test. A content word added on one side is new detail ("approval" / "approval
+    from legal"), never a copy: :func:`added_detail` names it."""
     ta, tb = claim_of(a).topic, claim_of(b).topic
-    if not ta or not tb or len(ta ^ tb) > 1:
-        return False
-    return 2 * len(ta & tb) / (len(ta) + len(tb)) >= COPY_WORD_OVERLAP
+    return bool(ta) and ta == tb
 
 
 def sentences(text: str) -> list[str]:
@@ -225,7 +225,9 @@ BARE_UNITS = frozenset("second seconds minute minutes hour hours day days week w
 RETIRED = frozenset("""decommissioned decommission retired retire removed deleted deprecated replaced sunset
 sunsetted discontinued abandoned obsolete elsewhere""".split())
 CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS) | set(CADENCES))
-CLAIM_STEMS = frozenset(CLAIM_WORDS | {stem(w) for w in CLAIM_WORDS})
+# what the tokenizer leaves of a contraction ("don't" -> "don"): part of the negation, not of the topic
+CONTRACTION_HEADS = frozenset(w[:-1] for w in CONTRACTIONS)
+CLAIM_STEMS = frozenset(CLAIM_WORDS | {stem(w) for w in CLAIM_WORDS} | CONTRACTION_HEADS)
 NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
 # a sign or a comparison written right before a number: "-5", "> 500", "<= 2", "~30"
 BOUND_RE = re.compile(r"(?:(?<![\w.,:])([-+])|(<=|>=|[<>=~≈]))\s*$")
@@ -391,7 +393,8 @@ def _order_differs(a: Claim, b: Claim) -> str:
 
 def claim_differences(a: str, b: str) -> list[str]:
     """Why ``a`` and ``b`` do not make the same claim ([] when they do: numbers and units,
-    negations, polarity, retirement and the order of named entities all agree)."""
+    negations, polarity, retirement and the order of named entities all agree, and neither only
+    adds a word or two of detail to the other)."""
     if normalize(a) == normalize(b):
         return []
     ca, cb = claim_of(a), claim_of(b)
@@ -415,6 +418,9 @@ def claim_differences(a: str, b: str) -> list[str]:
     order = _order_differs(ca, cb)
     if order:
         out.append(order)
+    added = added_detail(a, b)
+    if added:
+        out.append(added)
     return out
 
 
@@ -451,9 +457,13 @@ class Relation:
 
 
 def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0) -> Relation:
-    """``copy`` when ``a`` and ``b`` are the same text, or worded alike, or similar enough
-    (``similarity >= copy_at``) with no content word swapped, AND the claim guard agrees;
-    ``conflict`` when they share a topic and the guard disagrees; else ``distinct``."""
+    """``copy`` when ``a`` and ``b`` are the same text, or worded alike (the same content words)
+    AND the claim guard agrees; ``conflict`` when they share a topic and the guard disagrees, or
+    one of them only adds a word or two of detail to the other; else ``distinct``.
+
+    ``similarity`` and ``copy_at`` are accepted for the callers that measured one, but a
+    similarity never makes a copy: an embedder puts "approval" and "approval from legal" above
+    0.9, and merging them would hide the newer detail."""
     if normalize(a) == normalize(b):
         return Relation(COPY, ("same text",))
     diffs = claim_differences(a, b)
@@ -463,8 +473,6 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
         return Relation(DISTINCT, tuple(diffs))
     if same_wording(a, b):
         return Relation(COPY, ("same wording",))
-    if similarity is not None and similarity >= copy_at and only_additions(a, b):
-        return Relation(COPY, (f"similarity {similarity:.3f}",))
     return Relation(DISTINCT)
 
 
@@ -478,18 +486,14 @@ def _one_word_swapped(a: str, b: str) -> bool:
 MAX_ADDED_WORDS = 2
 
 
-def only_additions(a: str, b: str) -> bool:
-    """One note's content words all appear in the other, which adds at most :data:`MAX_ADDED_WORDS`.
-
-    A similarity never makes two notes copies when a content word was swapped for
-    another ("invoices" for "receipts", "team lead" for "security lead"): an embedder
-    puts such pairs at 0.9 and above, and merging them would lose a fact.
-    """
+def added_detail(a: str, b: str) -> str:
+    """"one note adds detail: ..." when one note's content words all appear in the other, which adds
+    one to :data:`MAX_ADDED_WORDS` of them; "" otherwise. Such a pair is a refinement (often a
+    correction), so it is a conflict for the user to resolve, never a copy to archive."""
     ta, tb = claim_of(a).topic, claim_of(b).topic
-    return (ta <= tb or tb <= ta) and len(ta ^ tb) <= MAX_ADDED_WORDS
-
-
-COPY_WORD_OVERLAP = 0.8
+    if not ta or not tb or not (ta < tb or tb < ta) or len(ta ^ tb) > MAX_ADDED_WORDS:
+        return ""
+    return f"one note adds detail: {', '.join(sorted(ta ^ tb))}"
 
 
 # -- recency over search hits ------------------------------------------------------------

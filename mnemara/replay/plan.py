@@ -434,9 +434,9 @@ MAX_CONFLICTS = 50  # proposals per run; the rest wait for the next run
 
 def _judge_claims(pairs: list[clustering.Pair], active: list[LoadedAtom],
                   max_distance: float) -> tuple[list[clustering.Pair], list[Conflict]]:
-    """Split similar pairs with the claim guard: copies (within ``max_distance`` or worded
-    near-identically, AND the same claim) may be archived; conflicts (same topic, different
-    numbers/negation/polarity/names) never are."""
+    """Split similar pairs with the claim guard: copies (worded alike AND the same claim; the
+    similarity alone never decides) may be archived; conflicts (same topic, different
+    numbers/negation/polarity/names, or added detail) never are."""
     copies: list[clustering.Pair] = []
     conflicts: list[Conflict] = []
     for pair in sorted(pairs, key=lambda p: (-p.similarity, p.a, p.b)):

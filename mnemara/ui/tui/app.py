@@ -158,6 +158,9 @@ class MnemaraApp(App[None]):
         for turn in [*window.pinned, *window.rows]:
             for entry in entries_for(turn, name):
                 log.append(entry)
+        if self.bridge.store_problem:
+            self.say(f"cannot show the conversation: {self.bridge.store_problem}. What you send now is kept in "
+                     "spool.jsonl and stored once turns.sqlite works again", "error", "error")
         self.refresh_panel()
         self.chat_input.focus()
         self._restore_unsent()

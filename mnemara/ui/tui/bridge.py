@@ -11,6 +11,7 @@ from typing import Any
 
 from mnemara.config import Config
 from mnemara.debuglog import log_event
+from mnemara.errors import StoreUnavailable
 from mnemara.instance import Instance
 from mnemara.roledoc import read_role_doc
 from mnemara.store import TurnStore, Window
@@ -23,6 +24,7 @@ class PanelBridge:
     def __init__(self, session: Any) -> None:
         self.session = session
         self.instance: Instance = session.instance
+        self.store_problem: str | None = None  # why the last window read failed (the panel says it once)
 
     # -- live state ------------------------------------------------------------
     @property
@@ -43,7 +45,15 @@ class PanelBridge:
         return self.config.display_name or "assistant"
 
     def window(self) -> Window:
-        return self.store.window_for(self.config)
+        """The rolling window; empty while turns.sqlite cannot be read (damaged): the panel stays up, and
+        what is sent then waits in the spool (the session says so)."""
+        try:
+            window = self.store.window_for(self.config)
+        except StoreUnavailable as exc:
+            self.store_problem = exc.message
+            return Window([], [])
+        self.store_problem = None
+        return window
 
     def role_path(self) -> str:
         """The configured role doc path, or the instance's role.md when none is set yet."""
