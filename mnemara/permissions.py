@@ -76,6 +76,7 @@ class PermissionRequest:
     target: str
     tool_input: dict[str, Any] = field(default_factory=dict)
     file_args: tuple[str, ...] = ()  # the arguments naming the target file (a file tool), else empty
+    resolved: str = ""  # the file a file tool's path reaches, when symlinks/.. make it another one
 
     @property
     def shown(self) -> ShownTarget:
@@ -85,6 +86,11 @@ class PermissionRequest:
     def describe(self) -> str:
         """One line for a prompt, e.g. ``Bash: echo hi`` (escaped, see :mod:`mnemara.target_text`)."""
         return f"{self.policy_name}: {self.shown.text}"
+
+    @property
+    def shown_resolved(self) -> str:
+        """:attr:`resolved` as prompts show it (escaped like the target); "" when the path is the file."""
+        return show_target(self.resolved).text if self.resolved else ""
 
     @property
     def target_key(self) -> str | None:
@@ -119,6 +125,7 @@ class PermissionRequest:
                     if len(shown.text) + len(details) > LONG_TARGET else "")
         return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
                 f"  {shown.text}\n"
+                + (f"  resolves to: {self.shown_resolved}\n" if self.resolved else "")
                 + (f"  with: {details}\n" if details else "")
                 + f"{reminder}{ANSWER_KEYS}: ")
 
@@ -442,14 +449,31 @@ class PermissionGate:
         if policy in self.session_allowed:
             return Decision("allow", f"{policy} allowed for this session")
         self._refresh_persisted()
-        target = None
-        for key in self._call_keys(tool_name, call_policy):
-            for pattern in (*self._config_patterns.get(key, ()), *self._persisted.get(key, ())):
-                if target is None:
-                    target = self.target(tool_name, tool_input)
-                if pattern.search(target):
-                    return Decision("allow", f"{policy} target matches allowed pattern {pattern.pattern!r}")
+        patterns = [pattern for key in self._call_keys(tool_name, call_policy)
+                    for pattern in (*self._config_patterns.get(key, ()), *self._persisted.get(key, ()))]
+        if not patterns:
+            return Decision(mode, why)
+        # A file tool's path and the file it reaches must both be allowed: a pattern for a project
+        # folder must not let proj/docs/.bashrc through when proj/docs is a symlink to $HOME.
+        forms = _forms(self.target(tool_name, tool_input), resolved)
+        matched = [next((pattern for pattern in patterns if pattern.search(form)), None) for form in forms]
+        if all(matched):
+            return Decision("allow", f"{policy} target matches allowed pattern "
+                                     f"{' and '.join(dict.fromkeys(repr(m.pattern) for m in matched if m))}")
+        if any(matched):
+            missing = " and ".join(form for form, m in zip(forms, matched) if m is None)
+            return Decision(mode, f"{why}; {forms[0]} reaches {resolved}: no allowed pattern matches {missing}")
         return Decision(mode, why)
+
+    def resolved_path(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
+        """The file a file tool's path reaches once ``~``, ``..`` and symlinks are resolved (None if not a file tool)."""
+        path = file_path_of(tool_input, self.file_args(tool_name)) if self.file_args(tool_name) else None
+        if not isinstance(path, str) or not path:
+            return None
+        try:
+            return is_inside_home(path, self.cwd)[1]
+        except (OSError, ValueError):
+            return None
 
     def _control_file(self, resolved: str) -> str:
         """Whose permissions or config ``resolved`` is ("this instance's", "another instance's"), or "".
@@ -497,8 +521,10 @@ class PermissionGate:
             if current.verdict != "ask":  # e.g. an earlier 's' or 'a' already covers this call
                 return current
             policy = self._call_policy(tool_name, tool_input) or self.policy_name(tool_name)
-            request = PermissionRequest(tool_name, policy, self.target(tool_name, tool_input), tool_input,
-                                        file_args=self.file_args(tool_name))
+            target = self.target(tool_name, tool_input)
+            resolved = self.resolved_path(tool_name, tool_input)
+            request = PermissionRequest(tool_name, policy, target, tool_input, file_args=self.file_args(tool_name),
+                                        resolved=resolved if resolved is not None and resolved != target else "")
             answer = await self._prompt(request)
             decision = self._apply_answer(request, answer)
             shown = request.shown
@@ -529,7 +555,7 @@ class PermissionGate:
             self.session_allowed.add(request.policy_name)
             return Decision("allow", f"{request.policy_name} allowed by the user for this session")
         if answer == "a":
-            saved = self.persist_always(request.policy_name, request.target)
+            saved = self.persist_always(request.policy_name, request.target, request.resolved)
             if saved is None:
                 return Decision("allow", f"always-allow saved to {self.instance.permissions_path.name}")
             return Decision("allow", f"allowed once; could not save always-allow: {saved}")
@@ -539,14 +565,16 @@ class PermissionGate:
             return Decision("deny", f"{request.policy_name} needs approval and no one can be asked")
         return Decision("deny", "no approval given (denied)")
 
-    def persist_always(self, policy_name: str, target: str) -> str | None:
+    def persist_always(self, policy_name: str, target: str, resolved: str = "") -> str | None:
         """Add the exact-target regex to permissions.json; return a problem string or None.
 
+        ``resolved``: the file a file tool's path reaches when that differs from the path as
+        given; it is saved too (both forms must match, see :meth:`decide`).
         The file is re-read under a lock so concurrent writers do not lose entries; a
         malformed file is left untouched (nothing of the user's is overwritten).
         """
         path = self.instance.permissions_path
-        pattern = always_pattern(target)
+        added = [always_pattern(form) for form in _forms(target, resolved or None)]
         with locked(path.with_name(".permissions.lock")):
             data, problem = _read_permissions_doc(path)
             if problem is not None:
@@ -554,12 +582,12 @@ class PermissionGate:
                 return problem
             table = data.setdefault("allowed_patterns", {})
             entries = table.setdefault(policy_name, [])
-            if pattern not in entries:
-                entries.append(pattern)
+            entries += [pattern for pattern in added if pattern not in entries]
             atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         self._perm_stamp = None
         self._refresh_persisted()
-        self._log("permission_always", "info", tool=policy_name, pattern=pattern)
+        for pattern in added:
+            self._log("permission_always", "info", tool=policy_name, pattern=pattern)
         return None
 
     # -- logging ----------------------------------------------------------------
@@ -569,6 +597,11 @@ class PermissionGate:
 
     def _log(self, event: str, level: str, **fields: Any) -> None:
         log_event(self.instance.debug_log_path, event, level, **fields)
+
+
+def _forms(target: str, resolved: str | None) -> list[str]:
+    """The forms of a target that patterns must all allow: the target, and the file it resolves to if different."""
+    return [target] if resolved is None or resolved == target else [target, resolved]
 
 
 def _read_permissions_doc(path: Path) -> tuple[dict[str, Any], str | None]:

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from mnemara import events as ev
-from mnemara.config import Config
+from mnemara.config import Config, ToolPolicy
 from mnemara.testing import reply, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -88,6 +88,25 @@ def _write_memory_refused_wiki_category_writes_no_note(api, session, outside) ->
         "a refused wiki category still wrote"
 
 
+def _folder_pattern_does_not_write_through_a_symlink_out_of_the_folder(api, session, home) -> None:
+    """Variants (both forms allowed, the prompt naming the file reached, `a`): tests/test_symlink_patterns.py."""
+    proj = home / "proj"
+    proj.mkdir()
+    (proj / "docs").symlink_to(home)
+    config = Config.load(session.instance.config_path)
+    config.allowed_tools = [*(p for p in config.allowed_tools if p.tool != "Write"),
+                            ToolPolicy(tool="Write", mode="ask", allowed_patterns=[f"^{re.escape(str(proj))}/"])]
+    config.save(session.instance.config_path)
+    session.reload_config()
+    result = turn(api, session, "add a note", reply(tool_use("Write", {"file_path": str(proj / "docs" / ".bashrc"),
+                                                                     "content": "echo owned\n"})),
+                  reply(tool_use("Write", {"file_path": str(proj / "notes.md"), "content": "fine\n"})), reply("done"))
+    assert result.ok, result.errors
+    text, is_error = tool_text(api.message_requests()[1])
+    assert is_error and not (home / ".bashrc").exists(), "a folder pattern let a Write through a symlink out of it"
+    assert (proj / "notes.md").read_text() == "fine\n", "a Write the pattern allows must still run unasked"
+
+
 def _server_wide_deny_blocks_write_memory_through_the_cli(api, session) -> None:
     """Variants (every own tool, the per-tool override): tests/test_policy_holes.py."""
     config = Config.load(session.instance.config_path)
@@ -127,6 +146,7 @@ def test_attacks_through_one_cli_session(scripted_api, session_factory, isolated
     _graph_query_bypasses_of_the_old_filter_are_refused(scripted_api, session)
     _read_of_a_per_process_path_is_refused_and_the_turn_ends(scripted_api, session, isolated_home)
     _write_memory_refused_wiki_category_writes_no_note(scripted_api, session, tmp_path / "outside.md")
+    _folder_pattern_does_not_write_through_a_symlink_out_of_the_folder(scripted_api, session, isolated_home)
     _server_wide_deny_blocks_write_memory_through_the_cli(scripted_api, session)
     _sentinel_halts_polls_that_differ_only_in_description(scripted_api, session, isolated_home)
 

@@ -51,6 +51,9 @@ class PermissionScreen(ModalScreen[str]):
                          classes="permission-field", markup=False)
             with VerticalScroll(id="permission-scroll"):
                 yield Static(shown.text or "(none)", id="permission-target", markup=False)
+                resolved = getattr(req, "shown_resolved", "")
+                if resolved:  # a symlink or .. makes the path reach another file: say which
+                    yield Static(f"resolves to: {resolved}", id="permission-resolved", markup=False)
                 rest = getattr(req, "details", "")  # the rest of a Bash/file tool's input, escaped
                 if rest:
                     yield Static(rest, id="permission-input", markup=False)
