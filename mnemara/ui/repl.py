@@ -25,6 +25,8 @@ from mnemara.ui.repl_inbox import stdout as repl_stdout
 
 PREVIEW = 160
 _ESCAPES = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|O.|.)?")
+_PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"  # a terminal's bracketed paste wraps pasted text in these
+_PASTE_MARKS = re.compile(r"(\x1b\[20[01]~)")
 
 
 def _short(value: Any, limit: int = PREVIEW) -> str:
@@ -226,6 +228,7 @@ class InterruptWatcher:
         except (termios.error, OSError):
             return self  # not a terminal: nothing to watch
         self._mode(line_mode=False)
+        _bracketed_paste(True)
         self._running.set()
         self._thread = threading.Thread(target=self._watch, name="mnemara-ctrl-c", daemon=True)
         self._thread.start()
@@ -255,21 +258,32 @@ class InterruptWatcher:
     def typed_lines(self) -> tuple[list[str], str]:
         """Lines typed during the turn and ended with Enter (queued), and the unfinished rest.
 
-        Backspace is applied; arrows and other control keys are dropped; blank lines are not queued.
+        Backspace is applied; arrows and other control keys are dropped (tabs are kept); blank lines
+        are not queued. A bracketed paste is one piece of text: its line breaks stay in it (as at
+        the prompt) instead of queueing each pasted line as a message of its own.
         """
-        text = _ESCAPES.sub("", self._typed.decode("utf-8", "ignore"))
         lines: list[str] = []
         out: list[str] = []
-        for ch in text:
-            if ch in "\r\n":
-                if "".join(out).strip():
-                    lines.append("".join(out))
-                out = []
-            elif ch in "\x7f\x08":
-                if out:
-                    out.pop()
-            elif ch.isprintable():
-                out.append(ch)
+        pasting = False
+        for piece in _PASTE_MARKS.split(self._typed.decode("utf-8", "ignore")):
+            if piece in (_PASTE_START, _PASTE_END):
+                pasting = piece == _PASTE_START
+                continue
+            text = _ESCAPES.sub("", piece)
+            if pasting:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            for ch in text:
+                if ch in "\r\n" and pasting:
+                    out.append("\n")
+                elif ch in "\r\n":
+                    if "".join(out).strip():
+                        lines.append("".join(out))
+                    out = []
+                elif ch in "\x7f\x08":
+                    if out:
+                        out.pop()
+                elif ch.isprintable() or ch == "\t":
+                    out.append(ch)
         return lines, "".join(out)
 
     def typed_ahead(self) -> str:
@@ -286,7 +300,19 @@ class InterruptWatcher:
         if self._thread is not None:
             self._thread.join(timeout=1)
         if self._saved is not None:
+            _bracketed_paste(False)
             termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+
+
+def _bracketed_paste(on: bool) -> None:
+    """Ask the terminal to mark pasted text (so a multi-line paste during a turn stays one message)."""
+    out = sys.__stdout__
+    try:
+        if out is not None and out.isatty():
+            out.write("\x1b[?2004h" if on else "\x1b[?2004l")
+            out.flush()
+    except (OSError, ValueError):
+        pass
 
 
 class _Paused:
@@ -296,11 +322,13 @@ class _Paused:
     def __enter__(self) -> None:
         self.watcher._pause.set()
         if self.watcher._saved is not None:
+            _bracketed_paste(False)  # input() reads the answer: no paste marks in it
             self.watcher._mode(line_mode=True)
 
     def __exit__(self, *exc: object) -> None:
         if self.watcher._saved is not None and self.watcher._running.is_set():
             self.watcher._mode(line_mode=False)
+            _bracketed_paste(True)
         self.watcher._pause.clear()
 
 
