@@ -173,18 +173,19 @@ def test_a_heading_typo_is_reported_with_the_note_that_swallowed_it() -> None:
         "##2026-04-27T09:30:00+00:00 insight\nThe lease timeout is 300 seconds.\n\n"
         "## [2026-04-27 10:00] decision\nUse SQLite.\n\n"
         "## 2026-04-27 standup\nA body heading with a date and no time is prose, not a typo.\n"
+        "## [2026-04-27] decision\nA 0.18 bracket with a date only: 0.18 read it as a note.\n"
         "\\## 2026-04-27T11:00:00+00:00 escaped\nAn escaped heading is text by design.\n".encode())
     from mnemara.memory.status import all_atoms
 
     first = [a for a in all_atoms(inst.memory_dir) if a.text.startswith("The lease timeout is 30")][0]
     report = run_lint(inst.root, candidates=False)
-    assert [(h.line, h.note) for h in report.headings] == [(1, ""), (7, first.id), (10, first.id)]
+    assert [(h.line, h.note) for h in report.headings] == [(1, ""), (7, first.id), (10, first.id), (15, first.id)]
     assert report.needs_user
     out = run_cli("lint", "--instance", "typos", "--no-candidates")
     assert out.returncode == 1
     assert f"memory/2026-04-27.md:7  '##2026-04-27T09:30:00+00:00 insight' is not a note heading " \
            f"(read as part of note {first.id})" in out.stdout
     assert "memory/2026-04-27.md:1 " in out.stdout and "read as no note" in out.stdout
-    assert "3 stray headings" in out.stdout
+    assert "4 stray headings" in out.stdout
     data = json.loads(run_cli("lint", "--instance", "typos", "--json", "--no-candidates").stdout)
-    assert [h["line"] for h in data["stray_headings"]] == [1, 7, 10]
+    assert [h["line"] for h in data["stray_headings"]] == [1, 7, 10, 15]

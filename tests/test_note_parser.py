@@ -202,3 +202,15 @@ def test_a_byte_order_mark_does_not_hide_the_first_note(tmp_path: Path) -> None:
     assert len(loaded.atoms) == 4 and not loaded.issues  # a BOM alone is not "bytes before the first heading"
     drop_notes(path, [atoms[0]])  # the mark stays where it was
     assert path.read_bytes() == data[:3] + data[atoms[1].offset:]
+
+
+def test_a_body_line_that_looks_like_a_heading_typo_is_escaped_and_never_reported(tmp_path: Path) -> None:
+    """What Mnemara writes itself is never reported by lint as a hand edit's heading typo."""
+    from mnemara.memory.notes import stray_headings
+
+    body = "standup\n## [2026-04-27] decision\n## 2026-04-27 10:00 retro\n  # 2026-4-27 9.30 x\n\\## [2026-04-27] kept"
+    atom = write_note(tmp_path, body, "insight", datetime(2026, 4, 27, 9, tzinfo=timezone.utc))
+    data = atom.file.read_bytes()
+    assert stray_headings(data) == [] and b"\n\\## [2026-04-27] decision\n" in data
+    (again,) = parse_bytes(data, atom.file)[1]
+    assert again.text == body and again.id == atom.id

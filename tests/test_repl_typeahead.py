@@ -16,11 +16,23 @@ from tests.test_repl_inbox import PlainTerminal
     (b"line one\rline", "line"),                 # a line ended with Enter is queued, not part of the prompt
     ("caf\u00e9 \u2713".encode(), "caf\u00e9 \u2713"),
     (b"\x01\x02ok\x1b", "ok"),
+    (b"def f():\tpass", "def f():\tpass"),     # a tab is text, not a control key to drop
 ])
 def test_typed_ahead_text(typed, expected):
     watcher = InterruptWatcher(lambda: None, fd=-1)
     watcher._typed += typed
     assert watcher.typed_ahead() == expected
+
+
+def test_a_bracketed_paste_during_a_turn_stays_one_message():
+    """A multi-line paste while the answer streams was cut at every line break into messages of its
+    own, each sent as a turn of its own; the terminal's paste marks now keep it whole (as at the prompt)."""
+    watcher = InterruptWatcher(lambda: None, fd=-1)
+    watcher._typed += b"\x1b[200~def f():\r\n\treturn 1\rprint(f())\x1b[201~ please\rnext"
+    assert watcher.typed_lines() == (["def f():\n\treturn 1\nprint(f()) please"], "next")
+    watcher = InterruptWatcher(lambda: None, fd=-1)
+    watcher._typed += b"\x1b[200~line one\nline two"  # the paste not over yet: nothing queued
+    assert watcher.typed_lines() == ([], "line one\nline two")
 
 
 def test_lines_ended_with_enter_are_queued_in_order_and_blank_ones_dropped():

@@ -229,14 +229,15 @@ def test_embedding_near_duplicates_must_also_match_in_wording():
     inst = make_instance()
     add(inst, "The lease timeout in server.py is 30 seconds.", hours_ago=3)
     add(inst, "The lease timeout in server.py is 60 seconds.", hours_ago=2)
-    add(inst, "The lease timeout in server.py is 30 seconds.", hours_ago=1)
+    add(inst, "The lease timeout in server.py is 30 seconds.", hours_ago=1)  # restated after 60 s: stays
+    add(inst, "The lease timeout in server.py is 30 seconds.", hours_ago=0.5)  # a plain copy: archived
 
     def same_vector(texts):  # an embedder that cannot tell the numbers apart
         return [[1.0, 0.0] for _ in texts]
 
     plan = run_replay(inst, now=NOW, embed=same_vector)
     moves = [a.detail for a in plan.actions if a.kind == "archive"]
-    assert len(moves) == 1 and moves[0].startswith("20260510-210000-")
+    assert len(moves) == 1 and moves[0].startswith("20260510-213000-"), moves
 
 
 def test_phases_run_in_order_and_the_plan_lists_actions_in_that_order():

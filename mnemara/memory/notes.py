@@ -18,9 +18,10 @@ note itself does. Two notes of one file with the same timestamp and text get
 namespace is needed (RAG chunks, graph nodes).
 
 **Forged headings.** A body line that would read as a heading (``## 2020-...``
-or ``## [2020-...]``) is written with one more leading backslash and read back
-without it, so one write is always exactly one note and the text comes back
-as given.
+or ``## [2020-...]``), or looks like one (:data:`NEAR_HEADING_RE`), is written
+with one more leading backslash and read back without it, so one write is
+always exactly one note, the text comes back as given, and lint reports only
+the heading typos of hand edits (:func:`stray_headings`).
 
 Archive files (``memory/archive/<day>.md``, written by replay) hold entries: a
 marker line saying how many bytes of note follow, then that note's block.
@@ -44,6 +45,10 @@ ISO_TS = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)"
 HEADING_RE = re.compile(rf"^## ({ISO_TS}) ?(.*)$")
 V018_TS = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)?"
 V018_HEADING_RE = re.compile(rf"^##\s*\[\s*({V018_TS})\s*\]\s*(.*)$")
+# a line that was meant as a note heading: '#'s, then a date and a time (any spacing or separator), or
+# a date in brackets (Mnemara 0.18 read any '## [...]' as a heading, so a hand-edited '## [2026-05-01]' was one)
+NEAR_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s*(?:\[\s*\d{4}-\d{1,2}-\d{1,2}[^\]]*\]"
+                             r"|\[?\s*\d{4}-\d{1,2}-\d{1,2}(?:[T ]|\s+)\d{1,2}[:.]\d{2})")
 CATEGORY_RE = re.compile(r"[A-Za-z0-9_./-]{1,80}")
 DEFAULT_CATEGORY = "note"
 NOTE_ID_RE = re.compile(r"^(?:note:)?(\d{8}-\d{6}-[0-9a-f]{6}(?:-\d+)?)$")
@@ -123,14 +128,20 @@ def validate_category(category: str | None) -> str:
     return category
 
 
+def _heading_like(line: str) -> bool:
+    """A heading, or a line :func:`stray_headings` would report as a heading typo."""
+    return heading(line) is not None or NEAR_HEADING_RE.match(line) is not None
+
+
 def escape_line(line: str) -> str:
-    """One more leading backslash when the line, without its backslashes, reads as a heading."""
-    return "\\" + line if heading(line.lstrip("\\")) else line
+    """One more leading backslash when the line, without its backslashes, reads as a heading (or
+    looks like one: a line Mnemara wrote is never reported as a hand edit's heading typo)."""
+    return "\\" + line if _heading_like(line.lstrip("\\")) else line
 
 
 def unescape_line(line: str) -> str:
     """Undo :func:`escape_line` (the line may end with its newline)."""
-    return line[1:] if line.startswith("\\") and heading(line.lstrip("\\").rstrip("\n")) else line
+    return line[1:] if line.startswith("\\") and _heading_like(line.lstrip("\\").rstrip("\n")) else line
 
 
 def escape_body(text: str) -> str:
@@ -234,10 +245,6 @@ def parse_bytes(data: bytes, file: Path) -> tuple[bytes, list[Atom]]:
         atoms.append(Atom(stamp, category, text, file, start, end, ident, style, number))
     preamble = data[: heads[0][0]] if heads else data
     return preamble, atoms
-
-
-# a line that was meant as a note heading: '#'s, maybe '[', a date and a time (any spacing or separator)
-NEAR_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s*\[?\s*\d{4}-\d{1,2}-\d{1,2}(?:[T ]|\s+)\d{1,2}[:.]\d{2}")
 
 
 def stray_headings(data: bytes) -> list[tuple[int, str]]:

@@ -428,6 +428,19 @@ def _listed(words: frozenset[str]) -> str:
     return ", ".join(sorted(words)) or "none"
 
 
+def contradicts(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` say opposite things, not merely different amounts of detail: both
+    give numbers and they differ, one negates and the other does not, they name opposite poles of
+    one axis, or one says the thing was retired. ("30 s" / "300 s" contradict; "30 s" / "the
+    timeout was raised" do not: the second gives no number to compare.)"""
+    ca, cb = claim_of(a), claim_of(b)
+    if ca.numbers and cb.numbers and _numbers_differ(ca, cb):
+        return True
+    if ca.negations != cb.negations or ca.retired != cb.retired:
+        return True
+    return any(ca.poles[axis] != cb.poles[axis] for axis in set(ca.poles) & set(cb.poles))
+
+
 def _poles(text: str, axis: str) -> str:
     return "/".join(sorted({w for w in claim_of(text).words if POLES.get(w, ("", ""))[0] == axis}))
 

@@ -19,7 +19,7 @@ from mnemara.config import Config
 from mnemara.errors import ConfigError, UsageError
 from mnemara.fsutil import atomic_write_text, locked_append
 from mnemara.instance import Instance
-from mnemara.memory.similarity import CONFLICT, COPY, relate
+from mnemara.memory.similarity import CONFLICT, COPY, contradicts, relate
 from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint, propose_supersessions
 from mnemara.memory.tfidf import SparseRows, TfidfSpace, call_embedder, embedder_name
 from mnemara.replay import cluster as clustering
@@ -258,11 +258,13 @@ def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: An
     else:
         pairs = clustering.sparse_pairs(space.rows, min_similarity, progress=cluster_tick)
     all_groups = clustering.components(len(active), pairs)
-    copies, conflicts = _judge_claims(_not_marked_distinct(pairs, active, book), active, policy.duplicate_distance)
+    copies, conflicts, contrary = _judge_claims(_not_marked_distinct(pairs, active, book), active,
+                                                policy.duplicate_distance)
     if book is not None and book.proposals:  # a pair already proposed waits for the user, not for replay
         known = {(p.get("older_fp"), p.get("newer_fp")) for p in book.proposals}
         conflicts = [c for c in conflicts if (fingerprint(c.older.atom), fingerprint(c.newer.atom)) not in known]
     duplicate_of = _copies_to_archive(active, copies, policy) if policy.archive else {}
+    duplicate_of = _keep_reassertions(active, duplicate_of, contrary)
     groups = [g for g in all_groups if len(g) >= threshold]
     return _Relations(space, dense, method, pairs, all_groups, groups, duplicate_of, conflicts)
 
@@ -289,6 +291,29 @@ def _copies_to_archive(active: list[LoadedAtom], copies: list[clustering.Pair], 
     protected = {i for i, a in enumerate(active) if a.atom.category in policy.protect_categories}
     retired = {i for i, a in enumerate(active) if a.archived}
     return clustering.near_duplicates(order, copies, float("inf"), protected, retired)
+
+
+def _keep_reassertions(active: list[LoadedAtom], duplicate_of: dict[int, int],
+                       contrary: dict[int, set[int]]) -> dict[int, int]:
+    """``duplicate_of`` without the copies that restate a claim after a note contradicted it
+    (:func:`mnemara.memory.similarity.contradicts`).
+
+    "30 s" (day 1), "300 s" (day 2), "30 s" (day 3): the day-3 note is a copy of the day-1 one,
+    but it is the newest word on the subject. Archiving it would leave "300 s" as the newest
+    active note, so recall would rank it first and lint would offer it as the correction. Such
+    a copy stays (and its conflict with the note in between is proposed like any other).
+    """
+    latest_kept: dict[int, int] = {}  # keeper -> the newest copy of it that stays
+    out: dict[int, int] = {}
+    for dup in sorted(duplicate_of, key=lambda i: _when(active[i])):
+        keeper = duplicate_of[dup]
+        since, until = _when(active[latest_kept.get(keeper, keeper)]), _when(active[dup])
+        between = contrary.get(dup, set()) | contrary.get(keeper, set())
+        if any(since < _when(active[p]) < until for p in between):
+            latest_kept[keeper] = dup
+        else:
+            out[dup] = keeper
+    return out
 
 
 def _augment_patterns(active: list[LoadedAtom], similar: _Relations, entity_lookup: EntityLookup | None,
@@ -433,21 +458,27 @@ MAX_CONFLICTS = 50  # proposals per run; the rest wait for the next run
 
 
 def _judge_claims(pairs: list[clustering.Pair], active: list[LoadedAtom],
-                  max_distance: float) -> tuple[list[clustering.Pair], list[Conflict]]:
+                  max_distance: float) -> tuple[list[clustering.Pair], list[Conflict], dict[int, set[int]]]:
     """Split similar pairs with the claim guard: copies (worded alike AND the same claim; the
     similarity alone never decides) may be archived; conflicts (same topic, different
-    numbers/negation/polarity/names, or added detail) never are."""
+    numbers/negation/polarity/names, or added detail) never are. Also returns, for every note
+    of the day files, the notes it contradicts (all of them, not only the proposed ones)."""
     copies: list[clustering.Pair] = []
     conflicts: list[Conflict] = []
+    contrary: dict[int, set[int]] = {}
     for pair in sorted(pairs, key=lambda p: (-p.similarity, p.a, p.b)):
         a, b = active[pair.a], active[pair.b]
         rel = relate(a.atom.text, b.atom.text, pair.similarity, 1.0 - max_distance + clustering.EPS)
         if rel.kind == COPY:
             copies.append(pair)
-        elif rel.kind == CONFLICT and not (a.archived or b.archived) and len(conflicts) < MAX_CONFLICTS:
-            older, newer = sorted((a, b), key=_when)
-            conflicts.append(Conflict(older, newer, rel.reasons))
-    return copies, conflicts
+        elif rel.kind == CONFLICT and not (a.archived or b.archived):
+            if contradicts(a.atom.text, b.atom.text):
+                contrary.setdefault(pair.a, set()).add(pair.b)
+                contrary.setdefault(pair.b, set()).add(pair.a)
+            if len(conflicts) < MAX_CONFLICTS:
+                older, newer = sorted((a, b), key=_when)
+                conflicts.append(Conflict(older, newer, rel.reasons))
+    return copies, conflicts, contrary
 
 
 def _sparse_dots(rows: SparseRows, vector: np.ndarray) -> np.ndarray:

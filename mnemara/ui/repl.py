@@ -25,6 +25,8 @@ from mnemara.ui.repl_inbox import stdout as repl_stdout
 
 PREVIEW = 160
 _ESCAPES = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|O.|.)?")
+_PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"  # a terminal's bracketed paste wraps pasted text in these
+_PASTE_MARKS = re.compile(r"(\x1b\[20[01]~)")
 
 
 def _short(value: Any, limit: int = PREVIEW) -> str:
@@ -169,7 +171,13 @@ def _permission_answer_line(request: Any) -> str:
 
 
 def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
-    """A permission prompt that reads the answer from the next input line (EOF = deny)."""
+    """A permission prompt that reads the answer from the next input line (EOF = deny).
+
+    A next line that is not an answer (y/n/a/s, yes/no/always/session) denies the call; it is
+    not sent as a message either (a mistyped answer must not start a turn), and one line says so,
+    naming it, so a script that lost a message to a question it did not expect can tell.
+    """
+    from mnemara.permissions import ANSWERS
 
     def prompt(request: Any) -> str | None:
         info.write(_permission_answer_line(request) + "\n")
@@ -177,6 +185,10 @@ def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
         answer = lines.next()
         if answer is None:
             info.write("(end of input: denied)\n")
+        elif answer.strip().lower() not in ANSWERS:
+            info.write(f"(the answer line {json.dumps(_short(answer, 80), ensure_ascii=False)} is not y/n/a/s: "
+                       "denied; that line is not sent as a message)\n")
+            info.flush()
         return answer
 
     return prompt
@@ -226,6 +238,7 @@ class InterruptWatcher:
         except (termios.error, OSError):
             return self  # not a terminal: nothing to watch
         self._mode(line_mode=False)
+        _bracketed_paste(True)
         self._running.set()
         self._thread = threading.Thread(target=self._watch, name="mnemara-ctrl-c", daemon=True)
         self._thread.start()
@@ -255,21 +268,32 @@ class InterruptWatcher:
     def typed_lines(self) -> tuple[list[str], str]:
         """Lines typed during the turn and ended with Enter (queued), and the unfinished rest.
 
-        Backspace is applied; arrows and other control keys are dropped; blank lines are not queued.
+        Backspace is applied; arrows and other control keys are dropped (tabs are kept); blank lines
+        are not queued. A bracketed paste is one piece of text: its line breaks stay in it (as at
+        the prompt) instead of queueing each pasted line as a message of its own.
         """
-        text = _ESCAPES.sub("", self._typed.decode("utf-8", "ignore"))
         lines: list[str] = []
         out: list[str] = []
-        for ch in text:
-            if ch in "\r\n":
-                if "".join(out).strip():
-                    lines.append("".join(out))
-                out = []
-            elif ch in "\x7f\x08":
-                if out:
-                    out.pop()
-            elif ch.isprintable():
-                out.append(ch)
+        pasting = False
+        for piece in _PASTE_MARKS.split(self._typed.decode("utf-8", "ignore")):
+            if piece in (_PASTE_START, _PASTE_END):
+                pasting = piece == _PASTE_START
+                continue
+            text = _ESCAPES.sub("", piece)
+            if pasting:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            for ch in text:
+                if ch in "\r\n" and pasting:
+                    out.append("\n")
+                elif ch in "\r\n":
+                    if "".join(out).strip():
+                        lines.append("".join(out))
+                    out = []
+                elif ch in "\x7f\x08":
+                    if out:
+                        out.pop()
+                elif ch.isprintable() or ch == "\t":
+                    out.append(ch)
         return lines, "".join(out)
 
     def typed_ahead(self) -> str:
@@ -286,7 +310,19 @@ class InterruptWatcher:
         if self._thread is not None:
             self._thread.join(timeout=1)
         if self._saved is not None:
+            _bracketed_paste(False)
             termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+
+
+def _bracketed_paste(on: bool) -> None:
+    """Ask the terminal to mark pasted text (so a multi-line paste during a turn stays one message)."""
+    out = sys.__stdout__
+    try:
+        if out is not None and out.isatty():
+            out.write("\x1b[?2004h" if on else "\x1b[?2004l")
+            out.flush()
+    except (OSError, ValueError):
+        pass
 
 
 class _Paused:
@@ -296,11 +332,13 @@ class _Paused:
     def __enter__(self) -> None:
         self.watcher._pause.set()
         if self.watcher._saved is not None:
+            _bracketed_paste(False)  # input() reads the answer: no paste marks in it
             self.watcher._mode(line_mode=True)
 
     def __exit__(self, *exc: object) -> None:
         if self.watcher._saved is not None and self.watcher._running.is_set():
             self.watcher._mode(line_mode=False)
+            _bracketed_paste(True)
         self.watcher._pause.clear()
 
 
@@ -382,9 +420,16 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     name = session.config.display_name
 
     def ask(question: str) -> str | None:
+        """A yes/no question (e.g. /compress) answered by the next line; one that is neither is said
+        not to be sent as a message."""
         stderr.write(question + "\n")
         stderr.flush()
-        return lines.next()
+        answer = lines.next()
+        if answer is not None and answer.strip().lower() not in ("y", "yes", "n", "no", ""):
+            stderr.write(f"(the answer line {json.dumps(_short(answer, 80), ensure_ascii=False)} is not y/n: taken as "
+                         "no; that line is not sent as a message)\n")
+            stderr.flush()
+        return answer
 
     render = Renderer(stdout, stderr, name, ask=ask)
     inbox = ReplInbox.attach(session, lambda: Renderer(stdout, stderr, name), lambda: stderr)
