@@ -242,3 +242,36 @@ async def test_the_panel_opens_on_a_damaged_store_and_what_is_sent_waits_in_the_
         assert "typed while damaged" in (instance.root / "spool.jsonl").read_text(encoding="utf-8")
     finally:
         app.session.close()
+
+
+def test_a_piped_line_taken_as_an_answer_that_is_not_one_is_named(tmp_path):
+    """The piped REPL reads a permission answer (or a /compress yes/no) from the next line, and a line
+    that is not an answer is not sent as a message (a mistyped answer must not start a turn). It was
+    swallowed without a word: a script whose message met a question it did not expect could not tell
+    where it went. One line now names it."""
+    from mnemara.ui.repl import LineSource, line_prompt
+
+    class Request:
+        def question(self) -> str:
+            return "permission: allow Bash `ls`? [y]es / [n]o / [a]lways / [s]ession: "
+
+    lines = LineSource(io.StringIO("and now the next message\nyes\n"))
+    err = io.StringIO()
+    prompt = line_prompt(lines, err)
+    assert prompt(Request()) == "and now the next message"  # the gate denies it
+    assert '(the answer line "and now the next message" is not y/n/a/s: denied; that line is not sent' in \
+        err.getvalue()
+    assert prompt(Request()) == "yes" and err.getvalue().count("the answer line") == 1
+
+    session = AgentSession.at(tmp_path / "x", warm_spare=False)
+    for n in range(12):
+        session.store.append("user" if n % 2 == 0 else "assistant", f"row {n} " + "words " * 400)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        assert run_repl(session, stdin=io.StringIO("/compress 2000\nplease keep going\n"), stdout=out,
+                        stderr=err) == 0
+        assert "apply? [y/N]" in err.getvalue(), err.getvalue()
+        assert '(the answer line "please keep going" is not y/n: taken as no' in err.getvalue()
+        assert "cancelled: nothing was changed" in err.getvalue()
+    finally:
+        session.close()

@@ -171,7 +171,13 @@ def _permission_answer_line(request: Any) -> str:
 
 
 def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
-    """A permission prompt that reads the answer from the next input line (EOF = deny)."""
+    """A permission prompt that reads the answer from the next input line (EOF = deny).
+
+    A next line that is not an answer (y/n/a/s, yes/no/always/session) denies the call; it is
+    not sent as a message either (a mistyped answer must not start a turn), and one line says so,
+    naming it, so a script that lost a message to a question it did not expect can tell.
+    """
+    from mnemara.permissions import ANSWERS
 
     def prompt(request: Any) -> str | None:
         info.write(_permission_answer_line(request) + "\n")
@@ -179,6 +185,10 @@ def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
         answer = lines.next()
         if answer is None:
             info.write("(end of input: denied)\n")
+        elif answer.strip().lower() not in ANSWERS:
+            info.write(f"(the answer line {json.dumps(_short(answer, 80), ensure_ascii=False)} is not y/n/a/s: "
+                       "denied; that line is not sent as a message)\n")
+            info.flush()
         return answer
 
     return prompt
@@ -410,9 +420,16 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     name = session.config.display_name
 
     def ask(question: str) -> str | None:
+        """A yes/no question (e.g. /compress) answered by the next line; one that is neither is said
+        not to be sent as a message."""
         stderr.write(question + "\n")
         stderr.flush()
-        return lines.next()
+        answer = lines.next()
+        if answer is not None and answer.strip().lower() not in ("y", "yes", "n", "no", ""):
+            stderr.write(f"(the answer line {json.dumps(_short(answer, 80), ensure_ascii=False)} is not y/n: taken as "
+                         "no; that line is not sent as a message)\n")
+            stderr.flush()
+        return answer
 
     render = Renderer(stdout, stderr, name, ask=ask)
     inbox = ReplInbox.attach(session, lambda: Renderer(stdout, stderr, name), lambda: stderr)
