@@ -49,7 +49,8 @@ async def test_the_panel_tour_from_intro_to_next_steps(mnemara_home):
                                    and app.tour.index > n, what=f"step {n + 1} to finish")
 
                 await pilot.press("ctrl+s")  # step 1: the permission prompt, answered by the user
-                await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what="the permission modal")
+                await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.armed,
+                               what="the permission modal, its keys armed")
                 await pilot.press("y")
                 await wait_for(pilot, lambda: app.tour.index == 1 and not app.turn_running, what="step 1 to finish")
                 assert "That was the permission prompt" in app.chat_log.plain_text()

@@ -113,13 +113,16 @@ def test_debug_log_records_the_escaped_target_and_its_size(mnemara_home: Path) -
 
 
 class ModalApp(App[None]):
-    def __init__(self, request: PermissionRequest) -> None:
+    """The modal alone; its answer keys are armed at once unless ``arm_seconds`` says otherwise."""
+
+    def __init__(self, request: PermissionRequest, arm_seconds: float = 0) -> None:
         super().__init__()
         self.request = request
+        self.arm_seconds = arm_seconds
         self.answer: str | None = None
 
     def on_mount(self) -> None:
-        self.push_screen(PermissionScreen(self.request), callback=self._done)
+        self.push_screen(PermissionScreen(self.request, arm_seconds=self.arm_seconds), callback=self._done)
 
     def _done(self, answer: str | None) -> None:
         self.answer = answer
@@ -193,3 +196,43 @@ async def test_modal_shows_what_a_write_writes() -> None:
         await pilot.pause()
         shown = str(app.screen.query_one("#permission-input", Static).render())
     assert shown == request.details and "export EVIL=1" in shown
+
+
+async def test_keys_typed_as_the_question_appears_do_not_answer_it() -> None:
+    """Audit 4: a user typing a message while the turn runs had the next letters answer the modal
+    (``a``: an always-allow saved) before seeing it. Keys are armed only after a pause."""
+    app = ModalApp(PermissionRequest("Bash", "Bash", "rm -rf ~/work", {"command": "rm -rf ~/work"}),
+                   arm_seconds=3600)  # armed only when the test says so: no timing in this test
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PermissionScreen) and not screen.armed
+        assert "work in a moment" in str(screen.query_one("#permission-hint", Static).render())
+        for key in ("a", "s", "y", "n", "h"):  # "as you say, then ..." typed into the chat box
+            await pilot.press(key)
+        await pilot.pause()
+        assert app.answer is None and app.screen is screen, "a typed-through key answered the question"
+        assert "was ignored" in str(screen.query_one("#permission-hint", Static).render())
+        screen._arm()  # what the timer does once no key was typed for arm_seconds
+        assert "a always" in str(screen.query_one("#permission-hint", Static).render())
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.answer == "y"
+
+
+async def test_escape_denies_at_once_and_the_keys_arm_by_themselves() -> None:
+    app = ModalApp(PermissionRequest("Bash", "Bash", "ls", {"command": "ls"}), arm_seconds=3600)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.answer == "n"
+    app = ModalApp(PermissionRequest("Bash", "Bash", "ls", {"command": "ls"}), arm_seconds=0.05)
+    async with app.run_test(size=(80, 30)) as pilot:
+        screen = app.screen
+        while not getattr(screen, "armed", False):  # the timer arms it: wait for that, then answer
+            await pilot.pause(0.05)
+            screen = app.screen
+        await pilot.press("s")
+        await pilot.pause()
+    assert app.answer == "s"

@@ -180,8 +180,8 @@ async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_d
                 asked = len(api.message_requests())
                 await send(pilot, app, f"run {command}")
                 modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen)
-                                       and app.screen.query("#permission-target") and app.screen,
-                                       what=f"the permission modal for {command}")
+                                       and app.screen.query("#permission-target") and app.screen.armed
+                                       and app.screen, what=f"the permission modal for {command}, keys armed")
                 assert modal.request.tool_name == "Bash" and modal.request.target == command
                 assert str(modal.query_one("#permission-target").render()) == command
                 assert "target: 1 line" in str(modal.query_one("#permission-summary").render())

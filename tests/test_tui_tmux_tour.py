@@ -105,6 +105,7 @@ def test_the_demo_tour_in_a_terminal_from_first_to_last_screen(tmux, mnemara_hom
     keys(tmux, "C-s")
     modal = tmux.wait_for("Allow Bash?")
     (tmp_path / "permission.txt").write_text(modal, encoding="utf-8")
+    tmux.wait_for("answer: y once")  # the answer keys are armed once the question has been on screen a moment
     keys(tmux, "y")
     for marker in ("Step 2/5", "Step 3/5", "Step 4/5"):
         tmux.wait_for(marker)

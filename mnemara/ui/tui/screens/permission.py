@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
@@ -21,11 +22,26 @@ CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
 )
 
 
+#: Answer keys count once the question has been on screen this long with no key typed.
+ARM_SECONDS = 0.6
+ANSWER_KEYS = frozenset("ynas")
+HINT_WAIT = "answer keys work in a moment (keys typed as this question appeared are ignored)"
+HINT_IGNORED = "a key typed as this question appeared was ignored: read it, then answer"
+HINT_READY = "answer: y once · n deny · a always this target · s session · Esc deny"
+
+
 class PermissionScreen(ModalScreen[str]):
     """Dismisses with "y", "n", "a" or "s". Escape answers "n".
 
     The target is shown whole (escaped, with its line and character count) in a scrollable
     view; the answer buttons sit below it and never scroll out of the box.
+
+    The question can appear while the user is typing a message (typing during a turn is
+    normal: the message is queued), and the next letters would answer it, ``a`` saving an
+    always-allow, before it was even seen. So the answer keys are armed only once the question
+    has been on screen :data:`ARM_SECONDS` with no key typed (:attr:`armed`; the hint line says
+    when); a key typed before that is ignored and restarts the wait. Escape (deny) and the
+    buttons work at once.
     """
 
     CSS_PATH = "../styles/permission.tcss"
@@ -36,9 +52,12 @@ class PermissionScreen(ModalScreen[str]):
         Binding("s", "answer('s')", "session"),
     ]
 
-    def __init__(self, request: Any) -> None:
+    def __init__(self, request: Any, arm_seconds: float = ARM_SECONDS) -> None:
         super().__init__()
         self.request = request
+        self.arm_seconds = arm_seconds
+        self.armed = arm_seconds <= 0
+        self._arm_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         req = self.request
@@ -57,9 +76,30 @@ class PermissionScreen(ModalScreen[str]):
                 rest = getattr(req, "details", "")  # the rest of a Bash/file tool's input, escaped
                 if rest:
                     yield Static(rest, id="permission-input", markup=False)
+            yield Static(HINT_READY if self.armed else HINT_WAIT, id="permission-hint", markup=False)
             with Horizontal(id="permission-choices"):
                 for key, label, variant in CHOICES:
                     yield Button(label, id=f"choice-{key}", variant=variant, compact=True)
+
+    def on_mount(self) -> None:
+        if not self.armed:
+            self._arm_timer = self.set_timer(self.arm_seconds, self._arm)
+
+    def _arm(self) -> None:
+        self.armed = True
+        self.query_one("#permission-hint", Static).update(HINT_READY)
+
+    def on_key(self, event: events.Key) -> None:
+        """Before the keys are armed, typing restarts the wait and an answer key is ignored (runs before
+        the bindings). Escape, arrows and scrolling keys are never typing."""
+        if self.armed or event.character is None or not event.character.isprintable():
+            return
+        if self._arm_timer is not None:
+            self._arm_timer.reset()
+        if event.key in ANSWER_KEYS:
+            event.prevent_default()
+            event.stop()
+            self.query_one("#permission-hint", Static).update(HINT_IGNORED)
 
     def action_answer(self, choice: str) -> None:
         self.dismiss(choice)
