@@ -140,14 +140,16 @@ def rewrite_locked(path: Path, transform: Callable[[str], "str | None"]) -> bool
 
     ``transform(old_text)`` returns the new text, or None to leave the file as it is.
     Appenders that were waiting for the lock notice the file was replaced and append
-    to the new one, so nothing is lost. Returns True when the file was rewritten.
+    to the new one, so nothing is lost. Bytes that are not UTF-8 (a line cut short by a
+    killed writer) reach ``transform`` as surrogate escapes and are written back as they
+    were. Returns True when the file was rewritten.
     """
     with locked_rewrite(path) as (data, replace):
-        old = data.decode("utf-8")
+        old = data.decode("utf-8", "surrogateescape")
         new = transform(old)
         if new is None or new == old:
             return False
-        replace(new.encode("utf-8"))
+        replace(new.encode("utf-8", "surrogateescape"))
         return True
 
 

@@ -122,3 +122,39 @@ def test_cli_note_writes_a_correction_that_differs_only_by_a_mark_character() ->
     assert again.returncode == 0 and "noted in" in again.stdout, again.stdout
     assert [a.text for a in _atoms(Instance.open("dm"))] == ["Backups are written to ~/backups.",
                                                              "Backups are written to /backups."]
+
+
+def _day(n: int):
+    from datetime import datetime, timedelta, timezone
+
+    return datetime(2026, 5, 1, 9, tzinfo=timezone.utc) + timedelta(days=n)
+
+
+def test_write_memory_writes_a_claim_restated_after_a_contradiction(mnemara_home: Path) -> None:
+    """Trust audit: "30 s" (day 1), "300 s" (day 2); writing "30 s" again was refused as a copy of day 1,
+    so "300 s" stayed the newest note (first in recall) although the newest word was "30 s"."""
+    for name, text in (("wr1", "The lease timeout is 30 seconds."), ("wr2", "the lease timeout is 30 s")):
+        inst, cfg = make_instance(name)  # same text, then same claim in other words
+        append_note(inst.memory_dir, "The lease timeout is 30 seconds.", "fact", when=_day(0))
+        append_note(inst.memory_dir, "The lease timeout is 300 seconds.", "fact", when=_day(1))
+        newer = _atoms(inst)[1]
+        answer = call(context(inst, cfg), "write_memory", text=text, category="fact")
+        assert answer.get("written", True) is not False and not answer.get("duplicate"), answer
+        assert newer.id in [c["id"] for c in answer["conflicts_with"]] and "restates note" in answer["conflict_message"]
+        assert _atoms(inst)[-1].text == text
+        # the newest word is "30 s" now: a further copy is refused again
+        again = call(context(inst, cfg), "write_memory", text="The lease timeout is 30 seconds.", category="fact")
+        assert again["duplicate"] is True and len(_atoms(inst)) == 3
+
+
+def test_cli_note_writes_a_claim_restated_after_a_contradiction() -> None:
+    assert run_cli("init", "--instance", "dr").returncode == 0
+    inst = Instance.open("dr")
+    append_note(inst.memory_dir, "Shadow writes are enabled in production.", "fact", when=_day(0))
+    append_note(inst.memory_dir, "Shadow writes are disabled in production.", "fact", when=_day(1))
+    first, contrary = _atoms(inst)
+    out = run_cli("note", "--instance", "dr", "shadow writes are enabled in production")
+    assert out.returncode == 0 and "noted in" in out.stdout, out.stdout
+    assert f"note {first.id} (memory/2026-05-01.md), contradicted since by note {contrary.id}" in out.stdout
+    again = run_cli("note", "--instance", "dr", "Shadow writes are enabled in production.")
+    assert "not appended" in again.stdout and len(_atoms(inst)) == 3

@@ -38,10 +38,11 @@ async def test_queued_messages_survive_the_panel_closing_and_come_back_in_the_in
         await wait_for(pilot, lambda: len(app._queued) == 2, 20, "the second queued message")
         # on disk as soon as queued: a window closed (the process killed) now loses nothing
         assert json.loads(unsent.read_text(encoding="utf-8")) == ["second\nline two", "third"]
+        await type_text(pilot, "a draft")  # typed, never sent: kept too
         await pilot.press("ctrl+c")
         await pilot.pause()
     assert app.return_code == 0 and app.session._closed
-    assert json.loads(unsent.read_text(encoding="utf-8")) == ["second\nline two", "third"]
+    assert json.loads(unsent.read_text(encoding="utf-8")) == ["second\nline two", "third", "a draft"]
     with TurnStore(instance.turns_path) as store:
         user_rows = [r.text for r in store.history() if r.role == "user"]
     assert user_rows == ["first"], "a queued message was sent although the panel was closing"
@@ -50,8 +51,8 @@ async def test_queued_messages_survive_the_panel_closing_and_come_back_in_the_in
     try:
         async with again.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: again.chat_input.text, 20, "the unsent messages in the input")
-            assert again.chat_input.text == "second\nline two\nthird"
-            assert "2 message(s) queued but not sent when the panel last closed are back in the input" in \
+            assert again.chat_input.text == "second\nline two\nthird\na draft"
+            assert "3 message(s) not sent when the panel last closed (queued, or left in the input) are back" in \
                 again.chat_log.plain_text()
             assert not unsent.exists(), "given back once, not every time the panel opens"
     finally:

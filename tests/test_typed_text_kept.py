@@ -275,3 +275,17 @@ def test_a_piped_line_taken_as_an_answer_that_is_not_one_is_named(tmp_path):
         assert "cancelled: nothing was changed" in err.getvalue()
     finally:
         session.close()
+
+
+def test_forget_redacts_a_spool_that_holds_a_torn_line(tmp_path):
+    """A spool line cut short inside a UTF-8 sequence is kept byte for byte (see above); `forget`'s
+    redaction of the spool and the prompt history then raised UnicodeDecodeError and left the text
+    it was asked to remove in place."""
+    import re
+
+    from mnemara.memory.forget_reach import scrub_own_files
+
+    spool = tmp_path / "spool.jsonl"
+    spool.write_bytes(_spooled_line("the secret plan") + b"\n" + b'{"role": "user", "torn \xc3\n')
+    assert scrub_own_files(tmp_path, re.compile("secret plan")) == ["spool.jsonl"]
+    assert spool.read_bytes() == _spooled_line("the [forgotten]") + b"\n" + b'{"role": "user", "torn \xc3\n'

@@ -154,7 +154,9 @@ def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[s
     """Append a memory note to today's memory/YYYY-MM-DD.md and print its id.
 
     A note whose text (ignoring case, spacing and trailing punctuation) is already
-    held by an active note is not appended again; the note holding it is named.
+    held by an active note is not appended again; the note holding it is named. A
+    note that a newer note contradicted since does not hold it: the text is written
+    again as the newest word.
     A wiki/PAGE category also appends the text to wiki/PAGE.md.
     """
     from mnemara.memory.notes import validate_category

@@ -24,12 +24,13 @@ import math
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from mnemara.errors import ConfigError
 from mnemara.memory.notes import Atom, day_files, parse_text
-from mnemara.memory.similarity import COPY, CONFLICT, cosine, normalize, relate, strip_marks, tokens
+from mnemara.memory.similarity import COPY, CONFLICT, contradicts, cosine, normalize, relate, strip_marks, tokens
 from mnemara.memory.status import StatusBook, all_atoms
 
 SIMILAR_CANDIDATES = 5
@@ -98,13 +99,55 @@ def inactive_copies(memory_dir: Path, text: str) -> list[str]:
 
 
 def same_text_notes(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> tuple[Atom | None, list[str]]:
-    """:func:`find_same_text` and :func:`inactive_copies` from one read of the day files (or of ``atoms``)."""
+    """:func:`find_same_text` and :func:`inactive_copies` from one read of the day files (or of ``atoms``).
+
+    A note with the same text that a newer active note contradicts does not hold the text any
+    more (writing it again restates it: see :func:`contradicted_since`); it is named in the
+    second list instead."""
     found = _same_text(memory_dir, text, atoms)
     book = _book(memory_dir) if found else None
-    if book is None:
-        return (found[0] if found else None), []
-    active = next((a for a in found if book.status_of(a) == "active"), None)
-    return active, [f"{book.status_of(a)} note {a.id} ({a.location})" for a in found if book.status_of(a) != "active"]
+    actives = [a for a in found if book is None or book.status_of(a) == "active"]
+    others = [] if book is None else [f"{book.status_of(a)} note {a.id} ({a.location})"
+                                      for a in found if book.status_of(a) != "active"]
+    if actives:
+        newest = max(actives, key=lambda a: _moment(a.timestamp))
+        against = contradicted_since(memory_dir, newest, text, atoms, book)
+        if against:
+            others.append(f"note {newest.id} ({newest.location}), contradicted since by "
+                          + ", ".join(f"note {a.id} ({a.location})" for a in against))
+            return None, others
+    return (actives[0] if actives else None), others
+
+
+def _moment(timestamp: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.min.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def contradicted_since(memory_dir: Path, held_by: Atom, text: str, atoms: Sequence[Atom] | None = None,
+                       book: StatusBook | None = None) -> list[Atom]:
+    """Active notes newer than ``held_by`` that contradict ``text`` on the same subject.
+
+    "30 s" (day 1), "300 s" (day 2): writing "30 s" on day 3 is not a copy to refuse but the
+    newest word, and refusing it would leave "300 s" as the newest note (first in recall).
+    Without ``atoms`` only the day files from ``held_by``'s day on are read.
+    """
+    since = _moment(held_by.timestamp)
+    if atoms is None:
+        atoms = []
+        for path in day_files(memory_dir):
+            if path.name < held_by.file.name:
+                continue
+            try:
+                atoms.extend(parse_text(path.read_bytes().decode("utf-8"), path))
+            except (OSError, UnicodeDecodeError):
+                continue
+    return [a for a in atoms
+            if _moment(a.timestamp) > since and (book is None or book.status_of(a) == "active")
+            and contradicts(text, a.text) and relate(text, a.text).kind == CONFLICT]
 
 
 def closest_by_words(text: str, atoms: Sequence[Atom], n: int = SIMILAR_CANDIDATES) -> list[Atom]:
@@ -150,6 +193,7 @@ class WriteCheck:
     duplicate: Duplicate | None = None
     conflicts: list[Conflict] = field(default_factory=list)
     note: str = ""  # why the similarity check was skipped, if it was
+    restates: Atom | None = None  # a note with the same claim that a newer note contradicted since
 
 
 def assess(memory_dir: Path, text: str, *, embedder: Embedder | None = None, threshold: float = 0.97) -> WriteCheck:
@@ -171,16 +215,26 @@ def assess(memory_dir: Path, text: str, *, embedder: Embedder | None = None, thr
         except Exception as exc:  # the embedder is optional: never block the write
             check.note = f"similarity check skipped: {exc}"
     best: tuple[float, Atom] | None = None
+    copies: list[Atom] = []
     for atom, sim in zip(candidates, sims):
         rel = relate(text, atom.text, sim, threshold)
         if rel.kind == COPY:
+            copies.append(atom)
             score = sim if sim is not None else 1.0
             if best is None or score > best[0]:
                 best = (score, atom)
         elif rel.kind == CONFLICT:
             check.conflicts.append(Conflict(atom, rel.reasons, sim))
-    if best is not None:
+    if best is None:
+        return check
+    newest = max(copies, key=lambda a: _moment(a.timestamp))
+    against = contradicted_since(memory_dir, newest, text, atoms)
+    if not against:
         check.duplicate = Duplicate(best[1], "same claim", best[0])
+        return check
+    check.restates = newest  # the newest word on the subject contradicts it: written again, conflicts named
+    named = {c.atom.id for c in check.conflicts}
+    check.conflicts.extend(Conflict(a, relate(text, a.text).reasons, None) for a in against if a.id not in named)
     return check
 
 
@@ -225,6 +279,11 @@ def conflict_report(check: WriteCheck) -> dict[str, Any]:
     if not check.conflicts:
         return {}
     ids = ", ".join(c.atom.id for c in check.conflicts)
-    return {"conflicts_with": [c.describe() for c in check.conflicts],
-            "conflict_message": f"written; conflicts with {ids}: resolve with `mnemara lint --fix` "
-                                f"(the newer note ranks first in recall meanwhile)"}
+    out: dict[str, Any] = {"conflicts_with": [c.describe() for c in check.conflicts],
+                           "conflict_message": f"written; conflicts with {ids}: resolve with `mnemara lint --fix` "
+                                               f"(the newer note ranks first in recall meanwhile)"}
+    if check.restates is not None:
+        out["restates"] = check.restates.id
+        out["conflict_message"] += (f"; it restates note {check.restates.id}, which a newer note "
+                                    "contradicted, so it was written again as the newest word")
+    return out

@@ -177,8 +177,8 @@ class MnemaraApp(App[None]):
             self.say(problem, "error", "error")
         if texts:
             self.chat_input.put_back("\n".join(texts) + ("\n" if self.chat_input.text else ""))
-            self.say(f"{len(texts)} message(s) queued but not sent when the panel last closed are back in the "
-                     "input (Ctrl+S sends them)")
+            self.say(f"{len(texts)} message(s) not sent when the panel last closed (queued, or left in the input) "
+                     "are back in the input (Ctrl+S sends them)")
 
     def _keep_unsent(self) -> None:
         """Write the queue to unsent.json (every change of it), so no way of closing loses it."""
@@ -465,9 +465,15 @@ class MnemaraApp(App[None]):
                 self.session.warm_spare = False  # no next turn: the stopped one must not start a CLI for it
             await self.cancel_turn()
         await self._close_session()
-        unsent = len(self._queued)
-        self.exit(message=Text(f"{unsent} queued message(s) were not sent; they are kept in {self.unsent.path} "
-                               "and put back in the input when the panel opens again") if unsent else None)
+        # Queued messages (and what Escape put back in the input, or was typed there) wait for the next panel.
+        draft = self.chat_input.text
+        unsent = [text for text, _ in self._queued] + ([draft] if draft.strip() else [])
+        problem = self.unsent.keep(unsent)
+        message = (f"{len(unsent)} unsent message(s) (queued, or left in the input) are kept in {self.unsent.path} "
+                   "and put back in the input when the panel opens again") if unsent else None
+        if unsent and problem:
+            message = f"{problem}: {len(unsent)} unsent message(s) could not be kept:\n\n" + "\n\n".join(unsent)
+        self.exit(message=Text(message) if message else None)
 
     async def _close_session(self) -> None:
         """Close the session on this loop (its CLI processes live here)."""
