@@ -254,6 +254,14 @@ class AgentSession:
         rows = [t for t in win.rows if t.id not in exclude_ids]
         return build_user_content(win.pinned, rows, text, extras)
 
+    def spooled_rows(self) -> int:
+        """How many rows wait in spool.jsonl because turns.sqlite could not take them (the next turn
+        stores them first); a UI says so when it opens, as they are not in the window yet."""
+        try:
+            return self.recorder.spool.count()
+        except OSError:
+            return 0
+
     # -- CLI processes ----------------------------------------------------------------
     async def _take_client(self, system_prompt: str) -> CliHandle:
         """The spare process if it fits this turn, else a freshly started one."""
@@ -281,7 +289,9 @@ class AgentSession:
             raise MnemaraError("this session is closed")
         if self.busy:
             raise MnemaraError("a turn is already running; /stop it first")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
+            raise MnemaraError(f"a message is text (str), not {type(text).__name__}; nothing was sent or stored")
+        if not text.strip():
             raise MnemaraError("refusing to send an empty message")
         self.busy = True
         self._stop_requested = False

@@ -289,3 +289,42 @@ def test_forget_redacts_a_spool_that_holds_a_torn_line(tmp_path):
     spool.write_bytes(_spooled_line("the secret plan") + b"\n" + b'{"role": "user", "torn \xc3\n')
     assert scrub_own_files(tmp_path, re.compile("secret plan")) == ["spool.jsonl"]
     assert spool.read_bytes() == _spooled_line("the [forgotten]") + b"\n" + b'{"role": "user", "torn \xc3\n'
+
+
+async def test_bytes_are_refused_as_not_text_rather_than_as_an_empty_message(tmp_path):
+    import pytest
+
+    from mnemara.errors import MnemaraError
+
+    session = AgentSession.at(tmp_path / "x", warm_spare=False)
+    try:
+        with pytest.raises(MnemaraError, match=r"a message is text \(str\), not bytes"):
+            [e async for e in session.aturn(b"hello")]  # type: ignore[arg-type]
+        assert _texts(session) == []
+    finally:
+        await session.aclose()
+
+
+async def test_rows_waiting_in_the_spool_are_mentioned_when_the_repl_or_the_panel_opens(tmp_path, mnemara_home):
+    """Rows spooled while turns.sqlite was locked are stored with the next message; until then they
+    are not in the window, so a panel (or `mnemara run`) opened later showed the conversation without
+    them and said nothing: the message looked lost."""
+    from mnemara.instance import Instance
+    from mnemara.ui.tui.app import MnemaraApp
+
+    instance = Instance.create("waiting")
+    session = AgentSession(instance, warm_spare=False)
+    session.recorder.spool.add("user", [{"type": "text", "text": "sent while locked"}])
+    err = io.StringIO()
+    try:
+        assert run_repl(session, stdin=io.StringIO(""), stdout=io.StringIO(), stderr=err) == 0
+        assert "1 row(s) wait in spool.jsonl" in err.getvalue()
+    finally:
+        session.close()
+    app = MnemaraApp(instance)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert "1 row(s) wait in spool.jsonl" in app.chat_log.plain_text()
+    finally:
+        app.session.close()

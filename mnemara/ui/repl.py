@@ -590,6 +590,10 @@ def run_repl(session: Any, *, stdin: TextIO | None = None, stdout: TextIO | None
     """Pick the terminal or the piped REPL for ``stdin``; returns an exit code."""
     stdin = stdin or sys.stdin
     session.prewarm()  # the first turn's CLI starts while the user types
+    waiting = session.spooled_rows() if hasattr(session, "spooled_rows") else 0
+    if waiting:
+        (stderr or sys.stderr).write(f"{waiting} row(s) wait in spool.jsonl (turns.sqlite could not take them when "
+                                     "they were sent): they are stored with your next message\n")
     if stdin.isatty() and (stdout or sys.stdout).isatty():
         return run_tty(session, banner)
     return run_piped(session, stdin, stdout or sys.stdout, stderr or sys.stderr)

@@ -158,6 +158,10 @@ class MnemaraApp(App[None]):
         for turn in [*window.pinned, *window.rows]:
             for entry in entries_for(turn, name):
                 log.append(entry)
+        waiting = self.bridge.spooled_rows()
+        if waiting:
+            self.say(f"{waiting} row(s) wait in spool.jsonl (turns.sqlite could not take them when they were sent): "
+                     "they are stored, and shown here, with your next message")
         if self.bridge.store_problem:
             self.say(f"cannot show the conversation: {self.bridge.store_problem}. What you send now is kept in "
                      "spool.jsonl and stored once turns.sqlite works again", "error", "error")

@@ -55,6 +55,11 @@ class PanelBridge:
         self.store_problem = None
         return window
 
+    def spooled_rows(self) -> int:
+        """Rows waiting in the spool for turns.sqlite (0 for a session that has no spool)."""
+        count = getattr(self.session, "spooled_rows", None)
+        return int(count()) if callable(count) else 0
+
     def role_path(self) -> str:
         """The configured role doc path, or the instance's role.md when none is set yet."""
         return self.config.role_doc_path or str(self.instance.role_copy_path)
