@@ -158,3 +158,25 @@ def test_cli_note_writes_a_claim_restated_after_a_contradiction() -> None:
     assert f"note {first.id} (memory/2026-05-01.md), contradicted since by note {contrary.id}" in out.stdout
     again = run_cli("note", "--instance", "dr", "Shadow writes are enabled in production.")
     assert "not appended" in again.stdout and len(_atoms(inst)) == 3
+
+
+def test_a_write_conflict_is_offered_by_lint_however_many_other_pairs_there_are(mnemara_home: Path) -> None:
+    """Trust audit: write_memory said "resolve with `mnemara lint --fix`", but lint lists only its best
+    50 same-topic pairs: with enough exact copies around, the conflict was never offered."""
+    from mnemara.memory.lint import supersession_candidates
+
+    inst, cfg = make_instance("wl")
+    for n in range(60):  # 60 pairs of copies outrank any conflict in lint's own scan
+        for _ in range(2):
+            append_note(inst.memory_dir, f"Team {n} owns the service number {n} and its queue {n * 7}.", "fact",
+                        when=_day(0))
+    append_note(inst.memory_dir, "The lease timeout is 30 seconds.", "fact", when=_day(1))
+    answer = call(context(inst, cfg), "write_memory", text="The lease timeout is 300 seconds.", category="fact")
+    assert "mnemara lint --fix" in answer["conflict_message"]
+    offered = supersession_candidates(inst.memory_dir)
+    assert ("The lease timeout is 30 seconds.", "The lease timeout is 300 seconds.") in \
+        [(c.older_text, c.newer_text) for c in offered]
+    first = offered[0]
+    assert (first.older_text, first.newer_text, first.proposed_by) == (
+        "The lease timeout is 30 seconds.", "The lease timeout is 300 seconds.", "write_memory")
+    assert "numbers differ" in first.conflict

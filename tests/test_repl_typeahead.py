@@ -125,3 +125,27 @@ def test_a_queued_line_goes_into_the_prompt_history_when_it_is_sent(scripted_api
             os.killpg(term.proc.pid, signal.SIGKILL)
     history = inst.prompt_history_path.read_text(encoding="utf-8")
     assert "+first\n" in history and "+queued for later\n" in history, history
+
+
+def test_keys_typed_just_before_a_permission_question_do_not_start_its_answer():
+    """Audit 4: keys the watcher had not read yet (it reads every 0.1 s) stayed in the terminal and,
+    typed with echo off, invisibly began the answer line: `y` typed a moment before the question plus
+    an Enter meant to refuse it answered yes. They are typed-ahead text instead."""
+    import os
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    try:
+        with InterruptWatcher(lambda: None, fd=slave) as watcher:
+            watcher._pause.set()  # the question is about to be asked: the watcher thread stops reading
+            os.write(master, b"y")
+            assert select.select([slave], [], [], 10)[0], "the typed key never reached the terminal"
+            with watcher.paused():
+                os.write(master, b"\r")  # the user presses Enter at the question
+                answer = os.read(slave, 100)
+            assert answer == b"\n", f"the answer line began with keys typed before the question: {answer!r}"
+            assert watcher.typed_ahead() == "y"
+    finally:
+        os.close(master)
+        os.close(slave)

@@ -31,7 +31,7 @@ from typing import Any, Protocol, Sequence
 from mnemara.errors import ConfigError
 from mnemara.memory.notes import Atom, day_files, parse_text
 from mnemara.memory.similarity import COPY, CONFLICT, contradicts, cosine, normalize, relate, strip_marks, tokens
-from mnemara.memory.status import StatusBook, all_atoms
+from mnemara.memory.status import StatusBook, all_atoms, propose_supersessions
 
 SIMILAR_CANDIDATES = 5
 
@@ -272,6 +272,20 @@ def refusal(check: WriteCheck) -> dict[str, object] | None:
 def check_before_write(memory_dir: Path, text: str, config: Any | None = None) -> dict[str, object] | None:
     """The tool answer for a duplicate (nothing appended), or None to go ahead and write."""
     return refusal(check_write(memory_dir, text, config))
+
+
+def propose_conflicts(memory_dir: Path, check: WriteCheck, written: Atom) -> int:
+    """Record "``written`` may supersede <each conflicting note>" for ``mnemara lint --fix`` to offer
+    first (as replay does), so the answer's "resolve with `mnemara lint --fix`" always holds: lint's
+    own same-topic scan keeps only its best pairs and may not list this one. Returns how many were new;
+    a broken ``memory/status.json`` records nothing (lint reports that file)."""
+    pairs = [(c.atom, written, "; ".join(c.reasons)) for c in check.conflicts if c.atom.id != written.id]
+    if not pairs:
+        return 0
+    try:
+        return propose_supersessions(memory_dir, pairs, by="write_memory")
+    except ConfigError:
+        return 0
 
 
 def conflict_report(check: WriteCheck) -> dict[str, Any]:

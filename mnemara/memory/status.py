@@ -102,7 +102,7 @@ class StatusBook:
     entries: dict[str, dict[str, Any]]
     distinct: list[list[str]]
     upgraded: bool = field(default=False)  # read from a version-1 file
-    proposals: list[dict[str, Any]] = field(default_factory=list)  # supersession proposals (replay)
+    proposals: list[dict[str, Any]] = field(default_factory=list)  # supersession proposals (replay, write_memory)
 
     @classmethod
     def load(cls, memory_dir: Path) -> "StatusBook":

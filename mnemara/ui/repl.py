@@ -254,16 +254,36 @@ class InterruptWatcher:
                 continue
             ready, _, _ = select.select([self.fd], [], [], 0.1)
             if ready and not self._pause.is_set() and self._running.is_set():
-                data = os.read(self.fd, 64)
-                if b"\x03" in data:
-                    self.interrupted = True
-                    self.on_interrupt()
-                before = len(self.typed_lines()[0])
-                self._typed += data.replace(b"\x03", b"")
-                lines = self.typed_lines()[0]
-                if self.on_queued is not None:
-                    for line in lines[before:]:
-                        self.on_queued(line)
+                self._take(os.read(self.fd, 64))
+
+    def _take(self, data: bytes) -> None:
+        """Keys read from the terminal: Ctrl+C interrupts, the rest is typed-ahead text (lines queued)."""
+        if b"\x03" in data:
+            self.interrupted = True
+            self.on_interrupt()
+        before = len(self.typed_lines()[0])
+        self._typed += data.replace(b"\x03", b"")
+        lines = self.typed_lines()[0]
+        if self.on_queued is not None:
+            for line in lines[before:]:
+                self.on_queued(line)
+
+    def drain(self) -> None:
+        """Take the keys typed but not read yet (the watcher reads every 0.1 s). Called before a
+        permission question: left in the terminal they would silently start its answer line
+        (typed with echo off, they never show): a ``y`` typed a moment before the question and
+        an Enter meant to refuse it would answer yes."""
+        import os
+        import select
+
+        if self._saved is None:
+            return
+        while True:
+            ready, _, _ = select.select([self.fd], [], [], 0)
+            data = os.read(self.fd, 1024) if ready else b""
+            if not data:
+                return
+            self._take(data)
 
     def typed_lines(self) -> tuple[list[str], str]:
         """Lines typed during the turn and ended with Enter (queued), and the unfinished rest.
@@ -332,6 +352,7 @@ class _Paused:
     def __enter__(self) -> None:
         self.watcher._pause.set()
         if self.watcher._saved is not None:
+            self.watcher.drain()  # keys typed before the question are typed-ahead text, not its answer
             _bracketed_paste(False)  # input() reads the answer: no paste marks in it
             self.watcher._mode(line_mode=True)
 
