@@ -101,6 +101,32 @@ def test_a_queued_line_survives_the_terminal_closing_and_is_back_at_the_next_pro
     assert not unsent.exists(), "cleared at the prompt and left with Ctrl+D: not offered again"
 
 
+@pytest.mark.e2e
+def test_a_queued_line_goes_into_the_prompt_history_when_it_is_sent(scripted_api, mnemara_home):
+    """Lines queued during a turn never passed through the prompt, so they were missing from
+    .prompt_history: Up could not recall them (the only copy of one the store could not take)."""
+    import os
+    import signal
+
+    inst = Instance.create("history")
+    scripted_api.push(reply("slow " * 80, delay=0.05, chunk_size=5), reply("answer to the queued line"))
+    term = PlainTerminal("run", "--instance", "history", "--no-tui")
+    try:
+        term.expect("you>")
+        term.send("first\r")
+        term.expect("slow slow")
+        term.send("queued for later\r")
+        term.expect("answer to the queued line")
+        term.expect("you>")
+        term.send("\x04")
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            os.killpg(term.proc.pid, signal.SIGKILL)
+    history = inst.prompt_history_path.read_text(encoding="utf-8")
+    assert "+first\n" in history and "+queued for later\n" in history, history
+
+
 def test_keys_typed_just_before_a_permission_question_do_not_start_its_answer():
     """Audit 4: keys the watcher had not read yet (it reads every 0.1 s) stayed in the terminal and,
     typed with echo off, invisibly began the answer line: `y` typed a moment before the question plus

@@ -213,6 +213,10 @@ def test_rag_query_is_hybrid_with_no_ollama_and_the_newer_conflict_wins() -> Non
     assert hits[0]["text"] == "The deploy timeout is 60 seconds."
     older = next(h for h in hits if h["text"] == "The deploy timeout is 30 seconds.")
     assert older["stale_candidate"] is True and older["conflicts_with"] == [hits[0]["id"]]
+    # the question names the old value, so the old note ranks first; with k=1 it was the whole answer
+    # (trust audit): the newer conflicting note takes its place even from below the cut
+    assert [h["text"] for h in query_active(rag, inst.memory_dir, "is the deploy timeout 30 seconds?", 1)["hits"]] \
+        == ["The deploy timeout is 60 seconds."]
     jenkins = query_active(rag, inst.memory_dir, "which CI runs our pipelines? Jenkins?", 5)["hits"]
     assert jenkins[0]["text"].startswith("Jenkins was decommissioned")
     assert next(h for h in jenkins if h["text"] == "All pipelines run on Jenkins.")["stale_candidate"]

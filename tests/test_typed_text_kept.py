@@ -328,3 +328,33 @@ async def test_rows_waiting_in_the_spool_are_mentioned_when_the_repl_or_the_pane
             assert "1 row(s) wait in spool.jsonl" in app.chat_log.plain_text()
     finally:
         app.session.close()
+
+
+async def test_keys_typed_as_a_permission_question_appears_go_back_into_the_message(mnemara_home):
+    """The question pops up while the user types a message (typing during a turn is normal). The
+    keys typed before the answer keys are armed are rightly not answers, but they were dropped: the
+    message lost the letters typed in that moment. They go back into the input, where they were going."""
+    from mnemara.instance import Instance
+    from mnemara.permissions import PermissionRequest
+    from mnemara.ui.tui.app import MnemaraApp
+    from mnemara.ui.tui.screens.permission import PermissionScreen
+
+    from tests.tui_support import type_text, wait_for
+
+    app = MnemaraApp(Instance.create("typing"))
+    app.permission_screen_options = {"arm_seconds": 3600}  # armed only by the test: no timing here
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.chat_input.focus()
+            await type_text(pilot, "please fi")
+            asked = app.run_worker(app.ask_permission(PermissionRequest("Bash", "Bash", "ls", {"command": "ls"})))
+            await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), 20, "the question")
+            await type_text(pilot, "x the tests as you say")
+            assert app.screen.held_keys and not asked.is_finished, "a typed key answered the question"
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: asked.is_finished, 20, "the answer")
+            assert asked.result == "n"
+            assert app.chat_input.text == "please fix the tests as you say"
+    finally:
+        app.session.close()

@@ -464,10 +464,12 @@ class RagIndex:
         from mnemara.memory.embedders import fusion_weight
 
         weight, why = fusion_weight(self.embedder)
-        answer = _fuse(keyword, vector, k, degraded, weight)
+        # a few hits past the k-th go through recency too: a newer note that contradicts a hit
+        # takes that hit's place even when it ranked just below the cut
+        answer = _fuse(keyword, vector, k + min(k, RECENCY_MARGIN), degraded, weight)
         answer["weights"] = {"keyword": 1.0, "vector": weight if "vector" in answer["channels"] else 0.0}
         answer["weights_from"] = why if "vector" in answer["channels"] else "keyword only"
-        answer["hits"] = apply_recency(answer["hits"])
+        answer["hits"] = apply_recency(answer["hits"])[:k]
         return answer
 
     def _vector_channel(self, table: Any, question: str, depth: int, where: str | None) -> tuple[list[dict[str, Any]], str]:
@@ -608,6 +610,9 @@ def _row(chunk: Chunk) -> dict[str, str]:
             "path": chunk.path, "title": chunk.title, "text": chunk.text, "search_text": chunk.search_text,
             FTS_COLUMN: fts_text(chunk.search_text),
             "hash": chunk.hash, "sig": chunk.signature, "created_at": chunk.created_at}
+
+
+RECENCY_MARGIN = 10  # hits past the k-th that may take a place in the answer as a newer conflicting note
 
 
 def _fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int, degraded: str,

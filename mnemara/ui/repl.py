@@ -541,6 +541,7 @@ def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, in
         if queued:
             line = queued.pop(0)
             keep(queued)
+            _remember(prompt, line)  # in the history like a line entered at the prompt (Up recalls it)
             render.info.write(f"you> {line}   (queued, sending now)\n")
             render.info.flush()
         else:
@@ -585,6 +586,14 @@ def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, in
             keep(queued)
         if not keep_going:
             return 0
+
+
+def _remember(prompt: Any, line: str) -> None:
+    """Add a line that did not come through the prompt (a queued one) to its history file."""
+    try:
+        prompt.history.append_string(line)
+    except (OSError, AttributeError):
+        pass
 
 
 def run_repl(session: Any, *, stdin: TextIO | None = None, stdout: TextIO | None = None,

@@ -94,6 +94,7 @@ class MnemaraApp(App[None]):
         self._queued: list[tuple[str, int]] = []  # (message, its log entry) typed while a turn ran
         self.unsent = UnsentMessages(instance.root)  # the queue on disk: a panel closed early gives it back
         self._quitting = False
+        self.permission_screen_options: dict[str, Any] = {}  # e.g. arm_seconds (tests)
         self.title = f"mnemara: {instance.name}"
 
     # -- widgets ---------------------------------------------------------------------
@@ -546,10 +547,14 @@ class MnemaraApp(App[None]):
 
     async def _ask(self, request: Any) -> str:
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        screen = PermissionScreen(request, **self.permission_screen_options)
 
         def done(choice: str | None) -> None:
+            if screen.held_keys:  # typed into a message as the question appeared: back where they were going
+                self.chat_input.insert("".join(screen.held_keys))
+                self.notify("the keys typed as the permission question appeared are back in the input", timeout=3)
             if not answer.done():
                 answer.set_result(choice or "n")
 
-        self.push_screen(PermissionScreen(request), callback=done)
+        self.push_screen(screen, callback=done)
         return await answer

@@ -41,7 +41,8 @@ class PermissionScreen(ModalScreen[str]):
     always-allow, before it was even seen. So the answer keys are armed only once the question
     has been on screen :data:`ARM_SECONDS` with no key typed (:attr:`armed`; the hint line says
     when); a key typed before that is ignored and restarts the wait. Escape (deny) and the
-    buttons work at once.
+    buttons work at once. The characters typed before the keys were armed belong to the message
+    being typed: they are kept in :attr:`held_keys`, and the panel puts them back in its input.
     """
 
     CSS_PATH = "../styles/permission.tcss"
@@ -58,6 +59,7 @@ class PermissionScreen(ModalScreen[str]):
         self.arm_seconds = arm_seconds
         self.armed = arm_seconds <= 0
         self._arm_timer: Timer | None = None
+        self.held_keys: list[str] = []  # typed as the question appeared: the rest of a message, not answers
 
     def compose(self) -> ComposeResult:
         req = self.request
@@ -96,9 +98,10 @@ class PermissionScreen(ModalScreen[str]):
             return
         if self._arm_timer is not None:
             self._arm_timer.reset()
+        self.held_keys.append(event.character)
+        event.prevent_default()
+        event.stop()
         if event.key in ANSWER_KEYS:
-            event.prevent_default()
-            event.stop()
             self.query_one("#permission-hint", Static).update(HINT_IGNORED)
 
     def action_answer(self, choice: str) -> None:
