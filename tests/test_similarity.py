@@ -345,3 +345,17 @@ def test_replay_keeps_a_copy_that_restates_a_claim_after_a_contrary_note() -> No
     assert "2026-05-04T09:00:00+00:00" in archived and "2026-05-03T09:00:00" not in archived
     offered = {(c.older_text, c.newer_text) for c in supersession_candidates(inst.memory_dir) if c.proposed_by}
     assert (texts[1], texts[2]) in offered  # "does the restated 30 s supersede 300 s?"
+
+
+def test_contradicts_means_opposite_claims_not_more_or_less_detail() -> None:
+    """What lets a restated claim through dedupe and replay (see the two tests above and test_dedupe)."""
+    from mnemara.memory.similarity import contradicts
+
+    assert contradicts("The lease timeout is 30 seconds.", "The lease timeout is 300 seconds.")
+    assert contradicts("Shadow writes are enabled.", "Shadow writes are disabled.")
+    assert contradicts("We deploy on Fridays.", "We do not deploy on Fridays.")
+    assert contradicts("Production runs Postgres 15.", "Production runs Postgres 16.")
+    assert not contradicts("Shadow writes must never be enabled in production.",
+                           "The flag ENABLE_SHADOW_WRITES is off in production.")  # a negated pole, an identifier
+    assert not contradicts("The canary gets 5% of traffic for one hour.", "The canary gets 5% of traffic.")
+    assert not contradicts("The lease timeout is 30 seconds.", "The lease timeout was raised.")

@@ -46,7 +46,8 @@ with would you your yours also s t ll ve re d m
 """.split())
 
 RUN_RE = re.compile(r"[^\W_]+", re.UNICODE)
-WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+# a word of a claim; an identifier stays one word ("ENABLE_SHADOW_WRITES" says nothing about "enable")
+WORD_RE = re.compile(r"\w+(?:['’]\w+)?", re.UNICODE)
 # markdown emphasis, not characters of the claim: every backtick, "~~", and "*" or "_" at the edge of a
 # word ("**payment**", "_x_"); never "_" inside a name ("my_app"), "**" between digits ("2**10") or the
 # "~" of a home path ("~/backups"), which would make different notes the same text
@@ -181,7 +182,7 @@ UNITS: dict[str, str] = {}
 for _canon, _forms in {
     "ms": "ms msec millisecond milliseconds", "s": "s sec secs second seconds", "min": "min mins minute minutes",
     "h": "h hr hrs hour hours", "d": "d day days", "w": "wk week weeks", "mo": "month months",
-    "y": "yr yrs year years", "%": "% percent pct per cent", "b": "b byte bytes", "kb": "k kb kib kilobyte kilobytes",
+    "y": "yr yrs year years", "%": "% percent pct", "b": "b byte bytes", "kb": "k kb kib kilobyte kilobytes",
     "mb": "m mb mib megabyte megabytes", "gb": "g gb gib gigabyte gigabytes", "tb": "tb tib terabyte terabytes",
     "x": "x times", "rps": "rps qps", "cpu": "cpu cpus core cores vcpu vcpus", "node": "node nodes",
 }.items():
@@ -224,7 +225,8 @@ BARE_UNITS = frozenset("second seconds minute minutes hour hours day days week w
 # words that say something was retired: one note having them and the other not is a disagreement
 RETIRED = frozenset("""decommissioned decommission retired retire removed deleted deprecated replaced sunset
 sunsetted discontinued abandoned obsolete elsewhere""".split())
-CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS) | set(CADENCES))
+CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS) | set(CADENCES)
+                        | {"per", "cent"})
 # what the tokenizer leaves of a contraction ("don't" -> "don"): part of the negation, not of the topic
 CONTRACTION_HEADS = frozenset(w[:-1] for w in CONTRACTIONS)
 CLAIM_STEMS = frozenset(CLAIM_WORDS | {stem(w) for w in CLAIM_WORDS} | CONTRACTION_HEADS)
@@ -232,6 +234,7 @@ NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
 # a sign or a comparison written right before a number: "-5", "> 500", "<= 2", "~30"
 BOUND_RE = re.compile(r"(?:(?<![\w.,:])([-+])|(<=|>=|[<>=~≈]))\s*$")
 BOUNDS = {"≤": "<=", "≥": ">=", "≈": "~", "−": "-"}
+CURRENCIES = frozenset("$€£¥₹₽₩₺₪฿")
 THOUSANDS_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 ASIDE_RE = re.compile(r"\s*\(([^()]*)\)")
 
@@ -294,10 +297,16 @@ def claim_of(text: str) -> Claim:
     for m in NUMBER_RE.finditer(folded):
         tail = folded[m.end():m.end() + 12]
         unit = ""
-        um = re.match(r"\s?(%|[a-z]+)", tail)
-        if um and um.group(1) in UNITS:
+        um = re.match(r"\s?(per\s?cent\b|%|[a-z]+)", tail)
+        if um and um.group(1).startswith("per") and um.group(1) != "percent":
+            unit = "%" if um.group(1).endswith("cent") else ""  # "per cent" is "%", "10 per month" is not
+        elif um and um.group(1) in UNITS:
             unit = UNITS[um.group(1)]
-        numbers.append((_bound(folded, m.start()) + _value(m.group(0)), unit))
+        start = m.start()
+        at = start - 1 if folded[start - 1:start] == " " and start >= 2 else start
+        if folded[at - 1:at] in CURRENCIES and at >= 1:  # "$10" is not "€10"; "-$5" is negative
+            unit, start = folded[at - 1] + unit, at - 1
+        numbers.append((_bound(folded, start) + _value(m.group(0)), unit))
     bare_units: set[str] = set()
     for n, word in enumerate(words):
         if word in CADENCES:
@@ -355,8 +364,9 @@ def _numbers_differ(a: Claim, b: Claim) -> str:
     for value in va:
         ua = {u for v, u in a.numbers if v == value and u}
         ub = {u for v, u in b.numbers if v == value and u}
-        if ua and ub and ua != ub:
-            return f"units differ: {value} {'/'.join(sorted(ua))} vs {value} {'/'.join(sorted(ub))}"
+        if (ua and ub and ua != ub) or ("%" in ua) != ("%" in ub):  # "10" is not "10%"
+            return (f"units differ: {value} {'/'.join(sorted(ua)) or '(no unit)'} vs "
+                    f"{value} {'/'.join(sorted(ub)) or '(no unit)'}")
     return ""
 
 
@@ -365,7 +375,7 @@ def _show(numbers: tuple[tuple[str, str], ...]) -> str:
 
 
 def _squash(claim: Claim) -> str:
-    return "".join(claim.words)
+    return "".join(claim.words).replace("_", "")  # as the entity keys are spelled
 
 
 def _order_differs(a: Claim, b: Claim) -> str:
@@ -430,15 +440,31 @@ def _listed(words: frozenset[str]) -> str:
 
 def contradicts(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` say opposite things, not merely different amounts of detail: both
-    give numbers and they differ, one negates and the other does not, they name opposite poles of
-    one axis, or one says the thing was retired. ("30 s" / "300 s" contradict; "30 s" / "the
-    timeout was raised" do not: the second gives no number to compare.)"""
+    give numbers in the same unit and those differ, they name opposite poles of one axis (a
+    negation flipping the pole it goes with), one negates and the other does not (when they share
+    no polarity word), or one says the thing was retired. ("30 s" / "300 s" contradict;
+    "30 s" / "the timeout was raised" do not: the second gives no number to compare; nor do
+    "5% for 1 h" / "5%": the second only leaves the hour out.)"""
     ca, cb = claim_of(a), claim_of(b)
-    if ca.numbers and cb.numbers and _numbers_differ(ca, cb):
+    by_unit_a: dict[str, set[str]] = {}
+    by_unit_b: dict[str, set[str]] = {}
+    for numbers, by_unit in ((ca.numbers, by_unit_a), (cb.numbers, by_unit_b)):
+        for value, unit in numbers:
+            by_unit.setdefault(unit, set()).add(value)
+    if any(by_unit_a[unit] != by_unit_b[unit] for unit in set(by_unit_a) & set(by_unit_b)):
+        return True  # the same unit (or none on both sides) with other values: "30 s" / "300 s"
+    if ca.retired != cb.retired:
         return True
-    if ca.negations != cb.negations or ca.retired != cb.retired:
-        return True
-    return any(ca.poles[axis] != cb.poles[axis] for axis in set(ca.poles) & set(cb.poles))
+    shared = set(ca.poles) & set(cb.poles)
+    if not shared:
+        return ca.negations % 2 != cb.negations % 2
+    # a negation flips the pole it goes with: "must never be enabled" agrees with "is off"
+    flip_a, flip_b = ca.negations % 2 == 1, cb.negations % 2 == 1
+    return any(_flipped(ca.poles[axis], flip_a) != _flipped(cb.poles[axis], flip_b) for axis in shared)
+
+
+def _flipped(poles: frozenset[str], flip: bool) -> frozenset[str]:
+    return frozenset({"+": "-", "-": "+"}[p] for p in poles) if flip else poles
 
 
 def _poles(text: str, axis: str) -> str:
