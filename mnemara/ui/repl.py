@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, TextIO
 
 from mnemara import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
-from mnemara.ui.readable import preview_lines, readable_result
+from mnemara.ui.readable import preview_lines, readable_result, terminal_safe
 from mnemara.ui.repl_inbox import ReplInbox
 from mnemara.ui.repl_inbox import stdout as repl_stdout
 
@@ -104,8 +104,8 @@ class Renderer:
             except ClipboardUnavailable as exc:
                 result = CommandResult(str(exc), ok=False)
                 text = result.text
-        if text:
-            (self.out if result.ok else self.info).write(text + "\n")
+        if text:  # a command may show what the agent wrote (/proposals N, /context): never obeyed as controls
+            (self.out if result.ok else self.info).write(terminal_safe(text) + "\n")
             (self.out if result.ok else self.info).flush()
 
     def _end_line(self) -> None:
@@ -116,27 +116,29 @@ class Renderer:
 
     def _note(self, text: str) -> None:
         self._end_line()
-        self.info.write(text + "\n")
+        self.info.write(terminal_safe(text) + "\n")
         self.info.flush()
 
     def __call__(self, event: ev.Event) -> None:
+        """Draw one event. Text from the model or a tool is written through :func:`terminal_safe`:
+        its control characters are shown, never obeyed by the terminal."""
         if isinstance(event, ev.TextDelta):
             if not self.stream:
                 return
             self._streamed = True
             if self.markdown:
-                self._markdown(event.text, final=False)
+                self._markdown(terminal_safe(event.text), final=False)
                 return
-            self.out.write(event.text)
+            self.out.write(terminal_safe(event.text))
             self.out.flush()
             self._line_open = True
         elif isinstance(event, ev.AssistantText):
             if self.markdown:
-                self._markdown("" if self._streamed else event.text, final=True)
+                self._markdown("" if self._streamed else terminal_safe(event.text), final=True)
                 self._streamed = False
                 return
             if not self._streamed and event.text:
-                self.out.write(event.text)
+                self.out.write(terminal_safe(event.text))
                 self._line_open = True
             self._streamed = False
             self._end_line()
@@ -149,7 +151,7 @@ class Renderer:
             self._note(f"· result{' (error)' if event.is_error else ''}: " + text.replace("\n", "\n    "))
         elif isinstance(event, ev.Halt):
             self._end_line()
-            self.out.write(f"{event.reason}\n")
+            self.out.write(f"{terminal_safe(event.reason)}\n")
             self.out.flush()
         elif isinstance(event, ev.Notice):
             self._note(f"{event.level}: {event.message}")

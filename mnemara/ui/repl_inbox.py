@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from mnemara import events as ev
 from mnemara.errors import MnemaraError
+from mnemara.ui.readable import terminal_safe
 
 if TYPE_CHECKING:
     from mnemara.peer.inbox import PeerInbox
@@ -81,7 +82,7 @@ class ReplInbox:
 
     def _say(self, text: str) -> None:
         out = self._info()
-        out.write(text + "\n")
+        out.write(terminal_safe(text) + "\n")  # a peer's message: its control characters are shown, not obeyed
         out.flush()
 
     def _on_turn(self, text: str) -> Callable[[ev.Event], None]:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from mnemara import events as ev
 from mnemara.store import Turn
-from mnemara.ui.readable import preview_lines, readable_result
+from mnemara.ui.readable import preview_lines, readable_result, terminal_safe
 from mnemara.ui.tui.widgets.chat_log import LogEntry
 
 SUMMARY_CHARS = 100
@@ -28,7 +28,7 @@ class LogSink(Protocol):
 
 
 def one_line(text: str, limit: int = SUMMARY_CHARS) -> str:
-    flat = " ".join(str(text).split())
+    flat = " ".join(terminal_safe(str(text)).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -37,6 +37,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from mnemara.ui.readable import terminal_safe
+
 REWRAP_CHUNK = 300  # entries re-wrapped per step after a resize (newest first)
 STREAM_FRAME = 1 / 30  # seconds between re-draws of an entry that is streaming in (at least)
 FRAME_BUDGET = 0.25  # at most this share of the time goes to re-drawing a streaming entry
@@ -187,12 +189,15 @@ class ChatLog(ScrollView, can_focus=False):
             head.append("▾ " if entry.expanded else "▸ ", style=label_style)
         head.append(f"{entry.who}: ", style=label_style + Style(bold=True))
         entry.code_spans = []
+        # Everything drawn here may come from the model, a tool or a file: its control characters are
+        # shown (\x1b), never handed to the terminal, which would obey them (conceal, title, clipboard).
         if entry.columns:
-            return self._render_parts([head, Padding(_columns(entry.columns), (0, 0, 0, INDENT))])
+            columns = [(terminal_safe(left), terminal_safe(right)) for left, right in entry.columns]
+            return self._render_parts([head, Padding(_columns(columns), (0, 0, 0, INDENT))])
         if entry.markdown:
             return self._render_markdown(entry, head)
         replaced = entry.expand_replaces and entry.collapsible and entry.expanded
-        body = entry.detail if replaced else entry.text
+        body = terminal_safe(entry.detail if replaced else entry.text)
         text = head
         if (entry.kind in ("info", "result") or replaced) and "\n" in body:
             text.append("\n")
@@ -200,7 +205,7 @@ class ChatLog(ScrollView, can_focus=False):
         else:
             text.append(body)
         if entry.collapsible and entry.expanded and not replaced:
-            text.append("\n" + entry.detail, style=Style(dim=True))
+            text.append("\n" + terminal_safe(entry.detail), style=Style(dim=True))
         return self._render_parts([text])
 
     def _render_markdown(self, entry: LogEntry, head: Text) -> list[Strip]:
@@ -208,7 +213,7 @@ class ChatLog(ScrollView, can_focus=False):
         from mnemara.ui.rich_markdown import blocks_for
 
         strips = self._render_parts([head])
-        for block in blocks_for(entry.text):
+        for block in blocks_for(terminal_safe(entry.text)):
             lines = self._render_parts([Padding(block.renderable, (0, 0, 0, INDENT))])
             if block.code is not None:
                 entry.code_spans.append((len(strips), len(strips) + len(lines), block.code))
