@@ -358,3 +358,25 @@ async def test_keys_typed_as_a_permission_question_appears_go_back_into_the_mess
             assert app.chat_input.text == "please fix the tests as you say"
     finally:
         app.session.close()
+
+
+def test_a_closed_store_is_not_called_damaged(tmp_path):
+    """A write or read on a store whose session was closed (an embedder closing the session while a
+    turn still stores its answer) ran the integrity check on the closed connection and declared a
+    healthy turns.sqlite damaged, advising to restore a backup: advice that would throw away rows."""
+    import pytest
+
+    from mnemara.errors import StoreUnavailable
+    from mnemara.store import TurnStore
+
+    store = TurnStore(tmp_path / "turns.sqlite")
+    store.append("user", "kept")
+    store.close()
+    with pytest.raises(StoreUnavailable, match="this store is closed") as raised:
+        store.append("assistant", "after close")
+    assert "integrity" not in str(raised.value) and "backup" not in str(raised.value)
+    with pytest.raises(StoreUnavailable, match="this store is closed"):
+        store.history()
+    assert store.damaged is None
+    with TurnStore(tmp_path / "turns.sqlite") as again:
+        assert [t.text for t in again.history()] == ["kept"] and again.damaged is None
