@@ -294,7 +294,7 @@ def test_inactive_notes_do_not_block_writing_the_same_text() -> None:
     ctx = context(inst, Config.load(inst.config_path))
     answer = call(ctx, "write_memory", text="The cache is warm at night!")
     assert answer.get("written") is False  # the new active copy holds it now
-    cli("memory", "supersede", "-i", "dd", answer["existing"]["id"], note.id)
+    cli("memory", "deprecate", "-i", "dd", answer["existing"]["id"])
     answer = call(ctx, "write_memory", text="the cache is warm at night")
     assert answer["ok"] and "written again" in answer["dedupe"], answer
     assert len(all_notes(inst.memory_dir)) == 3

@@ -134,3 +134,20 @@ def test_broken_sidecar_does_not_take_recall_down(tmp_path: Path) -> None:
     (tmp_path / "memory" / "status.json").write_text("[broken")
     answer = query_active(RagIndex(tmp_path), tmp_path / "memory", "staging DB", 5)
     assert len(answer["hits"]) == 2 and "not filtered" in answer["warning"]
+
+
+def test_a_correction_cannot_be_hidden_by_an_older_or_deprecated_replacement() -> None:
+    """Trust audit: `memory supersede NEW OLD` (arguments swapped, by a person or the agent's
+    supersede_memory) hid the newer note, the correction, from recall; so did a deprecated replacement."""
+    inst = Instance.create("sw")
+    old, new = _two(inst.memory_dir)
+    swapped = run_cli("memory", "supersede", "-i", "sw", new.id, old.id)
+    assert swapped.returncode == 2 and "is older than" in swapped.stderr and "deprecate" in swapped.stderr
+    assert not (inst.memory_dir / "status.json").exists()
+    append_note(inst.memory_dir, "Staging DB moved to db-stage-03.", "infra", datetime(2026, 4, 20, 11, tzinfo=timezone.utc))
+    third = all_atoms(inst.memory_dir)[-1]
+    set_status(inst.memory_dir, third, "deprecated", reason="typo")
+    with pytest.raises(UsageError, match="deprecated itself"):
+        set_status(inst.memory_dir, new, "superseded", new=third)
+    assert StatusBook.load(inst.memory_dir).status_of(new) == "active"
+    assert run_cli("memory", "supersede", "-i", "sw", old.id, new.id).returncode == 0  # the right way round

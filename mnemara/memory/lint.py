@@ -29,7 +29,7 @@ from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
 from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
 from mnemara.memory.notes import Atom, parse_text, stray_headings
 from mnemara.memory.similarity import CONFLICT, normalize, relate
-from mnemara.memory.status import StatusBook, all_atoms, fingerprint
+from mnemara.memory.status import StatusBook, all_atoms, fingerprint, note_moment
 from mnemara.memory.tfidf import same_topic_pairs
 
 CANDIDATE_THRESHOLD = 0.35
@@ -156,7 +156,8 @@ def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRES
     pairs = same_topic_pairs([a.text for a in atoms], threshold=threshold, limit=limit * 2)
     for pair in pairs:
         a, b = atoms[pair.a], atoms[pair.b]
-        older, newer = (a, b) if (a.timestamp, a.file.name, a.offset) <= (b.timestamp, b.file.name, b.offset) else (b, a)
+        older, newer = (a, b) if (note_moment(a.timestamp), a.file.name, a.offset) <= \
+            (note_moment(b.timestamp), b.file.name, b.offset) else (b, a)
         if older.id == newer.id:  # the same note copied into two files: nothing to judge
             continue
         if book.is_distinct(older, newer) or (older.id, newer.id) in seen:

@@ -25,6 +25,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,8 @@ def set_status(memory_dir: Path, old: Atom, status: str, *, new: Atom | None = N
             chain = book.entries.get(new.id)
             if chain and chain.get("status") == "superseded" and chain.get("superseded_by") == old.id:
                 raise UsageError("refusing a cycle: the replacement is itself superseded by this note")
+            if status == "superseded":
+                _check_replacement(book, old, new)
         previous = book.entries.get(old.id, {})
         if status == "active" and previous.get("status", "active") == "active":
             raise Unchanged(f"{old.id} is already active (it was never superseded or deprecated); nothing changed")
@@ -232,6 +235,27 @@ def set_status(memory_dir: Path, old: Atom, status: str, *, new: Atom | None = N
         book.entries[old.id] = entry
         book.save()
     return entry
+
+
+def note_moment(timestamp: str) -> datetime:
+    """A note's heading timestamp as an aware datetime (no zone: UTC; unreadable: the earliest time)."""
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.min.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _check_replacement(book: "StatusBook", old: Atom, new: Atom) -> None:
+    """A note is superseded by a later, live one: an earlier or deprecated replacement would hide
+    the newer note (a correction) from recall with nothing left to say what is true."""
+    if note_moment(new.timestamp) < note_moment(old.timestamp):
+        raise UsageError(f"refusing: the replacement {new.id} ({new.timestamp}) is older than {old.id} "
+                         f"({old.timestamp}); a note is superseded by a later one (to say the newer note is "
+                         f"wrong, deprecate it: `mnemara memory deprecate {old.id}`)")
+    if book.status_of(new) == "deprecated":
+        raise UsageError(f"refusing: the replacement {new.id} is deprecated itself, so nothing would say what "
+                         "is true; restore it first (`mnemara memory restore`) or deprecate this note instead")
 
 
 def mark_distinct(memory_dir: Path, a: Atom, b: Atom) -> None:
