@@ -16,6 +16,7 @@ from mnemara.commands import CommandResult
 from mnemara.permissions import PermissionRequest
 from mnemara.ui.readable import terminal_safe
 from mnemara.ui.repl import Renderer
+from tests.tui_support import instance, make_app  # noqa: F401  (fixtures)
 
 ATTACK = "notes\x1b[8m\x1b(0\x1b]52;c;cm0gLXJmIH4=\x07\r\x9b2Jdone"
 #: What must never reach the terminal: ESC or C1 CSI from the attack, BEL, a carriage return.
@@ -119,3 +120,31 @@ def test_the_panel_in_a_real_terminal_shows_the_sequences_and_obeys_none(scripte
         tmux.wait_for("PANEL-EXIT=0", timeout=30)
     finally:
         tmux.close()
+
+
+async def test_context_viewer_rows_show_the_models_text_as_text_not_markup(make_app, instance) -> None:
+    """The rows list parsed a turn's text as Textual markup: `[@click=app.quit_panel]...[/]` drew a
+    clickable label that ran a panel action, `[dim]` restyled it. It is shown as typed now."""
+    from textual.content import Content
+    from textual.visual import visualize
+    from textual.widgets import OptionList
+
+    from mnemara.store import TurnStore
+    from mnemara.ui.tui.screens.context_viewer import ContextViewer
+    from tests.tui_support import wait_for
+
+    forged = "[@click=app.quit_panel]harmless[/] [dim]x\x1b[8m"
+    with TurnStore(instance.turns_path) as store:
+        store.append("assistant", forged)
+    app = make_app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        await pilot.pause()
+        await pilot.click("#context")
+        viewer = await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
+        rows = viewer.query_one("#rows-list", OptionList)
+        await wait_for(pilot, lambda: rows.option_count, what="the rows")
+        option = rows.get_option_at_index(0)
+        shown = visualize(rows, option.prompt, markup=rows._markup)  # what the list draws for the row
+    assert isinstance(shown, Content)
+    assert "[@click=app.quit_panel]harmless[/] [dim]x\\x1b[8m" in shown.plain, shown.plain
+    assert not any("@click" in str(span.style) for span in shown.spans)

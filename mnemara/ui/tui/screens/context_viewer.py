@@ -73,12 +73,12 @@ class ContextViewer(ModalScreen[None]):
                         yield TokenBars(self.bridge.breakdown(), id="ctx-bars")
                     with TabPane("Rows", id="tab-rows"):
                         yield Select(ROLE_FILTERS, value="all", allow_blank=False, id="role-filter", compact=True)
-                        yield OptionList(id="rows-list")
+                        yield OptionList(id="rows-list", markup=False)  # labels hold the model's text: never markup
                         with Horizontal(classes="ctx-actions"):
                             yield Button("🗑 Evict", id="row-evict", variant="error", compact=True)
                             yield Button("📌 Pin", id="row-pin", compact=True)
                     with TabPane("Pinned", id="tab-pinned"):
-                        yield OptionList(id="pinned-list")
+                        yield OptionList(id="pinned-list", markup=False)
                         with Horizontal(classes="ctx-actions"):
                             yield Button("✏️ Rename", id="slot-rename", compact=True)
                             yield Button("➕ Add slot", id="slot-add", compact=True)
