@@ -154,6 +154,14 @@ async def test_the_panel_puts_an_unsaved_message_back_in_its_input(tmp_path, mon
             await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, 30, "the turn to end")
             assert app.chat_input.text == "keep me"
             assert "back in the input (it was not saved)" in app.chat_log.plain_text()
+            # a message queued behind an unsaved one follows it back into the input, in order
+            app.chat_input.clear()
+            app.send_text("one")
+            app.send_text("two")  # the first turn has not started yet: this one is queued
+            assert [text for text, _ in app._queued] == ["two"]
+            await wait_for(pilot, lambda: not app.turn_running and not app._queued, 30, "the turns to end")
+            await pilot.pause()
+            assert app.chat_input.text == "one\ntwo"
     finally:
         holder.close()
         app.session.close()
