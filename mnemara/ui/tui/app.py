@@ -304,7 +304,9 @@ class MnemaraApp(App[None]):
         return view.completed
 
     def _give_back(self, text: str) -> None:
-        """A message neither turns.sqlite nor the spool could save goes back to the front of the input."""
+        """A message neither turns.sqlite nor the spool could save goes back to the front of the input,
+        and the messages queued after it follow it there (sending them would fail the same way)."""
+        self._unqueue_to_input()
         self.chat_input.put_back(text + ("\n" if self.chat_input.text else ""))
         self.say("your message is back in the input (it was not saved): send it again when the disk is writable",
                  "error", "error")
