@@ -177,3 +177,18 @@ async def test_context_viewer_detail_shows_control_characters_and_an_unedited_sa
         await pilot.pause()
         assert app.session.store.get(row).text == ATTACK  # the shown form was not written back
         assert "unchanged" in str(viewer.query_one("#ctx-status").render())
+
+
+def test_show_and_memory_list_print_the_agents_text_without_obeying_its_controls(cli, mnemara_home) -> None:
+    """`mnemara show` and `mnemara memory list` printed stored turns and notes raw to the terminal."""
+    from mnemara.instance import Instance
+    from mnemara.memory.notes import append_note
+    from mnemara.store import TurnStore
+
+    inst = Instance.create("shown")
+    with TurnStore(inst.turns_path) as store:
+        store.append("assistant", ATTACK)
+    append_note(inst.memory_dir, "remember " + ATTACK, "insight")
+    for args in (("show", "--instance", "shown"), ("memory", "list", "--instance", "shown")):
+        out = cli(*args).stdout
+        assert "notes\\x1b[8m" in out and not RAW.search(out), (args, out)
