@@ -76,6 +76,8 @@ class WriteTx:
         self.conn = store._conn
 
     def _unavailable(self, exc: sqlite3.Error) -> StoreUnavailable:
+        if getattr(self.store, "_closed", False):  # closed by its owner: the file is fine, say nothing of damage
+            return StoreUnavailable(f"{self.store.path}: this store is closed (its session was closed)")
         if _is_lock(exc):
             return StoreUnavailable(f"{self.store.path} is locked by another process ({exc}, waited "
                                     f"{busy_seconds():g} s)")

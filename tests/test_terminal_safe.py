@@ -16,6 +16,7 @@ from mnemara.commands import CommandResult
 from mnemara.permissions import PermissionRequest
 from mnemara.ui.readable import terminal_safe
 from mnemara.ui.repl import Renderer
+from tests.tui_support import instance, make_app  # noqa: F401  (fixtures)
 
 ATTACK = "notes\x1b[8m\x1b(0\x1b]52;c;cm0gLXJmIH4=\x07\r\x9b2Jdone"
 #: What must never reach the terminal: ESC or C1 CSI from the attack, BEL, a carriage return.
@@ -119,3 +120,75 @@ def test_the_panel_in_a_real_terminal_shows_the_sequences_and_obeys_none(scripte
         tmux.wait_for("PANEL-EXIT=0", timeout=30)
     finally:
         tmux.close()
+
+
+async def test_context_viewer_rows_show_the_models_text_as_text_not_markup(make_app, instance) -> None:
+    """The rows list parsed a turn's text as Textual markup: `[@click=app.quit_panel]...[/]` drew a
+    clickable label that ran a panel action, `[dim]` restyled it. It is shown as typed now."""
+    from textual.content import Content
+    from textual.visual import visualize
+    from textual.widgets import OptionList
+
+    from mnemara.store import TurnStore
+    from mnemara.ui.tui.screens.context_viewer import ContextViewer
+    from tests.tui_support import wait_for
+
+    forged = "[@click=app.quit_panel]harmless[/] [dim]x\x1b[8m"
+    with TurnStore(instance.turns_path) as store:
+        store.append("assistant", forged)
+    app = make_app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        await pilot.pause()
+        await pilot.click("#context")
+        viewer = await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
+        rows = viewer.query_one("#rows-list", OptionList)
+        await wait_for(pilot, lambda: rows.option_count, what="the rows")
+        option = rows.get_option_at_index(0)
+        shown = visualize(rows, option.prompt, markup=rows._markup)  # what the list draws for the row
+    assert isinstance(shown, Content)
+    assert "[@click=app.quit_panel]harmless[/] [dim]x\\x1b[8m" in shown.plain, shown.plain
+    assert not any("@click" in str(span.style) for span in shown.spans)
+
+
+async def test_context_viewer_detail_shows_control_characters_and_an_unedited_save_changes_nothing(
+        make_app, instance) -> None:
+    """The detail editor drew the stored text raw (Textual's TextArea hands ESC to the terminal)."""
+    from textual.widgets import OptionList, TextArea
+
+    from mnemara.store import TurnStore
+    from mnemara.ui.tui.screens.context_viewer import ContextViewer
+    from tests.tui_support import wait_for
+
+    with TurnStore(instance.turns_path) as store:
+        row = store.append("assistant", ATTACK)
+    app = make_app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        await pilot.pause()
+        await pilot.click("#context")
+        viewer = await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
+        rows = viewer.query_one("#rows-list", OptionList)
+        await wait_for(pilot, lambda: rows.option_count, what="the rows")
+        rows.highlighted = rows.get_option_index(str(row))
+        await wait_for(pilot, lambda: viewer.selected == row, what="the row selected")
+        body = viewer.query_one("#detail-body", TextArea)
+        drawn = "".join(segment.text for y in range(3) for segment in body.render_line(y))
+        assert "\\x1b[8m" in body.text and not RAW.search(drawn), repr(drawn)
+        viewer.action_save_edit()  # what its Save button does
+        await pilot.pause()
+        assert app.session.store.get(row).text == ATTACK  # the shown form was not written back
+        assert "unchanged" in str(viewer.query_one("#ctx-status").render())
+
+
+def test_show_and_memory_list_print_the_agents_text_without_obeying_its_controls(cli, mnemara_home) -> None:
+    """`mnemara show` and `mnemara memory list` printed stored turns and notes raw to the terminal."""
+    from mnemara.instance import Instance
+    from mnemara.memory.notes import append_note
+    from mnemara.store import TurnStore
+
+    inst = Instance.create("shown")
+    with TurnStore(inst.turns_path) as store:
+        store.append("assistant", ATTACK)
+    append_note(inst.memory_dir, "remember " + ATTACK, "insight")
+    for args in (("show", "--instance", "shown"), ("memory", "list", "--instance", "shown")):
+        out = cli(*args).stdout
+        assert "notes\\x1b[8m" in out and not RAW.search(out), (args, out)

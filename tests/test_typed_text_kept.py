@@ -154,6 +154,14 @@ async def test_the_panel_puts_an_unsaved_message_back_in_its_input(tmp_path, mon
             await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, 30, "the turn to end")
             assert app.chat_input.text == "keep me"
             assert "back in the input (it was not saved)" in app.chat_log.plain_text()
+            # a message queued behind an unsaved one follows it back into the input, in order
+            app.chat_input.clear()
+            app.send_text("one")
+            app.send_text("two")  # the first turn has not started yet: this one is queued
+            assert [text for text, _ in app._queued] == ["two"]
+            await wait_for(pilot, lambda: not app.turn_running and not app._queued, 30, "the turns to end")
+            await pilot.pause()
+            assert app.chat_input.text == "one\ntwo"
     finally:
         holder.close()
         app.session.close()
@@ -356,5 +364,58 @@ async def test_keys_typed_as_a_permission_question_appears_go_back_into_the_mess
             await wait_for(pilot, lambda: asked.is_finished, 20, "the answer")
             assert asked.result == "n"
             assert app.chat_input.text == "please fix the tests as you say"
+    finally:
+        app.session.close()
+
+
+def test_a_closed_store_is_not_called_damaged(tmp_path):
+    """A write or read on a store whose session was closed (an embedder closing the session while a
+    turn still stores its answer) ran the integrity check on the closed connection and declared a
+    healthy turns.sqlite damaged, advising to restore a backup: advice that would throw away rows."""
+    import pytest
+
+    from mnemara.errors import StoreUnavailable
+    from mnemara.store import TurnStore
+
+    store = TurnStore(tmp_path / "turns.sqlite")
+    store.append("user", "kept")
+    store.close()
+    with pytest.raises(StoreUnavailable, match="this store is closed") as raised:
+        store.append("assistant", "after close")
+    assert "integrity" not in str(raised.value) and "backup" not in str(raised.value)
+    with pytest.raises(StoreUnavailable, match="this store is closed"):
+        store.history()
+    assert store.damaged is None
+    with TurnStore(tmp_path / "turns.sqlite") as again:
+        assert [t.text for t in again.history()] == ["kept"] and again.damaged is None
+
+
+async def test_ctrl_l_while_messages_are_queued_does_not_lose_them(mnemara_home):
+    """Ctrl+L clears the on-screen log; a queued message kept the index of its log entry, so when its
+    turn came, the panel looked up an entry that no longer existed: the worker died before the
+    message reached the session (never sent, never stored, and gone from unsent.json)."""
+    from mnemara.instance import Instance
+    from mnemara.ui.tui.app import MnemaraApp
+
+    from tests.tui_support import wait_for
+
+    from mnemara.store import TurnStore
+
+    instance = Instance.create("cleared")
+    with TurnStore(instance.turns_path) as store:  # an earlier conversation, drawn when the panel opens
+        for n in range(8):
+            store.append("user" if n % 2 == 0 else "assistant", f"earlier {n}")
+    app = MnemaraApp(instance)  # no API key: each turn stores its message and ends at once, no CLI
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.send_text("first")
+            app.send_text("queued one")
+            app.send_text("queued two")
+            app.action_clear_log()
+            await wait_for(pilot, lambda: not app.turn_running and not app._queued, 30, "the turns to end")
+            await pilot.pause()
+            assert _texts(app.session)[8:] == ["first", "queued one", "queued two"]
+            assert "you: queued two" in app.chat_log.plain_text()
     finally:
         app.session.close()

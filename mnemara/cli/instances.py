@@ -11,6 +11,7 @@ from mnemara.debuglog import log_event
 from mnemara.errors import MnemaraError, UsageError
 from mnemara.fsutil import atomic_write_text
 from mnemara.instance import Instance, list_instances, mnemara_home
+from mnemara.ui.readable import terminal_safe
 
 
 @main.command()
@@ -89,8 +90,8 @@ def show(instance_name: str, count: int | None, show_all: bool) -> None:
             pinned = sorted([*pinned, *(t for t in win.damaged if t.pinned)], key=lambda t: (t.slot_pos or 0, t.id))
     if not pinned and not rows:
         click.echo("(the window is empty)")
-    for turn in [*pinned, *rows]:
-        click.echo(format_turn(turn, cfg.display_name))
+    for turn in [*pinned, *rows]:  # the model's text: its control characters shown, not obeyed by the terminal
+        click.echo(terminal_safe(format_turn(turn, cfg.display_name)))
 
 
 @main.command()

@@ -5,6 +5,7 @@ import click
 
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
+from mnemara.ui.readable import terminal_safe
 
 
 @main.group()
@@ -32,8 +33,8 @@ def list_cmd(instance_name: str, day: str | None, category: str | None, status: 
     if as_json:
         click.echo(json.dumps(items, indent=1, ensure_ascii=False))
         return
-    for item in items:
-        click.echo(one_line(item))
+    for item in items:  # what the agent wrote: control characters shown, not obeyed by the terminal
+        click.echo(terminal_safe(one_line(item)))
     if not items:
         click.echo("no notes match", err=True)
 

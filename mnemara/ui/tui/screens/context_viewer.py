@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 from mnemara.errors import MnemaraError
 from mnemara.store import Turn
 from mnemara.ui.tui.bridge import PanelBridge
+from mnemara.ui.readable import terminal_safe
 from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
 from mnemara.ui.tui.screens.text_prompt import TextPrompt
 from mnemara.ui.tui.transcript_view import one_line
@@ -73,12 +74,12 @@ class ContextViewer(ModalScreen[None]):
                         yield TokenBars(self.bridge.breakdown(), id="ctx-bars")
                     with TabPane("Rows", id="tab-rows"):
                         yield Select(ROLE_FILTERS, value="all", allow_blank=False, id="role-filter", compact=True)
-                        yield OptionList(id="rows-list")
+                        yield OptionList(id="rows-list", markup=False)  # labels hold the model's text: never markup
                         with Horizontal(classes="ctx-actions"):
                             yield Button("🗑 Evict", id="row-evict", variant="error", compact=True)
                             yield Button("📌 Pin", id="row-pin", compact=True)
                     with TabPane("Pinned", id="tab-pinned"):
-                        yield OptionList(id="pinned-list")
+                        yield OptionList(id="pinned-list", markup=False)
                         with Horizontal(classes="ctx-actions"):
                             yield Button("✏️ Rename", id="slot-rename", compact=True)
                             yield Button("➕ Add slot", id="slot-add", compact=True)
@@ -139,8 +140,9 @@ class ContextViewer(ModalScreen[None]):
         self.selected = turn_id
         self.query_one("#detail-header", Static).update(detail_header(turn))
         body = self.query_one("#detail-body", TextArea)
-        if body.text != turn.text:
-            body.load_text(turn.text)
+        shown = terminal_safe(turn.text)  # the editor draws text raw: the model's ESC would reach the terminal
+        if body.text != shown:
+            body.load_text(shown)
 
     def say(self, text: str, error: bool = False) -> None:
         status = self.query_one("#ctx-status", Static)
@@ -279,6 +281,9 @@ class ContextViewer(ModalScreen[None]):
         if turn is None:
             return
         body = self.query_one("#detail-body", TextArea).text
+        if body == terminal_safe(turn.text):  # not edited: never store the shown form of its control characters
+            self.say(f"row {turn.id} is unchanged")
+            return
         self._apply(f"saved the body of row {turn.id} in place", self.bridge.store.set_text, turn.id, body,
                     event="row_edit", id=turn.id, chars=len(body))
 
