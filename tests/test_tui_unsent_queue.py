@@ -58,3 +58,24 @@ async def test_queued_messages_survive_the_panel_closing_and_come_back_in_the_in
     finally:
         again.session.close()
     assert len(scripted_api.message_requests()) == 1, "an unsent message reached the model"
+
+
+async def test_ctrl_l_while_an_answer_streams_keeps_the_turn_going(scripted_api, make_app, instance):
+    """Ctrl+L clears the screen, "turns.sqlite is not touched". The streaming answer's log entry was
+    named by its index: the next delta looked it up after the clear, the panel caught the IndexError
+    and ended the turn there, so the answer was never stored."""
+    answer = "word " * 60
+    scripted_api.push(reply(answer, delay=0.05, chunk_size=5))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.chat_input.focus()
+        await type_text(pilot, "talk to me")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "word" in app.chat_log.plain_text(), 60, "the answer to stream")
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, 60, "the turn to end")
+        assert "Error" not in app.chat_log.plain_text(), app.chat_log.plain_text()
+        rows = app.session.store.history()
+        assert [r.role for r in rows] == ["user", "assistant"] and rows[1].text.strip() == answer.strip()
+        assert not rows[1].meta.get("interrupted")

@@ -388,3 +388,34 @@ def test_a_closed_store_is_not_called_damaged(tmp_path):
     assert store.damaged is None
     with TurnStore(tmp_path / "turns.sqlite") as again:
         assert [t.text for t in again.history()] == ["kept"] and again.damaged is None
+
+
+async def test_ctrl_l_while_messages_are_queued_does_not_lose_them(mnemara_home):
+    """Ctrl+L clears the on-screen log; a queued message kept the index of its log entry, so when its
+    turn came, the panel looked up an entry that no longer existed: the worker died before the
+    message reached the session (never sent, never stored, and gone from unsent.json)."""
+    from mnemara.instance import Instance
+    from mnemara.ui.tui.app import MnemaraApp
+
+    from tests.tui_support import wait_for
+
+    from mnemara.store import TurnStore
+
+    instance = Instance.create("cleared")
+    with TurnStore(instance.turns_path) as store:  # an earlier conversation, drawn when the panel opens
+        for n in range(8):
+            store.append("user" if n % 2 == 0 else "assistant", f"earlier {n}")
+    app = MnemaraApp(instance)  # no API key: each turn stores its message and ends at once, no CLI
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.send_text("first")
+            app.send_text("queued one")
+            app.send_text("queued two")
+            app.action_clear_log()
+            await wait_for(pilot, lambda: not app.turn_running and not app._queued, 30, "the turns to end")
+            await pilot.pause()
+            assert _texts(app.session)[8:] == ["first", "queued one", "queued two"]
+            assert "you: queued two" in app.chat_log.plain_text()
+    finally:
+        app.session.close()

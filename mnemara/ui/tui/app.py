@@ -278,10 +278,11 @@ class MnemaraApp(App[None]):
     async def _run_turn(self, text: str, who: str = "you", entry: int | None = None) -> bool:
         """One turn rendered as it streams; returns True when it completed without error."""
         log = self.chat_log
-        if entry is None:
+        queued = log.entry_at(entry) if entry is not None else None
+        if entry is None or queued is None:  # a new message (or a queued one whose entry Ctrl+L cleared)
             log.append(LogEntry("user", who, text))
         else:  # a queued message: its entry turns into the sent message
-            log.entries[entry].kind, log.entries[entry].who = "user", who
+            queued.kind, queued.who = "user", who
             log.update_entry(entry, text=text)
         view = TurnView(log, self.bridge.assistant_name)
         try:

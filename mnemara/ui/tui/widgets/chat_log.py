@@ -102,6 +102,7 @@ class ChatLog(ScrollView, can_focus=False):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.entries: list[LogEntry] = []
+        self._cleared = 0  # entries dropped by clear(): handles given out before stay unique (see append)
         self._strips: list[list[Strip]] = []
         self._starts: list[int] = []  # first line of each entry
         self._height = 0
@@ -115,7 +116,11 @@ class ChatLog(ScrollView, can_focus=False):
 
     # -- public API -------------------------------------------------------------
     def append(self, entry: LogEntry) -> int:
-        """Add an entry at the bottom; returns its index."""
+        """Add an entry at the bottom; returns its handle for :meth:`update_entry` / :meth:`entry_at`.
+
+        Handles outlive :meth:`clear` (Ctrl+L): one given out before names no entry afterwards, never
+        another entry, so a streaming turn or a queued message keeps working after the screen is cleared.
+        Before any clear a handle is the entry's index in :attr:`entries`."""
         follow = self._at_bottom()
         self.entries.append(entry)
         strips = self._render_entry(entry) if self._width else []
@@ -123,7 +128,12 @@ class ChatLog(ScrollView, can_focus=False):
         self._strips.append(strips)
         self._height += len(strips)
         self._resized(follow)
-        return len(self.entries) - 1
+        return self._cleared + len(self.entries) - 1
+
+    def entry_at(self, handle: int) -> LogEntry | None:
+        """The entry :meth:`append` returned ``handle`` for, or None when the screen was cleared since."""
+        index = handle - self._cleared
+        return self.entries[index] if 0 <= index < len(self.entries) else None
 
     def update_entry(self, index: int, text: str | None = None, detail: str | None = None) -> None:
         """Change an entry's text/detail in place; it is re-drawn (alone) at most every STREAM_FRAME seconds.
@@ -131,7 +141,10 @@ class ChatLog(ScrollView, can_focus=False):
         Streaming calls this once per delta; coalescing keeps a long answer from
         being re-wrapped hundreds of times a second.
         """
-        entry = self.entries[index]
+        found = self.entry_at(index)
+        if found is None:  # cleared off the screen (Ctrl+L): nothing left to update
+            return
+        entry, index = found, index - self._cleared
         if text is not None:
             entry.text = text
         if detail is not None:
@@ -163,6 +176,7 @@ class ChatLog(ScrollView, can_focus=False):
         """Forget everything on screen (the turn store is not involved)."""
         self._stale.clear()
         self._wrap_queue.clear()
+        self._cleared += len(self.entries)
         self.entries.clear()
         self._strips.clear()
         self._starts.clear()
