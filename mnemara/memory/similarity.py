@@ -231,7 +231,7 @@ CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER
 # what the tokenizer leaves of a contraction ("don't" -> "don"): part of the negation, not of the topic
 CONTRACTION_HEADS = frozenset(w[:-1] for w in CONTRACTIONS)
 CLAIM_STEMS = frozenset(CLAIM_WORDS | {stem(w) for w in CLAIM_WORDS} | CONTRACTION_HEADS)
-NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+NUMBER_RE = re.compile(r"\d+(?:[.,:/]\d+)*")  # "03/05/2024" is one value: not "05/03/2024"
 # a sign or a comparison written right before a number: "-5", "> 500", "<= 2", "~30"
 BOUND_RE = re.compile(r"(?:(?<![\w.,:])([-+])|(<=|>=|[<>=~≈]))\s*$")
 BOUNDS = {"≤": "<=", "≥": ">=", "≈": "~", "−": "-"}
