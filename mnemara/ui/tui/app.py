@@ -291,8 +291,8 @@ class MnemaraApp(App[None]):
             async with contextlib.aclosing(self.session.aturn(text)) as events:
                 async for event in events:
                     view.feed(event)
-                    if isinstance(event, ev.ErrorEvent) and event.kind == "unsaved_message":
-                        self._give_back(text)
+                    if isinstance(event, ev.ErrorEvent) and event.kind == "unsaved_message" and who == "you":
+                        self._give_back(text)  # (an inbox turn's rows stay pending in the peer db instead)
                     if isinstance(event, ev.TurnDone):
                         break
         except asyncio.CancelledError:
