@@ -222,6 +222,25 @@ def test_rag_query_is_hybrid_with_no_ollama_and_the_newer_conflict_wins() -> Non
     assert next(h for h in jenkins if h["text"] == "All pipelines run on Jenkins.")["stale_candidate"]
 
 
+def test_a_deprecated_correction_does_not_mark_the_live_note_stale() -> None:
+    """Trust audit: recency ran before inactive notes were skipped, so the only live answer came back
+    "stale_candidate", "conflicts_with" a deprecated note the caller could not even see."""
+    from mnemara.memory.rag import RagIndex
+    from mnemara.memory.status import query_active, set_status
+
+    inst = _instance("rq-dep")
+    append_note(inst.memory_dir, "The deploy timeout is 30 seconds.", "fact", when=DAY1)
+    append_note(inst.memory_dir, "The deploy timeout is 60 seconds.", "fact", when=DAY1 + timedelta(days=3))
+    append_note(inst.memory_dir, "Invoices live in the ledger table.", "fact", when=DAY1)
+    wrong = next(a for a in all_atoms(inst.memory_dir) if "60" in a.text)
+    set_status(inst.memory_dir, wrong, "deprecated", reason="a typo: it is still 30")
+    rag = RagIndex.for_instance(inst, Config.load(inst.config_path))
+    hits = query_active(rag, inst.memory_dir, "what is the deploy timeout?", 3)["hits"]
+    live = next(h for h in hits if h["text"] == "The deploy timeout is 30 seconds.")
+    assert "stale_candidate" not in live and "conflicts_with" not in live, live
+    assert all("60 seconds" not in h["text"] for h in hits)
+
+
 def test_rag_query_finds_an_identifier_however_it_is_spelt() -> None:
     from mnemara.memory.rag import RagIndex
 
