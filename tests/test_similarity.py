@@ -222,6 +222,25 @@ def test_rag_query_is_hybrid_with_no_ollama_and_the_newer_conflict_wins() -> Non
     assert next(h for h in jenkins if h["text"] == "All pipelines run on Jenkins.")["stale_candidate"]
 
 
+def test_a_deprecated_correction_does_not_mark_the_live_note_stale() -> None:
+    """Trust audit: recency ran before inactive notes were skipped, so the only live answer came back
+    "stale_candidate", "conflicts_with" a deprecated note the caller could not even see."""
+    from mnemara.memory.rag import RagIndex
+    from mnemara.memory.status import query_active, set_status
+
+    inst = _instance("rq-dep")
+    append_note(inst.memory_dir, "The deploy timeout is 30 seconds.", "fact", when=DAY1)
+    append_note(inst.memory_dir, "The deploy timeout is 60 seconds.", "fact", when=DAY1 + timedelta(days=3))
+    append_note(inst.memory_dir, "Invoices live in the ledger table.", "fact", when=DAY1)
+    wrong = next(a for a in all_atoms(inst.memory_dir) if "60" in a.text)
+    set_status(inst.memory_dir, wrong, "deprecated", reason="a typo: it is still 30")
+    rag = RagIndex.for_instance(inst, Config.load(inst.config_path))
+    hits = query_active(rag, inst.memory_dir, "what is the deploy timeout?", 3)["hits"]
+    live = next(h for h in hits if h["text"] == "The deploy timeout is 30 seconds.")
+    assert "stale_candidate" not in live and "conflicts_with" not in live, live
+    assert all("60 seconds" not in h["text"] for h in hits)
+
+
 def test_rag_query_finds_an_identifier_however_it_is_spelt() -> None:
     from mnemara.memory.rag import RagIndex
 
@@ -325,20 +344,22 @@ def test_replay_conflict_is_offered_by_lint_fix_and_superseded_on_confirmation()
     assert [a.text for a in all_atoms(inst.memory_dir)] == [older.text, newer.text]
 
 
-def test_replay_keeps_a_copy_that_restates_a_claim_after_a_contrary_note() -> None:
+@pytest.mark.parametrize("embedded", [True, False], ids=["local-embedder", "keyword-only"])
+def test_replay_keeps_a_copy_that_restates_a_claim_after_a_contrary_note(embedded: bool) -> None:
     """Trust audit: "30 s" (day 1), "300 s" (day 2), "30 s" again (day 3). The day-3 note is a copy of
     day 1's, but the newest word: replay archived it, so "300 s" became the newest active note (first
     in recall, offered by lint as the correction). A copy after that (day 4) still goes to the archive."""
     from mnemara.memory.lint import supersession_candidates
     from mnemara.replay import run_replay
 
-    inst = _instance("rp-restate")
+    inst = _instance(f"rp-restate-{embedded}")
     texts = ["The lease timeout is 30 seconds.", "The lease timeout is 300 seconds.",
              "The lease timeout is 30 seconds.", "The lease timeout is 30 seconds."]
     for day, text in enumerate(texts):
         append_note(inst.memory_dir, text, "fact", when=DAY1 + timedelta(days=day))
     now = DAY1 + timedelta(days=5)
-    run_replay(inst, apply=True, embed=_local(), now=now, today=now.date())
+    # keyword-only, the numbers used to outweigh every shared word: the pair was never even compared
+    run_replay(inst, apply=True, embed=_local() if embedded else None, now=now, today=now.date())
     live = [(a.timestamp[:10], a.text) for a in all_atoms(inst.memory_dir)]
     assert live == [("2026-05-01", texts[0]), ("2026-05-02", texts[1]), ("2026-05-03", texts[2])]
     archived = "".join(p.read_text() for p in (inst.memory_dir / "archive").glob("*.md"))

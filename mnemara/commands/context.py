@@ -221,7 +221,7 @@ IMPORT_FLAGS = {"--accept-permissions": "accept", "--keep-permissions": "keep"}
 
 
 @command("import", usage="/import [--accept-permissions|--keep-permissions] <path>",
-         help="restore a session from a /export file (asks before changing allowed_tools or mcp_servers)")
+         help="restore a session from a /export file (asks before changing permissions or data destinations)")
 def import_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     flags = [p for p in parts if p.startswith("--")]
@@ -240,7 +240,7 @@ def import_cmd(ctx: CommandContext, args: str) -> CommandResult:
         quoted = shlex.quote(paths[0])
         return CommandResult(
             f"{asked.message}\nNothing was imported. To import with these changes: /import --accept-permissions "
-            f"{quoted}\nTo import everything else and keep your allowed_tools and mcp_servers: "
+            f"{quoted}\nTo import everything else and keep your settings above: "
             f"/import --keep-permissions {quoted}", ok=False, data={"permission_changes": asked.changes})
     ctx.apply_config(result.config)
     log_event(ctx.instance.debug_log_path, "import", file=paths[0], rows=result.rows, permissions=mode)

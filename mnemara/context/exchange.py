@@ -341,12 +341,17 @@ def _place_role_doc(doc: ExportDoc, instance_root: Path, current: Config) -> str
     return str(target)
 
 
-#: Config fields that decide what the agent may do; an import never changes them unasked.
-PERMISSION_FIELDS = ("allowed_tools", "mcp_servers")
+#: Config fields that decide what the agent may do, or which files and addresses Mnemara reads and
+#: sends data to (file_tool_home_only lets file tools leave $HOME; rag_embed_url receives every note;
+#: peer_db_path is read into turns while peer polling is on); an import never changes them unasked.
+#: (role_doc_path too, when the export carries no role doc text: that file becomes the system prompt.)
+PERMISSION_FIELDS = ("allowed_tools", "mcp_servers", "file_tool_home_only", "rag_embedder", "rag_embed_url",
+                     "peer_poll_enabled", "peer_db_path")
+LIST_FIELDS = ("allowed_tools", "mcp_servers")
 
 
 class PermissionChangeNeedsConsent(UsageError):
-    """The export would change ``allowed_tools`` / ``mcp_servers``; nothing was imported."""
+    """The export would change a :data:`PERMISSION_FIELDS` field (or the role doc path); nothing was imported."""
 
     def __init__(self, message: str, changes: list[str]) -> None:
         super().__init__(message)
@@ -385,6 +390,11 @@ def permission_changes(current: Config, incoming: Config) -> list[str]:
 
     theirs["allowed_tools"] = [item for item in theirs.get("allowed_tools") or [] if effective(item)]
     for name in PERMISSION_FIELDS:
+        if name not in LIST_FIELDS:
+            inert = name == "peer_db_path" and not theirs.get("peer_poll_enabled")  # read only while polling
+            if mine.get(name) != theirs.get(name) and not inert:  # ASCII JSON: nothing can hide in the value
+                lines += [f"  - {name}: {json.dumps(mine.get(name))}", f"  + {name}: {json.dumps(theirs.get(name))}"]
+            continue
         old = [json.dumps(item, sort_keys=True) for item in mine.get(name) or []]
         new = [json.dumps(item, sort_keys=True) for item in theirs.get(name) or []]
         if old == new:
@@ -399,10 +409,10 @@ def import_export(path: Path, store: TurnStore, config_path: Path, instance_root
                   permissions: str = "ask") -> ImportResult:
     """Restore an export: rows into ``store``, config into ``config_path``, the role doc beside it.
 
-    ``permissions`` says what happens when the export's ``allowed_tools`` or ``mcp_servers``
-    differ from the current config: ``"ask"`` (the default) imports nothing and raises
-    :class:`PermissionChangeNeedsConsent` listing the differences, ``"accept"`` takes the
-    export's, ``"keep"`` imports everything else and keeps the current ones.
+    ``permissions`` says what happens when the export's :data:`PERMISSION_FIELDS` (or a role doc
+    path it carries no text for) differ from the current config: ``"ask"`` (the default) imports
+    nothing and raises :class:`PermissionChangeNeedsConsent` listing the differences, ``"accept"``
+    takes the export's, ``"keep"`` imports everything else and keeps the current ones.
     """
     if permissions not in ("ask", "accept", "keep"):
         raise UsageError(f"permissions must be ask, accept or keep, not {permissions!r}")
@@ -410,13 +420,18 @@ def import_export(path: Path, store: TurnStore, config_path: Path, instance_root
     config_path = Path(config_path)
     mine = Config.load(config_path) if config_path.exists() else Config()
     changes = permission_changes(mine, doc.config) if doc.config is not None else []
+    named_role = doc.config is not None and not doc.role_present and doc.config.role_doc_path != mine.role_doc_path
+    if named_role and doc.config is not None:  # no role text in the export: its path would be read as is
+        changes += [f"  - role_doc_path: {json.dumps(mine.role_doc_path)}",
+                    f"  + role_doc_path: {json.dumps(doc.config.role_doc_path)} (sent to the model every turn)"]
     if changes and permissions == "ask":
         raise PermissionChangeNeedsConsent(
-            f"{path}: importing would change what the agent may do (allowed_tools / mcp_servers):\n"
-            + "\n".join(changes), changes)
+            f"{path}: importing would change what the agent may do or which files and addresses Mnemara "
+            f"reads and sends to ({', '.join(PERMISSION_FIELDS)}, role_doc_path):\n" + "\n".join(changes), changes)
     empty = not store.history(limit=1)
     current = mine if doc.config is None else doc.config
-    role_path = _place_role_doc(doc, Path(instance_root), current)
+    role_path = mine.role_doc_path if named_role and permissions == "keep" else \
+        _place_role_doc(doc, Path(instance_root), current)
     store.import_rows(doc.rows, keep_ids=empty, evict_live=True)
     data = (doc.config or current).to_dict()
     data["role_doc_path"] = role_path

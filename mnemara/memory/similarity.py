@@ -61,6 +61,7 @@ def strip_marks(text: str) -> str:
     return MARKS_RE.sub("", text)
 
 
+@lru_cache(maxsize=8192)
 def normalize(text: str) -> str:
     """Canonical form for exact-copy checks: case, whitespace, emphasis marks and end punctuation do not count."""
     text = unicodedata.normalize("NFKC", text).casefold()

@@ -330,6 +330,13 @@ def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: st
             hits.append(hit)
         else:
             skipped += 1
+    if skipped:  # a skipped note must not mark a live one stale: recency is worked out again without it
+        from mnemara.memory.similarity import apply_recency
+
+        for hit in hits:
+            for key in ("conflicts_with", "stale_candidate", "conflict"):
+                hit.pop(key, None)
+        hits = apply_recency(hits)
     answer["hits"] = hits[:k]
     if skipped:
         answer["skipped_inactive"] = skipped

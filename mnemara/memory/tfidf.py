@@ -24,6 +24,14 @@ EMBED_CHARS = 8000
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 
 
+def topic_tokens(text: str) -> list[str]:
+    """The tokens a TF-IDF similarity weighs: those of :func:`tokens` but bare numbers. A number
+    says what a note claims, not what it is about, and a rare one outweighed every shared word:
+    "timeout is 30 s" and "timeout is 300 s" came out dissimilar, so the claim guard never saw
+    the pair and the correction was never proposed."""
+    return [t for t in tokens(text) if not t.isdigit()]
+
+
 @dataclass
 class SparseRows:
     """CSR rows: row ``i`` has features ``indices[indptr[i]:indptr[i+1]]`` (ascending)."""
@@ -48,7 +56,7 @@ class TfidfSpace:
     """TF-IDF fitted on a corpus (atoms, plus wiki pages so coverage compares like with like)."""
 
     def __init__(self, corpus: Sequence[str]) -> None:
-        counted = [Counter(tokens(text)) for text in corpus]
+        counted = [Counter(topic_tokens(text)) for text in corpus]
         df: Counter[str] = Counter()
         for counts in counted:
             df.update(counts.keys())
@@ -62,7 +70,7 @@ class TfidfSpace:
 
     def transform(self, texts: Sequence[str]) -> SparseRows:
         """Rows for texts outside the fitted corpus (terms it never saw are dropped)."""
-        return self._build([Counter(tokens(text)) for text in texts])
+        return self._build([Counter(topic_tokens(text)) for text in texts])
 
     def _build(self, counted: Sequence[Counter[str]]) -> SparseRows:
         indptr = [0]
@@ -148,7 +156,7 @@ class TopicPair:
 def same_topic_pairs(texts: Sequence[str], threshold: float = 0.35, max_df: int = 50,
                      limit: int = 50) -> list[TopicPair]:
     """Pairs (i < j) of texts whose TF-IDF cosine is at least ``threshold``, best first."""
-    bags = [Counter(tokens(t)) for t in texts]
+    bags = [Counter(topic_tokens(t)) for t in texts]
     df: Counter[str] = Counter()
     for bag in bags:
         df.update(bag.keys())
