@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin, urlparse
 
 from mnemara.errors import UsageError
 
 MAX_ROLE_BYTES = 1_000_000
+FETCH_DEADLINE = 120.0  # seconds for the whole download of a role doc
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,37 @@ def check_role_file(path: str) -> Path:
     return p.resolve()
 
 
-def fetch_role_doc(url: str, *, max_bytes: int = MAX_ROLE_BYTES, timeout: float = 30.0) -> str:
-    """Download a role doc once. Refuses non-https (also as a redirect target), >1 MB and non-UTF-8
-    with one clear line."""
+def fetch_role_doc(url: str, *, max_bytes: int = MAX_ROLE_BYTES, timeout: float = 30.0,
+                   deadline: float = FETCH_DEADLINE) -> str:
+    """Download a role doc once. Refuses non-https (also as a redirect target), >1 MB, non-UTF-8 and
+    an answer not complete within ``deadline`` seconds, with one clear line.
+
+    ``timeout`` bounds each network operation; a server dripping a byte every few seconds would
+    keep each one short and the whole download going for days, so the download as a whole has a
+    deadline too.
+    """
+    import threading
+
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(_download(url, max_bytes, timeout))
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, name="mnemara-role-fetch", daemon=True)
+    worker.start()
+    worker.join(deadline)
+    if not outcome:
+        raise UsageError(f"refusing {url}: no complete answer within {deadline:g} s")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    text: str = outcome[0]
+    return text
+
+
+def _download(url: str, max_bytes: int, timeout: float) -> str:
     import ssl
     import urllib.error
     import urllib.request

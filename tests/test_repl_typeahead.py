@@ -17,6 +17,7 @@ from tests.test_repl_inbox import PlainTerminal
     ("caf\u00e9 \u2713".encode(), "caf\u00e9 \u2713"),
     (b"\x01\x02ok\x1b", "ok"),
     (b"def f():\tpass", "def f():\tpass"),     # a tab is text, not a control key to drop
+    (b"caf\xe9 ok", "caf\ufffd ok"),           # a byte that is not UTF-8 shows where it was, not dropped
 ])
 def test_typed_ahead_text(typed, expected):
     watcher = InterruptWatcher(lambda: None, fd=-1)

@@ -5,6 +5,7 @@ import http.server
 import json
 import ssl
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             self.server.hits.append(self.path)  # type: ignore[attr-defined]
+            return
+        if self.path == "/drip.md":  # a byte every 0.1 s: each read is quick, the whole takes 6 s
+            self.send_response(200)
+            self.send_header("Content-Length", "60")
+            self.end_headers()
+            for _ in range(60):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.1)
             return
         status, body = PAGES.get(self.path, (404, b"nope"))
         self.send_response(status)
@@ -119,3 +129,17 @@ def test_redirect_to_plain_http_is_refused(cli, mnemara_home: Path, https_server
         assert (mnemara_home / "w" / "role.md").read_text(encoding="utf-8").startswith("# Sentinel")
     finally:
         plain.shutdown()
+
+
+def test_a_download_that_drips_is_refused_at_its_deadline(https_server, monkeypatch) -> None:
+    """Audit 4: each read had a 30 s timeout but the download none: a server sending a byte every few
+    seconds kept `role --set-from-url` busy for days. The whole download now has a deadline."""
+    from mnemara.errors import UsageError
+    from mnemara.roledoc import fetch_role_doc
+
+    base, env, _ = https_server
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(UsageError, match="no complete answer within 1 s"):
+        fetch_role_doc(f"{base}/drip.md", deadline=1.0)  # the page takes 6 s
+    assert fetch_role_doc(f"{base}/good.md", deadline=30).startswith("# Sentinel")

@@ -162,6 +162,12 @@ async def test_the_panel_puts_an_unsaved_message_back_in_its_input(tmp_path, mon
             await wait_for(pilot, lambda: not app.turn_running and not app._queued, 30, "the turns to end")
             await pilot.pause()
             assert app.chat_input.text == "one\ntwo"
+            # a peer inbox turn that cannot be saved is not the user's message: nothing lands in the input
+            app.chat_input.clear()
+            app.start_turn("[peer inbox] row 7 from planner", who="⚡ inbox")
+            await wait_for(pilot, lambda: not app.turn_running, 30, "the inbox turn to end")
+            await pilot.pause()
+            assert app.chat_input.text == ""
     finally:
         holder.close()
         app.session.close()

@@ -118,7 +118,7 @@ class InterruptWatcher:
         lines: list[str] = []
         out: list[str] = []
         pasting = False
-        for piece in _PASTE_MARKS.split(self._typed.decode("utf-8", "ignore")):
+        for piece in _PASTE_MARKS.split(self._typed.decode("utf-8", "replace")):
             if piece in (_PASTE_START, _PASTE_END):
                 pasting = piece == _PASTE_START
                 continue

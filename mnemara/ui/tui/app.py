@@ -30,6 +30,7 @@ from mnemara.unsent import UnsentMessages
 from mnemara.ui.tui.bridge import PanelBridge
 from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
+from mnemara.ui.tui.terminal_input import tolerate_bad_bytes
 from mnemara.ui.tui.transcript_view import TurnView, entries_for, error_entry
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
 from mnemara.ui.tui.widgets.chat_input import ChatInput
@@ -73,6 +74,7 @@ class MnemaraApp(App[None]):
 
     def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None,
                  tour: Any = None) -> None:
+        tolerate_bad_bytes()  # a byte that is not UTF-8 must not kill the keyboard (see terminal_input)
         super().__init__()
         self.instance = instance
         self.tour = tour  # mnemara demo: a mnemara.demo_script.Tour that leads the user step by step
@@ -291,8 +293,8 @@ class MnemaraApp(App[None]):
             async with contextlib.aclosing(self.session.aturn(text)) as events:
                 async for event in events:
                     view.feed(event)
-                    if isinstance(event, ev.ErrorEvent) and event.kind == "unsaved_message":
-                        self._give_back(text)
+                    if isinstance(event, ev.ErrorEvent) and event.kind == "unsaved_message" and who == "you":
+                        self._give_back(text)  # (an inbox turn's rows stay pending in the peer db instead)
                     if isinstance(event, ev.TurnDone):
                         break
         except asyncio.CancelledError:
