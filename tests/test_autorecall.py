@@ -100,3 +100,14 @@ def test_recall_command_refuses_bad_argument(session_factory) -> None:
     result = run_command(session, "/recall sometimes")
     assert not result.ok and "expected on or off" in result.text
     assert "OFF" in run_command(session, "/recall").text
+
+
+def test_the_newest_of_conflicting_notes_is_chosen_by_time_not_by_spelling() -> None:
+    """Trust audit: a hand-edited heading with another UTC offset compared as text, so a note of
+    16:00 UTC written "+09:00" outranked the newer one of 20:00 UTC."""
+    from mnemara.memory.autorecall import _newest
+
+    old = {"id": "a", "created_at": "2026-05-01T10:00:00+00:00", "conflicts_with": ["b", "c"]}
+    offset = {"id": "b", "created_at": "2026-05-02T01:00:00+09:00"}  # 2026-05-01T16:00Z
+    newest = {"id": "c", "created_at": "2026-05-01T20:00:00+00:00"}
+    assert _newest(old, {e["id"]: e for e in (old, offset, newest)}) is newest

@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 from mnemara.debuglog import log_event
 from mnemara.turn_parts import TurnPart
-from mnemara.memory.similarity import sentences, tokens
+from mnemara.memory.similarity import hit_moment, sentences, tokens
 
 MIN_MATCHED_WORDS = 2
 RARE_SHARE = 0.02  # a token in at most this share of the indexed chunks (and at most RARE_MAX) is rare
@@ -154,7 +154,7 @@ def _newest(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str
         newer = [by_id[i] for i in current.get("conflicts_with", []) if i in by_id and i not in seen]
         if not newer:
             return current
-        current = max(newer, key=lambda e: str(e.get("created_at") or ""))
+        current = max(newer, key=hit_moment)  # by the time it names, not its spelling ("+09:00" vs "+00:00")
         seen.add(current["id"])
 
 

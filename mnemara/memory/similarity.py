@@ -560,11 +560,11 @@ def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups = [g for g in connected_components(n, edges) if len(g) > 1]
     out = list(hits)
     for members in groups:
-        newest_first = sorted(members, key=lambda i: (_moment(hits[i]), -i), reverse=True)
+        newest_first = sorted(members, key=lambda i: (hit_moment(hits[i]), -i), reverse=True)
         for slot, i in zip(sorted(members), newest_first):
             out[slot] = hits[i]
         for i in members:
-            newer = [j for j, _ in links[i] if _moment(hits[j]) > _moment(hits[i])]
+            newer = [j for j, _ in links[i] if hit_moment(hits[j]) > hit_moment(hits[i])]
             if newer:
                 hits[i]["conflicts_with"] = [hits[j]["id"] for j in newer]
                 hits[i]["stale_candidate"] = True
@@ -592,7 +592,8 @@ def connected_components(n: int, edges: Iterable[tuple[int, int]]) -> list[list[
     return sorted(groups.values(), key=lambda g: g[0])
 
 
-def _moment(hit: dict[str, Any]) -> str:
+def hit_moment(hit: dict[str, Any]) -> str:
+    """A hit's ``created_at`` as a comparable UTC ISO string (as written when it is not a time)."""
     from datetime import datetime, timezone
 
     raw = str(hit.get("created_at") or "")
