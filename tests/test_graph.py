@@ -361,3 +361,34 @@ def test_a_graph_file_held_for_writing_is_not_opened_again_in_the_same_process(t
     del readers[1]  # dropped without close: Kuzu closes it, and so does the account
     assert rewrite_graph(db_file, ["a"])["nodes_deleted"] == 1
     assert Graph(tmp_path / "graph").get_node("a") is None
+
+
+def test_an_open_in_this_process_waits_for_a_close_in_progress(tmp_path: Path) -> None:
+    """Kuzu marks a database closed before it is done checkpointing into the file; an open here in
+    that moment would read a file still being written. The account is held through the close."""
+    import threading
+
+    import kuzu
+
+    from mnemara.memory.graph import close_database, open_database
+
+    g = Graph(tmp_path / "graph")
+    chain(g, "ab")
+    g.close()
+    db_file = tmp_path / "graph" / "graph.kuzu"
+    db = open_database(kuzu, db_file)
+    opened: list[object] = []
+    other = threading.Thread(target=lambda: opened.append(open_database(kuzu, db_file, read_only=True)))
+    real_close = db.close
+
+    def close_while_another_thread_opens() -> None:
+        other.start()
+        other.join(0.3)
+        assert opened == [], "another thread opened the file while this one was closing it"
+        real_close()
+
+    db.close = close_while_another_thread_opens
+    close_database(db)
+    other.join(30)
+    assert len(opened) == 1, "the waiting open never got the file"
+    close_database(opened[0])

@@ -208,7 +208,7 @@ def graph_nodes_of(root: Path) -> list[tuple[str, str]] | None:
 def read_graph_nodes(root: Path, wait: float = 0.0) -> list[tuple[str, str]]:
     """``(node id, properties)`` of every graph node ([] without a graph); waits up to ``wait``
     seconds for a holder of the file to let go. Raises with the reason when it cannot read them."""
-    from mnemara.memory.graph import DB_FILE, check_opens, open_database
+    from mnemara.memory.graph import DB_FILE, check_opens, close_database, open_database
 
     path = root / "graph" / DB_FILE
     if not path.exists():
@@ -223,7 +223,7 @@ def read_graph_nodes(root: Path, wait: float = 0.0) -> list[tuple[str, str]]:
             rows: list[Any] = conn.execute("MATCH (n:Node) RETURN n.id, n.properties").get_all()
             conn.close()
         finally:
-            db.close()
+            close_database(db)
         return rows
 
     return [(str(nid), str(props or "")) for nid, props in _while_locked(read, wait)]

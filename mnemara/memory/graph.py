@@ -92,6 +92,24 @@ def _still_open(db: Any) -> bool:
     return db is not None and not getattr(db, "is_closed", False)
 
 
+def close_database(db: Any) -> None:
+    """Close a database from :func:`open_database` and take it off this process's account.
+
+    The account is held while Kuzu closes (it checkpoints and writes the file), so no open here
+    can slip in between Kuzu marking the database closed and Kuzu being done with the file.
+    """
+    with _open_here_lock:
+        try:
+            db.close()
+        finally:
+            for key, held in list(_open_here.items()):
+                kept = [(ref, ro) for ref, ro in held if ref() is not db and _still_open(ref())]
+                if kept:
+                    _open_here[key] = kept
+                else:
+                    del _open_here[key]
+
+
 def kuzu_version(kuzu: Any) -> str:
     """The version of an imported Kuzu module, as stamps record it ('' when it has none)."""
     return str(getattr(kuzu, "__version__", "") or "")
@@ -208,12 +226,13 @@ class Graph:
         conn, db = self._conn, self._db
         self._conn = self._db = None
         clean = db is not None
-        for handle in (conn, db):
-            try:
-                if handle is not None:
-                    handle.close()
-            except Exception:
-                clean = False
+        try:
+            if conn is not None:
+                conn.close()
+            if db is not None:
+                close_database(db)
+        except Exception:
+            clean = False
         if clean:
             write_stamp(self.path, self._kuzu_version)
             self._closed_as = file_state(self.path)

@@ -79,7 +79,8 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there);
     the answer's ``redacted_nodes`` names the kept nodes whose properties it changed.
     """
-    from mnemara.memory.graph import SCHEMA, GraphUnavailable, check_opens, kuzu_version, open_database
+    from mnemara.memory.graph import (SCHEMA, GraphUnavailable, check_opens, close_database, kuzu_version,
+                                      open_database)
     from mnemara.memory.graph_stamp import drop_stamp, write_stamp
 
     kuzu = load_backend("kuzu", GraphUnavailable)
@@ -96,7 +97,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     edges = conn.execute(
         "MATCH (a:Node)-[e:Edge]->(b:Node) RETURN a.id, b.id, e.id, e.relationship, e.properties, e.created_at").get_all()
     conn.close()
-    db.close()
+    close_database(db)
     if rename:
         present = {n[0] for n in nodes}
         merged = {old for old, new in rename.items() if new in present and old in present}
@@ -140,7 +141,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
                     {"rows": rows})
     new.execute("CHECKPOINT")
     new.close()
-    new_db.close()
+    close_database(new_db)
     os.replace(fresh, graph_file)
     for wal in (fresh.with_name(fresh.name + ".wal"), graph_file.with_name(graph_file.name + ".wal")):
         if wal.exists():

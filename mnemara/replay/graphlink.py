@@ -24,7 +24,7 @@ from typing import Sequence
 from mnemara.backend_loader import load_backend
 from mnemara.errors import BackendUnavailable
 from mnemara.instance import Instance
-from mnemara.memory.graph import DB_FILE, kuzu_version, open_database
+from mnemara.memory.graph import DB_FILE, close_database, kuzu_version, open_database
 from mnemara.memory.graph_stamp import stamped_version
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.load import LoadedAtom
@@ -88,7 +88,7 @@ def _read_in_process(graph_file: Path) -> list | None:
             rows = conn.execute(APPLIES_TO).get_all() if {"Node", "Edge"} <= tables else []
             conn.close()
         finally:
-            db.close()
+            close_database(db)
     except Exception as exc:  # e.g. a session holds the file; Kuzu says so in one line
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         raise GraphLookupError(lines[0][:300] if lines else type(exc).__name__) from None
