@@ -50,6 +50,11 @@ BUILTIN_DEFAULTS: dict[str, Verdict] = {"Bash": "ask", "Read": "allow", "Write":
 POLICY_ALIASES = {"MultiEdit": "Edit", "NotebookEdit": "Edit"}
 #: The files of an instance folder that grant tools: writing them is always asked.
 CONTROL_FILES = ("config.json", "permissions.json")
+#: The files of an instance folder Mnemara takes as what was said and typed: the conversation, the
+#: rows and messages waiting to be stored or sent, the prompt history. A file tool writing them could
+#: put words in the user's mouth (a spooled "user" row is stored as the user's turn), so it is always asked.
+RECORD_FILES = ("turns.sqlite", "turns.sqlite-wal", "turns.sqlite-shm", "turns.sqlite-journal", "spool.jsonl",
+                "unsent.json", ".prompt_history")
 ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a", "s": "s", "session": "s"}
 
 
@@ -169,7 +174,7 @@ class PermissionGate:
             s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
-        self._controls = [os.path.realpath(p) for p in (instance.config_path, instance.permissions_path)]
+        self._guarded_own: dict[str, str] = {}  # real path -> what it is, for the files always asked
         self._instances_root = os.path.realpath(instance.root.parent)
         self._keys_cache: dict[str, list[str]] = {}
         self._reported: set[str] = set()
@@ -182,6 +187,7 @@ class PermissionGate:
     def set_config(self, config: Config) -> None:
         """Adopt a (new) config: rebuild the policy index and its compiled patterns."""
         self.config = config
+        self._guarded_own = self._own_guarded_files(config)
         self._config_problems: list[str] = []
         self._modes: dict[str, Verdict] = {}
         self._config_patterns: dict[str, list[re.Pattern[str]]] = {}
@@ -364,9 +370,9 @@ class PermissionGate:
         if mode == "deny":
             return self._logged(tool_name, Decision("deny", f"{policy} is denied by {why}"))
         if resolved is not None and tool_name != "Read" and tool_name not in self._own_files:
-            whose = self._control_file(resolved)
-            if whose:
-                return Decision("ask", f"{tool_name} would change {whose} permissions or config")
+            what = self._guarded_file(resolved)
+            if what:
+                return Decision("ask", f"{tool_name} would change {what}")
         if mode == "allow":
             return Decision("allow", why)
         if policy in self.session_allowed:
@@ -398,26 +404,41 @@ class PermissionGate:
         except (OSError, ValueError):
             return None
 
-    def _control_file(self, resolved: str) -> str:
-        """Whose permissions or config ``resolved`` is ("this instance's", "another instance's"), or "".
+    def _own_guarded_files(self, config: Config) -> dict[str, str]:
+        """This instance's files a file tool may change only when asked, by real path: its permissions
+        and config, its conversation record (:data:`RECORD_FILES`) and the role doc it pins."""
+        own = {os.path.realpath(p): "this instance's own permissions or config"
+               for p in (self.instance.config_path, self.instance.permissions_path)}
+        for name in RECORD_FILES:
+            own[os.path.realpath(self.instance.root / name)] = f"this instance's own conversation record ({name})"
+        role = (config.role_doc_path or "").strip()
+        if role:
+            own[os.path.realpath(os.path.expanduser(role))] = "the role doc (the system prompt of every turn)"
+        return own
 
-        By name (this instance's two files, or ``config.json`` / ``permissions.json`` of any instance
-        folder next to it: a sibling's policies are no less a grant) and by identity (another name
+    def _guarded_file(self, resolved: str) -> str:
+        """What ``resolved`` is when a file tool may change it only when asked, or "".
+
+        By name (this instance's files, or the same files of any instance folder next to it: a
+        sibling's policies or conversation are no less the user's) and by identity (another name
         for the same file: a hard link, or different letter case on a case-insensitive disk).
         """
-        if resolved in self._controls:
-            return "this instance's own"
+        if resolved in self._guarded_own:
+            return self._guarded_own[resolved]
         path = Path(resolved)
-        if path.name in CONTROL_FILES and str(path.parent.parent) == self._instances_root:
-            return "another instance's"
+        if str(path.parent.parent) == self._instances_root:
+            if path.name in CONTROL_FILES:
+                return "another instance's permissions or config"
+            if path.name in RECORD_FILES:
+                return f"another instance's conversation record ({path.name})"
         try:
             target = os.stat(resolved)
         except (OSError, ValueError):
             return ""
-        for control in self._controls:
+        for guarded, what in self._guarded_own.items():
             try:
-                if os.path.samestat(target, os.stat(control)):
-                    return "this instance's own"
+                if os.path.samestat(target, os.stat(guarded)):
+                    return what
             except OSError:
                 continue
         return ""

@@ -395,3 +395,26 @@ def test_new_problems_reported_once_and_logged(inst):
 
 def test_default_config_has_no_problems(inst):
     assert gate_for(inst).startup_problems == []
+
+
+def test_writes_to_the_conversation_record_or_the_role_doc_always_ask(inst, isolated_home):
+    """With Write and Edit allowed, the agent could append a "user" row to spool.jsonl (stored as the
+    user's next turn), queue a message in unsent.json, or rewrite the role doc pinned as its own system
+    prompt, all unasked. These files, this instance's and a sibling's, are asked like config.json."""
+    role = isolated_home / "roles" / "assistant.md"
+    role.parent.mkdir()
+    role.write_text("Be terse.", encoding="utf-8")
+    (isolated_home / "role-link.md").symlink_to(role)
+    sibling = Instance.create("sibling")
+    gate = gate_for(inst, role_doc_path=str(isolated_home / "role-link.md"),
+                    allowed_tools=[ToolPolicy(tool="Write", mode="allow"), ToolPolicy(tool="Edit", mode="allow")])
+    for root, whose in ((inst.root, "this instance's own"), (sibling.root, "another instance's")):
+        for name in ("spool.jsonl", "unsent.json", "turns.sqlite", "turns.sqlite-wal", ".prompt_history"):
+            decision = gate.decide("Write", {"file_path": str(root / name)})
+            assert decision.verdict == "ask", (name, decision)
+            assert f"{whose} conversation record ({name})" in decision.reason, decision
+    for path in (role, isolated_home / "role-link.md"):  # the file and another name for it
+        decision = gate.decide("Edit", {"file_path": str(path)})
+        assert decision.verdict == "ask" and "the role doc" in decision.reason, decision
+    assert gate.decide("Write", {"file_path": str(inst.root / "wiki" / "spool.jsonl")}).verdict == "allow"
+    assert gate.decide("Write", {"file_path": str(isolated_home / "notes.md")}).verdict == "allow"
