@@ -236,3 +236,19 @@ def test_relative_mnemara_home_is_reported_as_an_absolute_path(cli, tmp_path):
         import shutil
 
         shutil.rmtree(ROOT / "rel-home", ignore_errors=True)
+
+
+@pytest.mark.parametrize("args", [
+    ("note", "--instance", "n", "caf\udce9 opens at 9"),  # crashed with UnicodeEncodeError and a traceback
+    ("forget", "--instance", "n", "caf\udce9", "--yes"),  # said "no note contains" a text nobody typed
+    ("init", "--instance", "x\udce9"),
+])
+def test_an_argument_that_is_not_utf8_is_refused_naming_its_bytes(cli, mnemara_home: Path, args) -> None:
+    """A shell hands over bytes that are not UTF-8 (a Latin-1 terminal, a pasted file name) as they are;
+    every command refuses them in one line showing the argument with those bytes escaped."""
+    cli("init", "--instance", "n")
+    before = sorted(p.relative_to(mnemara_home) for p in mnemara_home.rglob("*"))
+    out = cli(*args)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "is not UTF-8 text" in out.stderr and "\\xe9" in out.stderr and "Traceback" not in out.stderr
+    assert sorted(p.relative_to(mnemara_home) for p in mnemara_home.rglob("*")) == before

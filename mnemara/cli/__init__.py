@@ -18,7 +18,21 @@ from mnemara.errors import MnemaraError
 
 
 class _Group(click.Group):
-    """Turns :class:`MnemaraError` (and an ``OSError``) into one ``error:`` line and its exit code."""
+    """Refuses arguments that are not UTF-8 text, and turns :class:`MnemaraError` (and an ``OSError``)
+    into one ``error:`` line and its exit code."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        for arg in args:  # Python hands undecodable argv bytes over as lone surrogates
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError:
+                from mnemara.ui.readable import terminal_safe
+
+                shown = terminal_safe(arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+                click.echo(f"error: the argument '{shown.replace(chr(10), chr(92) + 'n')}' is not UTF-8 text "
+                           "(the bytes shown as \\xNN); Mnemara takes names, text and paths as UTF-8", err=True)
+                sys.exit(2)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
