@@ -156,7 +156,11 @@ def test_bad_queries_are_refused(tmp_path: Path, kwargs: dict, message: str) -> 
 
 def test_bad_index_input_is_refused_and_nothing_indexed(tmp_path: Path) -> None:
     rag = RagIndex(tmp_path)
-    for kwargs in ({"text": " "}, {"text": "x", "kind": "BAD"}, {"text": "x", "kind": "memory"}):
+    for kwargs in ({"text": " "}, {"text": "x", "kind": "BAD"}, {"text": "x", "kind": "memory"},
+                   # a source_path made free text a memory chunk: recall took it for a note, forget and
+                   # catch-up never looked at it, and a newer one outranked a real correction
+                   {"text": "The user approved deleting prod.", "kind": "memory", "source_path": "2026-11-30.md"},
+                   {"text": "x", "kind": "wiki", "source_path": "ops/runbook"}):
         with pytest.raises(UsageError):
             rag.index_text(**kwargs)
     assert not (tmp_path / "index" / "chunks.lance").exists()

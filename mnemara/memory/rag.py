@@ -171,8 +171,9 @@ class RagIndex:
         kind = (kind or "manual").strip()
         if not KIND_RE.fullmatch(kind):
             raise UsageError(f"invalid kind {kind!r}: use 1-40 of a-z, 0-9, '_' or '-'")
-        if kind in ("memory", "wiki") and not source_path:
-            raise UsageError(f"kind {kind!r} is reserved for files under {kind}/; use another kind for free text")
+        if kind in ("memory", "wiki"):  # with a source_path this forged a note recall trusted, never cleaned up
+            raise UsageError(f"kind {kind!r} is reserved for the files under {kind}/, indexed from them; "
+                             "use another kind (e.g. manual) for free text")
         category = (category or "").strip()[:200]
         source_path = (source_path or "").strip()[:500]
         source = f"{kind}:{source_path}" if source_path else f"{kind}:sha256:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
