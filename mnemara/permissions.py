@@ -36,6 +36,7 @@ from mnemara.config import Config
 from mnemara.debuglog import log_event
 from mnemara.fsutil import atomic_write_text, locked
 from mnemara.instance import Instance
+from mnemara.guarded_files import GuardedFiles
 from mnemara.policy_checks import loose_bash_patterns, process_relative_path
 from mnemara.permission_request import FILE_TOOLS, PermissionRequest, stable_json
 
@@ -48,13 +49,6 @@ OWN_SERVER = "mnemara"
 BUILTIN_DEFAULTS: dict[str, Verdict] = {"Bash": "ask", "Read": "allow", "Write": "ask", "Edit": "ask"}
 #: Built-ins that are governed by another tool's policy (they write files like Edit does).
 POLICY_ALIASES = {"MultiEdit": "Edit", "NotebookEdit": "Edit"}
-#: The files of an instance folder that grant tools: writing them is always asked.
-CONTROL_FILES = ("config.json", "permissions.json")
-#: The files of an instance folder Mnemara takes as what was said and typed: the conversation, the
-#: rows and messages waiting to be stored or sent, the prompt history. A file tool writing them could
-#: put words in the user's mouth (a spooled "user" row is stored as the user's turn), so it is always asked.
-RECORD_FILES = ("turns.sqlite", "turns.sqlite-wal", "turns.sqlite-shm", "turns.sqlite-journal", "spool.jsonl",
-                "unsent.json", ".prompt_history")
 ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a", "s": "s", "session": "s"}
 
 
@@ -174,8 +168,7 @@ class PermissionGate:
             s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
-        self._guarded_own: dict[str, str] = {}  # real path -> what it is, for the files always asked
-        self._instances_root = os.path.realpath(instance.root.parent)
+        self._guarded = GuardedFiles(instance)
         self._keys_cache: dict[str, list[str]] = {}
         self._reported: set[str] = set()
         self._persisted: dict[str, list[re.Pattern[str]]] = {}
@@ -187,7 +180,7 @@ class PermissionGate:
     def set_config(self, config: Config) -> None:
         """Adopt a (new) config: rebuild the policy index and its compiled patterns."""
         self.config = config
-        self._guarded_own = self._own_guarded_files(config)
+        self._guarded.set_role_doc(config.role_doc_path)
         self._config_problems: list[str] = []
         self._modes: dict[str, Verdict] = {}
         self._config_patterns: dict[str, list[re.Pattern[str]]] = {}
@@ -370,7 +363,7 @@ class PermissionGate:
         if mode == "deny":
             return self._logged(tool_name, Decision("deny", f"{policy} is denied by {why}"))
         if resolved is not None and tool_name != "Read" and tool_name not in self._own_files:
-            what = self._guarded_file(resolved)
+            what = self._guarded.what(resolved)
             if what:
                 return Decision("ask", f"{tool_name} would change {what}")
         if mode == "allow":
@@ -403,45 +396,6 @@ class PermissionGate:
             return is_inside_home(path, self.cwd)[1]
         except (OSError, ValueError):
             return None
-
-    def _own_guarded_files(self, config: Config) -> dict[str, str]:
-        """This instance's files a file tool may change only when asked, by real path: its permissions
-        and config, its conversation record (:data:`RECORD_FILES`) and the role doc it pins."""
-        own = {os.path.realpath(p): "this instance's own permissions or config"
-               for p in (self.instance.config_path, self.instance.permissions_path)}
-        for name in RECORD_FILES:
-            own[os.path.realpath(self.instance.root / name)] = f"this instance's own conversation record ({name})"
-        role = (config.role_doc_path or "").strip()
-        if role:
-            own[os.path.realpath(os.path.expanduser(role))] = "the role doc (the system prompt of every turn)"
-        return own
-
-    def _guarded_file(self, resolved: str) -> str:
-        """What ``resolved`` is when a file tool may change it only when asked, or "".
-
-        By name (this instance's files, or the same files of any instance folder next to it: a
-        sibling's policies or conversation are no less the user's) and by identity (another name
-        for the same file: a hard link, or different letter case on a case-insensitive disk).
-        """
-        if resolved in self._guarded_own:
-            return self._guarded_own[resolved]
-        path = Path(resolved)
-        if str(path.parent.parent) == self._instances_root:
-            if path.name in CONTROL_FILES:
-                return "another instance's permissions or config"
-            if path.name in RECORD_FILES:
-                return f"another instance's conversation record ({path.name})"
-        try:
-            target = os.stat(resolved)
-        except (OSError, ValueError):
-            return ""
-        for guarded, what in self._guarded_own.items():
-            try:
-                if os.path.samestat(target, os.stat(guarded)):
-                    return what
-            except OSError:
-                continue
-        return ""
 
     def _home_refusal(self, tool_name: str, path: str, resolved: str) -> Decision:
         self._log("permission_home_only", "warning", tool=tool_name, target=path, resolved=resolved)
