@@ -380,3 +380,28 @@ def test_contradicts_means_opposite_claims_not_more_or_less_detail() -> None:
                            "The flag ENABLE_SHADOW_WRITES is off in production.")  # a negated pole, an identifier
     assert not contradicts("The canary gets 5% of traffic for one hour.", "The canary gets 5% of traffic.")
     assert not contradicts("The lease timeout is 30 seconds.", "The lease timeout was raised.")
+
+
+def test_a_heading_without_a_zone_is_utc_on_a_machine_west_of_greenwich(tmp_path, monkeypatch) -> None:
+    """Notes are written in UTC. Replay's order and recall's recency read a heading without a zone (a
+    hand edit) as the machine's local time, so in California a note of 12:00 sorted after one of 13:00
+    UTC, and the older claim was taken for the correction."""
+    import time
+
+    from mnemara.memory.notes import parse_file
+    from mnemara.memory.similarity import hit_moment
+    from mnemara.replay import plan
+    from mnemara.replay.load import LoadedAtom
+
+    day = tmp_path / "2026-05-01.md"
+    day.write_text("## [2026-05-01T12:00:00] fact\nThe lease timeout is 30 s.\n\n"  # 0.18's heading, zone cut
+                   "## 2026-05-01T10:00:00-03:00 fact\nThe lease timeout is 300 s.\n", encoding="utf-8")
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    try:
+        assert hit_moment({"created_at": "2026-05-01T12:00:00"}) == "2026-05-01T12:00:00+00:00"
+        naive, aware = (LoadedAtom(atom=a, raw=b"", index=i) for i, a in enumerate(parse_file(day)))
+        assert plan._when(naive) < plan._when(aware), "12:00 UTC came after 13:00 UTC"
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -593,11 +593,13 @@ def connected_components(n: int, edges: Iterable[tuple[int, int]]) -> list[list[
 
 
 def hit_moment(hit: dict[str, Any]) -> str:
-    """A hit's ``created_at`` as a comparable UTC ISO string (as written when it is not a time)."""
+    """A hit's ``created_at`` as a comparable UTC ISO string (as written when it is not a time).
+    Without a zone it is UTC, as notes are written, never this machine's local time."""
     from datetime import datetime, timezone
 
     raw = str(hit.get("created_at") or "")
     try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00")).astimezone(timezone.utc).isoformat()
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
         return raw
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).isoformat()

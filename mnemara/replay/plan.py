@@ -20,7 +20,7 @@ from mnemara.errors import ConfigError, UsageError
 from mnemara.fsutil import atomic_write_text, locked_append
 from mnemara.instance import Instance
 from mnemara.memory.similarity import CONFLICT, COPY, contradicts, relate
-from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint, propose_supersessions
+from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint, note_moment, propose_supersessions
 from mnemara.memory.tfidf import SparseRows, TfidfSpace, call_embedder, embedder_name
 from mnemara.replay import cluster as clustering
 from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path, load_archived
@@ -151,9 +151,10 @@ class ReplayPlan:
 
 
 def _when(atom: LoadedAtom) -> tuple:
-    try:
-        moment = datetime.fromisoformat(atom.atom.timestamp.replace("Z", "+00:00")).astimezone(timezone.utc)
-    except ValueError:
+    """Sort key in time order: a heading without a zone is UTC, as notes are written (never this
+    machine's local time); an unreadable one sorts last."""
+    moment = note_moment(atom.atom.timestamp)
+    if moment == datetime.min.replace(tzinfo=timezone.utc):
         moment = datetime.max.replace(tzinfo=timezone.utc)
     return (moment, atom.archived, atom.atom.file.name, atom.atom.offset)
 
