@@ -68,6 +68,7 @@ def main() -> None:
             "Bash, last persisted pattern matches": ("Bash", {"command": f"make target{args.patterns - 1}"}),
             "Read inside $HOME (home-only guard)": ("Read", {"file_path": inside}),
             "Read outside $HOME (refused + logged)": ("Read", {"file_path": "/etc/passwd"}),
+            "Write inside $HOME (+ guarded-file check)": ("Write", {"file_path": inside, "content": "x"}),
             "in-process mcp__mnemara__write_memory": ("mcp__mnemara__write_memory", {"text": "note"}),
         }
         print(f"baseline dict lookup: {baseline * 1e9:8.0f} ns/call")
