@@ -425,3 +425,34 @@ async def test_ctrl_l_while_messages_are_queued_does_not_lose_them(mnemara_home)
             assert "you: queued two" in app.chat_log.plain_text()
     finally:
         app.session.close()
+
+
+async def test_the_input_is_kept_before_the_session_closes(mnemara_home):
+    """Quitting closes the session first, which can take seconds while its CLI processes end; the
+    text left in the input was kept only after that, so a window closed meanwhile lost it."""
+    from mnemara.instance import Instance
+    from mnemara.ui.tui.app import MnemaraApp
+
+    from tests.tui_support import type_text
+
+    instance = Instance.create("draft")
+    unsent = instance.root / "unsent.json"
+    app = MnemaraApp(instance)
+    on_disk_at_close: list[object] = []
+    real_close = app.session.aclose
+
+    async def close_looking_at_the_disk() -> None:
+        on_disk_at_close.append(json.loads(unsent.read_text(encoding="utf-8")) if unsent.exists() else None)
+        await real_close()
+
+    app.session.aclose = close_looking_at_the_disk
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            app.chat_input.focus()
+            await type_text(pilot, "a draft")
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+    finally:
+        app.session.close()
+    assert on_disk_at_close and on_disk_at_close[0] == ["a draft"], on_disk_at_close

@@ -474,11 +474,12 @@ class MnemaraApp(App[None]):
             if getattr(self.session, "warm_spare", False):
                 self.session.warm_spare = False  # no next turn: the stopped one must not start a CLI for it
             await self.cancel_turn()
-        await self._close_session()
-        # Queued messages (and what Escape put back in the input, or was typed there) wait for the next panel.
+        # Queued messages (and what Escape put back in the input, or was typed there) wait for the next
+        # panel. Kept before the session closes, which can take seconds: a window closed meanwhile loses nothing.
         draft = self.chat_input.text
         unsent = [text for text, _ in self._queued] + ([draft] if draft.strip() else [])
         problem = self.unsent.keep(unsent)
+        await self._close_session()
         message = (f"{len(unsent)} unsent message(s) (queued, or left in the input) are kept in {self.unsent.path} "
                    "and put back in the input when the panel opens again") if unsent else None
         if unsent and problem:
