@@ -352,6 +352,17 @@ def test_a_graph_file_held_for_writing_is_not_opened_again_in_the_same_process(t
     with pytest.raises(GraphUnavailable, match="lock"):  # forget and the note-id migration wait on it, as on Kuzu's
         rewrite_graph(db_file, ["a"])
     assert db_file.read_bytes() == before and not (tmp_path / "graph" / "graph.kuzu.rewrite").exists()
+    import mnemara.memory.graph as graph_module
+
+    def no_child(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a crash probe was started for a file this process holds")
+
+    original_run = graph_module.subprocess.run
+    graph_module.subprocess.run = no_child  # type: ignore[assignment]
+    try:  # a child could only fail on the lock, or catch the file mid-write: none is started
+        assert "open for writing in this process" in (graph_module.probe_failure(db_file) or "")
+    finally:
+        graph_module.subprocess.run = original_run
     holder.close()
 
     readers = [open_database(kuzu, db_file, read_only=True) for _ in range(2)]  # readers share the file

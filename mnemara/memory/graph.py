@@ -92,6 +92,12 @@ def _still_open(db: Any) -> bool:
     return db is not None and not getattr(db, "is_closed", False)
 
 
+def held_for_writing_here(path: Path) -> bool:
+    """Whether a database of this process opened by :func:`open_database` has ``path`` open for writing."""
+    with _open_here_lock:
+        return any(not ro and _still_open(ref()) for ref, ro in _open_here.get(os.path.realpath(path), []))
+
+
 def close_database(db: Any) -> None:
     """Close a database from :func:`open_database` and take it off this process's account.
 
@@ -126,7 +132,13 @@ def _one_line(exc: BaseException) -> str:
 
 def probe_failure(path: Path) -> str | None:
     """Open ``path`` in a child process first (some damage crashes Kuzu instead of raising):
-    None when it opened, else one line saying why not."""
+    None when it opened, else one line saying why not.
+
+    While this process holds the file for writing, no child is started: it could only fail on the
+    lock, or (Kuzu's lock being per process) catch the file mid-write; the answer names the lock.
+    """
+    if held_for_writing_here(path):
+        return f"{path} is open for writing in this process (a session may still hold it; Kuzu's lock cannot tell)"
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
