@@ -24,14 +24,13 @@ import math
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from mnemara.errors import ConfigError
 from mnemara.memory.notes import Atom, day_files, parse_text
 from mnemara.memory.similarity import COPY, CONFLICT, contradicts, cosine, normalize, relate, strip_marks, tokens
-from mnemara.memory.status import StatusBook, all_atoms, propose_supersessions
+from mnemara.memory.status import StatusBook, all_atoms, note_moment, propose_supersessions
 
 SIMILAR_CANDIDATES = 5
 
@@ -110,21 +109,13 @@ def same_text_notes(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = 
     others = [] if book is None else [f"{book.status_of(a)} note {a.id} ({a.location})"
                                       for a in found if book.status_of(a) != "active"]
     if actives:
-        newest = max(actives, key=lambda a: _moment(a.timestamp))
+        newest = max(actives, key=lambda a: note_moment(a.timestamp))
         against = contradicted_since(memory_dir, newest, text, atoms, book)
         if against:
             others.append(f"note {newest.id} ({newest.location}), contradicted since by "
                           + ", ".join(f"note {a.id} ({a.location})" for a in against))
             return None, others
     return (actives[0] if actives else None), others
-
-
-def _moment(timestamp: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.min.replace(tzinfo=timezone.utc)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def contradicted_since(memory_dir: Path, held_by: Atom, text: str, atoms: Sequence[Atom] | None = None,
@@ -135,7 +126,7 @@ def contradicted_since(memory_dir: Path, held_by: Atom, text: str, atoms: Sequen
     newest word, and refusing it would leave "300 s" as the newest note (first in recall).
     Without ``atoms`` only the day files from ``held_by``'s day on are read.
     """
-    since = _moment(held_by.timestamp)
+    since = note_moment(held_by.timestamp)
     if atoms is None:
         atoms = []
         for path in day_files(memory_dir):
@@ -146,7 +137,7 @@ def contradicted_since(memory_dir: Path, held_by: Atom, text: str, atoms: Sequen
             except (OSError, UnicodeDecodeError):
                 continue
     return [a for a in atoms
-            if _moment(a.timestamp) > since and (book is None or book.status_of(a) == "active")
+            if note_moment(a.timestamp) > since and (book is None or book.status_of(a) == "active")
             and contradicts(text, a.text) and relate(text, a.text).kind == CONFLICT]
 
 
@@ -227,7 +218,7 @@ def assess(memory_dir: Path, text: str, *, embedder: Embedder | None = None, thr
             check.conflicts.append(Conflict(atom, rel.reasons, sim))
     if best is None:
         return check
-    newest = max(copies, key=lambda a: _moment(a.timestamp))
+    newest = max(copies, key=lambda a: note_moment(a.timestamp))
     against = contradicted_since(memory_dir, newest, text, atoms)
     if not against:
         check.duplicate = Duplicate(best[1], "same claim", best[0])
