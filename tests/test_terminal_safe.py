@@ -122,27 +122,35 @@ def test_the_panel_in_a_real_terminal_shows_the_sequences_and_obeys_none(scripte
         tmux.close()
 
 
+async def _open_rows(pilot, app):
+    """Open the context viewer from the panel; the viewer and its rows list once rows are shown."""
+    from textual.widgets import OptionList
+
+    from mnemara.ui.tui.screens.context_viewer import ContextViewer
+    from tests.tui_support import wait_for
+
+    await pilot.pause()
+    await pilot.click("#context")
+    viewer = await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
+    rows = viewer.query_one("#rows-list", OptionList)
+    await wait_for(pilot, lambda: rows.option_count, what="the rows")
+    return viewer, rows
+
+
 async def test_context_viewer_rows_show_the_models_text_as_text_not_markup(make_app, instance) -> None:
     """The rows list parsed a turn's text as Textual markup: `[@click=app.quit_panel]...[/]` drew a
     clickable label that ran a panel action, `[dim]` restyled it. It is shown as typed now."""
     from textual.content import Content
     from textual.visual import visualize
-    from textual.widgets import OptionList
 
     from mnemara.store import TurnStore
-    from mnemara.ui.tui.screens.context_viewer import ContextViewer
-    from tests.tui_support import wait_for
 
     forged = "[@click=app.quit_panel]harmless[/] [dim]x\x1b[8m"
     with TurnStore(instance.turns_path) as store:
         store.append("assistant", forged)
     app = make_app()
     async with app.run_test(size=(120, 34)) as pilot:
-        await pilot.pause()
-        await pilot.click("#context")
-        viewer = await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
-        rows = viewer.query_one("#rows-list", OptionList)
-        await wait_for(pilot, lambda: rows.option_count, what="the rows")
+        viewer, rows = await _open_rows(pilot, app)
         option = rows.get_option_at_index(0)
         shown = visualize(rows, option.prompt, markup=rows._markup)  # what the list draws for the row
     assert isinstance(shown, Content)
@@ -153,21 +161,16 @@ async def test_context_viewer_rows_show_the_models_text_as_text_not_markup(make_
 async def test_context_viewer_detail_shows_control_characters_and_an_unedited_save_changes_nothing(
         make_app, instance) -> None:
     """The detail editor drew the stored text raw (Textual's TextArea hands ESC to the terminal)."""
-    from textual.widgets import OptionList, TextArea
+    from textual.widgets import TextArea
 
     from mnemara.store import TurnStore
-    from mnemara.ui.tui.screens.context_viewer import ContextViewer
     from tests.tui_support import wait_for
 
     with TurnStore(instance.turns_path) as store:
         row = store.append("assistant", ATTACK)
     app = make_app()
     async with app.run_test(size=(120, 34)) as pilot:
-        await pilot.pause()
-        await pilot.click("#context")
-        viewer = await wait_for(pilot, lambda: isinstance(app.screen, ContextViewer) and app.screen, what="viewer")
-        rows = viewer.query_one("#rows-list", OptionList)
-        await wait_for(pilot, lambda: rows.option_count, what="the rows")
+        viewer, rows = await _open_rows(pilot, app)
         rows.highlighted = rows.get_option_index(str(row))
         await wait_for(pilot, lambda: viewer.selected == row, what="the row selected")
         body = viewer.query_one("#detail-body", TextArea)
