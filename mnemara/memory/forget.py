@@ -323,8 +323,7 @@ def _reach_needles(plan: ForgetPlan) -> list[str]:
 
 def _reach_pattern(plan: ForgetPlan) -> Any:
     """:func:`_reach_needles` as one case-insensitive pattern (None when no form is long enough)."""
-    needles = _reach_needles(plan)
-    return reach.pattern_for(needles) if needles else None
+    return reach.pattern_of(_reach_needles(plan))
 
 
 def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:

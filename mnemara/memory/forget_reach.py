@@ -37,7 +37,11 @@ def needles_for(texts: Iterable[str], query: str | None = None) -> list[str]:
 
 def pattern_for(texts: Iterable[str], query: str | None = None) -> re.Pattern[str] | None:
     """A case-insensitive pattern for every stored form of ``texts`` and ``query``."""
-    needles = needles_for(texts, query)
+    return pattern_of(needles_for(texts, query))
+
+
+def pattern_of(needles: list[str]) -> re.Pattern[str] | None:
+    """One case-insensitive pattern matching any of ``needles`` as they are (None for none)."""
     if not needles:
         return None
     return re.compile("|".join(re.escape(n) for n in needles), re.IGNORECASE)
