@@ -74,7 +74,7 @@ def open_database(kuzu: Any, path: Path, *, read_only: bool = False) -> Any:
     """
     key = os.path.realpath(path)
     with _open_here_lock:
-        held = [(ref, ro) for ref, ro in _open_here.get(key, []) if _still_open(ref())]
+        held = _live(key)
         if held and not (read_only and all(ro for _, ro in held)):
             raise GraphUnavailable(
                 f"{path} is already open {'for writing ' if not all(ro for _, ro in held) else ''}in this "
@@ -88,14 +88,17 @@ _open_here: dict[str, list[tuple[weakref.ref[Any], bool]]] = {}  # graph files t
 _open_here_lock = threading.Lock()
 
 
-def _still_open(db: Any) -> bool:
-    return db is not None and not getattr(db, "is_closed", False)
+def _live(key: str) -> list[tuple[weakref.ref[Any], bool]]:
+    """The databases of this process still open on the file ``key`` (a real path), and whether read-only.
+    The caller holds ``_open_here_lock``."""
+    return [(ref, ro) for ref, ro in _open_here.get(key, [])
+            if (db := ref()) is not None and not getattr(db, "is_closed", False)]
 
 
 def held_for_writing_here(path: Path) -> bool:
     """Whether a database of this process opened by :func:`open_database` has ``path`` open for writing."""
     with _open_here_lock:
-        return any(not ro and _still_open(ref()) for ref, ro in _open_here.get(os.path.realpath(path), []))
+        return any(not ro for _, ro in _live(os.path.realpath(path)))
 
 
 def close_database(db: Any) -> None:
@@ -108,8 +111,8 @@ def close_database(db: Any) -> None:
         try:
             db.close()
         finally:
-            for key, held in list(_open_here.items()):
-                kept = [(ref, ro) for ref, ro in held if ref() is not db and _still_open(ref())]
+            for key in list(_open_here):
+                kept = [(ref, ro) for ref, ro in _live(key) if ref() is not db]
                 if kept:
                     _open_here[key] = kept
                 else:
