@@ -28,8 +28,9 @@ class _Group(click.Group):
             except UnicodeEncodeError:
                 from mnemara.ui.readable import terminal_safe
 
-                shown = terminal_safe(arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
-                click.echo(f"error: the argument '{shown.replace(chr(10), chr(92) + 'n')}' is not UTF-8 text "
+                raw = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                shown = terminal_safe(raw).replace("\n", "\\n")
+                click.echo(f"error: the argument '{shown}' is not UTF-8 text "
                            "(the bytes shown as \\xNN); Mnemara takes names, text and paths as UTF-8", err=True)
                 sys.exit(2)
         return super().parse_args(ctx, args)
