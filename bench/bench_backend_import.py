@@ -3,7 +3,7 @@
 Run: python bench/bench_backend_import.py [--rounds 5]
 
 ``load_backend("lancedb")`` defers the ``__init__`` of lance_namespace's REST client package (see
-mnemara/backend_loader.py); a plain import builds all of it. Each round starts one fresh interpreter
+mnemara/core/backend_loader.py); a plain import builds all of it. Each round starts one fresh interpreter
 of each kind, alternating, and measures its CPU (user + system). Prints the medians and the ratio.
 
 Goal: the guarded import costs at most 60% of the plain one. Exits 1 when the goal is missed, 2 when
@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = 0.6
 REPORT = "import sys; print(any(m.startswith('lance_namespace_urllib3_client.api') for m in sys.modules))"
-GUARDED = "from mnemara.backend_loader import load_backend; load_backend('lancedb'); " + REPORT
-PLAIN = "import mnemara.backend_loader, lancedb; " + REPORT
+GUARDED = "from mnemara.core.backend_loader import load_backend; load_backend('lancedb'); " + REPORT
+PLAIN = "import mnemara.core.backend_loader, lancedb; " + REPORT
 
 
 def child_cpu(code: str) -> tuple[float, str]:

@@ -1,4 +1,4 @@
-"""What the parent-death launcher (mnemara/child_guard.py, issue 13 item 10) adds to a CLI start.
+"""What the parent-death launcher (mnemara/claude/child_guard.py, issue 13 item 10) adds to a CLI start.
 
 Run: python bench/bench_cli_guard.py [--rounds 5]
 
@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mnemara.child_guard import guard_env, guarded_cli_path  # noqa: E402
-from mnemara.testing import ScriptedAPI  # noqa: E402
+from mnemara.claude.child_guard import guard_env, guarded_cli_path  # noqa: E402
+from mnemara.testing.scripted_api import ScriptedAPI  # noqa: E402
 
 GOAL = 1.25
 

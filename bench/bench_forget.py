@@ -36,13 +36,13 @@ def cpu() -> float:
 
 
 def build(home: Path, notes: int, rows: int) -> Path:
-    from mnemara.config import Config
-    from mnemara.instance import Instance
-    from mnemara.memory.graph import Graph
+    from mnemara.core.config import Config
+    from mnemara.core.instance import Instance
+    from mnemara.memory.graph.store import Graph
     from mnemara.memory.notes import append_note
-    from mnemara.memory.rag import RagIndex
+    from mnemara.memory.search.rag import RagIndex
     from mnemara.memory.status import all_atoms
-    from mnemara.store import TurnStore
+    from mnemara.store.turns import TurnStore
 
     inst = Instance.create("bench", home=home)
     for i in range(notes):
@@ -63,8 +63,8 @@ def build(home: Path, notes: int, rows: int) -> Path:
 
 
 def one_round(template: Path, work: Path) -> tuple[float, float]:
-    from mnemara.config import Config
-    from mnemara.instance import Instance
+    from mnemara.core.config import Config
+    from mnemara.core.instance import Instance
     from mnemara.memory import forget
 
     if work.exists():

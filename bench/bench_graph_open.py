@@ -25,8 +25,8 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mnemara.memory.graph import SCHEMA, Graph, open_database  # noqa: E402
-from mnemara.memory.graph_stamp import stamp_path, stamped_version  # noqa: E402
+from mnemara.memory.graph.store import SCHEMA, Graph, open_database  # noqa: E402
+from mnemara.memory.graph.stamp import stamp_path, stamped_version  # noqa: E402
 
 PROBE_GOAL = 1 / 3
 POOL_GOAL = 1 / 2

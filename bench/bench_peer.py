@@ -92,11 +92,11 @@ def e2e(tmp: Path, rows: int) -> None:
     against the scripted Messages API: batched (1 turn) versus one turn per row."""
     import os
 
-    from mnemara.config import update_config
-    from mnemara.instance import Instance
+    from mnemara.core.config import update_config
+    from mnemara.core.instance import Instance
     from mnemara.peer import attach_inbox
-    from mnemara.session import AgentSession
-    from mnemara.testing import ScriptedAPI
+    from mnemara.session.agent import AgentSession
+    from mnemara.testing.scripted_api import ScriptedAPI
 
     os.environ["HOME"] = str(tmp)
     os.environ["MNEMARA_HOME"] = str(tmp / ".mnemara")

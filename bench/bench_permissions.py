@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mnemara.config import Config, ToolPolicy  # noqa: E402
-from mnemara.instance import Instance  # noqa: E402
-from mnemara.permissions import PermissionGate  # noqa: E402
-from mnemara.sentinel import RuntimeSentinel  # noqa: E402
+from mnemara.core.config import Config, ToolPolicy  # noqa: E402
+from mnemara.core.instance import Instance  # noqa: E402
+from mnemara.guard.gate import PermissionGate  # noqa: E402
+from mnemara.guard.sentinel import RuntimeSentinel  # noqa: E402
 
 
 def per_call(fn, calls: int, repeats: int = 5) -> float:

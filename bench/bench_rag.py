@@ -32,10 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mnemara.memory.embed import EmbedError, OllamaEmbedder  # noqa: E402
+from mnemara.memory.search.embed import EmbedError, OllamaEmbedder  # noqa: E402
 from mnemara.memory.notes import append_note, format_note  # noqa: E402
-from mnemara.memory.rag import RagIndex  # noqa: E402
-from mnemara.testing_ollama import FakeOllama  # noqa: E402
+from mnemara.memory.search.rag import RagIndex  # noqa: E402
+from mnemara.testing.ollama import FakeOllama  # noqa: E402
 
 GOLDEN = ROOT / "bench" / "data" / "rag_golden.json"
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -87,7 +87,7 @@ def quality() -> None:
     runs: list[tuple[str, object]] = [("keyword-only (BM25)", None)]
     fake = FakeOllama(dim=256).start()
     runs.append(("hybrid, fake embedder", OllamaEmbedder(fake.url("/api/embed"), "fake-lexical")))
-    from mnemara.memory.embedders import local_embedder
+    from mnemara.memory.search.embedders import local_embedder
 
     runs.append(("hybrid, local embedder (default)", local_embedder()))
     real = OllamaEmbedder("http://localhost:11434/api/embed", "nomic-embed-text", timeout=2)
@@ -213,7 +213,7 @@ def scale(count: int) -> None:
 
 # -- 3. graph -------------------------------------------------------------------------------
 def graph(edges: int) -> None:
-    from mnemara.memory.graph import Graph
+    from mnemara.memory.graph.store import Graph
 
     nodes = max(edges // 5, 10)
     print(f"\n== graph_neighbors on Kuzu: {nodes} nodes, {edges} edges")

@@ -73,8 +73,8 @@ def time_turns(session, msgs: list[str]) -> tuple[list[float], int]:
 
 def real_turns(session, msgs: list[str]) -> tuple[list[float], list[float]]:
     """Whole turns through the real Claude CLI against the scripted API, off and on alternating."""
-    from mnemara.config import update_config
-    from mnemara.testing import ScriptedAPI
+    from mnemara.core.config import update_config
+    from mnemara.testing.scripted_api import ScriptedAPI
 
     out: tuple[list[float], list[float]] = ([], [])
     with ScriptedAPI() as api:
@@ -111,9 +111,9 @@ def time_auto_recall(inst: Any, msgs: list[str], *, warm_after_on: bool = False,
                      turn_samples: int = 0) -> RecallTiming:
     """Build ``inst``'s RAG index, then time each message's turn context with auto_recall off
     (the baseline) and on, in one session; ``turn_samples`` whole turns through the real CLI too."""
-    from mnemara.config import Config, update_config
-    from mnemara.memory.rag import RagIndex
-    from mnemara.session import AgentSession
+    from mnemara.core.config import Config, update_config
+    from mnemara.memory.search.rag import RagIndex
+    from mnemara.session.agent import AgentSession
 
     t0 = time.perf_counter()
     stats = RagIndex.for_instance(inst, Config.load(inst.config_path)).rebuild()
@@ -134,8 +134,8 @@ def time_auto_recall(inst: Any, msgs: list[str], *, warm_after_on: bool = False,
 
 
 def run(home: Path, notes: int, turns: int, embed_url: str, label: str, turn_samples: int = 0) -> None:
-    from mnemara.config import update_config
-    from mnemara.instance import Instance
+    from mnemara.core.config import update_config
+    from mnemara.core.instance import Instance
 
     inst = Instance.create(f"bench-{label}")
     write_notes(inst.memory_dir, notes)
@@ -157,7 +157,7 @@ def run(home: Path, notes: int, turns: int, embed_url: str, label: str, turn_sam
 
 def note_latency(notes: int) -> None:
     """`mnemara note` (exact dedupe over every atom) at this size, against `mnemara list`."""
-    from mnemara.instance import Instance
+    from mnemara.core.instance import Instance
 
     inst = Instance.open("bench-keyword")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -189,11 +189,11 @@ def quality(embed_url: str, label: str) -> None:
     """Injection quality on the RAG golden set (bench/data/rag_golden.json) plus off-topic messages."""
     import json
 
-    from mnemara.config import update_config
-    from mnemara.instance import Instance
+    from mnemara.core.config import update_config
+    from mnemara.core.instance import Instance
     from mnemara.memory.notes import append_note
     from mnemara.memory.status import all_atoms, chunk_id
-    from mnemara.session import AgentSession
+    from mnemara.session.agent import AgentSession
 
     golden = json.loads((ROOT / "bench" / "data" / "rag_golden.json").read_text())
     inst = Instance.create(f"quality-{label}")
@@ -230,7 +230,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["MNEMARA_HOME"] = str(Path(tmp) / "home")
-        from mnemara.testing_ollama import FakeOllama
+        from mnemara.testing.ollama import FakeOllama
 
         quality("http://127.0.0.1:9/api/embed", "keyword")
         with FakeOllama() as fake:

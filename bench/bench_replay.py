@@ -27,12 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from mnemara.instance import Instance  # noqa: E402
+from mnemara.core.instance import Instance  # noqa: E402
 from mnemara.memory.notes import format_note  # noqa: E402
 from mnemara.replay import run_replay  # noqa: E402
 from mnemara.replay.cluster import _dots, sparse_pairs  # noqa: E402
 from mnemara.replay.load import load_atoms  # noqa: E402
-from mnemara.memory.tfidf import TfidfSpace  # noqa: E402
+from mnemara.memory.search.tfidf import TfidfSpace  # noqa: E402
 
 NOW = datetime(2026, 5, 10, 23, 0, tzinfo=timezone.utc)
 CATEGORIES = ["insight", "decision", "self_observation", "todo", "note"]

@@ -10,7 +10,7 @@ Run: python bench/bench_similarity.py [--notes 10000] [--turns 30] [--skip-scale
    embedder: recall@1/@5 and MRR, overall and for the issue-15 queries; the
    vector channel alone (MRR), which gives each model's fusion weight
    (min(1, vector MRR / keyword MRR)), compared with the table in
-   mnemara/memory/embedders.py.
+   mnemara/memory/search/embedders.py.
 3. Auto-recall on the golden queries plus 15 off-topic messages (default bar):
    injection rate, precision (injections that hold the expected note) and
    off-topic false positives.
@@ -52,8 +52,8 @@ def goal(ok: bool, what: str) -> str:
 
 # -- 1. the local embedder -------------------------------------------------------------------
 def embedder_speed() -> None:
-    from mnemara.memory.embedders import LocalEmbedder
-    from mnemara.memory.similarity import tokens
+    from mnemara.memory.search.embedders import LocalEmbedder
+    from mnemara.memory.search.similarity import tokens
 
     print("== 1. local embedder (wordllama l2_supercat 256, weights from the installed wheel)")
     texts = [f"The {w} service on host-{i % 97} times out after {i % 90} seconds when the queue is full"
@@ -99,7 +99,7 @@ def vector_only(embedder: object) -> dict[str, float]:
     import numpy as np
     from bench_rag import metrics
 
-    from mnemara.memory.tfidf import call_embedder
+    from mnemara.memory.search.tfidf import call_embedder
 
     notes = GOLDEN["notes"]
     docs = call_embedder(embedder, [f"{n['category']}\n{n['text']}" for n in notes])
@@ -115,8 +115,8 @@ def vector_only(embedder: object) -> dict[str, float]:
 def retrieval(modes: dict[str, object]) -> dict[str, dict[str, float]]:
     from bench_rag import golden_ranks, metrics
 
-    from mnemara.memory.embedders import MEASURED, fusion_weight
-    from mnemara.memory.rag import RagIndex
+    from mnemara.memory.search.embedders import MEASURED, fusion_weight
+    from mnemara.memory.search.rag import RagIndex
 
     print("\n== 2. retrieval on the golden set "
           f"({len(GOLDEN['queries'])} queries, {sum(q['type'].startswith('i15') for q in GOLDEN['queries'])} new)")
@@ -161,10 +161,10 @@ OFF_TOPIC = [
 
 
 def auto_recall(settings: dict[str, dict[str, object]]) -> None:
-    from mnemara.config import update_config
-    from mnemara.instance import Instance
+    from mnemara.core.config import update_config
+    from mnemara.core.instance import Instance
     from mnemara.memory.status import all_atoms, chunk_id
-    from mnemara.session import AgentSession
+    from mnemara.session.agent import AgentSession
 
     print(f"\n== 3. auto-recall on the golden queries + {len(OFF_TOPIC)} off-topic messages (default bar)")
     for label, cfg in settings.items():
@@ -196,10 +196,10 @@ def auto_recall(settings: dict[str, dict[str, object]]) -> None:
 
 # -- 4. copies vs corrections --------------------------------------------------------------------
 def copies_vs_corrections(modes: dict[str, object]) -> None:
-    from mnemara.instance import Instance
+    from mnemara.core.instance import Instance
     from mnemara.memory.dedupe import assess
     from mnemara.memory.notes import append_note
-    from mnemara.memory.similarity import normalize
+    from mnemara.memory.search.similarity import normalize
     from mnemara.memory.status import all_atoms
     from mnemara.replay import run_replay
 
@@ -249,8 +249,8 @@ def copies_vs_corrections(modes: dict[str, object]) -> None:
 def latency(count: int, turns: int) -> None:
     from bench_recall import messages, time_auto_recall, write_notes
 
-    from mnemara.config import update_config
-    from mnemara.instance import Instance
+    from mnemara.core.config import update_config
+    from mnemara.core.instance import Instance
 
     print(f"\n== 5. auto-recall latency per turn at {count} notes ({turns} messages, half off-topic)")
     added_by: dict[str, float] = {}
@@ -275,9 +275,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["MNEMARA_HOME"] = str(Path(tmp) / "home")
-        from mnemara.memory.embed import OllamaEmbedder
-        from mnemara.memory.embedders import local_embedder
-        from mnemara.testing_ollama import FakeOllama
+        from mnemara.memory.search.embed import OllamaEmbedder
+        from mnemara.memory.search.embedders import local_embedder
+        from mnemara.testing.ollama import FakeOllama
 
         embedder_speed()
         with FakeOllama(dim=256) as fake:

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mnemara.store import TRIM_BATCH, TurnStore  # noqa: E402
+from mnemara.store.turns import TRIM_BATCH, TurnStore  # noqa: E402
 
 WINDOW = 40
 GOAL_MS = 10.0

@@ -99,7 +99,7 @@ def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: flo
 
 
 def bench_startup(repeats: int) -> float:
-    from mnemara.instance import Instance
+    from mnemara.core.instance import Instance
 
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-tui-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_"))}
@@ -172,7 +172,7 @@ def first_message(cmd: list[str], env: dict[str, str], api: Any, pause: float, t
 
 def bench_first_message(repeats: int, pause: float, baseline: str | None) -> float | None:
     """Median Ctrl+S -> request of ours / 0.18's (None without the baseline)."""
-    from mnemara.testing import ScriptedAPI, reply
+    from mnemara.testing.scripted_api import ScriptedAPI, reply
 
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-first-"))
     with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:

@@ -3,7 +3,7 @@
 Run: python bench/bench_turn_overhead.py [--turns 10] [--rounds 3] [--baseline-python PATH] [--no-check]
 
 Every variant talks to the same scripted Messages API on 127.0.0.1
-(mnemara.testing) with the same role doc, the same built-in tools and the same
+(mnemara.testing.scripted_api) with the same role doc, the same built-in tools and the same
 messages and answers. Variants are interleaved: each round runs every variant
 once, in a rotated order, so load changes hit them alike. Medians over rounds.
 
@@ -47,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mnemara.testing import ScriptedAPI, reply  # noqa: E402
+from mnemara.testing.scripted_api import ScriptedAPI, reply  # noqa: E402
 
 ROLE = "You are a benchmark agent. Answer briefly.\n" * 20
 ANSWER = "Leases time out after thirty seconds unless renewed by the holder."
@@ -151,9 +151,9 @@ def setup_mnemara(home: Path, name: str, role: Path, env: dict[str, str], python
 
 def in_process_mnemara(api: ScriptedAPI, home: Path, name: str, role: Path, turns: int, reuse: bool) -> list[float]:
     """Seconds per turn, the first included, from the session's creation."""
-    from mnemara.config import update_config
-    from mnemara.instance import Instance
-    from mnemara.session import AgentSession
+    from mnemara.core.config import update_config
+    from mnemara.core.instance import Instance
+    from mnemara.session.agent import AgentSession
 
     inst = Instance.create(name)
     update_config(inst.config_path, role_doc_path=str(role))

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mnemara.config import update_config  # noqa: E402
-from mnemara.instance import Instance  # noqa: E402
-from mnemara.testing import ScriptedAPI, reply, thinking, tool_use  # noqa: E402
+from mnemara.core.config import update_config  # noqa: E402
+from mnemara.core.instance import Instance  # noqa: E402
+from mnemara.testing.scripted_api import ScriptedAPI, reply, thinking, tool_use  # noqa: E402
 
 
 def _module(rng: random.Random, name: str) -> str:
@@ -34,7 +34,7 @@ def _module(rng: random.Random, name: str) -> str:
 
 def record(out: Path, turns: int = 18, seed: int = 11) -> Path:
     """Record ``turns`` turns into a fresh instance and copy its turns.sqlite to ``out``."""
-    from mnemara.session import AgentSession
+    from mnemara.session.agent import AgentSession
 
     rng = random.Random(seed)
     saved = dict(os.environ)

@@ -4,7 +4,7 @@
 
 The instance lives under $MNEMARA_HOME (default ~/.mnemara) as `embedded-example`;
 run the script again and the new turn sees the earlier ones in its window.
-To try it without a key, point ANTHROPIC_BASE_URL at a `mnemara.testing.ScriptedAPI`.
+To try it without a key, point ANTHROPIC_BASE_URL at a `mnemara.testing.scripted_api.ScriptedAPI`.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from mnemara import AgentSession, Instance, events
-from mnemara.config import update_config
-from mnemara.errors import InstanceNotFound
+from mnemara.core.config import update_config
+from mnemara.core.errors import InstanceNotFound
 
 NAME = "embedded-example"
 ROLE = """You are a concise assistant embedded in a Python program.

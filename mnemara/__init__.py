@@ -12,11 +12,11 @@ from typing import Any
 __all__ = ["AgentSession", "Instance", "Config", "events", "TurnResult"]
 
 _LAZY = {
-    "AgentSession": ("mnemara.session", "AgentSession"),
-    "Instance": ("mnemara.instance", "Instance"),
-    "Config": ("mnemara.config", "Config"),
-    "TurnResult": ("mnemara.events", "TurnResult"),
-    "events": ("mnemara.events", None),
+    "AgentSession": ("mnemara.session.agent", "AgentSession"),
+    "Instance": ("mnemara.core.instance", "Instance"),
+    "Config": ("mnemara.core.config", "Config"),
+    "TurnResult": ("mnemara.core.events", "TurnResult"),
+    "events": ("mnemara.core.events", None),
 }
 
 

@@ -109,13 +109,13 @@ def cli():
 
 @pytest.fixture
 def scripted_api(monkeypatch: pytest.MonkeyPatch):
-    """A running :class:`mnemara.testing.ScriptedAPI`; the Claude CLI of this test talks to it.
+    """A running :class:`mnemara.testing.scripted_api.ScriptedAPI`; the Claude CLI of this test talks to it.
 
     Sets ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY / CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
     and CLAUDE_CODE_MAX_RETRIES=0 (so scripted 429/5xx fail fast) for this test only (every
     test runs with MNEMARA_WARM_SPARE=0: no spare CLI unless it asks for one).
     """
-    from mnemara.testing import ScriptedAPI
+    from mnemara.testing.scripted_api import ScriptedAPI
 
     api = ScriptedAPI().start()
     for key, value in api.env().items():
@@ -127,8 +127,8 @@ def scripted_api(monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def session_factory(mnemara_home: Path):
     """Make AgentSessions on fresh instances; every one is closed at teardown."""
-    from mnemara.instance import Instance
-    from mnemara.session import AgentSession
+    from mnemara.core.instance import Instance
+    from mnemara.session.agent import AgentSession
 
     made: list = []
 

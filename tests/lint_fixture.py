@@ -1,6 +1,6 @@
 """A lint fixture with known answers: planted dead and moved paths, dead links, and traps.
 
-Used by tests/test_lint.py (scored exactly) and bench/bench_lint.py (prints the
+Used by tests/memory/test_lint.py (scored exactly) and bench/bench_lint.py (prints the
 false-positive rate of lint and of a naive exists-check over the same text).
 """
 from __future__ import annotations

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemara.config import Config
-from mnemara.instance import Instance
+from mnemara.core.config import Config
+from mnemara.core.instance import Instance
 from mnemara.tools import ToolContext, all_specs
 
 

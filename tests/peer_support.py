@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from mnemara.debuglog import read_events
+from mnemara.core.debuglog import read_events
 from mnemara.peer import db
 
 ROW_ID = re.compile(r"· row (\d+) ·")

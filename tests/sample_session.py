@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from mnemara.store import TurnStore
+from mnemara.store.turns import TurnStore
 
 
 def _source(rng: random.Random, name: str, lines: int) -> str:

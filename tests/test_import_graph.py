@@ -11,21 +11,12 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "mnemara"
 UI, SESSION, DOMAIN, STORAGE = 3, 2, 1, 0
 LAYER_NAMES = {UI: "UI", SESSION: "session", DOMAIN: "domain", STORAGE: "storage"}
-# The first prefix a module's dotted name starts with decides its layer (so ``mnemara.store``
-# covers ``mnemara.store_schema``); anything unlisted is domain.
+# The first prefix a module's dotted name starts with decides its layer; the folders are the layers.
 LAYERS: list[tuple[str, int]] = [
-    ("mnemara.cli_pool", SESSION), ("mnemara.cli_process", SESSION),
     ("mnemara.ui", UI), ("mnemara.cli", UI), ("mnemara.__main__", UI), ("mnemara.demo", UI),
     ("mnemara.testing", UI), ("mnemara.__init__", UI),
-    ("mnemara.session", SESSION), ("mnemara.sdk_", SESSION), ("mnemara.sync_runner", SESSION),
-    ("mnemara.prompt_file", SESSION), ("mnemara.commands", SESSION),
-    ("mnemara.turn_state", SESSION), ("mnemara.turn_record", SESSION), ("mnemara.overflow_retry", SESSION),
-    ("mnemara.warm_start", SESSION), ("mnemara.live_config", SESSION),
-    ("mnemara.turn_stream", SESSION),
-    ("mnemara.store", STORAGE), ("mnemara.config", STORAGE), ("mnemara.instance", STORAGE),
-    ("mnemara.fsutil", STORAGE), ("mnemara.errors", STORAGE), ("mnemara.debuglog", STORAGE),
-    ("mnemara.backend_loader", STORAGE), ("mnemara.tokens", STORAGE), ("mnemara.events", STORAGE),
-    ("mnemara.blocks", STORAGE),
+    ("mnemara.session", SESSION), ("mnemara.claude", SESSION), ("mnemara.commands", SESSION),
+    ("mnemara.core", STORAGE), ("mnemara.store", STORAGE),
     ("mnemara.legacy.detect", STORAGE),  # recognises a 0.18 turns.sqlite when the store opens one
 ]
 UI_LIBRARIES = ("textual", "prompt_toolkit", "click", "rich")
@@ -100,7 +91,7 @@ def test_ui_libraries_stay_in_the_ui() -> None:
 
 def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
     fake = tmp_path / "mod.py"
-    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mnemara.session import X\n"
-                    "def f():\n    from mnemara.ui.repl import run\n", encoding="utf-8")
-    assert imports(fake, "mnemara.memory.mod") == ["typing", "mnemara.ui.repl", "mnemara.ui.repl.run"]
-    assert layer("mnemara.ui.repl") > layer("mnemara.memory.notes") > layer("mnemara.store")
+    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mnemara.session.agent import X\n"
+                    "def f():\n    from mnemara.ui.repl.app import run\n", encoding="utf-8")
+    assert imports(fake, "mnemara.memory.mod") == ["typing", "mnemara.ui.repl.app", "mnemara.ui.repl.app.run"]
+    assert layer("mnemara.ui.repl.app") > layer("mnemara.memory.notes") > layer("mnemara.store.turns")

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from mnemara.errors import MnemaraError
+from mnemara.core.errors import MnemaraError
 
 
 class _Group(click.Group):
@@ -26,7 +26,7 @@ class _Group(click.Group):
             try:
                 arg.encode("utf-8")
             except UnicodeEncodeError:
-                from mnemara.ui.readable import terminal_safe
+                from mnemara.ui.text.readable import terminal_safe
 
                 raw = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
                 shown = terminal_safe(raw).replace("\n", "\\n")
@@ -40,7 +40,7 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except MnemaraError as exc:
             from mnemara.cli.common import current_instance
-            from mnemara.debuglog import log_event
+            from mnemara.core.debuglog import log_event
 
             inst = current_instance.get()
             if inst is not None:

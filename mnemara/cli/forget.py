@@ -21,7 +21,7 @@ def forget(instance_name: str, target: str, dry_run: bool, include_archive: bool
     and what could not be reached (without repeating the text). Then reads the
     instance's files back: exits 1 when a step failed or a file still holds the text.
     """
-    from mnemara.config import Config
+    from mnemara.core.config import Config
     from mnemara.memory.forget import execute, plan_forget
 
     inst = open_instance(instance_name)

@@ -7,11 +7,11 @@ import click
 
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
-from mnemara.debuglog import log_event
-from mnemara.errors import MnemaraError, UsageError
-from mnemara.fsutil import atomic_write_text
-from mnemara.instance import Instance, list_instances, mnemara_home
-from mnemara.ui.readable import terminal_safe
+from mnemara.core.debuglog import log_event
+from mnemara.core.errors import MnemaraError, UsageError
+from mnemara.core.fsutil import atomic_write_text
+from mnemara.core.instance import Instance, list_instances, mnemara_home
+from mnemara.ui.text.readable import terminal_safe
 
 
 @main.command()
@@ -23,7 +23,7 @@ def init(instance_name: str, role_path: str | None) -> None:
     With no --role and a terminal on stdin, asks for a role doc path (leave it
     blank to set it later with `mnemara role`).
     """
-    from mnemara.roledoc import check_role_file
+    from mnemara.core.roledoc import check_role_file
 
     if role_path is None and sys.stdin.isatty():
         role_path = click.prompt("Role doc path (blank to set later)", default="", show_default=False).strip()
@@ -73,9 +73,9 @@ def _list_line(name: str, legacy: list[str]) -> str:
 @click.option("--all", "show_all", is_flag=True, help="Show the whole stored history, evicted rows included.")
 def show(instance_name: str, count: int | None, show_all: bool) -> None:
     """Print the rolling window read-only (pinned slots first)."""
-    from mnemara.config import Config
-    from mnemara.store import TurnStore
-    from mnemara.transcript_text import format_turn
+    from mnemara.core.config import Config
+    from mnemara.store.turns import TurnStore
+    from mnemara.context.transcript_text import format_turn
 
     inst = open_instance(instance_name)
     cfg = Config.load(inst.config_path)
@@ -98,7 +98,7 @@ def show(instance_name: str, count: int | None, show_all: bool) -> None:
 @instance_option
 def clear(instance_name: str) -> None:
     """Empty the rolling window (pinned slots stay; rows are kept on disk as evicted)."""
-    from mnemara.store import TurnStore
+    from mnemara.store.turns import TurnStore
 
     inst = open_instance(instance_name)
     with TurnStore(inst.turns_path) as store:
@@ -125,8 +125,8 @@ def delete(instance_name: str, force: bool) -> None:
 @click.option("--set-from-url", "set_url", metavar="URL", help="Download a role doc once (https, <=1 MB, UTF-8) into the instance as role.md.")
 def role(instance_name: str, set_path: str | None, set_url: str | None) -> None:
     """Show or set the instance's role doc (the system prompt, re-read every turn)."""
-    from mnemara.config import Config, update_config
-    from mnemara.roledoc import check_role_file, fetch_role_doc
+    from mnemara.core.config import Config, update_config
+    from mnemara.core.roledoc import check_role_file, fetch_role_doc
 
     inst = open_instance(instance_name)
     if set_path and set_url:
@@ -190,7 +190,7 @@ def migrate(all_instances: bool, instance_name: str | None) -> None:
     pre-migrate-<timestamp>/ inside it; the RAG index is rebuilt from the files.
     Running it again changes nothing.
     """
-    from mnemara.instance import validate_name
+    from mnemara.core.instance import validate_name
 
     if all_instances == bool(instance_name):
         raise UsageError("give exactly one of --all or --instance NAME")
@@ -211,9 +211,9 @@ def migrate(all_instances: bool, instance_name: str | None) -> None:
 
 
 def _migrate_one(name: str) -> list[str]:
-    from mnemara.config import Config
+    from mnemara.core.config import Config
     from mnemara.legacy.migrate import migrate_instance
-    from mnemara.store import TurnStore
+    from mnemara.store.turns import TurnStore
 
     from mnemara.memory.note_ids_migrate import migrate_note_ids
 

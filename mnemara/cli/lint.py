@@ -58,8 +58,8 @@ def _fix(inst: object, report: object) -> int:
     A fix that cannot be made (the note changed since the scan) is reported and the
     next one is still offered.
     """
-    from mnemara.debuglog import log_event
-    from mnemara.errors import MnemaraError
+    from mnemara.core.debuglog import log_event
+    from mnemara.core.errors import MnemaraError
     from mnemara.memory.lint import LintReport, as_cited, fix_path
     from mnemara.memory.status import find_atom, mark_distinct, set_status
 
@@ -123,7 +123,7 @@ def lint(instance_name: str, as_json: bool, fix: bool, no_candidates: bool) -> N
     DEAD only when its folder exists and the file is absent; MOVED proposes a
     file of the same name found under the cited root.
     """
-    from mnemara.errors import UsageError
+    from mnemara.core.errors import UsageError
     from mnemara.memory.lint import run_lint
 
     inst = open_instance(instance_name)

@@ -16,10 +16,10 @@ def reindex(instance_name: str) -> None:
     readable. Without a reachable embedder the keyword index is rebuilt and
     vectors are filled in by later queries.
     """
-    from mnemara.config import Config
-    from mnemara.debuglog import log_event
-    from mnemara.errors import MnemaraError
-    from mnemara.memory.rag import RagIndex, RagUnavailable
+    from mnemara.core.config import Config
+    from mnemara.core.debuglog import log_event
+    from mnemara.core.errors import MnemaraError
+    from mnemara.memory.search.rag import RagIndex, RagUnavailable
 
     inst = open_instance(instance_name)
     cfg = Config.load(inst.config_path)

@@ -5,7 +5,7 @@ import click
 
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
-from mnemara.ui.readable import terminal_safe
+from mnemara.ui.text.readable import terminal_safe
 
 
 @main.group()
@@ -46,7 +46,7 @@ def list_cmd(instance_name: str, day: str | None, category: str | None, status: 
 @click.option("--reason", default="", help="Why, in one line.")
 def supersede(instance_name: str, old: str, new: str, reason: str) -> None:
     """Mark note OLD as superseded by note NEW (ids as `mnemara memory list` shows them)."""
-    from mnemara.debuglog import log_event
+    from mnemara.core.debuglog import log_event
     from mnemara.memory.status import find_atom, set_status
 
     inst = open_instance(instance_name)
@@ -62,7 +62,7 @@ def supersede(instance_name: str, old: str, new: str, reason: str) -> None:
 @click.option("--reason", default="", help="Why, in one line.")
 def deprecate(instance_name: str, atom: str, reason: str) -> None:
     """Mark note ATOM as no longer true (again without --reason: the earlier reason is kept)."""
-    from mnemara.debuglog import log_event
+    from mnemara.core.debuglog import log_event
     from mnemara.memory.status import find_atom, set_status
 
     inst = open_instance(instance_name)
@@ -77,7 +77,7 @@ def deprecate(instance_name: str, atom: str, reason: str) -> None:
 @click.argument("atom")
 def restore(instance_name: str, atom: str) -> None:
     """Make ATOM active again (its history of changes is kept)."""
-    from mnemara.debuglog import log_event
+    from mnemara.core.debuglog import log_event
     from mnemara.memory.status import Unchanged, find_atom, set_status
 
     inst = open_instance(instance_name)

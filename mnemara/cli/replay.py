@@ -10,7 +10,7 @@ import click
 
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
-from mnemara.errors import UsageError
+from mnemara.core.errors import UsageError
 
 
 class _StderrProgress:

@@ -29,8 +29,8 @@ def _open_panel(instance, session, tour=None) -> bool:
 
 
 def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, tour=None) -> int:
-    from mnemara.session import AgentSession
-    from mnemara.ui.repl import run_repl
+    from mnemara.session.agent import AgentSession
+    from mnemara.ui.repl.app import run_repl
 
     session = AgentSession(instance)
     for problem in session.gate.new_problems():  # bad regexes / policies: say so before anything runs
@@ -54,7 +54,7 @@ def run(instance_name: str, no_tui: bool) -> None:
     The REPL reads one message per line when stdin is not a terminal, prints the
     assistant's text to stdout and exits at end of input, so it can be scripted.
     """
-    from mnemara.instance import run_lock
+    from mnemara.core.instance import run_lock
 
     inst = open_instance(instance_name)
     with run_lock(inst):
@@ -75,13 +75,13 @@ def demo(no_tui: bool, auto: bool, serve: bool, port: int) -> None:
     the scripted API runs, for trying your own role doc with `mnemara run`.
     """
     if serve:
-        from mnemara.demo_serve import serve as serve_forever
+        from mnemara.demo.serve import serve as serve_forever
 
         sys.exit(serve_forever(port))
     if port:
         raise click.UsageError("--port goes with --serve")
-    from mnemara.demo import Demo
-    from mnemara.demo_script import NEXT_STEPS, Tour
+    from mnemara.demo.tour import Demo
+    from mnemara.demo.script import NEXT_STEPS, Tour
 
     with Demo() as d:
         if auto:

@@ -18,19 +18,19 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from mnemara.errors import MnemaraError
+from mnemara.core.errors import MnemaraError
 
 if TYPE_CHECKING:
-    from mnemara.config import Config
-    from mnemara.instance import Instance
+    from mnemara.core.config import Config
+    from mnemara.core.instance import Instance
     from mnemara.memory.autorecall import AutoRecall
     from mnemara.peer.inbox import PeerInbox
-    from mnemara.store import TurnStore
-    from mnemara.usage_stats import StatsFile
+    from mnemara.store.turns import TurnStore
+    from mnemara.session.usage import StatsFile
 
 
 class CommandContext(Protocol):
-    """What a slash command may use: :class:`mnemara.session.AgentSession` provides all of it."""
+    """What a slash command may use: :class:`mnemara.session.agent.AgentSession` provides all of it."""
 
     instance: Instance
     config: Config

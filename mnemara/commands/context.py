@@ -17,9 +17,9 @@ from pathlib import Path
 from mnemara.commands import CommandContext, CommandResult, command, split_args
 from mnemara.context import compress, eviction, exchange, undo
 from mnemara.context.skeleton import read_skeleton
-from mnemara.debuglog import log_event
-from mnemara.errors import UsageError
-from mnemara.tokens import parse_token_count
+from mnemara.core.debuglog import log_event
+from mnemara.core.errors import UsageError
+from mnemara.core.tokens import parse_token_count
 
 EVICT_USAGE = "/evict [stats|tools|thinking|writes|user|assistant|N|last N]"
 COMPRESS_USAGE = "/compress [N%|N|500k|1m|smart|reads] [--yes]"

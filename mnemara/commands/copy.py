@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mnemara.commands import CommandResult, command
-from mnemara.markdown_blocks import code_blocks
+from mnemara.core.markdown_blocks import code_blocks
 
 LOOK_BACK = 50  # rows searched for the last answer with text
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from mnemara.commands import CommandContext, CommandResult, command, specs, split_args
-from mnemara.debuglog import log_event
-from mnemara.errors import UsageError
+from mnemara.core.debuglog import log_event
+from mnemara.core.errors import UsageError
 
 #: Shortcut -> current model id, in the order /models numbers them.
 MODEL_SHORTCUTS: dict[str, str] = {
@@ -99,7 +99,7 @@ def columns_text(rows: list[tuple[str, str]], width: int | None = None) -> str:
 
 @command("show", usage="/show [N]", help="print the rolling window (pinned slots first); N = newest N rows only")
 def show_cmd(ctx: CommandContext, args: str) -> CommandResult:
-    from mnemara.transcript_text import format_turn
+    from mnemara.context.transcript_text import format_turn
 
     arg = args.strip()
     if arg and (not arg.isdigit() or int(arg) <= 0):
@@ -152,7 +152,7 @@ def swap_cmd(ctx: CommandContext, args: str) -> CommandResult:
 
 
 def _saved(ctx: CommandContext, key: str) -> object:
-    from mnemara.config import Config
+    from mnemara.core.config import Config
 
     return getattr(Config.load(ctx.instance.config_path), key)
 
@@ -182,7 +182,7 @@ def note_cmd(ctx: CommandContext, args: str) -> CommandResult:
 
 @command("role", usage="/role [path]", help="show the role doc path, or switch to another file (saved; next turn uses it)")
 def role_cmd(ctx: CommandContext, args: str) -> CommandResult:
-    from mnemara.roledoc import check_role_file, read_role_doc
+    from mnemara.core.roledoc import check_role_file, read_role_doc
 
     parts = split_args(args)
     if not parts:

@@ -1,6 +1,6 @@
 """``/proposals``: list pending role-amendment proposals, or show one.
 
-The command reads ``ctx.instance`` (an :class:`mnemara.instance.Instance`).
+The command reads ``ctx.instance`` (an :class:`mnemara.core.instance.Instance`).
 Accepting a proposal stays a human act: edit the role doc, then set the
 proposal's ``status:`` to ``accepted`` or ``rejected``.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 from mnemara.commands import CommandContext, CommandResult, command
-from mnemara.errors import UsageError
+from mnemara.core.errors import UsageError
 
 USAGE = "/proposals [all|N]"
 

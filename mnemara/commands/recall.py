@@ -12,7 +12,7 @@ def recall_command(ctx: CommandContext, args: str) -> CommandResult:
     if word not in ("", "on", "off"):
         raise ValueError(f"unknown argument {args.strip()!r}: expected on or off")
     if word:
-        from mnemara.debuglog import log_event
+        from mnemara.core.debuglog import log_event
 
         cfg = ctx.update_config(auto_recall=(word == "on"))
         log_event(ctx.instance.debug_log_path, "auto_recall_switched", on=cfg.auto_recall)

@@ -48,7 +48,7 @@ def role_doc(ctx: CommandContext, args: str) -> CommandResult:
 
 
 def _copy_role(ctx: CommandContext, path: str) -> CommandResult:
-    from mnemara.debuglog import log_event
+    from mnemara.core.debuglog import log_event
 
     if ctx is None or not path:
         raise ValueError("no role doc is set to copy (set one with /role <path>)")

@@ -10,8 +10,8 @@ import json
 import os
 from typing import Any, Callable, Iterable, Iterator
 
-from mnemara.blocks import result_text as content_text
-from mnemara.store import Turn
+from mnemara.core.blocks import result_text as content_text
+from mnemara.store.turns import Turn
 
 WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOL = "Read"
@@ -26,7 +26,7 @@ def is_stub_use(block: dict[str, Any]) -> bool:
 
 
 def result_text(block: dict[str, Any]) -> str:
-    """The text of a ``tool_result`` block (the one rule: :func:`mnemara.blocks.result_text`)."""
+    """The text of a ``tool_result`` block (the one rule: :func:`mnemara.core.blocks.result_text`)."""
     return content_text(block.get("content", ""))
 
 

@@ -2,16 +2,16 @@
 
 Pure computation (no Textual; the context viewer and the agent's inspect_context share it): tool schemas, role doc, file manifest, pinned
 rows and the working window, each an estimate in tokens, against the window's
-token cap. Estimates use :mod:`mnemara.tokens` (about four characters a token).
+token cap. Estimates use :mod:`mnemara.core.tokens` (about four characters a token).
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
-from mnemara.config import Config
-from mnemara.store import Window
-from mnemara.tokens import estimate_text
+from mnemara.core.config import Config
+from mnemara.store.turns import Window
+from mnemara.core.tokens import estimate_text
 
 # Claude Code's own definitions of the built-in tools are not visible to us; this is
 # a rough size of one built-in tool schema as the CLI sends it, for the bar only.

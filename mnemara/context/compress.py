@@ -35,8 +35,8 @@ from mnemara.context.eviction import (
     plan_tool_use,
     plan_write_pairs,
 )
-from mnemara.store import Turn, TurnStore
-from mnemara.tokens import estimate_blocks, estimate_text
+from mnemara.store.turns import Turn, TurnStore
+from mnemara.core.tokens import estimate_blocks, estimate_text
 
 DEFAULT_FRACTION = 0.25
 AUDIT_MAX_ROWS = 200

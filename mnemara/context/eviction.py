@@ -30,8 +30,8 @@ from mnemara.context.blocks import (
     stub_result,
     tool_uses,
 )
-from mnemara.store import Turn, TurnStore
-from mnemara.tokens import estimate_blocks
+from mnemara.store.turns import Turn, TurnStore
+from mnemara.core.tokens import estimate_blocks
 
 
 @dataclass

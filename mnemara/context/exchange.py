@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from mnemara.config import Config
-from mnemara.debuglog import now_iso
-from mnemara.errors import ConfigError, MnemaraError, UsageError
-from mnemara.fsutil import atomic_write_text
-from mnemara.roledoc import read_role_doc
-from mnemara.store import ROLES, Turn, TurnStore, validate_label
+from mnemara.core.config import Config
+from mnemara.core.debuglog import now_iso
+from mnemara.core.errors import ConfigError, MnemaraError, UsageError
+from mnemara.core.fsutil import atomic_write_text
+from mnemara.core.roledoc import read_role_doc
+from mnemara.store.turns import ROLES, Turn, TurnStore, validate_label
 
 MARKER = "<!-- mnemara-export v1 -->"
 _ROW_RE = re.compile(r"^<!-- row (\{.*\}) -->$")
@@ -373,7 +373,7 @@ def permission_changes(current: Config, incoming: Config) -> list[str]:
     with no policy here (allowed by default; a server-wide deny still wins), and a policy naming
     no tool Mnemara knows (0.18's per-tool names; the gate ignores them and says so at start).
     """
-    from mnemara.permissions import BUILTIN_DEFAULTS, MCP_PREFIX, POLICY_ALIASES
+    from mnemara.guard.gate import BUILTIN_DEFAULTS, MCP_PREFIX, POLICY_ALIASES
 
     lines: list[str] = []
     mine, theirs = current.to_dict(), incoming.to_dict()

@@ -1,4 +1,4 @@
-"""Wire context discipline into an :class:`~mnemara.session.AgentSession`.
+"""Wire context discipline into an :class:`~mnemara.session.agent.AgentSession`.
 
 :func:`install` adds a :class:`ContextDiscipline` part to the session. After every
 persisted turn it notes the files the agent Read (for the manifest) and,
@@ -14,8 +14,8 @@ from typing import Any
 
 from mnemara.context.compress import compress_repeated_reads
 from mnemara.context.eviction import EvictionResult, evict_write_pairs, has_write_tool
-from mnemara.debuglog import log_event
-from mnemara.turn_parts import TurnPart
+from mnemara.core.debuglog import log_event
+from mnemara.core.turn_parts import TurnPart
 
 
 def _log(session: Any, result: EvictionResult) -> None:

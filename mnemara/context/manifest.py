@@ -18,9 +18,9 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from mnemara.context.blocks import READ_TOOL, WRITE_TOOLS, file_path_of
-from mnemara.policy_checks import process_relative_path
-from mnemara.store import Turn
-from mnemara.tokens import CHARS_PER_TOKEN
+from mnemara.guard.checks import process_relative_path
+from mnemara.store.turns import Turn
+from mnemara.core.tokens import CHARS_PER_TOKEN
 
 HEADING = "## Files read this session"
 

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from mnemara.context.eviction import EvictionResult
-from mnemara.debuglog import now_iso
-from mnemara.errors import UsageError
-from mnemara.fsutil import locked_append
-from mnemara.store import Turn, TurnStore
+from mnemara.core.debuglog import now_iso
+from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import locked_append
+from mnemara.store.turns import Turn, TurnStore
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?\s*", re.IGNORECASE)
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}

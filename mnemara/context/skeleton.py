@@ -11,8 +11,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemara.errors import UsageError
-from mnemara.tokens import estimate_text
+from mnemara.core.errors import UsageError
+from mnemara.core.tokens import estimate_text
 
 PY_SUFFIXES = (".py", ".pyi", ".pyw")
 MAX_BYTES = 5 * 1024 * 1024

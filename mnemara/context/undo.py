@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mnemara.errors import UsageError
-from mnemara.fsutil import atomic_write_text
-from mnemara.store import TurnStore
+from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import atomic_write_text
+from mnemara.store.turns import TurnStore
 
 UNDO_FILE = "last_eviction.json"
 

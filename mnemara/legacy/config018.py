@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemara.config import LEGACY_SILENT_TYPES, Config
+from mnemara.core.config import LEGACY_SILENT_TYPES, Config
 
 SAME = "same key, same meaning"
 KEPT = "kept as an unknown key (no effect here)"
@@ -64,7 +64,7 @@ KEY_MAP: dict[str, str] = {
 def convert_config(raw: dict[str, Any], source: str = "config.json") -> tuple[dict[str, Any], list[str]]:
     """The converted dict (validated by :class:`Config`) and one line per key that is kept unused.
 
-    Raises :class:`~mnemara.errors.ConfigError` when a value cannot be used (the file is left as it is).
+    Raises :class:`~mnemara.core.errors.ConfigError` when a value cannot be used (the file is left as it is).
     """
     data = dict(raw)
     if data.get("peer_poll_silent_types", []) is None:

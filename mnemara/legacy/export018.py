@@ -11,9 +11,9 @@ import json
 import re
 from typing import Any
 
-from mnemara.debuglog import now_iso
-from mnemara.errors import ConfigError, UsageError
-from mnemara.store import ROLES, Turn
+from mnemara.core.debuglog import now_iso
+from mnemara.core.errors import ConfigError, UsageError
+from mnemara.store.turns import ROLES, Turn
 
 HEADER = "# Mnemara Full Export:"
 _SECTION = re.compile(r"<!-- mnemara:begin:(\w+) -->\n(.*?)<!-- mnemara:end:\1 -->", re.DOTALL)
@@ -35,7 +35,7 @@ def _config(section: str, source: str) -> Any:
         raw = json.loads(m.group(1))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{source}: the 0.18 config section is not valid JSON ({exc.msg})") from None
-    from mnemara.config import Config
+    from mnemara.core.config import Config
     from mnemara.legacy.config018 import convert_config
 
     try:

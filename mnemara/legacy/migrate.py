@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mnemara.errors import MnemaraError
-from mnemara.fsutil import atomic_write_text
-from mnemara.instance import Instance
+from mnemara.core.errors import MnemaraError
+from mnemara.core.fsutil import atomic_write_text
+from mnemara.core.instance import Instance
 from mnemara.legacy import detect
 from mnemara.legacy.config018 import convert_config
 from mnemara.legacy.perms018 import fold_legacy
@@ -138,7 +138,7 @@ def _swap_in(root: Path, staged: dict[str, Path], parts: list[str]) -> None:
 
 def _reindex(inst: Instance, backup: Path, result: MigrationResult) -> None:
     """Move 0.18's LanceDB index into the backup and rebuild ours from the files."""
-    from mnemara.config import Config
+    from mnemara.core.config import Config
 
     old = inst.index_dir
     if old.is_dir() and any(old.iterdir()):
@@ -149,7 +149,7 @@ def _reindex(inst: Instance, backup: Path, result: MigrationResult) -> None:
         if not cfg.rag_enabled:
             result.notes.append("index: rag_enabled is off; not rebuilt")
             return
-        from mnemara.memory.rag import RagIndex
+        from mnemara.memory.search.rag import RagIndex
 
         stats = RagIndex.for_instance(inst, cfg).rebuild()
         result.notes.append(f"index: rebuilt from memory/ and wiki/ ({stats.get('chunks', stats.get('added', '?'))} chunks)")
@@ -203,7 +203,7 @@ def migrate_instance(inst: Instance, now: datetime | None = None) -> MigrationRe
     result.converted = parts
     result.backup = backup
     if "turns.sqlite" not in parts and not inst.turns_path.exists():
-        from mnemara.store import TurnStore
+        from mnemara.store.turns import TurnStore
 
         TurnStore(inst.turns_path).close()
     _reindex(inst, backup, result)

@@ -8,7 +8,7 @@ rank-based fusion score says nothing about whether the best hit is any good:
 
 * keyword relevance: IDF-weighted coverage of the message's tokens by the
   hit, with the tokenizer of the full-text index
-  (:func:`mnemara.memory.similarity.tokens`: stemmed, identifiers in every
+  (:func:`mnemara.memory.search.similarity.tokens`: stemmed, identifiers in every
   spelling), IDF from the index itself. A rare word weighs a lot, a common
   one little, a word no note has weighs the most (so chat about something
   else covers nothing). At least two tokens must match, or one that is rare
@@ -19,7 +19,7 @@ rank-based fusion score says nothing about whether the best hit is any good:
 
 A hit is injected when ``max(keyword, vector) >= auto_recall_min_score``, at
 most ``auto_recall_k`` of them, in fused order. Of a group of conflicting
-notes (see :func:`mnemara.memory.similarity.apply_recency`) only the newest is
+notes (see :func:`mnemara.memory.search.similarity.apply_recency`) only the newest is
 injected, and the record says which older ones were left out. Precision over
 recall: when nothing clears the bar, nothing is injected. The block is sent
 with this turn only (never stored as a turn) and clearly marked as recalled
@@ -36,9 +36,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from mnemara.debuglog import log_event
-from mnemara.turn_parts import TurnPart
-from mnemara.memory.similarity import hit_moment, sentences, tokens
+from mnemara.core.debuglog import log_event
+from mnemara.core.turn_parts import TurnPart
+from mnemara.memory.search.similarity import hit_moment, sentences, tokens
 
 MIN_MATCHED_WORDS = 2
 RARE_SHARE = 0.02  # a token in at most this share of the indexed chunks (and at most RARE_MAX) is rare

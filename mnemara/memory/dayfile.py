@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
-from mnemara.errors import UsageError
-from mnemara.fsutil import locked_rewrite
+from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import locked_rewrite
 from mnemara.memory.notes import Atom, block_text, parse_archive, parse_bytes
 
 

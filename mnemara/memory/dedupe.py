@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
-from mnemara.errors import ConfigError
+from mnemara.core.errors import ConfigError
 from mnemara.memory.notes import Atom, day_files, parse_text
-from mnemara.memory.similarity import COPY, CONFLICT, contradicts, cosine, normalize, relate, strip_marks, tokens
+from mnemara.memory.search.similarity import COPY, CONFLICT, contradicts, cosine, normalize, relate, strip_marks, tokens
 from mnemara.memory.status import StatusBook, all_atoms, note_moment, propose_supersessions
 
 SIMILAR_CANDIDATES = 5
@@ -237,8 +237,8 @@ def find_duplicate(memory_dir: Path, text: str, *, embedder: Embedder | None = N
 
 
 def embedder_for(config: Any) -> Embedder | None:
-    """The configured embedder (see :mod:`mnemara.memory.embedders`), or None."""
-    from mnemara.memory.embedders import make_embedder
+    """The configured embedder (see :mod:`mnemara.memory.search.embedders`), or None."""
+    from mnemara.memory.search.embedders import make_embedder
 
     embedder, _problem = make_embedder(config)
     return embedder

@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mnemara.backend_loader import load_backend
-from mnemara.errors import UsageError
-from mnemara.fsutil import rewrite_locked
+from mnemara.core.backend_loader import load_backend
+from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import rewrite_locked
 from mnemara.memory import forget_reach as reach
 from mnemara.memory.dayfile import drop_notes
 from mnemara.memory.notes import Atom, all_notes, archive_files, find_notes, is_note_ref, parse_file
-from mnemara.memory.similarity import normalize
+from mnemara.memory.search.similarity import normalize
 from mnemara.memory.status import chunk_id
 
 MIN_QUERY = 4
@@ -173,7 +173,7 @@ def _chunk_rows(root: Path) -> list[dict[str, Any]]:
     if not (root / "index").is_dir():
         return []
     try:
-        from mnemara.memory.rag import RagIndex
+        from mnemara.memory.search.rag import RagIndex
 
         table = RagIndex(root)._chunks()
         if table is None:
@@ -208,7 +208,7 @@ def graph_nodes_of(root: Path) -> list[tuple[str, str]] | None:
 def read_graph_nodes(root: Path, wait: float = 0.0) -> list[tuple[str, str]]:
     """``(node id, properties)`` of every graph node ([] without a graph); waits up to ``wait``
     seconds for a holder of the file to let go. Raises with the reason when it cannot read them."""
-    from mnemara.memory.graph import DB_FILE, check_opens, close_database, open_database
+    from mnemara.memory.graph.store import DB_FILE, check_opens, close_database, open_database
 
     path = root / "graph" / DB_FILE
     if not path.exists():
@@ -328,7 +328,7 @@ def _reach_pattern(plan: ForgetPlan) -> Any:
 
 def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
     """Carry out ``plan``; returns the receipt (also written to debug.log)."""
-    from mnemara.debuglog import log_event
+    from mnemara.core.debuglog import log_event
     from mnemara.memory.status import forget_fingerprints
 
     root = Path(instance.root)
@@ -367,7 +367,7 @@ def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, An
     if not (root / "index").is_dir() or not any((root / "index").iterdir()):
         return {"ok": True, "skipped": "no index", "chunks_deleted": 0}
     try:
-        from mnemara.memory.rag import RagIndex
+        from mnemara.memory.search.rag import RagIndex
         from mnemara.memory.scrub import purge_lance
 
         rag = RagIndex.for_instance(instance, config)
@@ -394,7 +394,7 @@ def _quoting_nodes(plan: ForgetPlan) -> list[str]:
 
 
 def _forget_in_graph(root: Path, plan: ForgetPlan) -> dict[str, Any]:
-    from mnemara.memory.graph import DB_FILE
+    from mnemara.memory.graph.store import DB_FILE
 
     path = root / "graph" / DB_FILE
     if not path.exists():

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from mnemara.fsutil import rewrite_locked
+from mnemara.core.fsutil import rewrite_locked
 
 REDACTED = "[forgotten]"
 OWN_FILES = (".prompt_history", "spool.jsonl", "unsent.json")  # instance files holding typed text that forget rewrites
@@ -80,8 +80,8 @@ def rows_holding(db_path: Path, pattern: re.Pattern[str]) -> list[int]:
 
 def redact_turns(db_path: Path, ids: list[int], pattern: re.Pattern[str]) -> dict[str, Any]:
     """Redact rows ``ids`` in place, vacuum the file, and say which rows still hold the text."""
-    from mnemara.store import TurnStore
-    from mnemara.tokens import estimate_blocks
+    from mnemara.store.turns import TurnStore
+    from mnemara.core.tokens import estimate_blocks
 
     with TurnStore(db_path) as store:
         conn = store._conn

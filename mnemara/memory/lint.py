@@ -22,15 +22,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mnemara.errors import UsageError
-from mnemara.fsutil import rewrite_locked
+from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import rewrite_locked
 from mnemara.memory.dayfile import fix_in_note
 from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
 from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
 from mnemara.memory.notes import Atom, parse_text, stray_headings
-from mnemara.memory.similarity import CONFLICT, normalize, relate
+from mnemara.memory.search.similarity import CONFLICT, normalize, relate
 from mnemara.memory.status import StatusBook, all_atoms, fingerprint, note_moment
-from mnemara.memory.tfidf import same_topic_pairs
+from mnemara.memory.search.tfidf import same_topic_pairs
 
 CANDIDATE_THRESHOLD = 0.35
 

@@ -5,7 +5,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from mnemara.errors import UsageError
+from mnemara.core.errors import UsageError
 from mnemara.memory.notes import all_notes, parse_file, validate_category
 from mnemara.memory.status import STATUSES, StatusBook
 

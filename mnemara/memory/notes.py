@@ -38,8 +38,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mnemara.errors import UsageError
-from mnemara.fsutil import locked_append
+from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import locked_append
 
 ISO_TS = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)"
 HEADING_RE = re.compile(rf"^## ({ISO_TS}) ?(.*)$")

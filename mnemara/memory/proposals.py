@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mnemara.errors import UsageError
-from mnemara.fsutil import atomic_write_text, private_mkdir
+from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import atomic_write_text, private_mkdir
 from mnemara.memory.wiki import parse_frontmatter
 
 MAX_TITLE = 200

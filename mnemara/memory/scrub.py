@@ -23,14 +23,14 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any, Iterable
 
-from mnemara.backend_loader import load_backend
-from mnemara.fsutil import locked
+from mnemara.core.backend_loader import load_backend
+from mnemara.core.fsutil import locked
 
 
 def purge_lance(index_dir: Path, drop_chunk_ids: Iterable[str] = ()) -> dict[str, Any]:
     """Delete chunks by id, drop vectors no remaining chunk uses, and rewrite every table
     so no old bytes remain (new version, FTS index rebuilt, older versions cleaned up)."""
-    from mnemara.memory.rag import RagUnavailable
+    from mnemara.memory.search.rag import RagUnavailable
 
     lancedb = load_backend("lancedb", RagUnavailable)
     pa = load_backend("pyarrow", RagUnavailable)
@@ -79,9 +79,9 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     ``scrub`` rewrites the JSON properties of every node and edge kept (forget redacts text there);
     the answer's ``redacted_nodes`` names the kept nodes whose properties it changed.
     """
-    from mnemara.memory.graph import (SCHEMA, GraphUnavailable, check_opens, close_database, kuzu_version,
+    from mnemara.memory.graph.store import (SCHEMA, GraphUnavailable, check_opens, close_database, kuzu_version,
                                       open_database)
-    from mnemara.memory.graph_stamp import drop_stamp, write_stamp
+    from mnemara.memory.graph.stamp import drop_stamp, write_stamp
 
     kuzu = load_backend("kuzu", GraphUnavailable)
 

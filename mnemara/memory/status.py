@@ -29,9 +29,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mnemara.debuglog import now_iso
-from mnemara.errors import ConfigError, UsageError
-from mnemara.fsutil import atomic_write_text, locked
+from mnemara.core.debuglog import now_iso
+from mnemara.core.errors import ConfigError, UsageError
+from mnemara.core.fsutil import atomic_write_text, locked
 from mnemara.memory.notes import (
     LEGACY_ATOM_ID_RE as ATOM_ID_RE,
 )
@@ -331,7 +331,7 @@ def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: st
         else:
             skipped += 1
     if skipped:  # a skipped note must not mark a live one stale: recency is worked out again without it
-        from mnemara.memory.similarity import apply_recency
+        from mnemara.memory.search.similarity import apply_recency
 
         for hit in hits:
             for key in ("conflicts_with", "stale_candidate", "conflict"):

@@ -23,16 +23,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from mnemara.debuglog import log_event
-from mnemara.errors import BackendUnavailable, UsageError
+from mnemara.core.debuglog import log_event
+from mnemara.core.errors import BackendUnavailable, UsageError
 from mnemara.memory.notes import validate_category, write_note
 from mnemara.memory.wiki import normalize_slug, page_tags, write_page
 
 if TYPE_CHECKING:
-    from mnemara.config import Config
-    from mnemara.instance import Instance
-    from mnemara.memory.graph import Graph
-    from mnemara.memory.rag import RagIndex
+    from mnemara.core.config import Config
+    from mnemara.core.instance import Instance
+    from mnemara.memory.graph.store import Graph
+    from mnemara.memory.search.rag import RagIndex
     from mnemara.tools import ToolState
 
 MAX_APPLIES_TO = 20
@@ -104,7 +104,7 @@ class MemoryBackends:
         key = (self.config.rag_embedder, self.config.rag_embed_url, self.config.rag_embed_model, self.config.rag_auto_index_memory,
                self.config.rag_auto_index_wiki)
         if self._rag is None or key != self._rag_key:  # config edits apply to the next call
-            from mnemara.memory.rag import RagIndex
+            from mnemara.memory.search.rag import RagIndex
 
             self._rag = RagIndex.for_instance(self.instance, self.config)
             self._rag_key = key
@@ -114,7 +114,7 @@ class MemoryBackends:
         if not self.config.graph_enabled:
             raise BackendOff("graph_enabled is false in config.json")
         if self._graph is None:
-            from mnemara.memory.graph import Graph
+            from mnemara.memory.graph.store import Graph
 
             self._graph = Graph(self.instance.graph_dir)
         return self._graph
@@ -217,7 +217,7 @@ def wiki_write(instance: "Instance", config: "Config", path: str, content: str, 
 def _index(back: MemoryBackends, files: list[Path], enabled: bool, instance: "Instance") -> dict[str, Any]:
     if not enabled:
         return {"ok": True, "skipped": "auto-index is off (rag_auto_index_*)"}
-    from mnemara.memory.rag import RagUnavailable
+    from mnemara.memory.search.rag import RagUnavailable
 
     try:
         with back.using_rag() as rag:
@@ -232,7 +232,7 @@ def _index(back: MemoryBackends, files: list[Path], enabled: bool, instance: "In
 
 def _link_memory(back: MemoryBackends, atom: Any, entities: list[str], category: str, wiki_slug: str | None,
                  instance: "Instance") -> dict[str, Any]:
-    from mnemara.memory.graph import GraphUnavailable
+    from mnemara.memory.graph.store import GraphUnavailable
 
     try:
         with back.using_graph() as graph:
@@ -258,7 +258,7 @@ def _link_atom(graph: "Graph", atom: Any, entities: list[str], category: str, wi
 
 
 def _link_page(back: MemoryBackends, slug: str, tags: list[str], instance: "Instance") -> dict[str, Any]:
-    from mnemara.memory.graph import GraphUnavailable
+    from mnemara.memory.graph.store import GraphUnavailable
 
     try:
         with back.using_graph() as graph:

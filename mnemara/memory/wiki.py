@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemara.errors import UsageError
-from mnemara.fsutil import atomic_write_text, locked, private_mkdir
+from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import atomic_write_text, locked, private_mkdir
 
 SEGMENT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 MAX_SLUG = 200

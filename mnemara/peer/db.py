@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 from urllib.parse import quote
 
-from mnemara.debuglog import now_iso
+from mnemara.core.debuglog import now_iso
 from mnemara.peer.rows import PeerRow
 
 TABLE = "returns"

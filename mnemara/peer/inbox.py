@@ -35,14 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
-from mnemara.debuglog import log_event
+from mnemara.core.debuglog import log_event
 from mnemara.peer import db, watermark
 from mnemara.peer.message import format_turn
 from mnemara.peer.problems import ProblemLog
 from mnemara.peer.rows import PeerRow
 
 if TYPE_CHECKING:
-    from mnemara.config import Config
+    from mnemara.core.config import Config
 
 Deliver = Callable[[str], Awaitable[Any]]
 ICON = "⚡"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemara.debuglog import log_event
+from mnemara.core.debuglog import log_event
 
 PROBLEM_EVENT = "peer_poll_problem"
 RECOVERED_EVENT = "peer_poll_recovered"

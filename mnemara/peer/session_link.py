@@ -1,4 +1,4 @@
-"""Run a :class:`PeerInbox` beside an :class:`~mnemara.session.AgentSession`.
+"""Run a :class:`PeerInbox` beside an :class:`~mnemara.session.agent.AgentSession`.
 
 For embedders (and the REPL)::
 
@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from mnemara.peer.inbox import Deliver, PeerInbox
-from mnemara.turn_parts import TurnPart
+from mnemara.core.turn_parts import TurnPart
 
 if TYPE_CHECKING:
-    from mnemara.session import AgentSession
+    from mnemara.session.agent import AgentSession
 
 
 class PeerTurnFailed(Exception):
@@ -39,7 +39,7 @@ def session_deliverer(session: "AgentSession", on_event: EventSink | None = None
     message there) and may return a callable that receives that turn's events;
     ``on_event`` receives the events of every inbox turn.
     """
-    from mnemara import events as ev
+    from mnemara.core import events as ev
 
     async def deliver(text: str) -> None:
         error: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mnemara.fsutil import atomic_write_text
+from mnemara.core.fsutil import atomic_write_text
 
 FILE_NAME = "peer_watermark.json"
 

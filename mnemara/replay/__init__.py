@@ -15,8 +15,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from mnemara.errors import InstanceNotFound
-from mnemara.instance import Instance
+from mnemara.core.errors import InstanceNotFound
+from mnemara.core.instance import Instance
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.plan import Action, Pattern, Progress, ReplayPlan, ReplayResult, apply_plan, build_plan
 

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from mnemara.fsutil import locked_append
+from mnemara.core.fsutil import locked_append
 from mnemara.memory.dayfile import NoteChanged, editing
 from mnemara.memory.notes import ArchiveEntry, archive_entries, parse_archive
 from mnemara.replay.load import FileIssue, LoadedAtom

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemara.config import Config
-from mnemara.instance import Instance
+from mnemara.core.config import Config
+from mnemara.core.instance import Instance
 from mnemara.replay.augment import EntityLookup
 
 
 def default_embedder(config: Config) -> Any:
-    """The configured embedder (:func:`mnemara.memory.embedders.make_embedder`), or ``None`` when
+    """The configured embedder (:func:`mnemara.memory.search.embedders.make_embedder`), or ``None`` when
     RAG is off or there is none; replay then clusters on TF-IDF."""
     if not config.rag_enabled:
         return None
-    from mnemara.memory.embedders import make_embedder
+    from mnemara.memory.search.embedders import make_embedder
 
     embedder, _problem = make_embedder(config)
     return embedder

@@ -22,8 +22,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from mnemara.memory.similarity import connected_components
-from mnemara.memory.tfidf import SparseRows
+from mnemara.memory.search.similarity import connected_components
+from mnemara.memory.search.tfidf import SparseRows
 
 EPS = 1e-6
 Progress = Callable[[int, int], None]

@@ -9,7 +9,7 @@ way they were before note ids (``memory:<day>@<ts>#<offset>``) count as well.
 Kuzu opens the file read-only (a dry run must not touch the graph file), in a
 child process so that a damaged file that crashes Kuzu cannot take replay down.
 When the file is exactly as Mnemara last closed it cleanly (see
-:mod:`mnemara.memory.graph_stamp`) there is nothing new to crash on and it is
+:mod:`mnemara.memory.graph.stamp`) there is nothing new to crash on and it is
 read in-process instead. Any failure raises :class:`GraphLookupError` and
 replay carries on without it.
 """
@@ -21,11 +21,11 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from mnemara.backend_loader import load_backend
-from mnemara.errors import BackendUnavailable
-from mnemara.instance import Instance
-from mnemara.memory.graph import DB_FILE, close_database, kuzu_version, open_database
-from mnemara.memory.graph_stamp import stamped_version
+from mnemara.core.backend_loader import load_backend
+from mnemara.core.errors import BackendUnavailable
+from mnemara.core.instance import Instance
+from mnemara.memory.graph.store import DB_FILE, close_database, kuzu_version, open_database
+from mnemara.memory.graph.stamp import stamped_version
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.load import LoadedAtom
 

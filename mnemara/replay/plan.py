@@ -15,13 +15,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mnemara.config import Config
-from mnemara.errors import ConfigError, UsageError
-from mnemara.fsutil import atomic_write_text, locked_append
-from mnemara.instance import Instance
-from mnemara.memory.similarity import CONFLICT, COPY, contradicts, relate
+from mnemara.core.config import Config
+from mnemara.core.errors import ConfigError, UsageError
+from mnemara.core.fsutil import atomic_write_text, locked_append
+from mnemara.core.instance import Instance
+from mnemara.memory.search.similarity import CONFLICT, COPY, contradicts, relate
 from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint, note_moment, propose_supersessions
-from mnemara.memory.tfidf import SparseRows, TfidfSpace, call_embedder, embedder_name
+from mnemara.memory.search.tfidf import SparseRows, TfidfSpace, call_embedder, embedder_name
 from mnemara.replay import cluster as clustering
 from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path, load_archived
 from mnemara.replay.augment import Augmentation, EntityLookup, augment, entity_map
@@ -297,7 +297,7 @@ def _copies_to_archive(active: list[LoadedAtom], copies: list[clustering.Pair], 
 def _keep_reassertions(active: list[LoadedAtom], duplicate_of: dict[int, int],
                        contrary: dict[int, set[int]]) -> dict[int, int]:
     """``duplicate_of`` without the copies that restate a claim after a note contradicted it
-    (:func:`mnemara.memory.similarity.contradicts`).
+    (:func:`mnemara.memory.search.similarity.contradicts`).
 
     "30 s" (day 1), "300 s" (day 2), "30 s" (day 3): the day-3 note is a copy of the day-1 one,
     but it is the newest word on the subject. Archiving it would leave "300 s" as the newest

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mnemara.errors import ConfigError
+from mnemara.core.errors import ConfigError
 
 CLUSTER_DISTANCE = 0.35
 DUPLICATE_DISTANCE = 0.10

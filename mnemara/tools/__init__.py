@@ -13,7 +13,7 @@ memory backends) live in :class:`ToolState`, one typed field each.
 Declare a tool with :func:`mnemara.tools.declare.declare`: its arguments are a
 pydantic model (:class:`mnemara.tools.declare.ToolArgs`) that gives the JSON
 schema, the validation and the error text; the handler gets the validated model
-and refuses by raising :class:`mnemara.errors.MnemaraError` (declare answers it).
+and refuses by raising :class:`mnemara.core.errors.MnemaraError` (declare answers it).
 """
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 if TYPE_CHECKING:
-    from mnemara.config import Config
+    from mnemara.core.config import Config
     from mnemara.context.manifest import FileTracker
-    from mnemara.instance import Instance
+    from mnemara.core.instance import Instance
     from mnemara.memory.surfaces import MemoryBackends
-    from mnemara.store import TurnStore
+    from mnemara.store.turns import TurnStore
 
 SERVER_NAME = "mnemara"
 

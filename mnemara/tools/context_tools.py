@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 from mnemara.context import eviction
 from mnemara.context.row_ops import selected_ids
 from mnemara.context.skeleton import read_skeleton
-from mnemara.debuglog import log_event
+from mnemara.core.debuglog import log_event
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 from mnemara.tools.window_tools import Selectors

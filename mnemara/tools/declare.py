@@ -17,8 +17,8 @@ spans several arguments ("give row_id or a segment") is a ``model_validator``
 raising ``ValueError``; its text is the error as written.
 
 One refusal style for every tool: the arguments are validated before the handler
-runs, and a handler refuses by raising :class:`~mnemara.errors.MnemaraError`
-(usually :class:`~mnemara.errors.UsageError`); both become
+runs, and a handler refuses by raising :class:`~mnemara.core.errors.MnemaraError`
+(usually :class:`~mnemara.core.errors.UsageError`); both become
 ``{"ok": false, "error": "<one line>"}`` here. Handlers never build that answer.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mnemara.errors import MnemaraError, UsageError
+from mnemara.core.errors import MnemaraError, UsageError
 from mnemara.tools import ToolContext, ToolSpec
 
 _TYPE_NAMES = {"string": "str", "int": "int", "bool": "bool", "float": "number", "dict": "object", "list": "array"}

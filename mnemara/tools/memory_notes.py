@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mnemara.errors import UsageError
+from mnemara.core.errors import UsageError
 from mnemara.memory.notes import DEFAULT_CATEGORY
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mnemara.debuglog import log_event
+from mnemara.core.debuglog import log_event
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
-from mnemara.errors import BackendUnavailable, MnemaraError
+from mnemara.core.errors import BackendUnavailable, MnemaraError
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 

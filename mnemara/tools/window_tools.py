@@ -17,9 +17,9 @@ from pydantic import Field, model_validator
 
 from mnemara.context import row_ops
 from mnemara.context.eviction import EvictionResult, eviction_stats
-from mnemara.debuglog import log_event
-from mnemara.errors import UsageError
-from mnemara.store import Turn
+from mnemara.core.debuglog import log_event
+from mnemara.core.errors import UsageError
+from mnemara.store.turns import Turn
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 
@@ -151,7 +151,7 @@ def _done(ctx: ToolContext, result: EvictionResult) -> dict[str, Any]:
 # -- reading --------------------------------------------------------------------
 def inspect_context(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
     from mnemara.context.breakdown import compute
-    from mnemara.roledoc import read_role_doc
+    from mnemara.core.roledoc import read_role_doc
 
     win = _window(ctx)
     parts = compute(ctx.config, win, read_role_doc(ctx.config.role_doc_path).text)
@@ -247,7 +247,7 @@ def mark_segment(ctx: ToolContext, args: MarkSegmentArgs) -> dict[str, Any]:
 
 # -- caps and choices ----------------------------------------------------------------
 def tune_window(ctx: ToolContext, args: TuneWindowArgs) -> dict[str, Any]:
-    from mnemara.config import update_config
+    from mnemara.core.config import update_config
 
     cfg = ctx.config
     changes: dict[str, int] = {}

@@ -22,11 +22,11 @@ from textual.screen import Screen
 from textual.widgets import Button
 from textual.worker import Worker, WorkerState
 
-from mnemara import events as ev
+from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
-from mnemara.debuglog import log_event
-from mnemara.instance import Instance
-from mnemara.unsent import UnsentMessages
+from mnemara.core.debuglog import log_event
+from mnemara.core.instance import Instance
+from mnemara.store.unsent import UnsentMessages
 from mnemara.ui.tui.bridge import PanelBridge
 from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
@@ -77,13 +77,13 @@ class MnemaraApp(App[None]):
         tolerate_bad_bytes()  # a byte that is not UTF-8 must not kill the keyboard (see terminal_input)
         super().__init__()
         self.instance = instance
-        self.tour = tour  # mnemara demo: a mnemara.demo_script.Tour that leads the user step by step
+        self.tour = tour  # mnemara demo: a mnemara.demo.script.Tour that leads the user step by step
         self._last_sent = ""
         self._owns_session = False
         if session is None:
             factory = session_factory
             if factory is None:
-                from mnemara.session import AgentSession  # heavy: only when the panel opens
+                from mnemara.session.agent import AgentSession  # heavy: only when the panel opens
 
                 factory = AgentSession
             session = factory(instance, permission_prompt=self.ask_permission)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemara.config import Config
-from mnemara.debuglog import log_event
-from mnemara.errors import StoreUnavailable
-from mnemara.instance import Instance
-from mnemara.roledoc import read_role_doc
-from mnemara.store import TurnStore, Window
+from mnemara.core.config import Config
+from mnemara.core.debuglog import log_event
+from mnemara.core.errors import StoreUnavailable
+from mnemara.core.instance import Instance
+from mnemara.core.roledoc import read_role_doc
+from mnemara.store.turns import TurnStore, Window
 from mnemara.context.breakdown import Breakdown, compute
 from mnemara.ui.tui.widgets.button_bar import inbox_label
 from mnemara.ui.tui.widgets.status_line import Status

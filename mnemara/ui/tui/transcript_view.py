@@ -1,6 +1,6 @@
 """Turn events and stored rows into chat-log entries (presentation only).
 
-``TurnView`` follows one turn's events (``mnemara.events``) and writes them
+``TurnView`` follows one turn's events (``mnemara.core.events``) and writes them
 into a log: streamed text grows one assistant entry, tool calls and results
 become collapsed entries, halts and errors are shown as such. ``entries_for``
 renders a stored row the same way, so the history shown at start-up looks
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from mnemara import events as ev
-from mnemara.store import Turn
-from mnemara.ui.readable import preview_lines, readable_result, terminal_safe
+from mnemara.core import events as ev
+from mnemara.store.turns import Turn
+from mnemara.ui.text.readable import preview_lines, readable_result, terminal_safe
 from mnemara.ui.tui.widgets.chat_log import LogEntry
 
 SUMMARY_CHARS = 100

@@ -20,10 +20,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Select, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.option_list import Option
 
-from mnemara.errors import MnemaraError
-from mnemara.store import Turn
+from mnemara.core.errors import MnemaraError
+from mnemara.store.turns import Turn
 from mnemara.ui.tui.bridge import PanelBridge
-from mnemara.ui.readable import terminal_safe
+from mnemara.ui.text.readable import terminal_safe
 from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
 from mnemara.ui.tui.screens.text_prompt import TextPrompt
 from mnemara.ui.tui.transcript_view import one_line

@@ -12,7 +12,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
-from mnemara.target_text import show_target
+from mnemara.guard.target_text import show_target
 
 CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("y", "y: once", "success"),

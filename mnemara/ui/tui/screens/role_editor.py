@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from mnemara.fsutil import atomic_write_text
+from mnemara.core.fsutil import atomic_write_text
 from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
 
 

@@ -12,7 +12,7 @@ Entries with a ``detail`` (tool calls, tool results, thinking) are shown
 collapsed and toggle open with a click or with ``toggle(i)``.
 
 Assistant text with Markdown in it is drawn as Markdown (prose) and highlighted
-code blocks (:mod:`mnemara.ui.rich_markdown`); a click on a code block copies it.
+code blocks (:mod:`mnemara.ui.text.rich_markdown`); a click on a code block copies it.
 Text without Markdown syntax takes the plain fast path. A command's output of
 several lines starts on the line under its label; ``columns`` entries (``/help``)
 wrap their second column under itself.
@@ -37,7 +37,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from mnemara.ui.readable import terminal_safe
+from mnemara.ui.text.readable import terminal_safe
 
 REWRAP_CHUNK = 300  # entries re-wrapped per step after a resize (newest first)
 STREAM_FRAME = 1 / 30  # seconds between re-draws of an entry that is streaming in (at least)
@@ -61,7 +61,7 @@ class LogEntry:
 
     @property
     def markdown(self) -> bool:
-        from mnemara.markdown_blocks import looks_like_markdown
+        from mnemara.core.markdown_blocks import looks_like_markdown
 
         return self.kind == "assistant" and looks_like_markdown(self.text)
 
@@ -224,7 +224,7 @@ class ChatLog(ScrollView, can_focus=False):
 
     def _render_markdown(self, entry: LogEntry, head: Text) -> list[Strip]:
         """Label, then prose and code blocks; records which lines hold which code block (click to copy)."""
-        from mnemara.ui.rich_markdown import blocks_for
+        from mnemara.ui.text.rich_markdown import blocks_for
 
         strips = self._render_parts([head])
         for block in blocks_for(terminal_safe(entry.text)):

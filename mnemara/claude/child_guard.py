@@ -1,0 +1,86 @@
+"""The Claude CLI dies with Mnemara, even on ``kill -9``.
+
+The SDK starts the CLI with no hook to run code in the child before ``exec``
+(no ``preexec_fn``), and a killed parent runs no cleanup, so a CLI in the
+middle of an API call (or of its retries) would keep going on its own. On Linux
+the kernel can do the cleanup: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` in the
+child makes it receive SIGKILL when the thread that started it ends.
+
+:func:`guarded_cli_path` returns a tiny launcher to use as
+``ClaudeAgentOptions.cli_path``: it sets the parent-death signal, checks that
+its parent (``MNEMARA_PARENT_PID`` from :func:`guard_env`) is still the one
+that started it (closing the race where the parent dies before ``prctl``), and
+``exec``\\ s the real CLI in place, so no extra process stays around. The
+launcher lives in the user's cache folder, private to the user. Elsewhere than
+Linux (no ``prctl``), or when the CLI cannot be found, it returns ``None`` and
+the SDK starts the CLI directly as before.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+PARENT_ENV = "MNEMARA_PARENT_PID"
+
+_LAUNCHER = '''#!{python} -IS
+# Written by Mnemara (mnemara/claude/child_guard.py): start the Claude CLI so that it dies with its parent.
+import ctypes, os, signal, sys
+PR_SET_PDEATHSIG = 1
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+    sys.stderr.write("mnemara: prctl(PR_SET_PDEATHSIG) failed; the CLI would outlive its parent\\n")
+    sys.exit(70)
+expected = os.environ.get({parent_env!r}, "")
+if expected.isdigit() and os.getppid() != int(expected):
+    sys.exit(71)  # the parent died before the guard was armed
+os.execv({cli!r}, [{cli!r}] + sys.argv[1:])
+'''
+
+
+def _real_cli() -> str | None:
+    """The Claude CLI the SDK would start: its bundled binary, else ``claude`` on PATH."""
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        return None
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return str(bundled)
+    return shutil.which("claude")
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mnemara"
+
+
+def guarded_cli_path() -> str | None:
+    """Path of the launcher that ties the CLI's life to this process (Linux), else ``None``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    cli = _real_cli()
+    if cli is None:
+        return None
+    text = _LAUNCHER.format(python=sys.executable, cli=cli, parent_env=PARENT_ENV)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder = _cache_dir()
+    path = folder / f"claude-guard-{digest}"
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return str(path)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.chmod(tmp, 0o700)
+        os.replace(tmp, path)
+    except OSError:
+        return None  # no writable cache: start the CLI unguarded rather than not at all
+    return str(path)
+
+
+def guard_env() -> dict[str, str]:
+    """Env entries the launcher reads (this process's pid)."""
+    return {PARENT_ENV: str(os.getpid())}

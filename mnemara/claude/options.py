@@ -1,0 +1,157 @@
+"""How a session starts a Claude CLI: the SDK options and the callbacks the CLI calls back.
+
+* :meth:`CliLauncher.launch` builds ``ClaudeAgentOptions`` for one system
+  prompt (handed over as a private file, :mod:`mnemara.claude.prompt_file`) and starts
+  connecting a ``ClaudeSDKClient``; :meth:`CliLauncher.key` says which options a
+  process was started with, so a warm spare is only reused when they match.
+* The ``PreToolUse`` hook asks, in order, the runtime sentinel, the session's
+  ``pre_tool_use_hooks`` and the permission gate; ``"ask"`` makes the CLI call
+  ``can_use_tool``, which asks the UI through the gate. The ``PostToolUse`` hook
+  hands a role doc edited mid-turn to the model with the tool result.
+
+The SDK is imported only when a process is launched.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+from typing import TYPE_CHECKING, Any
+
+from mnemara.claude.faults import retry_env
+from mnemara.claude.child_guard import guard_env, guarded_cli_path
+from mnemara.claude.process import CliHandle, env_fingerprint
+from mnemara.core.debuglog import log_event
+from mnemara.claude.prompt_file import PromptFile
+from mnemara.session.role_refresh import refresh_output
+from mnemara.tools import SERVER_NAME, enabled_specs
+
+if TYPE_CHECKING:
+    from mnemara.session.agent import AgentSession
+
+
+def _decision(verdict: str, reason: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": verdict,
+                                   "permissionDecisionReason": reason}}
+
+
+class CliLauncher:
+    """Starts CLI processes for one session, with its config, tools, hooks and permission gate."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+
+    def key(self, system_prompt: str) -> str:
+        """A hash of everything a started process has fixed (prompt, model, tools, cwd, environment)."""
+        cfg = self.session.config
+        material = {
+            "system": system_prompt,
+            "model": cfg.model,
+            "mcp": [s.model_dump(mode="json") for s in cfg.mcp_servers],
+            "tools": [s.name for s in enabled_specs(cfg)],
+            "bash": cfg.bash_timeout_seconds,
+            "retries": cfg.api_max_retries,
+            "cwd": self.session.cwd,
+            "env": env_fingerprint(),
+        }
+        return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+    def launch(self, system_prompt: str) -> CliHandle:
+        """Start a CLI process for ``system_prompt`` on the running loop (``ready`` completes when connected)."""
+        from claude_agent_sdk import ClaudeSDKClient
+
+        stderr: list[str] = []
+        prompt = PromptFile(system_prompt)  # never argv: no 128 KiB limit, not visible in `ps`
+        client = ClaudeSDKClient(self.options(prompt.sdk_value(), stderr))
+        loop = asyncio.get_running_loop()
+        ready = loop.create_task(client.connect())
+        ready.add_done_callback(prompt.remove_after)  # the CLI has read it once connected (or failed/cancelled)
+        return CliHandle(self.key(system_prompt), client, loop, ready, stderr)
+
+    def options(self, system_prompt: Any, stderr_sink: list[str]) -> Any:
+        """``ClaudeAgentOptions`` for the session's current config; CLI stderr lines go to ``stderr_sink``."""
+        from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+
+        from mnemara.claude.bridge import BUILTIN_TOOLS, mcp_server_configs, mnemara_server
+
+        session = self.session
+        cfg = session.config
+        servers: dict[str, Any] = mcp_server_configs(cfg)
+        specs = enabled_specs(cfg)
+        if specs:
+            servers[SERVER_NAME] = mnemara_server(specs, session.tool_context)
+        timeout_ms = str(cfg.bash_timeout_seconds * 1000)
+
+        def on_stderr(line: str) -> None:
+            stderr_sink.append(line)
+            del stderr_sink[:-50]
+
+        return ClaudeAgentOptions(
+            system_prompt=system_prompt,
+            tools=list(BUILTIN_TOOLS),
+            mcp_servers=servers,
+            model=cfg.model,
+            cwd=session.cwd,
+            setting_sources=[],
+            include_partial_messages=True,
+            verbatim_prompts=True,
+            can_use_tool=self.can_use_tool,
+            hooks={
+                "PreToolUse": [HookMatcher(matcher=None, hooks=[self.pre_tool_use], on_failure="block")],
+                "PostToolUse": [HookMatcher(matcher=None, hooks=[self.post_tool_use])],
+            },
+            env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms,
+                 **retry_env(cfg.api_max_retries), **guard_env()},
+            cli_path=guarded_cli_path(),  # the CLI dies with this process, even on kill -9 (Linux)
+            stderr=on_stderr,
+            # Mnemara's store is the history: no per-turn session transcripts piling up in ~/.claude/projects.
+            extra_args={"no-session-persistence": None},
+        )
+
+    # -- callbacks (called by the CLI) ---------------------------------------------------
+    async def pre_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> Any:
+        """Every tool call: the sentinel, then ``pre_tool_use_hooks``, then the permission policy."""
+        session = self.session
+        name = str(input_data.get("tool_name", ""))
+        tool_input = input_data.get("tool_input") or {}
+        if session.sentinel is not None:
+            refusal = session.sentinel.check(name, tool_input, tool_use_id)
+            if refusal is not None:
+                log_event(session.instance.debug_log_path, "sentinel_halt", level="warning", tool=name,
+                          tool_input=tool_input, tool_use_id=tool_use_id, reason=refusal)
+                return _decision("deny", refusal)
+        for hook in list(session.pre_tool_use_hooks):
+            out = hook(session, name, tool_input)
+            if inspect.isawaitable(out):
+                out = await out
+            if out:
+                return out
+        decision = session.gate.decide(name, tool_input)
+        log_event(session.instance.debug_log_path, "tool_call", tool=name, verdict=decision.verdict,
+                  reason=decision.reason, tool_use_id=tool_use_id)
+        return _decision(decision.verdict, decision.reason)
+
+    async def post_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> Any:
+        """Hand a role doc edited mid-turn to the model with this tool result."""
+        watch = self.session.role_watch
+        text = watch.changed_text() if watch is not None else None
+        if watch is None or text is None:
+            return {}
+        log_event(self.session.instance.debug_log_path, "role_doc_refreshed_mid_turn", path=watch.path,
+                  tool_use_id=tool_use_id)
+        return refresh_output(text)
+
+    async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        """The CLI asks (the hook said ``ask``): the gate asks the UI; allow or deny with the reason."""
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+        session = self.session
+        try:
+            decision = await session.gate.ask_decision(tool_name, tool_input)
+        except Exception as exc:
+            log_event(session.instance.debug_log_path, "permission_prompt_error", level="error", error=repr(exc))
+            return PermissionResultDeny(message=f"permission check failed: {exc}")
+        if decision.verdict == "allow":
+            return PermissionResultAllow()
+        return PermissionResultDeny(message=decision.reason or f"{tool_name} was denied")

@@ -1,0 +1,152 @@
+"""The Claude CLI processes a session runs turns on: handles, liveness, rewinding, failure lines.
+
+No SDK import here: these helpers only look at what ``ClaudeSDKClient`` holds.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from mnemara.session.sync_runner import running_loop
+
+
+def has_credentials(env: dict[str, str] | None = None) -> bool:
+    """Is there anything the CLI could authenticate with?"""
+    env = dict(os.environ if env is None else env)
+    if any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")):
+        return True
+    if any(env.get(k) for k in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")):
+        return True
+    config_dir = Path(env.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    return (config_dir / ".credentials.json").is_file()
+
+
+def bundled_cli_path() -> str:
+    """Where the Claude Code CLI bundled in claude-agent-sdk lives (found without importing the SDK)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is None or not spec.submodule_search_locations:
+        return "claude"
+    return str(Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude")
+
+
+def no_key_message() -> str:
+    """The one line shown when nothing can authenticate: both ways to fix it, exactly."""
+    return ("no API key: run `export ANTHROPIC_API_KEY=sk-ant-...` in the shell that starts mnemara, or sign in "
+            f"with the Claude Code CLI bundled in the SDK: `{bundled_cli_path()} auth login`; your message is saved")
+
+
+def env_fingerprint() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(("ANTHROPIC_", "CLAUDE_", "BASH_"))}
+
+
+@dataclass
+class CliHandle:
+    """A CLI process prepared for a turn (and, emptied again after it, for the next ones)."""
+
+    key: str
+    client: Any
+    loop: asyncio.AbstractEventLoop
+    ready: asyncio.Task[Any]
+    stderr: list[str]
+    turns_served: int = 0
+    cost_so_far: float = 0.0  # the CLI's running total_cost_usd after the turns it served
+
+
+def new_message_id() -> str:
+    """The uuid a turn's user message is sent with (what :func:`rewind_conversation` cuts at)."""
+    return str(uuid.uuid4())
+
+
+async def one_message(content: list[dict[str, Any]], message_id: str | None = None) -> AsyncIterator[dict[str, Any]]:
+    message: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": content},
+                               "parent_tool_use_id": None, "session_id": "default"}
+    if message_id is not None:
+        message["uuid"] = message_id
+    yield message
+
+
+async def rewind_conversation(client: Any, message_id: str) -> bool:
+    """Empty the conversation of a CLI that just finished a turn, so it can serve the next one.
+
+    The CLI's ``rewind_conversation`` control request cuts its conversation at the
+    user message sent with ``message_id`` (the turn's only one), removing it and
+    everything after: the next request holds only the next message, byte for
+    byte what a fresh process would send (its read-file state is reset too).
+    ``/clear`` was the other route, but it leaves three text blocks of its own
+    in the next request. The SDK has no public method for this request, so it
+    goes through the control channel ``ClaudeSDKClient`` keeps; when that is
+    missing or the CLI says no, the answer is False and the process is not reused.
+    """
+    send = getattr(getattr(client, "_query", None), "_send_control_request", None)
+    if send is None:
+        return False
+    answer = await send({"subtype": "rewind_conversation", "target_message_uuid": message_id})
+    return isinstance(answer, dict) and answer.get("rewound") is True
+
+
+def alive(client: Any) -> bool:
+    """Is the CLI process of ``client`` still running (e.g. not killed by a terminal's Ctrl+C)?"""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    return process is not None and process.returncode is None
+
+
+def hard_kill(client: Any) -> None:
+    """Last resort: kill the CLI process of ``client`` directly."""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    try:
+        if process is not None and process.returncode is None:
+            process.kill()
+    except (ProcessLookupError, OSError, RuntimeError):
+        pass
+
+
+def process_transport(client: Any) -> Any:
+    """The asyncio subprocess transport of ``client``'s CLI process (None when there is none).
+    Take it before ``disconnect()``, which forgets the SDK transport that leads to it."""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    return getattr(process, "_transport", None)
+
+
+def release_transport(transport: Any) -> None:
+    """Close a CLI process's asyncio transport (from :func:`process_transport`) on its own loop.
+
+    anyio closes only the pipes of a process that ended normally, and nothing at all of one
+    that was killed; a transport left open is closed by the garbage collector, which may run
+    after its loop has stopped and print "RuntimeError: Event loop is closed" into whatever the
+    process is writing at that moment. Closing it here (idempotent; it also kills a process
+    still running) leaves nothing for the collector to do.
+    """
+    if transport is None or transport.is_closing():
+        return
+    loop = getattr(transport, "_loop", None)
+    try:
+        if loop is None or running_loop() is loop:
+            transport.close()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(transport.close)
+    except RuntimeError:  # its loop closed meanwhile: nothing is left to release on it
+        pass
+
+
+def cli_failure(stderr: list[str]) -> str:
+    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
+    return "the Claude CLI ended before finishing the turn" + (f": {tail[:300]}" if tail else "")
+
+
+def exception_message(exc: BaseException, stderr: list[str]) -> str:
+    text = " ".join(str(exc).split())
+    tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())
+    if "not found" in text.lower() and "claude" in text.lower():
+        return f"the Claude CLI could not be started: {text[:300]}"
+    code = getattr(exc, "exit_code", None)
+    if code is not None:
+        msg = f"the Claude CLI stopped unexpectedly (exit code {code}); your message is saved, send again to retry"
+    else:
+        msg = f"the Claude CLI failed: {text[:300]}"
+    return msg + (f" ({tail[:200]})" if tail else "")

@@ -1,0 +1,208 @@
+"""``config.json``: one pydantic model with every field of the spec and its default.
+
+Unknown keys are kept on a round trip (``extra="allow"``) so a newer Mnemara or a
+user's own annotations survive an older one saving the file. Saves are atomic.
+A malformed file raises :class:`ConfigError` naming the file and the field and
+is never rewritten.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mnemara.core.errors import ConfigError
+from mnemara.core.fsutil import atomic_write_text
+
+SCHEMA_VERSION = 1
+DEFAULT_MODEL = "claude-sonnet-4-6"
+#: Peer message types Mnemara 0.18 acknowledged silently when its config said ``null``.
+LEGACY_SILENT_TYPES = ("ack", "ack_close", "ack_close_final", "ack_thread_terminal", "ack_close_2",
+                       "pong_ack", "thread_close", "thread_close_final")
+PolicyMode = Literal["allow", "ask", "deny"]
+
+
+class ToolPolicy(BaseModel):
+    """How one tool is gated: ``allow`` never prompts, ``ask`` prompts, ``deny`` blocks."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tool: str
+    mode: PolicyMode = "ask"
+    allowed_patterns: list[str] = Field(default_factory=list)
+
+
+class McpServer(BaseModel):
+    """A stdio MCP server handed to the SDK; its tools appear as ``mcp__<name>__<tool>``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, value: str) -> str:
+        if not value or not all(c.isalnum() or c in "_-" for c in value):
+            raise ValueError("server name must be letters, digits, '_' or '-'")
+        return value
+
+
+def default_policies() -> list[ToolPolicy]:
+    return [
+        ToolPolicy(tool="Bash", mode="ask"),
+        ToolPolicy(tool="Read", mode="allow"),
+        ToolPolicy(tool="Write", mode="ask"),
+        ToolPolicy(tool="Edit", mode="ask"),
+        ToolPolicy(tool="WriteMemory", mode="allow"),
+    ]
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Config(BaseModel):
+    """The whole of ``config.json``."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    schema_version: int = SCHEMA_VERSION
+    # -- core ----------------------------------------------------------------
+    role_doc_path: str = ""
+    model: str = DEFAULT_MODEL
+    max_window_turns: int = Field(default=20, ge=1)
+    max_window_tokens: int = Field(default=200_000, ge=1)
+    row_cap_slack_when_token_headroom: int = Field(default=0, ge=0)
+    # the agent's tune_window may set the caps up to these; None: it may only lower them
+    agent_max_window_turns: int | None = Field(default=None, ge=1)
+    agent_max_window_tokens: int | None = Field(default=None, ge=1000)
+    allowed_tools: list[ToolPolicy] = Field(default_factory=default_policies)
+    mcp_servers: list[McpServer] = Field(default_factory=list)
+    stream: bool = True
+    bash_timeout_seconds: int = Field(default=60, ge=1)
+    # -- API faults (issue 13): retries of 5xx/529/429, and a silent stream ends the turn --
+    api_max_retries: int = Field(default=2, ge=0, le=10)
+    api_stall_seconds: float = Field(default=120, gt=0, le=3600)
+    file_tool_home_only: bool = True
+    display_name: str = ""
+    # -- opt-in context discipline (all off by default) -----------------------
+    auto_evict_after_write: bool = False
+    compress_repeated_reads: bool = False
+    preserve_compressed_reads: bool = False
+    read_skeleton_enabled: bool = False
+    file_stat_manifest_enabled: bool = False
+    runtime_sentinel: bool = False
+    # -- memory backends ------------------------------------------------------
+    rag_enabled: bool = True
+    # vector channel: "local" (bundled WordLlama, no server), "ollama" (rag_embed_url/model) or "none"
+    rag_embedder: Literal["local", "ollama", "none"] = "local"
+    rag_embed_url: str = "http://localhost:11434/api/embeddings"
+    rag_embed_model: str = "nomic-embed-text"
+    rag_auto_index_memory: bool = True
+    rag_auto_index_wiki: bool = True
+    graph_enabled: bool = True
+    # -- recall and hygiene (auto-recall off by default; see README "Memory hygiene") --
+    auto_recall: bool = False
+    auto_recall_k: int = Field(default=3, ge=1, le=20)
+    auto_recall_min_score: float = Field(default=0.6, gt=0, le=1)
+    dedupe_threshold: float = Field(default=0.97, gt=0, le=1)  # read for old configs; a similarity never makes a copy
+    # -- replay ----------------------------------------------------------------
+    replay_default_days: int = Field(default=7, ge=1)
+    replay_default_threshold: int = Field(default=3, ge=2)
+    replay_policy_path: str = ""
+    # -- peer poll -------------------------------------------------------------
+    peer_poll_enabled: bool = False
+    peer_db_path: str = ""
+    peer_role: str = ""
+    peer_poll_roles: list[str] = Field(default_factory=list)
+    peer_poll_interval_seconds: float = Field(default=30, gt=0)
+    peer_poll_ack_tool: str = ""
+    peer_poll_submit_tool: str = ""
+    peer_poll_batch: bool = True
+    peer_poll_silent_types: list[str] = Field(default_factory=list)
+    peer_deliver_backlog: bool = False  # first enable: deliver rows already pending (default: skip them)
+    peer_inbox_on: bool = True  # delivery ON/OFF as /inbox (and the Inbox button) last left it
+
+    _split_roles = field_validator("peer_poll_roles", "peer_poll_silent_types", mode="before")(
+        classmethod(lambda cls, v: _split_csv(v))
+    )
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _one_server_is_a_list(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+    # -- policies --------------------------------------------------------------
+    def policy_for(self, tool: str) -> ToolPolicy | None:
+        for policy in self.allowed_tools:
+            if policy.tool == tool:
+                return policy
+        return None
+
+    # -- file I/O -------------------------------------------------------------
+    @classmethod
+    def load(cls, path: Path) -> "Config":
+        """Read and validate ``path``; raise :class:`ConfigError` naming file and field."""
+        path = Path(path)
+        try:
+            raw_text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: config file is missing") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read config: {exc}") from None
+        try:
+            raw = json.loads(raw_text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        return cls.from_dict(raw, source=str(path))
+
+    @classmethod
+    def from_dict(cls, raw: Any, source: str = "config") -> "Config":
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{source}: top level must be a JSON object, not {type(raw).__name__}")
+        raw = migrate_raw(dict(raw))
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+            raise ConfigError(f"{source}: field '{field}': {first['msg']}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def save(self, path: Path) -> None:
+        atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+
+def migrate_raw(raw: dict[str, Any]) -> dict[str, Any]:
+    """Bring an older config dict up to :data:`SCHEMA_VERSION` (idempotent)."""
+    version = raw.get("schema_version", 0)
+    if not isinstance(version, int):
+        return raw  # let validation report the bad field
+    if version < 1:
+        # v0 (pre-versioned) files named the window cap ``max_window``.
+        if "max_window" in raw and "max_window_turns" not in raw:
+            raw["max_window_turns"] = raw.pop("max_window")
+        # Mnemara 0.18 wrote ``null`` for "its built-in list of silent types".
+        if "peer_poll_silent_types" in raw and raw["peer_poll_silent_types"] is None:
+            raw["peer_poll_silent_types"] = list(LEGACY_SILENT_TYPES)
+        raw["schema_version"] = 1
+    return raw
+
+
+def update_config(path: Path, **changes: Any) -> Config:
+    """Load, change some fields, validate and save atomically. Returns the new config."""
+    cfg = Config.load(path)
+    data = cfg.to_dict()
+    data.update(changes)
+    new = Config.from_dict(data, source=str(path))
+    new.save(path)
+    return new

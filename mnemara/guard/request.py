@@ -1,0 +1,92 @@
+"""What a permission prompt shows: the tool, its policy, the target whole, the rest of the call.
+
+:class:`PermissionRequest` is handed to every prompt (REPL line, panel modal, an embedder's
+callback). Its target is escaped by :mod:`mnemara.guard.target_text`; for a file tool the file the
+path reaches (when a symlink makes it another one) and the rest of the input (what a Write
+writes) are shown with it, so the user approves exactly what runs.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mnemara.guard.target_text import ShownTarget, show_target
+
+#: File tools and the input key holding their path.
+FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+              "NotebookEdit": "notebook_path"}
+ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
+#: A target this long (as shown) gets a reminder line next to the answer keys in a text prompt.
+LONG_TARGET = 400
+
+
+def stable_json(value: Any) -> str:
+    """Deterministic JSON of a tool input (keys sorted), used as the target of non-file tools."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """What a prompt shows the user: the tool, the policy governing it and the target."""
+
+    tool_name: str
+    policy_name: str
+    target: str
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    file_args: tuple[str, ...] = ()  # the arguments naming the target file (a file tool), else empty
+    resolved: str = ""  # the file a file tool's path reaches, when symlinks/.. make it another one
+
+    @property
+    def shown(self) -> ShownTarget:
+        """The target as every prompt shows it: one line, control characters escaped, sizes known."""
+        return show_target(self.target)
+
+    def describe(self) -> str:
+        """One line for a prompt, e.g. ``Bash: echo hi`` (escaped, see :mod:`mnemara.guard.target_text`)."""
+        return f"{self.policy_name}: {self.shown.text}"
+
+    @property
+    def shown_resolved(self) -> str:
+        """:attr:`resolved` as prompts show it (escaped like the target); "" when the path is the file."""
+        return show_target(self.resolved).text if self.resolved else ""
+
+    @property
+    def target_key(self) -> str | None:
+        """The input argument the target is (Bash's command, a file tool's path); None when the
+        target is the whole input."""
+        if self.tool_name == "Bash":
+            return "command"
+        if self.tool_name in FILE_TOOLS:
+            return FILE_TOOLS[self.tool_name]
+        return next((key for key in self.file_args if self.tool_input.get(key)), None)
+
+    @property
+    def details(self) -> str:
+        """The rest of the input (what Write writes, Edit's strings, Bash's other options) as escaped
+        JSON, shown under the target; "" when there is none or the target already is the whole input."""
+        key = self.target_key
+        if key is None or not isinstance(self.tool_input, dict):
+            return ""
+        rest = {k: v for k, v in self.tool_input.items() if k != key}
+        return show_target(stable_json(rest)).text if rest else ""
+
+    def question(self) -> str:
+        """The whole question for a text prompt: what is asked, the target whole, the rest of the input
+        (:attr:`details`: what a Write writes), then the answer keys.
+
+        A target longer than :data:`LONG_TARGET` characters fills more than a few terminal rows and
+        its start may have scrolled away: a last line next to the keys says so, with its size.
+        """
+        shown = self.shown
+        details = self.details
+        reminder = (f"  ^ end of a long target ({shown.summary}): read it from its start above\n"
+                    if len(shown.text) + len(details) > LONG_TARGET else "")
+        return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
+                f"  {shown.text}\n"
+                + (f"  resolves to: {self.shown_resolved}\n" if self.resolved else "")
+                + (f"  with: {details}\n" if details else "")
+                + f"{reminder}{ANSWER_KEYS}: ")
+
+    def __str__(self) -> str:  # prompts written for a plain question string keep working
+        return f"allow {self.describe()} ({self.shown.summary})? {ANSWER_KEYS}"

@@ -1,0 +1,516 @@
+"""AgentSession: one instance, one turn at a time, on the real Claude Agent SDK.
+
+A turn (:meth:`AgentSession._run_turn`) is: store the user's message -> reload
+config.json and read the role doc from disk -> build the context (pinned slots,
+rolling window, per-turn extras, the new message; :mod:`mnemara.context.transcript`) ->
+stream it through a Claude Code CLI process -> store the answer (or what a
+failed turn did) -> trim the window and run the after-turn hooks. This module
+is that sequence; its parts live beside it, one job each:
+
+* :mod:`mnemara.session.state`: what the turn in flight has gathered and how it ended;
+* :mod:`mnemara.session.stream`: its message through a CLI process, the events streamed back;
+* :mod:`mnemara.session.record`: its rows in turns.sqlite, or the spool when the store refuses them;
+* :mod:`mnemara.session.overflow`: "prompt is too long": evict to fit and send once more;
+* :mod:`mnemara.claude.options`: SDK options, and the hooks/callbacks the CLI calls
+  (sentinel, permission gate, mid-turn role doc refresh);
+* :mod:`mnemara.claude.pool`: the CLI processes (the one serving a turn, the one kept for the next);
+* :mod:`mnemara.session.warm_start`: what starts ahead of need (the next CLI, the backends);
+* :mod:`mnemara.session.live_config`: config.json and this session's overrides, handed to every holder;
+* :mod:`mnemara.session.sync_runner`: the loop thread behind the synchronous API.
+
+Every turn is a new CLI conversation (the window *is* the history). The role
+doc is read from disk at the start of every turn and handed to the CLI as
+``--system-prompt-file`` (:mod:`mnemara.claude.prompt_file`; never argv), so an edit
+applies from the next turn. A process that ended a turn cleanly serves the next
+one too, rewound to an empty conversation, while its options are unchanged.
+``warm_spare`` (default on; ``MNEMARA_WARM_SPARE=0`` turns it off) starts a
+process ahead of time; ``reuse_cli=False`` (or ``MNEMARA_REUSE_CLI=0``) ends
+every process after its turn; with both off every turn starts its own CLI,
+exactly like ``claude_agent_sdk.query()``.
+
+Domain parts (context discipline, auto-recall, the peer inbox) take part in a
+turn as :class:`~mnemara.core.turn_parts.TurnPart` objects added with
+:meth:`AgentSession.add_part`. For embedders there are also plain lists to
+append callables to (called after the parts):
+
+* ``post_turn_hooks``: ``fn(session, assistant_row_id)`` after each persisted turn.
+* ``system_prompt_extras``: ``fn(session) -> str``; non-empty outputs are appended
+  to the role doc text in the system prompt.
+* ``pre_turn_context``: ``fn(session, user_text) -> str``; non-empty outputs are
+  sent as extra text blocks for this turn only (not stored).
+* ``pre_tool_use_hooks``: ``async/sync fn(session, tool_name, tool_input) -> dict | None``;
+  a non-empty dict is returned to the CLI instead of the permission decision
+  (e.g. the runtime sentinel denying a polling loop).
+* ``config_listeners``: ``fn(config)`` whenever the live config changes.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from contextlib import aclosing
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mnemara.core import events as ev
+from mnemara.claude.pool import CliPool
+from mnemara.claude.process import (
+    CliHandle,
+    cli_failure,
+    exception_message,
+    has_credentials,
+    new_message_id,
+    no_key_message,
+)
+from mnemara.core.config import Config
+from mnemara.core.debuglog import log_event
+from mnemara.core.errors import MnemaraError, StoreUnavailable
+from mnemara.core.instance import Instance
+from mnemara.session.live_config import LiveConfig
+from mnemara.session.overflow import evict_to_fit
+from mnemara.guard.gate import PermissionGate, PermissionRequest
+from mnemara.session.role_refresh import RoleDocWatch
+from mnemara.core.roledoc import RoleDoc, read_role_doc
+from mnemara.claude.options import CliLauncher
+from mnemara.guard.sentinel import SentinelWatch
+from mnemara.store.turns import TRIM_BATCH, TurnStore, Window
+from mnemara.session.sync_runner import LoopThread, running_loop, schedule_on
+from mnemara.tools import ToolContext
+from mnemara.context.transcript import build_user_content
+from mnemara.core.turn_parts import TurnPart, call_each
+from mnemara.session.record import TurnRecorder, storable_text
+from mnemara.session.state import RunningTurn
+from mnemara.session.stream import exchange
+from mnemara.session.usage import StatsFile
+from mnemara.session.warm_start import WarmStart
+
+if TYPE_CHECKING:
+    from mnemara.memory.autorecall import AutoRecall
+    from mnemara.peer.inbox import PeerInbox
+
+PermissionPrompt = Callable[[PermissionRequest], "Awaitable[str | None] | str | None"]
+
+#: How long :meth:`AgentSession.close` waits for its CLI processes to end gracefully before it
+#: kills them (a kept process is killed at once; this bounds a turn's process ending politely).
+CLOSE_WAIT_SECONDS = 20.0
+
+
+class AgentSession:
+    """Drive turns on one instance. Not thread-safe: one turn at a time."""
+
+    def __init__(self, instance: Instance, *, permission_prompt: PermissionPrompt | None = None,
+                 cwd: str | Path | None = None, warm_spare: bool | None = None,
+                 reuse_cli: bool | None = None) -> None:
+        self.instance = instance
+        self.config = Config.load(instance.config_path)
+        self.store = TurnStore(instance.turns_path)
+        self.tool_context = ToolContext(instance=instance, config=self.config, store=self.store)
+        self.permission_prompt = permission_prompt
+        self.cwd = str(cwd or os.getcwd())
+        self.tool_context.cwd = self.cwd
+        if warm_spare is None:
+            warm_spare = _env_flag("MNEMARA_WARM_SPARE")
+        self.warm_spare = warm_spare
+        if reuse_cli is None:
+            reuse_cli = _env_flag("MNEMARA_REUSE_CLI")
+        self.pool = CliPool(instance.debug_log_path, reuse=reuse_cli)
+        self.stats = self.pool.stats  # how each turn got its CLI process
+        self.launcher = CliLauncher(self)
+        self.warm = WarmStart(self)  # the next turn's CLI, the backends this instance uses
+        self.recorder = TurnRecorder(instance, self.store)  # the turn's rows, or the spool
+        #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
+        self.warn_to_stderr = True
+        self.busy = False
+        self.post_turn_hooks: list[Callable[[AgentSession, int], None]] = []
+        self.system_prompt_extras: list[Callable[[AgentSession], str]] = []
+        self.pre_turn_context: list[Callable[[AgentSession, str], str]] = []
+        self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
+        self.config_listeners: list[Callable[[Config], None]] = []
+        self.parts: list[TurnPart] = []  # domain parts of every turn (see mnemara.core.turn_parts)
+        self.live_config = LiveConfig(instance.config_path, self.apply_config)  # see mnemara.session.live_config
+        self.session_overrides = self.live_config.overrides  # /swap --temp, /tokens --temp: this session only
+        self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
+        self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
+        self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
+        self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
+        self.last_role_doc: RoleDoc | None = None
+        self.role_watch: RoleDocWatch | None = None  # the role doc as this turn's CLI was given it
+        self._stop_requested = False
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
+        self._sync = LoopThread("mnemara-session")
+        self._closed = False
+        self._damaged_now: list[int] = []  # damaged rows the last context_blocks() left out
+        from mnemara.context.hooks import install as install_context_hooks
+
+        install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest (a TurnPart)
+        from mnemara.memory.autorecall import install as install_auto_recall
+
+        self.auto_recall: AutoRecall = install_auto_recall(self)  # a TurnPart; acts only when auto_recall is on
+
+    def add_part(self, part: TurnPart) -> TurnPart:
+        """Let a domain part take part in every turn from now on (once; returns it)."""
+        if all(p is not part for p in self.parts):
+            self.parts.append(part)
+        return part
+
+    @classmethod
+    def open(cls, name: str, **kwargs: Any) -> AgentSession:
+        """Open the instance called ``name`` under ``$MNEMARA_HOME``."""
+        return cls(Instance.open(name), **kwargs)
+
+    @classmethod
+    def at(cls, folder: str | Path, *, config: Config | None = None, **kwargs: Any) -> AgentSession:
+        """Embed: a session on an instance living in ``folder`` (created if missing).
+
+        ``config``, when given, is saved to the folder's config.json first.
+        """
+        instance = Instance.at(Path(folder))
+        if config is not None:
+            config.save(instance.config_path)
+        return cls(instance, **kwargs)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` / :meth:`aclose` has run (no more turns)."""
+        return self._closed
+
+    def set_permission_prompt(self, prompt: PermissionPrompt | None) -> None:
+        """Swap the UI callback that answers permission questions (y/n/a/s)."""
+        self.permission_prompt = prompt
+        self.gate.prompt = prompt
+
+    # -- the live config -------------------------------------------------------------
+    def reload_config(self) -> Config:
+        """Re-read config.json (hand edits apply to the next call) and hand it to every holder;
+        this session's temporary overrides (``/swap --temp``) stay on top."""
+        return self.live_config.reload()
+
+    def update_config(self, **changes: Any) -> Config:
+        """Change fields of config.json: validated (nothing is saved when a value is refused,
+        :class:`~mnemara.core.errors.ConfigError`), saved atomically, then live for every holder."""
+        return self.live_config.update(**changes)
+
+    def override_config(self, **changes: Any) -> Config:
+        """Change fields for this session only (validated, never saved; config.json is untouched)."""
+        return self.live_config.override(self.config, **changes)
+
+    def apply_config(self, config: Config) -> Config:
+        """Make ``config`` the live config: the session, its tools, the permission gate, the peer
+        inbox and every ``config_listeners`` callback see the same object from now on."""
+        self.config = config
+        self.tool_context.config = config
+        self.gate.set_config(config)
+        call_each(self.instance.debug_log_path, "config_changed", self.parts, lambda part: part.config_changed(config))
+        call_each(self.instance.debug_log_path, "config_listener", self.config_listeners, lambda listener: listener(config))
+        return config
+
+    # -- per-turn inputs ------------------------------------------------------------
+    def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
+        """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
+        if not cfg.runtime_sentinel:
+            self.sentinel = None
+            return None
+        if self.sentinel is None:
+            self.sentinel = SentinelWatch()
+        self.sentinel.begin_turn()
+        return self.sentinel
+
+    def read_role(self) -> RoleDoc:
+        """Read the role doc now; a missing/unreadable one warns on stderr and in debug.log."""
+        role = read_role_doc(self.config.role_doc_path)
+        if role.warning:
+            if self.warn_to_stderr:
+                print(f"warning: {role.warning}", file=sys.stderr)
+            log_event(self.instance.debug_log_path, "role_doc_warning", level="warning", path=role.path, warning=role.warning)
+        self.last_role_doc = role
+        self.role_watch = RoleDocWatch(role.path, role.text)
+        return role
+
+    def system_prompt(self, role: RoleDoc) -> str:
+        """The role doc text, then each part's and each ``system_prompt_extras`` text that is not empty."""
+        log = self.instance.debug_log_path
+        extras = [*call_each(log, "system_prompt_extra", self.parts, lambda part: part.system_prompt_extra(self)),
+                  *call_each(log, "system_prompt_extra", self.system_prompt_extras, lambda extra: extra(self))]
+        parts = [role.text, *(text for text in extras if text and text.strip())]
+        return "\n\n".join(p for p in parts if p)
+
+    def window(self) -> Window:
+        """The rolling window under the current config's caps (pinned rows + live rows)."""
+        return self.store.window_for(self.config)
+
+    def context_blocks(self, text: str, exclude_ids: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+        """The content blocks of the user message this turn would send.
+
+        The window is selected with the new user row already stored (so the caps
+        count it) and that row is then left out of the history, as it is sent last.
+        """
+        log = self.instance.debug_log_path
+        extras = [*call_each(log, "pre_turn_context", self.parts, lambda part: part.turn_context(self, text) or ""),
+                  *call_each(log, "pre_turn_context", self.pre_turn_context, lambda fn: fn(self, text) or "")]
+        win = self.window()
+        self._damaged_now = [t.id for t in win.damaged]
+        rows = [t for t in win.rows if t.id not in exclude_ids]
+        return build_user_content(win.pinned, rows, text, extras)
+
+    def spooled_rows(self) -> int:
+        """How many rows wait in spool.jsonl because turns.sqlite could not take them (the next turn
+        stores them first); a UI says so when it opens, as they are not in the window yet."""
+        try:
+            return self.recorder.spool.count()
+        except OSError:
+            return 0
+
+    # -- CLI processes ----------------------------------------------------------------
+    async def _take_client(self, system_prompt: str) -> CliHandle:
+        """The spare process if it fits this turn, else a freshly started one."""
+        return await self.pool.take(self.launcher.key(system_prompt), lambda: self.launcher.launch(system_prompt))
+
+    def prewarm(self) -> None:
+        """Start the first turn's CLI now, in the background, for the sync :meth:`turn` API.
+
+        A UI calls this when it opens, so the user's first message does not wait
+        for the SDK import and the CLI start-up. No-op without ``warm_spare``.
+        Nothing else heavy is loaded at start (see :mod:`mnemara.session.warm_start`).
+        """
+        if self.warm.wanted():
+            self._sync.call_soon(self.warm.next_cli)
+
+    async def aprewarm(self) -> None:
+        """:meth:`prewarm` for callers that drive :meth:`aturn` on their own event loop."""
+        if self.warm.wanted():
+            self.warm.next_cli()
+
+    # -- the turn ----------------------------------------------------------------------------------
+    async def aturn(self, text: str) -> AsyncIterator[ev.Event]:
+        """Run one turn, yielding events; the last one is always :class:`TurnDone`."""
+        if self._closed:
+            raise MnemaraError("this session is closed")
+        if self.busy:
+            raise MnemaraError("a turn is already running; /stop it first")
+        if not isinstance(text, str):
+            raise MnemaraError(f"a message is text (str), not {type(text).__name__}; nothing was sent or stored")
+        if not text.strip():
+            raise MnemaraError("refusing to send an empty message")
+        self.busy = True
+        self._stop_requested = False
+        self._turn_loop = asyncio.get_running_loop()
+        try:
+            async for event in self._run_turn(text):
+                self.usage_stats.observe(event)
+                yield event
+        finally:
+            self.busy = False
+            self.pool.active = None
+
+    async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
+        """The steps of a turn; every way out ends with :class:`TurnDone`."""
+        text, replaced = storable_text(text)
+        if replaced:
+            yield ev.Notice(f"{replaced} character(s) of your message were not valid UTF-8 (undecodable bytes); "
+                            "each is kept and sent as \ufffd")
+        user_id, events = self.recorder.user_message(text)  # stored first (or spooled): nothing typed is lost
+        for event in events:
+            yield event
+        if user_id is None:
+            return
+        turn, events = self._open_turn(user_id)
+        for event in events:
+            yield event
+        if turn is None:  # refused before any CLI was involved
+            return
+        content, events = self._context_for(turn, text)
+        for event in events:
+            yield event
+        if content is None:
+            return
+        async for event in self._stream(turn, content):
+            yield event
+        evicted = evict_to_fit(turn, text, self.store, self.instance.debug_log_path)
+        if evicted is not None:  # "prompt is too long" and rows were evicted: send the turn once more
+            yield evicted
+            again, _ = self._open_turn(user_id)
+            if again is not None:
+                turn = again
+                async for event in self._stream(turn, self.context_blocks(text, exclude_ids=(user_id,))):
+                    yield event
+        for event in self._finish(turn):
+            yield event
+
+    def _open_turn(self, user_id: int) -> tuple[RunningTurn | None, list[ev.Event]]:
+        """Step 1: config, role doc, credentials, permission file problems. Returns the turn and
+        notices, or (None, an error and :class:`TurnDone`) when the turn cannot run."""
+        from mnemara.claude.bridge import TurnCollector
+
+        try:
+            cfg = self.reload_config()
+        except MnemaraError as exc:
+            return None, self.recorder.refusal(exc.message, "config", user_id)
+        role = self.read_role()
+        notices: list[ev.Event] = [ev.Notice(role.warning)] if role.warning else []
+        if not has_credentials():
+            return None, [*notices, *self.recorder.refusal(no_key_message(), "no_api_key", user_id)]
+        notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
+        turn = RunningTurn(user_id, cfg, self.system_prompt(role), TurnCollector(stream=cfg.stream),
+                           watch=self._sentinel_for_turn(cfg))
+        return turn, notices
+
+    def _context_for(self, turn: RunningTurn, text: str) -> tuple[list[dict[str, Any]] | None, list[ev.Event]]:
+        """Step 2: the message to send (window + extras + text) and notices of damaged rows left out;
+        (None, an error and :class:`TurnDone`) when the window cannot be read."""
+        try:
+            content = self.context_blocks(text, exclude_ids=(turn.user_id,))
+        except StoreUnavailable as exc:  # the message is stored; the window cannot be read
+            return None, self.recorder.refusal(f"cannot read the window: {exc.message}", "store", turn.user_id)
+        return content, self.recorder.damaged_notices(self._damaged_now)
+
+    async def _stream(self, turn: RunningTurn, content: list[dict[str, Any]]) -> AsyncIterator[ev.Event]:
+        """Step 3: send the message through a CLI process and yield its events until the turn ends,
+        the sentinel halts it or it is stopped (:mod:`mnemara.session.stream`); then judge how it ended."""
+        message_id = new_message_id()
+        try:
+            turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
+            turn.collector.cost_base = handle.cost_so_far
+            if not self._stop_requested:
+                async with aclosing(exchange(turn, handle, content, message_id)) as events:
+                    async for event in events:
+                        yield event
+            ended_early = self._stop_requested or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+            if turn.collector.result is None and not ended_early:
+                turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
+        except Exception as exc:
+            if not self._stop_requested:
+                turn.failure = ev.ErrorEvent(exception_message(exc, turn.stderr), "cli")
+        finally:
+            if turn.handle is not None:
+                self._release(turn, message_id)
+            self.pool.active = None
+        turn.judge(self._stop_requested)
+
+    def _release(self, turn: RunningTurn, message_id: str) -> None:
+        """Hand the turn's CLI back: kept for the next turn (rewound to an empty conversation) only
+        when the turn ended cleanly: a result, no error, not stopped or halted, no background task."""
+        assert turn.handle is not None
+        result = turn.collector.result
+        if result is not None and result.total_cost_usd is not None:
+            turn.handle.cost_so_far = result.total_cost_usd  # the process's running total: the next turn's base
+        self.pool.release(turn.handle, message_id if turn.ended_cleanly(self._stop_requested) else None)
+
+    def _finish(self, turn: RunningTurn) -> Iterator[ev.Event]:
+        """Step 4: store the answer, or say what failed and keep what it did (:mod:`mnemara.session.record`);
+        the after-turn work runs just before :class:`TurnDone`."""
+        record = self.recorder.failure if turn.failure is not None else self.recorder.answer
+        for event in record(turn):
+            if isinstance(event, ev.TurnDone):
+                self._after_turn(event)
+            yield event
+
+    def _after_turn(self, done: ev.TurnDone) -> None:
+        """A stored answer: trim the window, run the parts' and the post-turn hooks. Every turn that
+        reached a CLI: start the next one's process (and, once, the backends this instance uses)."""
+        answer_id = done.assistant_row_id if done.error is None else None
+        if answer_id is not None:
+            window = self.window()
+            if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
+                self.store.finish_trim_later(window)
+            self._run_post_turn_hooks(answer_id)
+        self.warm.next_cli()
+        if answer_id is not None:
+            self.warm.backends()
+
+    def _run_post_turn_hooks(self, assistant_id: int) -> None:
+        log = self.instance.debug_log_path
+        call_each(log, "post_turn_hook", self.parts, lambda part: part.after_turn(self, assistant_id))
+        call_each(log, "post_turn_hook", self.post_turn_hooks, lambda hook: hook(self, assistant_id))
+
+    async def stop(self) -> bool:
+        """Cancel the in-flight turn: its CLI process is ended, the turn is recorded as interrupted."""
+        if not self.busy:
+            return False
+        self._stop_requested = True
+        handle = self.pool.kill_active()
+        if handle is not None:
+            try:
+                await asyncio.wait_for(handle.client.disconnect(), 10)
+            except BaseException:
+                pass
+        log_event(self.instance.debug_log_path, "turn_stop_requested")
+        return True
+
+    def request_stop(self) -> bool:
+        """Thread-safe, non-blocking :meth:`stop` (e.g. from a signal handler or another thread)."""
+        loop = self._turn_loop
+        if not self.busy or loop is None or loop.is_closed():
+            return False
+        schedule_on(loop, self.stop())
+        return True
+
+    # -- sync API ---------------------------------------------------------------------------------
+    def turn(self, text: str, on_event: Callable[[ev.Event], None] | None = None) -> ev.TurnResult:
+        """Run one turn synchronously; ``on_event`` sees each event as it arrives."""
+
+        async def collect() -> ev.TurnResult:
+            out: list[ev.Event] = []
+            async for event in self.aturn(text):
+                out.append(event)
+                if on_event is not None:
+                    on_event(event)
+            return ev.TurnResult(out)
+
+        return self._sync.run(collect())
+
+    def run_coroutine(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        """Schedule ``coro`` on the loop that runs :meth:`turn` (for helpers that must share it,
+        e.g. the REPL's peer inbox); returns a concurrent future."""
+        return self._sync.submit(coro)
+
+    # -- closing ------------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """End every CLI process of this session, release the graph file and close the store."""
+        if self._closed:
+            return
+        self._closed = True
+        await self.pool.aclose()
+        self._finish_close()
+
+    def close(self) -> None:
+        """Synchronous :meth:`aclose` (safe to call twice)."""
+        if self._closed:
+            return
+        if running_loop() is not None:  # inside someone's loop: nothing to wait on, end the processes now
+            self._closed = True
+            self.pool.kill_all()
+            self._finish_close()
+        else:
+            try:
+                self._sync.run_to_end(self.aclose(), timeout=CLOSE_WAIT_SECONDS)
+            except concurrent.futures.TimeoutError:  # a slow machine: closing never fails the caller
+                log_event(self.instance.debug_log_path, "close_timeout", level="warning",
+                          seconds=CLOSE_WAIT_SECONDS)
+                self.pool.kill_all()
+                self._finish_close()
+
+    def _finish_close(self) -> None:
+        self._closed = True
+        self.tool_context.state.close()
+        self.store.close()
+        self._sync.stop()
+
+    def __enter__(self) -> AgentSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> AgentSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _env_flag(name: str) -> bool:
+    """An on/off environment switch, on unless set to 0/false/no/off."""
+    return os.environ.get(name, "1").strip().lower() not in ("0", "false", "no", "off")
+

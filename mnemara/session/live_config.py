@@ -1,0 +1,46 @@
+"""The live config of one session: config.json with this session's temporary overrides on top.
+
+It changes three ways: :meth:`LiveConfig.update` (validated, saved atomically,
+then live; nothing is saved when a value is refused), :meth:`LiveConfig.override`
+(this session only, validated, never saved: ``/swap --temp``, ``/tokens --temp``)
+and :meth:`LiveConfig.reload` (hand edits, at the start of every turn). Each
+ends by handing the one new :class:`~mnemara.core.config.Config` object to the
+session, which gives it to every holder (tools, permission gate, parts,
+listeners).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mnemara.core.config import Config, update_config
+
+
+class LiveConfig:
+    """Loads, changes and hands out one session's config."""
+
+    def __init__(self, path: Path, hand_out: Callable[[Config], Config]) -> None:
+        self.path = path
+        self.overrides: dict[str, Any] = {}  # this session only, on top of config.json
+        self._hand_out = hand_out
+
+    def reload(self) -> Config:
+        """Re-read config.json, put the overrides on top and hand the result out."""
+        cfg = Config.load(self.path)
+        if self.overrides:
+            cfg = Config.from_dict({**cfg.to_dict(), **self.overrides}, source="session override")
+        return self._hand_out(cfg)
+
+    def update(self, **changes: Any) -> Config:
+        """Save ``changes`` to config.json (an override of the same field ends) and reload."""
+        for key in changes:
+            self.overrides.pop(key, None)
+        update_config(self.path, **changes)
+        return self.reload()
+
+    def override(self, current: Config, **changes: Any) -> Config:
+        """Put ``changes`` on top of config.json for this session only (checked against ``current``)."""
+        Config.from_dict({**current.to_dict(), **changes}, source="session override")
+        self.overrides.update(changes)
+        return self.reload()

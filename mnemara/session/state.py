@@ -1,0 +1,54 @@
+"""What one turn in flight has gathered so far; the session's steps hand it along."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mnemara.core import events as ev
+from mnemara.core.config import Config
+
+if TYPE_CHECKING:
+    from mnemara.claude.faults import StallWatch
+    from mnemara.claude.process import CliHandle
+    from mnemara.claude.bridge import TurnCollector
+    from mnemara.guard.sentinel import SentinelWatch
+
+
+@dataclass
+class RunningTurn:
+    """One turn: its stored user row, the config and system prompt it runs with, what came back."""
+
+    user_id: int
+    cfg: Config
+    system_prompt: str
+    collector: TurnCollector
+    watch: SentinelWatch | None = None  # the runtime sentinel, when runtime_sentinel is on
+    handle: CliHandle | None = None  # the CLI process serving it
+    failure: ev.ErrorEvent | None = None
+    interrupted: bool = False
+    stall: StallWatch | None = None  # ends the turn when the API goes silent (api_stall_seconds)
+
+    @property
+    def stderr(self) -> list[str]:
+        return self.handle.stderr if self.handle is not None else []
+
+    def judge(self, stopped: bool) -> None:
+        """Once the CLI is done: interrupted (``/stop``, an aborted CLI) or failed (what the API reported)?"""
+        from mnemara.claude.bridge import api_fault, classify_failure
+
+        self.failure = api_fault(self.collector, self.stall) or self.failure
+        self.interrupted = stopped or self._aborted()
+        if self.failure is None and not self.interrupted:
+            self.failure = classify_failure(self.collector)
+
+    def ended_cleanly(self, stopped: bool) -> bool:
+        """Whether its CLI may serve the next turn: a result, no error, not stopped, aborted or halted,
+        no background task left running, the key not rejected."""
+        result, collector = self.collector.result, self.collector
+        return (result is not None and not result.is_error and self.failure is None and not stopped
+                and not self._aborted() and not (self.watch is not None and self.watch.halt is not None)
+                and not collector.tasks_started and not collector.auth_rejected)
+
+    def _aborted(self) -> bool:
+        result = self.collector.result
+        return result is not None and (result.terminal_reason or "").startswith("aborted")

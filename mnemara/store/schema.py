@@ -1,0 +1,71 @@
+"""The schema of ``turns.sqlite``: one migration per version, applied in order by :class:`~mnemara.store.turns.TurnStore`.
+
+Version 2 keeps the row counts in a one-row ``turn_counts`` table through
+triggers, so :meth:`~mnemara.store.turns.TurnStore.counts` reads one row however many
+evicted rows the history holds, and indexes the protected live rows the window
+keeps like pins.
+"""
+from __future__ import annotations
+
+# A row's contribution to each counter of ``turn_counts`` (R is NEW or OLD).
+_COUNTED = {
+    "stored": "1",
+    "live": "(R.pin_label IS NULL AND R.evicted = 0)",
+    "pinned": "(R.pin_label IS NOT NULL)",
+    "live_tokens": "CASE WHEN R.evicted = 0 OR R.pin_label IS NOT NULL THEN R.tokens ELSE 0 END",
+}
+
+
+def _count_delta(plus: str | None, minus: str | None) -> str:
+    parts = []
+    for name, expr in _COUNTED.items():
+        change = ""
+        if plus:
+            change += " + " + expr.replace("R.", plus + ".")
+        if minus:
+            change += " - " + expr.replace("R.", minus + ".")
+        parts.append(f"{name} = {name}{change}")
+    return "UPDATE turn_counts SET " + ", ".join(parts) + " WHERE id = 0"
+
+
+MIGRATIONS: dict[int, str | tuple[str, ...]] = {
+    1: """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS turns (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
+        content     TEXT NOT NULL,
+        tokens      INTEGER NOT NULL DEFAULT 0,
+        created_at  TEXT NOT NULL,
+        pin_label   TEXT,
+        slot_pos    INTEGER,
+        evicted     INTEGER NOT NULL DEFAULT 0,
+        protected   INTEGER NOT NULL DEFAULT 0,
+        meta        TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX IF NOT EXISTS turns_live ON turns (evicted, id) WHERE pin_label IS NULL;
+    CREATE UNIQUE INDEX IF NOT EXISTS turns_pin_label ON turns (pin_label) WHERE pin_label IS NOT NULL;
+    """,
+    # Statements, not a script: trigger bodies contain ';'.
+    2: (
+        ("CREATE TABLE IF NOT EXISTS turn_counts (id INTEGER PRIMARY KEY CHECK (id = 0), stored INTEGER NOT NULL,"
+         " live INTEGER NOT NULL, pinned INTEGER NOT NULL, live_tokens INTEGER NOT NULL)"),
+        ("INSERT OR REPLACE INTO turn_counts (id, stored, live, pinned, live_tokens) SELECT 0, COUNT(*),"
+         " COALESCE(SUM(pin_label IS NULL AND evicted = 0), 0), COALESCE(SUM(pin_label IS NOT NULL), 0),"
+         " COALESCE(SUM(CASE WHEN evicted = 0 OR pin_label IS NOT NULL THEN tokens ELSE 0 END), 0) FROM turns"),
+        f"CREATE TRIGGER IF NOT EXISTS turn_counts_insert AFTER INSERT ON turns BEGIN {_count_delta('NEW', None)}; END",
+        f"CREATE TRIGGER IF NOT EXISTS turn_counts_delete AFTER DELETE ON turns BEGIN {_count_delta(None, 'OLD')}; END",
+        ("CREATE TRIGGER IF NOT EXISTS turn_counts_update AFTER UPDATE OF pin_label, evicted, tokens ON turns"
+         f" BEGIN {_count_delta('NEW', 'OLD')}; END"),
+        ("CREATE INDEX IF NOT EXISTS turns_protected_live ON turns (id)"
+         " WHERE pin_label IS NULL AND evicted = 0 AND protected = 1"),
+    ),
+}
+
+
+def statements(version: int) -> list[str]:
+    """The SQL statements of migration ``version``, in order."""
+    steps = MIGRATIONS[version]
+    if isinstance(steps, str):
+        return [s.strip() for s in steps.split(";") if s.strip()]
+    return list(steps)

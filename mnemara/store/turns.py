@@ -1,0 +1,626 @@
+"""``turns.sqlite``: every turn of an instance, its pins and slots, and the rolling window.
+
+One row per turn (user or assistant). ``content`` is a JSON list of content
+blocks (``text``, ``thinking``, ``tool_use``, ``tool_result`` kept distinct) so
+eviction can act on block types later. Rows are never silently lost: when the
+window's caps push a row out it is marked ``evicted`` (still on disk, visible
+to ``mnemara show --all`` and exports) rather than deleted.
+
+Pinned rows carry a ``pin_label`` and a ``slot_pos``; they are never evicted by
+caps and are sent every turn in slot order. Window selection reads only the
+pinned rows plus the newest ``max_window_turns (+ slack)`` live rows through a
+partial index, so it costs O(window), not O(history). Row counts are kept by
+triggers in ``turn_counts`` (O(1) to read, however many evicted rows pile up),
+and :meth:`TurnStore.trim` evicts at most :data:`TRIM_BATCH` rows per call, so
+the first trim after a bulk import is a bounded step, not one huge update.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Protocol
+
+from mnemara.core.debuglog import now_iso
+from mnemara.core.errors import StoreError, UsageError
+from mnemara.core.fsutil import touch_private
+from mnemara.store.health import WriteTx, busy_seconds, guarded_read, integrity_problem
+from mnemara.store.rows import decode_meta, decode_row_parts
+from mnemara.store.schema import MIGRATIONS, statements
+from mnemara.core.tokens import estimate_blocks
+
+SCHEMA_VERSION = 2
+APP_ID = "mnemara-turns"
+ROLES = ("user", "assistant", "system")
+HEADROOM_FRACTION = 0.5  # "well under the token cap" for row_cap_slack_when_token_headroom
+TRIM_BATCH = 250  # most rows one trim() call evicts (one short transaction)
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def normalize_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [text_block(content)]
+    if not isinstance(content, list) or not all(isinstance(b, dict) and "type" in b for b in content):
+        raise UsageError("content must be a string or a list of blocks with a 'type'")
+    return content
+
+
+@dataclass
+class Turn:
+    """One stored row."""
+
+    id: int
+    role: str
+    blocks: list[dict[str, Any]]
+    tokens: int
+    created_at: str
+    pin_label: str | None = None
+    slot_pos: int | None = None
+    evicted: bool = False
+    protected: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+    damaged: str | None = None  # why the stored row cannot be used (shown as damaged, never sent)
+
+    @property
+    def pinned(self) -> bool:
+        return self.pin_label is not None
+
+    @property
+    def text(self) -> str:
+        """The plain text blocks joined (what a human would call the message)."""
+        return "\n".join(b.get("text", "") for b in self.blocks if b.get("type") == "text")
+
+
+@dataclass
+class Window:
+    """What the next turn is built from: pinned rows in slot order, then live rows oldest first."""
+
+    pinned: list[Turn]
+    rows: list[Turn]
+    damaged: list[Turn] = field(default_factory=list)  # rows met while selecting that cannot be used (left out)
+
+    @property
+    def all(self) -> list[Turn]:
+        return [*self.pinned, *self.rows]
+
+    @property
+    def tokens(self) -> int:
+        return sum(t.tokens for t in self.all)
+
+
+_COLUMNS = "id, role, content, tokens, created_at, pin_label, slot_pos, evicted, protected, meta"
+
+
+def _row_to_turn(row: tuple) -> Turn:
+    blocks, meta, damaged = decode_row_parts(row[2], row[9])  # never raises: a bad row is marked, not fatal
+    return Turn(
+        id=row[0],
+        role=row[1],
+        blocks=blocks,
+        tokens=row[3],
+        created_at=row[4],
+        pin_label=row[5],
+        slot_pos=row[6],
+        evicted=bool(row[7]),
+        protected=bool(row[8]),
+        meta=meta,
+        damaged=damaged,
+    )
+
+
+class WindowCaps(Protocol):
+    """The config fields that select the rolling window (``Config`` has them)."""
+
+    @property
+    def max_window_turns(self) -> int: ...
+    @property
+    def max_window_tokens(self) -> int: ...
+    @property
+    def row_cap_slack_when_token_headroom(self) -> int: ...
+    @property
+    def preserve_compressed_reads(self) -> bool: ...
+
+
+class TurnStore:
+    """Thread-safe access to one ``turns.sqlite``. Every call is its own transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._closed = False
+        self.damaged: str | None = None  # set once the file fails its integrity check: no more writes
+        self._conn = self._open()
+
+    # -- opening and schema ----------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        if not self.path.exists() and self.path.parent.is_dir():
+            touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
+        try:
+            wait = busy_seconds()
+            conn = sqlite3.connect(self.path, timeout=wait, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a readable SQLite database ({exc}); the file was left untouched") from None
+        if existed:
+            if "meta" not in tables or "turns" not in tables:
+                conn.close()
+                from mnemara.legacy.detect import legacy_turns
+
+                if legacy_turns(self.path):
+                    raise StoreError(f"{self.path}: a Mnemara 0.18 turns store; convert the instance with: "
+                                     f"mnemara migrate --instance {self.path.parent.name}")
+                raise StoreError(f"{self.path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
+            found = dict(conn.execute("SELECT key, value FROM meta"))
+            if found.get("app") != APP_ID:
+                conn.close()
+                raise StoreError(f"{self.path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
+            version = int(found.get("schema_version", "0"))
+            if version > SCHEMA_VERSION:
+                conn.close()
+                raise StoreError(
+                    f"{self.path}: schema version {version} is newer than this Mnemara supports ({SCHEMA_VERSION}); upgrade mnemara"
+                )
+        try:
+            conn.execute("PRAGMA synchronous = NORMAL")
+            if existed and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                self.damaged = integrity_problem(conn, self.path)  # switching the mode writes: check first
+            if self.damaged is None:
+                conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{self.path}: cannot open store: {exc}") from None
+        self._conn = conn
+        if self.damaged is None:
+            self.migrate()
+        return conn
+
+    def schema_version(self) -> int:
+        try:
+            row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0]) if row else 0
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations; returns the versions applied (empty when up to date)."""
+        applied: list[int] = []
+        with self._lock:
+            current = self.schema_version()
+            for version in sorted(v for v in MIGRATIONS if v > current):
+                with self._tx() as conn:
+                    for statement in statements(version):
+                        conn.execute(statement)
+                    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('app', ?)", (APP_ID,))
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),)
+                    )
+                applied.append(version)
+        return applied
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._conn.close()
+
+    def __enter__(self) -> "TurnStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _tx(self) -> WriteTx:
+        return WriteTx(self)
+
+    # -- writing ------------------------------------------------------------------
+    def append(
+        self,
+        role: str,
+        content: str | list[dict[str, Any]],
+        meta: dict[str, Any] | None = None,
+        *,
+        protected: bool = False,
+    ) -> int:
+        """Append a turn; returns its row id."""
+        if role not in ROLES:
+            raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        blocks = normalize_blocks(content)
+        with self._lock, self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO turns(role, content, tokens, created_at, protected, meta) VALUES (?,?,?,?,?,?)",
+                (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), int(protected), _dumps(meta or {})),
+            )
+            return int(cur.lastrowid or 0)
+
+    def append_many(self, rows: Iterable[tuple[str, str | list[dict[str, Any]]]]) -> int:
+        """Bulk append (role, content) pairs in one transaction; returns how many."""
+        stamp = now_iso()
+        payload = []
+        for role, content in rows:
+            blocks = normalize_blocks(content)
+            payload.append((role, _dumps(blocks), estimate_blocks(blocks), stamp))
+        with self._lock, self._tx() as conn:
+            conn.executemany("INSERT INTO turns(role, content, tokens, created_at) VALUES (?,?,?,?)", payload)
+        return len(payload)
+
+    def set_blocks(self, turn_id: int, blocks: list[dict[str, Any]], *, protected: bool | None = None) -> None:
+        """Replace a row's content in place (same id); token estimate recomputed."""
+        blocks = normalize_blocks(blocks)
+        with self._lock, self._tx() as conn:
+            sql = "UPDATE turns SET content=?, tokens=?"
+            params: list[Any] = [_dumps(blocks), estimate_blocks(blocks)]
+            if protected is not None:
+                sql += ", protected=?"
+                params.append(int(protected))
+            cur = conn.execute(sql + " WHERE id=?", (*params, turn_id))
+            if cur.rowcount == 0:
+                raise UsageError(f"no row {turn_id}")
+
+    def set_blocks_many(self, updates: Iterable[tuple[int, list[dict[str, Any]], bool | None]]) -> int:
+        """Replace the content of many rows in ONE transaction: ``(id, blocks, protected-or-None)``.
+
+        Returns how many rows were updated. Used by bulk eviction and compression so
+        a pass over a large window costs one commit, not one per row.
+        """
+        payload = [(tid, normalize_blocks(blocks), prot) for tid, blocks, prot in updates]
+        changed = 0
+        with self._lock, self._tx() as conn:
+            for tid, blocks, prot in payload:
+                if prot is None:
+                    cur = conn.execute(
+                        "UPDATE turns SET content=?, tokens=? WHERE id=?",
+                        (_dumps(blocks), estimate_blocks(blocks), tid),
+                    )
+                else:
+                    cur = conn.execute(
+                        "UPDATE turns SET content=?, tokens=?, protected=? WHERE id=?",
+                        (_dumps(blocks), estimate_blocks(blocks), int(prot), tid),
+                    )
+                changed += cur.rowcount
+        return changed
+
+    def import_rows(self, rows: Iterable[Turn], *, keep_ids: bool = False, evict_live: bool = True) -> list[int]:
+        """Restore exported rows in ONE transaction; returns the ids they got.
+
+        With ``evict_live`` the current live unpinned rows leave the window first
+        (kept on disk). A pinned row whose label already exists updates that slot
+        in place; other rows are inserted with their role, blocks, timestamp,
+        flags and meta (and their original id when ``keep_ids``, for an empty store).
+        """
+        rows = list(rows)
+        ids: list[int] = []
+        with self._lock, self._tx() as conn:
+            if keep_ids and conn.execute("SELECT 1 FROM turns LIMIT 1").fetchone():
+                raise StoreError(f"{self.path}: ids can only be kept when importing into an empty store")
+            if evict_live:
+                conn.execute("UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0")
+            existing = {r[0] for r in conn.execute("SELECT pin_label FROM turns WHERE pin_label IS NOT NULL")}
+            new_pins = sorted((t for t in rows if t.pin_label is not None and t.pin_label not in existing),
+                              key=lambda t: (t.slot_pos if t.slot_pos is not None else 0, t.id))
+            base = self._next_slot(conn)
+            slot_for = {t.pin_label: base + rank for rank, t in enumerate(new_pins)}  # keep their relative order
+            for t in rows:
+                if t.role not in ROLES:
+                    raise UsageError(f"role must be one of {', '.join(ROLES)}, not {t.role!r}")
+                blocks = normalize_blocks(t.blocks)
+                values = (t.role, _dumps(blocks), estimate_blocks(blocks), t.created_at, int(t.protected), _dumps(t.meta))
+                if t.pin_label is not None:
+                    validate_label(t.pin_label)
+                    found = conn.execute("SELECT id FROM turns WHERE pin_label=?", (t.pin_label,)).fetchone()
+                    if found:
+                        conn.execute(
+                            "UPDATE turns SET role=?, content=?, tokens=?, created_at=?, protected=?, meta=? WHERE id=?",
+                            (*values, found[0]),
+                        )
+                        ids.append(int(found[0]))
+                        continue
+                    slot = t.slot_pos if keep_ids and t.slot_pos is not None else slot_for[t.pin_label]
+                    evicted = 0
+                else:
+                    slot, evicted = None, int(t.evicted)
+                cur = conn.execute(
+                    "INSERT INTO turns(id, role, content, tokens, created_at, protected, meta, pin_label, slot_pos, evicted)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (t.id if keep_ids else None, *values, t.pin_label, slot, evicted),
+                )
+                ids.append(int(cur.lastrowid or 0))
+        return ids
+
+    def set_text(self, turn_id: int, text: str) -> None:
+        """Edit a row's body: replaces its text blocks with one text block, other blocks kept."""
+        turn = self.get(turn_id)
+        others = [b for b in turn.blocks if b.get("type") != "text"]
+        self.set_blocks(turn_id, [text_block(text), *others])
+
+    def update_meta(self, turn_id: int, **changes: Any) -> None:
+        with self._lock, self._tx() as conn:
+            row = conn.execute("SELECT meta FROM turns WHERE id=?", (turn_id,)).fetchone()
+            if row is None:
+                raise UsageError(f"no row {turn_id}")
+            meta, _ = decode_meta(row[0])  # a damaged meta is replaced, not a crash
+            meta.update(changes)
+            conn.execute("UPDATE turns SET meta=? WHERE id=?", (_dumps(meta), turn_id))
+
+    def delete(self, ids: Iterable[int]) -> int:
+        """Delete rows for good (used by import/forget); returns how many."""
+        ids = list(ids)
+        with self._lock, self._tx() as conn:
+            return sum(conn.execute("DELETE FROM turns WHERE id=?", (i,)).rowcount for i in ids)
+
+    def evict(self, ids: Iterable[int]) -> int:
+        """Take live, unpinned rows out of the window (kept on disk); returns how many."""
+        ids = list(ids)
+        with self._lock, self._tx() as conn:
+            return sum(
+                conn.execute(
+                    "UPDATE turns SET evicted=1 WHERE id=? AND evicted=0 AND pin_label IS NULL", (i,)
+                ).rowcount
+                for i in ids
+            )
+
+    def unevict(self, ids: Iterable[int]) -> int:
+        """Put evicted rows back into the window (undo of an eviction); returns how many."""
+        ids = list(ids)
+        with self._lock, self._tx() as conn:
+            return sum(conn.execute("UPDATE turns SET evicted=0 WHERE id=? AND evicted=1", (i,)).rowcount for i in ids)
+
+    # -- pins and slots -----------------------------------------------------------
+    def _next_slot(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT MAX(slot_pos) FROM turns WHERE pin_label IS NOT NULL").fetchone()
+        return 0 if row[0] is None else int(row[0]) + 1
+
+    def pin(self, turn_id: int, label: str | None = None) -> str:
+        """Pin a row at the next slot position; returns its label."""
+        label = validate_label(label or f"row-{turn_id}")
+        with self._lock, self._tx() as conn:
+            row = conn.execute("SELECT pin_label FROM turns WHERE id=?", (turn_id,)).fetchone()
+            if row is None:
+                raise UsageError(f"no row {turn_id}")
+            if row[0] is not None:
+                return row[0]
+            self._check_label_free(conn, label)
+            conn.execute(
+                "UPDATE turns SET pin_label=?, slot_pos=?, evicted=0 WHERE id=?",
+                (label, self._next_slot(conn), turn_id),
+            )
+        return label
+
+    def unpin(self, turn_id: int) -> None:
+        with self._lock, self._tx() as conn:
+            if conn.execute("UPDATE turns SET pin_label=NULL, slot_pos=NULL WHERE id=?", (turn_id,)).rowcount == 0:
+                raise UsageError(f"no row {turn_id}")
+
+    def upsert_slot(self, label: str, role: str, content: str | list[dict[str, Any]]) -> int:
+        """Update the pinned row called ``label`` in place, or insert it at the next slot."""
+        label = validate_label(label)
+        if role not in ROLES:
+            raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        blocks = normalize_blocks(content)
+        with self._lock, self._tx() as conn:
+            row = conn.execute("SELECT id FROM turns WHERE pin_label=?", (label,)).fetchone()
+            if row:
+                conn.execute(
+                    "UPDATE turns SET role=?, content=?, tokens=?, created_at=? WHERE id=?",
+                    (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), row[0]),
+                )
+                return int(row[0])
+            cur = conn.execute(
+                "INSERT INTO turns(role, content, tokens, created_at, pin_label, slot_pos) VALUES (?,?,?,?,?,?)",
+                (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn)),
+            )
+            return int(cur.lastrowid or 0)
+
+    def rename_slot(self, old: str, new: str) -> None:
+        new = validate_label(new)
+        with self._lock, self._tx() as conn:
+            if old == new:
+                return
+            self._check_label_free(conn, new)
+            if conn.execute("UPDATE turns SET pin_label=? WHERE pin_label=?", (new, old)).rowcount == 0:
+                raise UsageError(f"no slot {old!r}")
+
+    def move_slot(self, label: str, position: int) -> None:
+        """Move a pinned row to ``position`` (0-based) among the pinned rows; others shift."""
+        with self._lock, self._tx() as conn:
+            rows = [r[0] for r in conn.execute(
+                "SELECT pin_label FROM turns WHERE pin_label IS NOT NULL ORDER BY slot_pos, id"
+            )]
+            if label not in rows:
+                raise UsageError(f"no slot {label!r}")
+            if not 0 <= position < len(rows):
+                raise UsageError(f"position must be between 0 and {len(rows) - 1}")
+            rows.remove(label)
+            rows.insert(position, label)
+            for pos, lab in enumerate(rows):
+                conn.execute("UPDATE turns SET slot_pos=? WHERE pin_label=?", (pos, lab))
+
+    @staticmethod
+    def _check_label_free(conn: sqlite3.Connection, label: str) -> None:
+        if conn.execute("SELECT 1 FROM turns WHERE pin_label=?", (label,)).fetchone():
+            raise UsageError(f"a slot named {label!r} already exists")
+
+    # -- reading ------------------------------------------------------------------
+    @guarded_read
+    def get(self, turn_id: int) -> Turn:
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE id=?", (turn_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no row {turn_id}")
+        return _row_to_turn(row)
+
+    @guarded_read
+    def stored_meta_values(self, key: str, values: Iterable[str]) -> set[str]:
+        """Which of ``values`` some row already holds in its meta under ``key`` (a row whose meta is
+        not JSON holds none); e.g. the spool's row ids, so a replay never stores a row twice."""
+        wanted = list(dict.fromkeys(values))
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        sql = (f"SELECT v FROM (SELECT CASE WHEN json_valid(meta) THEN json_extract(meta, ?) END AS v FROM turns)"
+               f" WHERE v IN ({marks})")
+        with self._lock:
+            return {str(r[0]) for r in self._conn.execute(sql, ("$." + key, *wanted))}
+
+    @guarded_read
+    def pinned(self) -> list[Turn]:
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NOT NULL ORDER BY slot_pos, id"
+            ).fetchall()
+        return [_row_to_turn(r) for r in rows]
+
+    @guarded_read
+    def live_rows(self, limit: int | None = None) -> list[Turn]:
+        """Live (not evicted), unpinned rows, oldest first; the newest ``limit`` if given."""
+        sql = f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC"
+        with self._lock:
+            rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
+        return [_row_to_turn(r) for r in reversed(rows)]
+
+    @guarded_read
+    def history(self, limit: int | None = None) -> list[Turn]:
+        """Every row ever stored (evicted ones too), oldest first; the newest ``limit`` if given."""
+        sql = f"SELECT {_COLUMNS} FROM turns ORDER BY id DESC"
+        with self._lock:
+            rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
+        return [_row_to_turn(r) for r in reversed(rows)]
+
+    def window_for(self, caps: WindowCaps, *, exclude_ids: Iterable[int] = ()) -> Window:
+        """The rolling window under ``caps`` (a :class:`~mnemara.core.config.Config`): the one way to
+        turn the config's four window fields into a selection."""
+        return self.window(caps.max_window_turns, caps.max_window_tokens, caps.row_cap_slack_when_token_headroom,
+                           preserve_protected=caps.preserve_compressed_reads, exclude_ids=exclude_ids)
+
+    @guarded_read
+    def window(
+        self,
+        max_turns: int,
+        max_tokens: int,
+        slack: int = 0,
+        *,
+        preserve_protected: bool = False,
+        exclude_ids: Iterable[int] = (),
+    ) -> Window:
+        """Select the rolling window: pinned rows + the newest live rows within both caps.
+
+        The token cap counts pinned rows too (they are never dropped). Rows are
+        kept newest-first while they fit; ``slack`` extra rows are allowed past
+        ``max_turns`` while the total stays under half the token cap. With
+        ``preserve_protected`` compression stubs are kept like pins.
+        """
+        skip = set(exclude_ids)
+        pinned = self.pinned()
+        protected: list[Turn] = []
+        with self._lock:
+            if preserve_protected:
+                protected = [
+                    _row_to_turn(r)
+                    for r in self._conn.execute(
+                        f"SELECT {_COLUMNS} FROM turns INDEXED BY turns_protected_live"
+                        " WHERE pin_label IS NULL AND evicted=0 AND protected=1 ORDER BY id"
+                    )
+                ]
+                skip.update(t.id for t in protected)
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC LIMIT ?",
+                (max_turns + slack + len(skip),),
+            ).fetchall()
+        candidates = [t for t in map(_row_to_turn, rows) if t.id not in skip]
+        damaged = [t for t in [*pinned, *protected, *candidates] if t.damaged]
+        pinned = [t for t in pinned if not t.damaged]
+        protected = [t for t in protected if not t.damaged]
+        candidates = [t for t in candidates if not t.damaged]
+        used = sum(t.tokens for t in pinned) + sum(t.tokens for t in protected)
+        kept: list[Turn] = []
+        for turn in candidates:
+            if len(kept) >= max_turns + slack:
+                break
+            if used + turn.tokens > max_tokens:
+                break
+            if len(kept) >= max_turns and (used + turn.tokens) >= max_tokens * HEADROOM_FRACTION:
+                break
+            kept.append(turn)
+            used += turn.tokens
+        rows_out = sorted([*protected, *kept], key=lambda t: t.id)
+        return Window(pinned=pinned, rows=rows_out, damaged=damaged)
+
+    def trim(self, window: Window, limit: int = TRIM_BATCH) -> int:
+        """Mark live unpinned rows older than ``window`` and not in it as evicted, oldest first.
+
+        At most ``limit`` rows per call (one short transaction through the live-row
+        index), so a store that just took a large import is trimmed in steps;
+        returns how many were evicted (``limit`` means more may remain).
+        """
+        keep = {t.id for t in window.rows}
+        oldest = min((t.id for t in window.rows if not t.protected), default=None)
+        sql = "SELECT id FROM turns WHERE pin_label IS NULL AND evicted=0"
+        params: tuple = ()
+        if oldest is not None:
+            sql += " AND id < ?"
+            params = (oldest,)
+        with self._lock, self._tx() as conn:
+            ids = [r[0] for r in conn.execute(sql + " ORDER BY id LIMIT ?", (*params, limit + len(keep)))
+                   if r[0] not in keep][:limit]
+            if not ids:
+                return 0
+            return conn.execute(
+                f"UPDATE turns SET evicted=1 WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).rowcount
+
+    def finish_trim_later(self, window: Window, pause: float = 0.02) -> threading.Thread:
+        """Evict the rest of what :meth:`trim` left (after a bulk import) in a daemon thread, batch by batch.
+
+        Each batch is its own short transaction, so turns and other processes keep
+        writing meanwhile; the thread stops when nothing is left or the store closes.
+        """
+
+        def run() -> None:
+            try:
+                while not self._closed and self.trim(window) >= TRIM_BATCH:
+                    time.sleep(pause)
+            except (sqlite3.Error, StoreError):  # closed or locked: the next turn's trim goes on
+                pass
+
+        thread = threading.Thread(target=run, name="mnemara-trim", daemon=True)
+        thread.start()
+        return thread
+
+    def clear(self) -> tuple[int, int]:
+        """Evict every live unpinned row; returns (rows, tokens) freed."""
+        with self._lock, self._tx() as conn:
+            rows, tokens = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM turns WHERE pin_label IS NULL AND evicted=0"
+            ).fetchone()
+            conn.execute("UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0")
+        return int(rows), int(tokens)
+
+    @guarded_read
+    def counts(self) -> dict[str, int]:
+        """Row counts: stored, live, pinned, evicted, and the tokens of live + pinned rows.
+
+        Read from the trigger-kept ``turn_counts`` row: O(1) at any history size.
+        """
+        with self._lock:
+            total, live, pinned, tokens = self._conn.execute(
+                "SELECT stored, live, pinned, live_tokens FROM turn_counts WHERE id = 0"
+            ).fetchone()
+        return {"stored": total, "live": live, "pinned": pinned, "evicted": total - live - pinned, "live_tokens": tokens}
+
+
+def validate_label(label: str) -> str:
+    """Slot labels are slugs: 1-64 of letters, digits, '_', '-', '.'."""
+    if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", label):
+        raise UsageError(f"invalid slot label {label!r}: use a slug of letters, digits, '_', '-', '.' (1-64)")
+    return label
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

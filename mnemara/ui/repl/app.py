@@ -1,0 +1,438 @@
+"""The bare REPL: prompt-toolkit on a terminal, one message per line otherwise.
+
+On a terminal: a ``you>`` prompt with history in the instance's
+``.prompt_history``; Ctrl+C during a turn stops it (like ``/stop``), Ctrl+D or
+``/quit`` leaves. Not on a terminal (a pipe, a file, a test): every input line
+is one message or slash command, the assistant's text goes to stdout, tool
+calls, notices and errors go to stderr, and the REPL exits at end of input.
+A permission question reads its answer (y/n/a/s) from the next input line;
+end of input denies.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import Any, Callable, Iterator, TextIO
+
+from mnemara.core import events as ev
+from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.ui.text.readable import preview_lines, readable_result, terminal_safe
+from mnemara.ui.repl.inbox import ReplInbox
+from mnemara.ui.repl.keys import InterruptWatcher
+from mnemara.ui.repl.inbox import stdout as repl_stdout
+
+PREVIEW = 160
+
+
+def _short(value: Any, limit: int = PREVIEW) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", " ⏎ ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class LineSource:
+    """The lines a non-terminal REPL reads: messages and permission answers, in order."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def next(self) -> str | None:
+        """The next line without its newline, or None at end of input."""
+        with self._lock:
+            line = self._stream.readline()
+        if not line:
+            return None
+        return line.rstrip("\r\n")
+
+    def __iter__(self) -> Iterator[str]:
+        while (line := self.next()) is not None:
+            yield line
+
+
+class Renderer:
+    """Writes a turn's events: assistant text to ``out``, everything else to ``info``.
+
+    With ``markdown`` (the terminal REPL) assistant text is drawn as Markdown,
+    block by block as it completes (:class:`mnemara.ui.repl.markdown.MarkdownStream`);
+    piped output stays the raw text. ``ask`` answers yes/no questions (e.g. /compress).
+    """
+
+    def __init__(self, out: TextIO, info: TextIO, assistant_name: str = "", stream: bool = True,
+                 markdown: bool = False, ask: Callable[[str], str | None] | None = None) -> None:
+        self.out, self.info = out, info
+        self.assistant_name = assistant_name
+        self.stream = stream  # False: print each message whole (inbox turns above a live prompt)
+        self.markdown = markdown
+        self.ask = ask
+        self._md: Any = None
+        self._streamed = False  # deltas printed since the last complete message
+        self._line_open = False
+
+    def _markdown(self, text: str, final: bool) -> None:
+        if self._md is None:
+            import shutil
+
+            from mnemara.ui.repl.markdown import MarkdownStream
+
+            self._md = MarkdownStream(self.out, shutil.get_terminal_size().columns)
+        self._md.feed(text)
+        if final:
+            self._md.flush()
+            self._md = None
+        self.out.flush()
+
+    def command_result(self, result: CommandResult) -> None:
+        """A slash command's answer: /help in two columns at this width, copies, confirmations."""
+        text = result.text
+        if result.ok and result.data.get("columns") and self.markdown:
+            import shutil
+
+            from mnemara.commands.core import columns_text
+
+            text = columns_text(list(result.data["columns"]), shutil.get_terminal_size().columns)
+        if result.action == "copy":
+            from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text
+
+            try:
+                copy_text(str(result.data["text"]))
+            except ClipboardUnavailable as exc:
+                result = CommandResult(str(exc), ok=False)
+                text = result.text
+        if text:  # a command may show what the agent wrote (/proposals N, /context): never obeyed as controls
+            (self.out if result.ok else self.info).write(terminal_safe(text) + "\n")
+            (self.out if result.ok else self.info).flush()
+
+    def _end_line(self) -> None:
+        if self._line_open:
+            self.out.write("\n")
+            self.out.flush()
+            self._line_open = False
+
+    def _note(self, text: str) -> None:
+        self._end_line()
+        self.info.write(terminal_safe(text) + "\n")
+        self.info.flush()
+
+    def __call__(self, event: ev.Event) -> None:
+        """Draw one event. Text from the model or a tool is written through :func:`terminal_safe`:
+        its control characters are shown, never obeyed by the terminal."""
+        if isinstance(event, ev.TextDelta):
+            if not self.stream:
+                return
+            self._streamed = True
+            if self.markdown:
+                self._markdown(terminal_safe(event.text), final=False)
+                return
+            self.out.write(terminal_safe(event.text))
+            self.out.flush()
+            self._line_open = True
+        elif isinstance(event, ev.AssistantText):
+            if self.markdown:
+                self._markdown("" if self._streamed else terminal_safe(event.text), final=True)
+                self._streamed = False
+                return
+            if not self._streamed and event.text:
+                self.out.write(terminal_safe(event.text))
+                self._line_open = True
+            self._streamed = False
+            self._end_line()
+        elif isinstance(event, ev.ThinkingBlock):
+            self._note(f"· thinking: {_short(event.thinking)}")
+        elif isinstance(event, ev.ToolUse):
+            self._note(f"· tool: {event.name} {_short(event.input)}")
+        elif isinstance(event, ev.ToolResult):
+            text = preview_lines(readable_result(event.content), lines=3, width=PREVIEW)
+            self._note(f"· result{' (error)' if event.is_error else ''}: " + text.replace("\n", "\n    "))
+        elif isinstance(event, ev.Halt):
+            self._end_line()
+            self.out.write(f"{terminal_safe(event.reason)}\n")
+            self.out.flush()
+        elif isinstance(event, ev.Notice):
+            self._note(f"{event.level}: {event.message}")
+        elif isinstance(event, ev.ErrorEvent):
+            self._note(f"error: {event.message}")
+        elif isinstance(event, ev.TurnDone):
+            self._end_line()
+            self._streamed = False
+            if event.interrupted:
+                self._note("(turn interrupted)")
+
+
+def _permission_answer_line(request: Any) -> str:
+    """The question: target whole (escaped, with its line count), answer keys last so they stay on screen."""
+    question = getattr(request, "question", None)
+    if callable(question):
+        return str(question())
+    return f"permission: allow {request}? [y]es / [n]o / [a]lways / [s]ession: "
+
+
+def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
+    """A permission prompt that reads the answer from the next input line (EOF = deny).
+
+    A next line that is not an answer (y/n/a/s, yes/no/always/session) denies the call; it is
+    not sent as a message either (a mistyped answer must not start a turn), and one line says so,
+    naming it, so a script that lost a message to a question it did not expect can tell.
+    """
+    from mnemara.guard.gate import ANSWERS
+
+    def prompt(request: Any) -> str | None:
+        info.write(_permission_answer_line(request) + "\n")
+        info.flush()
+        answer = lines.next()
+        if answer is None:
+            info.write("(end of input: denied)\n")
+        elif answer.strip().lower() not in ANSWERS:
+            info.write(f"(the answer line {json.dumps(_short(answer, 80), ensure_ascii=False)} is not y/n/a/s: "
+                       "denied; that line is not sent as a message)\n")
+            info.flush()
+        return answer
+
+    return prompt
+
+
+def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
+    """A permission prompt on the terminal (runs in the session's thread while the REPL waits)."""
+
+    def prompt(request: Any) -> str | None:
+        watcher = watcher_ref[0] if watcher_ref else None
+        try:
+            if watcher is None:
+                return input(_permission_answer_line(request))
+            with watcher.paused():
+                answer = input(_permission_answer_line(request))
+            return None if "\x03" in answer else answer
+        except EOFError:
+            return None
+
+    return prompt
+
+
+def handle_line(session: Any, line: str, render: Renderer, inbox: Any = None) -> bool:
+    """Run one input line (message or slash command). Returns False when the REPL should end.
+
+    With a peer ``inbox`` (:class:`mnemara.ui.repl.inbox.ReplInbox`) no inbox turn starts
+    while the line is handled, and a running one is waited for first.
+    """
+    if inbox is None or not line.strip():
+        return _handle_line(session, line, render)
+    with inbox.user_line():
+        return _handle_line(session, line, render)
+
+
+def _handle_line(session: Any, line: str, render: Renderer) -> bool:
+    text = line.strip()
+    if not text:
+        return True
+    if is_command(text):
+        result = dispatch(session, text)
+        render.command_result(result)
+        if result.action == "confirm":
+            answer = render.ask("apply? [y/N] ") if render.ask else None
+            if (answer or "").strip().lower() in ("y", "yes"):
+                render.command_result(dispatch(session, str(result.data["command"])))
+            else:
+                render.info.write("cancelled: nothing was changed\n" if answer is not None
+                                  else f"to apply: {result.data['command']}\n")
+                render.info.flush()
+            return True
+        if result.action == "quit":
+            return False
+        if result.action == "stop":
+            session.request_stop()
+        if result.action != "send" or not result.data.get("text"):
+            return True
+        text = str(result.data["text"])  # e.g. /compress smart: the command's turn goes to the agent
+    elif text.startswith("//"):
+        text = text[1:]
+    try:
+        session.turn(text, on_event=render)
+    except KeyboardInterrupt:
+        session.request_stop()
+        render.info.write("\n(stopping…)\n")
+        deadline = time.monotonic() + 30
+        while session.busy and time.monotonic() < deadline:  # let the stop land before the next line
+            time.sleep(0.05)
+    return True
+
+
+def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    """The non-terminal REPL: one line per message, exit at end of input.
+
+    Bytes that are not UTF-8 do not end the REPL: they reach the session as surrogate
+    escapes, which it stores and sends as U+FFFD (and says so).
+    """
+    if getattr(stdin, "errors", None) == "strict" and hasattr(stdin, "reconfigure"):
+        stdin.reconfigure(errors="surrogateescape")
+    lines = LineSource(stdin)
+    session.warn_to_stderr = False  # the renderer prints Notice events to stderr itself
+    name = session.config.display_name
+
+    def ask(question: str) -> str | None:
+        """A yes/no question (e.g. /compress) answered by the next line; one that is neither is said
+        not to be sent as a message."""
+        stderr.write(question + "\n")
+        stderr.flush()
+        answer = lines.next()
+        if answer is not None and answer.strip().lower() not in ("y", "yes", "n", "no", ""):
+            stderr.write(f"(the answer line {json.dumps(_short(answer, 80), ensure_ascii=False)} is not y/n: taken as "
+                         "no; that line is not sent as a message)\n")
+            stderr.flush()
+        return answer
+
+    render = Renderer(stdout, stderr, name, ask=ask)
+    inbox = ReplInbox.attach(session, lambda: Renderer(stdout, stderr, name), lambda: stderr)
+    prompt = line_prompt(lines, stderr)
+    session.set_permission_prompt(inbox.guard_prompt(prompt) if inbox else prompt)
+    if inbox is not None:
+        stderr.write(inbox.banner() + " (checked before each input line and at end of input)\n")
+    try:
+        while True:
+            if inbox is not None:
+                inbox.step()  # peer rows pending now are delivered between input lines
+            line = lines.next()
+            if line is None or not handle_line(session, line, render):
+                break
+    finally:
+        if inbox is not None:
+            inbox.close()
+    return 0
+
+
+def run_tty(session: Any, banner: str = "") -> int:
+    """The interactive REPL on a terminal (prompt-toolkit, history in .prompt_history)."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+
+    watcher_ref: list[InterruptWatcher] = []
+    session.warn_to_stderr = False
+    name = session.config.display_name
+    inbox = ReplInbox.attach(session, lambda: Renderer(repl_stdout(), repl_stdout(), name, stream=False),
+                              repl_stdout)
+    ask = tty_prompt_for(watcher_ref)
+    session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
+    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
+    if banner:
+        print(banner)
+
+    def confirm(question: str) -> str | None:
+        """A yes/no question during a command (the key watcher hands the terminal back in line mode)."""
+        watcher = watcher_ref[0] if watcher_ref else None
+        try:
+            if watcher is None:
+                return input(question)
+            with watcher.paused():
+                return input(question)
+        except EOFError:
+            return None
+
+    if inbox is None:
+        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm),
+                         watcher_ref, None)
+    from prompt_toolkit.patch_stdout import patch_stdout
+
+    print(inbox.banner())
+    try:
+        with patch_stdout(raw=True):  # inbox turns print above the prompt while you type
+            inbox.start()
+            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm),
+                             watcher_ref, inbox)
+    finally:
+        inbox.close()
+
+
+def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
+    from mnemara.store.unsent import UnsentMessages
+
+    # Queued lines live in unsent.json until they are sent, or are back at a prompt that took them
+    # (accepted or cleared): a terminal closed meanwhile loses nothing; the next REPL offers them.
+    unsent = UnsentMessages(session.instance.root)
+    back, problem = unsent.read()
+    if problem:
+        render.info.write(f"warning: {problem}\n")
+    if back:
+        render.info.write(f"{len(back)} message(s) queued but not sent when the REPL last closed are back at the "
+                          "prompt\n")
+    render.info.flush()
+    typed = " ".join(back)
+    queued: list[str] = []  # lines typed and entered while a turn ran: sent one by one when it ends
+
+    def keep(texts: list[str]) -> None:
+        failed = unsent.keep(texts)
+        if failed:
+            render.info.write(f"\r\nwarning: {failed}\r\n")
+            render.info.flush()
+
+    while True:
+        if queued:
+            line = queued.pop(0)
+            keep(queued)
+            _remember(prompt, line)  # in the history like a line entered at the prompt (Up recalls it)
+            render.info.write(f"you> {line}   (queued, sending now)\n")
+            render.info.flush()
+        else:
+            try:
+                line = prompt.prompt("you> ", default=typed)
+            except KeyboardInterrupt:
+                if inbox is not None:
+                    inbox.stop_running_turn()
+                continue
+            except EOFError:  # Ctrl+D on an empty line: what was given back was cleared on purpose
+                if typed:
+                    keep([])
+                return 0
+            if typed:
+                keep([])  # the text given back is the line just accepted (as edited)
+
+        def interrupt() -> None:
+            if session.request_stop():
+                render.info.write("\r\n(stopping…)\r\n")
+                render.info.flush()
+
+        def on_queued(text: str) -> None:
+            pending.append(text)
+            keep([*queued, *pending])
+            render.info.write(f"\r\n(queued: {text!r}; sent when this turn ends, Ctrl+C cancels)\r\n")
+            render.info.flush()
+
+        pending: list[str] = []
+        with InterruptWatcher(interrupt, on_queued=on_queued) as watcher:
+            watcher_ref[:] = [watcher]
+            try:
+                keep_going = handle_line(session, line, render, inbox)
+            finally:
+                watcher_ref.clear()
+        new_lines, typed = watcher.typed_lines()
+        if watcher.interrupted:  # a stopped turn does not fire the queue: the lines come back to the prompt
+            typed = " ".join([*queued, *new_lines, typed]).strip()
+            queued = []
+            keep([typed] if typed else [])
+        else:
+            queued += new_lines
+            keep(queued)
+        if not keep_going:
+            return 0
+
+
+def _remember(prompt: Any, line: str) -> None:
+    """Add a line that did not come through the prompt (a queued one) to its history file."""
+    try:
+        prompt.history.append_string(line)
+    except (OSError, AttributeError):
+        pass
+
+
+def run_repl(session: Any, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
+             stderr: TextIO | None = None, banner: str = "") -> int:
+    """Pick the terminal or the piped REPL for ``stdin``; returns an exit code."""
+    stdin = stdin or sys.stdin
+    session.prewarm()  # the first turn's CLI starts while the user types
+    waiting = session.spooled_rows() if hasattr(session, "spooled_rows") else 0
+    if waiting:
+        (stderr or sys.stderr).write(f"{waiting} row(s) wait in spool.jsonl (turns.sqlite could not take them when "
+                                     "they were sent): they are stored with your next message\n")
+    if stdin.isatty() and (stdout or sys.stdout).isatty():
+        return run_tty(session, banner)
+    return run_piped(session, stdin, stdout or sys.stdout, stderr or sys.stderr)

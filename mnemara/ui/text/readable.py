@@ -1,0 +1,63 @@
+"""Tool results as a person reads them (shared by the panel and the REPL).
+
+A result can arrive as a string, a list of content blocks, or a string that is
+itself JSON (often a list of blocks whose text is JSON again). Each layer is
+unwrapped and JSON is pretty-printed, so ``[{"text": "{\\"ok\\": true}"}]``
+reads as ``{"ok": true}`` laid out over lines.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from mnemara.core.blocks import result_text
+
+MAX_DEPTH = 3
+
+
+def readable_result(content: Any, _depth: int = 0) -> str:
+    """The result's text (:func:`mnemara.core.blocks.result_text`), JSON inside it unwrapped and pretty-printed."""
+    if content is None:
+        return ""
+    if isinstance(content, list) and content and all(isinstance(b, dict) and "text" in b for b in content):
+        return "\n".join(readable_result(b.get("text"), _depth + 1) for b in content)
+    if isinstance(content, list) and _depth == 0 and content and all(isinstance(b, dict) for b in content):
+        content = result_text(content)
+    if isinstance(content, str):
+        stripped = content.strip()
+        if _depth < MAX_DEPTH and stripped[:1] in "[{" and stripped[-1:] in "]}":
+            try:
+                return readable_result(json.loads(stripped), _depth + 1)
+            except ValueError:
+                return content
+        return content
+    if isinstance(content, (dict, list)):
+        return json.dumps(content, ensure_ascii=False, indent=2, default=str)
+    return str(content)
+
+
+def _escaped(match: "re.Match[str]") -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+#: Terminal controls: C0 except tab and newline, DEL, C1 (a UTF-8 terminal may obey U+009B as CSI).
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` from the model, a tool or a file, safe to write to a terminal: carriage returns are
+    dropped and every other control character (ESC above all) is shown as ``\\x1b`` instead of being
+    obeyed. Written raw, ``ESC[8m`` in a file the agent reads would hide the next permission question
+    (concealed text), ``ESC(0`` garble it, and an OSC 52 sequence set the clipboard."""
+    return _TERMINAL_CONTROLS.sub(_escaped, text.replace("\r", ""))
+
+
+def preview_lines(text: str, lines: int = 3, width: int = 160) -> str:
+    """The first ``lines`` lines (each cut at ``width``) and how many more there are."""
+    all_lines = text.split("\n")
+    shown = [line if len(line) <= width else line[: width - 1] + "…" for line in all_lines[:lines]]
+    if len(all_lines) > lines:
+        shown.append(f"… {len(all_lines) - lines} more line(s)")
+    return "\n".join(shown)

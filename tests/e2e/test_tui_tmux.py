@@ -1,0 +1,93 @@
+"""Smoke test in a real terminal: `mnemara run` inside tmux, keys sent with send-keys, screen read with capture-pane.
+
+This catches what the pilot cannot: the CLI choosing the panel on a terminal,
+real key decoding (Ctrl+S reaching the app, not the tty's flow control) and a
+clean exit on Ctrl+C.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from mnemara.core.instance import Instance
+from mnemara.store.turns import TurnStore
+from mnemara.testing.scripted_api import reply
+
+from tests.conftest import ROOT
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine"),
+]
+
+
+class Tmux:
+    """One private tmux server (its own socket, no user config) holding one window."""
+
+    def __init__(self) -> None:
+        self.socket = f"mnemara-test-{uuid.uuid4().hex[:8]}"
+
+    def __call__(self, *args: str) -> str:
+        out = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+                             capture_output=True, text=True, timeout=30)
+        return out.stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "smoke")
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared; the screen was:\n{self.screen()}")
+
+    def close(self) -> None:
+        self("kill-server")
+
+
+@pytest.fixture
+def tmux():
+    session = Tmux()
+    yield session
+    session.close()
+
+
+def test_run_opens_the_panel_sends_with_ctrl_s_and_quits_with_ctrl_c(tmux, scripted_api, mnemara_home: Path):
+    Instance.create("smoke")
+    scripted_api.push(reply("Hello from the scripted model, in a real terminal."))
+    env = {
+        **{k: v for k, v in os.environ.items() if k.startswith(("ANTHROPIC_", "CLAUDE_"))},
+        "HOME": os.environ["HOME"], "MNEMARA_HOME": str(mnemara_home), "MNEMARA_NO_TUI": "",
+        "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8",
+    }
+    command = " ".join([
+        "env", "-i", *(shlex.quote(f"{k}={v}") for k, v in env.items()),
+        shlex.quote(sys.executable), "-m", "mnemara", "run", "--instance", "smoke",
+        "; echo PANEL-EXIT=$?; sleep 60",
+    ])
+    tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", command)
+
+    screen = tmux.wait_for("turns: 0/20")
+    assert "mnemara: smoke" in screen and "Send ⌃S" in screen
+    # Text and Ctrl+S in one send-keys: the terminal delivers them in one burst, and all of it must be sent.
+    tmux("send-keys", "-t", "smoke", "hello from tmux, what can you do?", "C-s")
+    screen = tmux.wait_for("Hello from the scripted model, in a real terminal.")
+    assert "you: hello from tmux, what can you do?" in screen
+    tmux.wait_for("turns: 2/20")
+
+    tmux("send-keys", "-t", "smoke", "C-c")
+    tmux.wait_for("PANEL-EXIT=0", timeout=30)
+    with TurnStore(Instance.open("smoke").turns_path) as store:
+        assert [(r.role, r.text) for r in store.history()] == [
+            ("user", "hello from tmux, what can you do?"), ("assistant", "Hello from the scripted model, in a real terminal.")]
