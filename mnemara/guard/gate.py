@@ -36,6 +36,7 @@ from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
 from mnemara.core.instance import Instance
+from mnemara.guard.change_preview import EDIT_TOOLS, preview_change
 from mnemara.guard.guarded_files import GuardedFiles
 from mnemara.guard.checks import loose_bash_patterns, process_relative_path
 from mnemara.guard.request import FILE_TOOLS, PermissionRequest, stable_json
@@ -421,8 +422,11 @@ class PermissionGate:
             policy = self._call_policy(tool_name, tool_input) or self.policy_name(tool_name)
             target = self.target(tool_name, tool_input)
             resolved = self.resolved_path(tool_name, tool_input)
+            change = (await asyncio.to_thread(preview_change, tool_name, tool_input, resolved, target)
+                      if tool_name in EDIT_TOOLS else None)  # reads the file: off the session's loop
             request = PermissionRequest(tool_name, policy, target, tool_input, file_args=self.file_args(tool_name),
-                                        resolved=resolved if resolved is not None and resolved != target else "")
+                                        resolved=resolved if resolved is not None and resolved != target else "",
+                                        change=change)
             answer = await self._prompt(request)
             decision = self._apply_answer(request, answer)
             shown = request.shown
