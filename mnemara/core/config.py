@@ -99,6 +99,9 @@ class Config(BaseModel):
     read_skeleton_enabled: bool = False
     file_stat_manifest_enabled: bool = False
     runtime_sentinel: bool = False
+    # the sentinel also halts a sequence of 2..max_period different calls repeated cycle_repeats times (0: off)
+    sentinel_cycle_max_period: int = Field(default=4, ge=0, le=10)
+    sentinel_cycle_repeats: int = Field(default=3, ge=2, le=10)
     # -- memory backends ------------------------------------------------------
     rag_enabled: bool = True
     # vector channel: "local" (bundled WordLlama, no server), "ollama" (rag_embed_url/model) or "none"
@@ -133,6 +136,14 @@ class Config(BaseModel):
     _split_roles = field_validator("peer_poll_roles", "peer_poll_silent_types", mode="before")(
         classmethod(lambda cls, v: _split_csv(v))
     )
+
+    @field_validator("sentinel_cycle_max_period")
+    @classmethod
+    def _period_ok(cls, value: int) -> int:
+        if value == 1:
+            raise ValueError("a cycle has at least 2 calls (0 turns the cycle check off; one call repeated is "
+                             "the polling rule)")
+        return value
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
