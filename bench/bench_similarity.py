@@ -162,7 +162,7 @@ OFF_TOPIC = [
 
 def auto_recall(settings: dict[str, dict[str, object]]) -> None:
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.status import all_atoms, chunk_id
     from mnemara.session.agent import AgentSession
 
@@ -196,7 +196,7 @@ def auto_recall(settings: dict[str, dict[str, object]]) -> None:
 
 # -- 4. copies vs corrections --------------------------------------------------------------------
 def copies_vs_corrections(modes: dict[str, object]) -> None:
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.dedupe import assess
     from mnemara.memory.notes import append_note
     from mnemara.memory.search.similarity import normalize
@@ -250,7 +250,7 @@ def latency(count: int, turns: int) -> None:
     from bench_recall import messages, time_auto_recall, write_notes
 
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     print(f"\n== 5. auto-recall latency per turn at {count} notes ({turns} messages, half off-topic)")
     added_by: dict[str, float] = {}

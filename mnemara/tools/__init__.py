@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 if TYPE_CHECKING:
     from mnemara.core.config import Config
     from mnemara.context.manifest import FileTracker
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.surfaces import MemoryBackends
     from mnemara.store.turns import TurnStore
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import Config, ConfigError, update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.notes import append_note
 from mnemara.memory.search.similarity import CONFLICT, COPY, apply_recency, claim_differences, normalize, relate, tokens
 from mnemara.memory.status import all_atoms, chunk_id
