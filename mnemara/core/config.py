@@ -91,6 +91,8 @@ class Config(BaseModel):
     api_max_retries: int = Field(default=2, ge=0, le=10)
     api_stall_seconds: float = Field(default=120, gt=0, le=3600)
     file_tool_home_only: bool = True
+    # folders besides $HOME that file tools may use while file_tool_home_only is on (/add-dir, run --dir)
+    file_tool_roots: list[str] = Field(default_factory=list)
     display_name: str = ""
     # -- opt-in context discipline (all off by default) -----------------------
     auto_evict_after_write: bool = False
@@ -99,6 +101,9 @@ class Config(BaseModel):
     read_skeleton_enabled: bool = False
     file_stat_manifest_enabled: bool = False
     runtime_sentinel: bool = False
+    # the sentinel also halts a sequence of 2..max_period different calls repeated cycle_repeats times (0: off)
+    sentinel_cycle_max_period: int = Field(default=4, ge=0, le=10)
+    sentinel_cycle_repeats: int = Field(default=3, ge=2, le=10)
     # -- memory backends ------------------------------------------------------
     rag_enabled: bool = True
     # vector channel: "local" (bundled WordLlama, no server), "ollama" (rag_embed_url/model) or "none"
@@ -141,6 +146,14 @@ class Config(BaseModel):
     _split_roles = field_validator("peer_poll_roles", "peer_poll_silent_types", mode="before")(
         classmethod(lambda cls, v: _split_csv(v))
     )
+
+    @field_validator("sentinel_cycle_max_period")
+    @classmethod
+    def _period_ok(cls, value: int) -> int:
+        if value == 1:
+            raise ValueError("a cycle has at least 2 calls (0 turns the cycle check off; one call repeated is "
+                             "the polling rule)")
+        return value
 
     @field_validator("mcp_servers", mode="before")
     @classmethod

@@ -1,8 +1,10 @@
 """The runtime sentinel: a protocol-level floor under the role doc's self-monitoring.
 
-It watches the tool calls of a session (fed from the ``PreToolUse`` hook) and, when
-the same tool with the same arguments shows up ``threshold`` times among the last
-``window`` calls, returns a :class:`SentinelHalt`. The session then refuses that
+It watches the tool calls of a session (fed from the ``PreToolUse`` hook) and returns a
+:class:`SentinelHalt` when the same tool with the same arguments shows up ``threshold``
+times among the last ``window`` calls (trigger ``polling``), or when the last calls are one
+short sequence of 2 to ``max_period`` different calls repeated ``cycle_repeats`` times in a
+row, e.g. A, B, C, A, B, C, A, B, C (trigger ``cycle``: polling several things in turn). The session then refuses that
 call, records the halt notice in the assistant turn and ends the turn. Pure logic:
 no I/O, no SDK.
 """
@@ -39,11 +41,20 @@ class SentinelHalt:
     tool_input: Any
     count: int
     window: int
+    period: int = 1  # calls in the repeated sequence (1: the same call again)
 
     @property
     def call(self) -> str:
         """The repeated call in one line, e.g. ``Bash {"command": "npm run build"}``."""
         return f"{self.tool_name} {call_key(self.tool_name, self.tool_input)[1]}"
+
+    @property
+    def context(self) -> str:
+        """What repeated, in words."""
+        if self.period > 1:
+            return (f"a sequence of {self.period} different calls ending with this one was made {self.count} times "
+                    f"in a row (the last {self.window} tool calls)")
+        return f"the same call was made {self.count} times in the last {self.window} tool calls"
 
     def notice(self, turn_number: int) -> str:
         """The ``SENTINEL HALT`` text stored in the assistant turn and shown to the user."""
@@ -52,7 +63,7 @@ class SentinelHalt:
             f"trigger: {self.trigger}\n"
             f"turn: {turn_number}\n"
             f"repeated call: {self.call}\n"
-            f"context: the same call was made {self.count} times in the last {self.window} tool calls; "
+            f"context: {self.context}; "
             "the runtime sentinel refused it and ended the turn before it could run again.\n"
             "next step: the user decides how to continue (wait differently, change the approach, or stop)."
         )
@@ -61,25 +72,49 @@ class SentinelHalt:
 class RuntimeSentinel:
     """Per-session watcher of the last ``window`` tool calls."""
 
-    def __init__(self, window: int = 5, threshold: int = 3) -> None:
+    def __init__(self, window: int = 5, threshold: int = 3, max_period: int = 4, cycle_repeats: int = 3) -> None:
         if window < 1 or threshold < 2 or threshold > window:
             raise ValueError("need window >= 1 and 2 <= threshold <= window")
+        if max_period < 0 or max_period == 1 or (max_period and cycle_repeats < 2):
+            raise ValueError("need max_period 0 (no cycle check) or >= 2, and cycle_repeats >= 2")
         self.window = window
         self.threshold = threshold
-        self._recent: deque[tuple[str, str]] = deque(maxlen=window)
+        self.max_period = max_period
+        self.cycle_repeats = cycle_repeats
+        self._recent: deque[tuple[str, str]] = deque(maxlen=max(window, max_period * cycle_repeats))
 
     def observe(self, tool_name: str, tool_input: Any) -> SentinelHalt | None:
-        """Record one call; return a halt when it repeats ``threshold`` times in the window.
+        """Record one call; return a halt when it repeats ``threshold`` times in the window,
+        or when it completes a short cycle repeated ``cycle_repeats`` times.
 
         After a halt the memory is cleared, so the user's next instruction starts fresh.
         """
         key = call_key(tool_name, tool_input)
         self._recent.append(key)
-        count = sum(1 for seen in self._recent if seen == key)
-        if count < self.threshold:
-            return None
-        self._recent.clear()
-        return SentinelHalt("polling", tool_name, tool_input, count, self.window)
+        count = sum(1 for seen in list(self._recent)[-self.window:] if seen == key)
+        if count >= self.threshold:
+            self._recent.clear()
+            return SentinelHalt("polling", tool_name, tool_input, count, self.window)
+        period = self._cycle_period()
+        if period:
+            self._recent.clear()
+            return SentinelHalt("cycle", tool_name, tool_input, self.cycle_repeats, period * self.cycle_repeats,
+                                period)
+        return None
+
+    def _cycle_period(self) -> int:
+        """The shortest period (2..max_period) whose block of different calls fills the last
+        ``period * cycle_repeats`` calls, or 0."""
+        recent = list(self._recent)
+        for period in range(2, self.max_period + 1):
+            span = period * self.cycle_repeats
+            if len(recent) < span:
+                break
+            tail = recent[-span:]
+            block = tail[:period]
+            if len(set(block)) == period and all(tail[i] == block[i % period] for i in range(span)):
+                return period
+        return 0
 
     def reset(self) -> None:
         self._recent.clear()
@@ -98,8 +133,8 @@ class SentinelWatch:
     result has arrived, so it can stop consuming the stream.
     """
 
-    def __init__(self, window: int = 5, threshold: int = 3) -> None:
-        self.sentinel = RuntimeSentinel(window, threshold)
+    def __init__(self, window: int = 5, threshold: int = 3, max_period: int = 4, cycle_repeats: int = 3) -> None:
+        self.sentinel = RuntimeSentinel(window, threshold, max_period, cycle_repeats)
         self.halt: SentinelHalt | None = None
         self.halted_tool_use_id: str | None = None
 
@@ -114,8 +149,8 @@ class SentinelWatch:
         if halt is None:
             return None
         self.halt, self.halted_tool_use_id = halt, tool_use_id
-        return (f"SENTINEL HALT (trigger: {halt.trigger}): {halt.call} was called {halt.count} times "
-                f"in the last {halt.window} tool calls; this call was refused and the turn ends here")
+        return (f"SENTINEL HALT (trigger: {halt.trigger}): {halt.call}: {halt.context}; "
+                "this call was refused and the turn ends here")
 
     def stop_after_tool_result(self, tool_use_id: str) -> bool:
         return self.halt is not None and (self.halted_tool_use_id is None or tool_use_id == self.halted_tool_use_id)

@@ -15,6 +15,8 @@ turns itself passes its own ``deliver`` with the same contract instead.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 from typing import TYPE_CHECKING, Any, Callable
 
 from mnemara.peer.inbox import Deliver, PeerInbox
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 DELIVERED = "peer_delivered"  # the answer row's meta key listing the peer messages its turn carried
 
 
-class PeerTurnFailed(Exception):
+class PeerTurnFailed(MnemaraError):
     """The turn carrying peer messages did not complete; they stay undelivered."""
 
 

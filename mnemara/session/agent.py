@@ -212,8 +212,9 @@ class AgentSession:
         if not cfg.runtime_sentinel:
             self.sentinel = None
             return None
-        if self.sentinel is None:
-            self.sentinel = SentinelWatch()
+        shape = (cfg.sentinel_cycle_max_period, cfg.sentinel_cycle_repeats)
+        if self.sentinel is None or (self.sentinel.sentinel.max_period, self.sentinel.sentinel.cycle_repeats) != shape:
+            self.sentinel = SentinelWatch(max_period=shape[0], cycle_repeats=shape[1])
         self.sentinel.begin_turn()
         return self.sentinel
 

@@ -98,3 +98,59 @@ def test_watch_refuses_after_halt_until_next_turn():
     assert not w.stop_after_tool_result("t2") and w.stop_after_tool_result("t3")
     w.begin_turn()
     assert w.halt is None and w.check("Read", {"file_path": "/x"}, "t5") is None
+
+
+# -- short cycles (issue 25): polling several things in turn ---------------------------------------
+def _cycle_calls(period: int, rounds: int) -> list[tuple[str, dict]]:
+    return [("Bash", {"command": f"check {i}"}) for _ in range(rounds) for i in range(period)]
+
+
+def test_a_three_call_cycle_is_halted_on_its_third_round():
+    s = RuntimeSentinel()
+    calls = _cycle_calls(3, 4)
+    halts = [s.observe(name, args) for name, args in calls]
+    first = next(i for i, h in enumerate(halts) if h is not None)
+    assert first == 8  # A B C A B C A B [C]: the ninth call completes the third round
+    halt = halts[first]
+    assert (halt.trigger, halt.period, halt.count) == ("cycle", 3, 3)
+    assert "sequence of 3 different calls" in halt.notice(1)
+
+
+@pytest.mark.parametrize("period", [2, 3, 4])
+def test_every_period_up_to_four_is_halted(period):
+    s = RuntimeSentinel()
+    halts = [s.observe(n, a) for n, a in _cycle_calls(period, 3)]
+    if period == 2:  # A B A B A: the same call three times in five, the polling rule comes first
+        assert halts[4] is not None and halts[4].trigger == "polling"
+    else:
+        assert halts[-1] is not None and all(h is None for h in halts[:-1])
+
+
+def test_twenty_distinct_calls_are_not_halted():
+    s = RuntimeSentinel()
+    assert all(s.observe("Read", {"file_path": f"/f{i}"}) is None for i in range(20))
+
+
+def test_a_cycle_of_five_or_a_broken_cycle_is_not_halted():
+    s = RuntimeSentinel()
+    assert all(s.observe(n, a) is None for n, a in _cycle_calls(5, 3))
+    s = RuntimeSentinel()
+    calls = _cycle_calls(3, 2) + [("Read", {"file_path": "/x"})] + _cycle_calls(3, 1)
+    assert all(s.observe(n, a) is None for n, a in calls)
+
+
+def test_the_cycle_check_is_configurable_and_can_be_off():
+    off = RuntimeSentinel(max_period=0)
+    assert all(off.observe(n, a) is None for n, a in _cycle_calls(3, 4))
+    four_rounds = RuntimeSentinel(cycle_repeats=4)
+    halts = [four_rounds.observe(n, a) for n, a in _cycle_calls(3, 4)]
+    assert halts.index(next(h for h in halts if h)) == 11
+
+
+def test_config_refuses_a_period_of_one():
+    from mnemara.core.config import Config
+    from mnemara.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="sentinel_cycle_max_period"):
+        Config.from_dict({"sentinel_cycle_max_period": 1})
+    assert Config.from_dict({"sentinel_cycle_max_period": 0}).sentinel_cycle_max_period == 0
