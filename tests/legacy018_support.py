@@ -1,12 +1,11 @@
-"""Build real Mnemara 0.18 instances with the public 0.18 package, installed by the tests.
+"""Mnemara 0.18 instances for the migration tests.
 
-:func:`python018` gives the interpreter of a virtualenv holding ``mnemara==0.18.0``:
-``$MNEMARA_TEST_018_PYTHON`` when set (an existing 0.18 install), else a venv made
-once per test run and shared by all xdist workers (``--system-site-packages``,
-so 0.18 runs on the dependency versions installed here; ``--without-pip``, since
-bootstrapping pip into it costs seconds of CPU: the pip running these tests
-installs into it with ``--python``, pip >= 22.3). When it cannot be
-installed (no network to PyPI), the tests that need it are skipped with the reason.
+:func:`instance018` copies the instance and export kept in ``tests/data/legacy018``, which the real
+0.18 package wrote (no network, no install). :func:`python018` gives the interpreter of a venv holding
+``mnemara==0.18.0`` (``$MNEMARA_TEST_018_PYTHON`` when set, else made once per test run and shared by
+all xdist workers; it sees this run's own packages through a ``.pth`` file, never the base
+interpreter's), used only to check that the kept data is still what 0.18 writes. When 0.18 cannot be
+installed (no network to PyPI), that one check is skipped with the reason.
 
 :data:`BUILD_SCRIPT` drives 0.18's own API to write the files we migrate: rows
 with blocks, token counts, a renamed role, two slots, a segment marker, notes (a
@@ -18,8 +17,10 @@ import fcntl
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any, Callable
 
@@ -68,12 +69,24 @@ print("built", cfgmod.paths.instance_dir(name), "with", mnemara.__file__)
 
 
 def _install(root: Path) -> tuple[str | None, str]:
+    """A venv holding ``mnemara==0.18.0`` that sees this test venv's packages first.
+
+    ``--system-site-packages`` would mean the *base* interpreter's packages when the tests run in a
+    venv (a fresh machine's base Python has none of 0.18's dependencies), so instead a ``.pth`` file
+    names this interpreter's own site-packages: 0.18 runs on the dependency versions installed here,
+    and pip installs only what is still missing (0.18 also wants httpx and websockets). The .pth
+    lines are plain paths, so the ``.pth`` files inside them (our editable install) are not run and
+    0.18's own package is the one imported."""
     venv = root / "venv018"
     try:
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)],
                        check=True, capture_output=True, timeout=300)
         python = venv / "bin" / "python"
-        proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+        inner = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+        ours = [p for p in dict.fromkeys(site.getsitepackages() + [sysconfig.get_paths()["purelib"]]) if Path(p).is_dir()]
+        Path(inner, "tests_venv_packages.pth").write_text("".join(f"{p}\n" for p in ours), encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
                                "mnemara==0.18.0"], capture_output=True, text=True, timeout=600, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"cannot make a venv for Mnemara 0.18: {exc}"
@@ -134,12 +147,31 @@ def env018(home: Path) -> dict[str, str]:
 ROLE_TEXT = "ROLE-018: you are a migrated agent.\n"
 
 
-def instance018(tmp_path_factory: pytest.TempPathFactory, home: Path) -> tuple[Path, Path]:
-    """A copy under ``home/.mnemara/old`` of the 0.18 instance built once per test run by
-    :func:`build_instance` (its role doc holds :data:`ROLE_TEXT`), and a copy of its /export file.
+DATA = Path(__file__).resolve().parent / "data" / "legacy018"
+#: Folders 0.18 makes empty in an instance (git keeps no empty folder in DATA).
+EMPTY_FOLDERS = ("index", "wiki")
+PLACEHOLDER = "@BUILT@"
 
-    Each build runs 0.18 in a fresh interpreter (~2 s of CPU); the files it writes are the same for
-    every test, so the tests share one build and each migrates its own copy."""
+
+def instance018(home: Path) -> tuple[Path, Path]:
+    """A copy under ``home/.mnemara/old`` of the 0.18 instance kept in :data:`DATA`, and a copy of its
+    /export file. 0.18 itself wrote them (:data:`BUILD_SCRIPT`; :func:`build_instance` regenerates
+    them); the build folder's path is kept as ``@BUILT@`` and becomes ``home``, where its role doc
+    (:data:`ROLE_TEXT`) is copied too. No network and no 0.18 install are needed."""
+    target = home / ".mnemara" / "old"
+    shutil.copytree(DATA / "instance", target)
+    for folder in EMPTY_FOLDERS:
+        (target / folder).mkdir(exist_ok=True)
+    shutil.copy2(DATA / "role.md", home / "role.md")
+    export = home / "export018.md"
+    for src, dst in ((DATA / "instance" / "config.json", target / "config.json"), (DATA / "export018.md", export)):
+        dst.write_text(src.read_text(encoding="utf-8").replace(PLACEHOLDER, str(home)), encoding="utf-8")
+    return target, export
+
+
+def built_by_018(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder where the real 0.18 package (installed for this run) built the same instance and
+    export as :data:`DATA` holds: ``.mnemara/old``, ``export018.md``, ``role.md``."""
     python = python018(tmp_path_factory)
     root = _shared_root(tmp_path_factory)
 
@@ -158,10 +190,7 @@ def instance018(tmp_path_factory: pytest.TempPathFactory, home: Path) -> tuple[P
 
     failure = _once(root, "built.json", build)
     assert not failure, failure
-    shutil.copytree(root / "built" / ".mnemara" / "old", home / ".mnemara" / "old", symlinks=True)
-    export = home / "export018.md"
-    shutil.copy2(root / "built" / "export018.md", export)
-    return home / ".mnemara" / "old", export
+    return root / "built"
 
 
 def build_instance(python: str, home: Path, name: str, role_doc: Path, export_path: Path) -> Path:

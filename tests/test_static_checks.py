@@ -36,3 +36,14 @@ def test_every_type_ignore_names_its_code_and_reason() -> None:
             if match and not (match["codes"] and re.match(r"\s*#\s*\S", match["rest"] or "")):
                 bare.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert bare == [], "a '# type: ignore[code]' needs '  # why' after it:\n" + "\n".join(bare)
+
+
+def test_no_venv_is_made_with_the_base_interpreters_packages() -> None:
+    """Issue 32: a venv made with ``--system-site-packages`` from inside a venv sees the *base*
+    interpreter's packages; a fresh machine's base has none, so the test would pass here and fail there."""
+    flag = "--system-site" + "-packages"  # split, so this file does not find itself
+    found = [f"{p.relative_to(ROOT)}:{n}" for folder in ("tests", "bench", "mnemara", ".ci")
+             for p in sorted((ROOT / folder).rglob("*")) if p.is_file() and p.suffix in ("", ".py", ".sh")
+             for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             if f'"{flag}"' in line or (p.suffix != ".py" and flag in line.split("#")[0])]
+    assert found == [], found

@@ -1,7 +1,8 @@
-"""Mnemara 0.18 instances, built by the real 0.18 package, migrated and used here."""
+"""Mnemara 0.18 instances, written by the real 0.18 package (kept as test data), migrated and used here."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -12,13 +13,13 @@ from mnemara.core.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply, tool_use
 from tests.conftest import run_cli
-from tests.legacy018_support import instance018
+from tests.legacy018_support import DATA, EMPTY_FOLDERS, built_by_018, instance018
 
 
 @pytest.fixture
-def old_instance(tmp_path_factory, isolated_home: Path) -> tuple[Path, Path]:
+def old_instance(isolated_home: Path) -> tuple[Path, Path]:
     """A 0.18 instance ``old`` under $MNEMARA_HOME and the 0.18 /export file of its window."""
-    return instance018(tmp_path_factory, isolated_home)
+    return instance018(isolated_home)
 
 
 @pytest.mark.e2e
@@ -168,3 +169,56 @@ def test_a_corrupt_018_store_stops_the_migration_with_originals_in_place(mnemara
     assert "turns.sqlite cannot be read" in result.output and "nothing was changed" in result.output, result.output
     assert "run `mnemara migrate --instance broken` again" in result.output
     assert {p.name: p.read_bytes() for p in root.iterdir() if p.is_file() and p.name != "debug.log"} == before
+
+
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:?\d{2}|Z)?)?")
+
+
+def _rows(db: Path) -> dict[str, list[tuple]]:
+    con = sqlite3.connect(db)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        return {t: [tuple(_STAMP.sub("T", v) if isinstance(v, str) else v for v in row)
+                    for row in con.execute(f"SELECT * FROM {t}")] for t in tables}
+    finally:
+        con.close()
+
+
+def test_the_kept_018_data_is_what_018_itself_writes(tmp_path_factory) -> None:
+    """tests/data/legacy018 is the output of BUILD_SCRIPT under the real mnemara==0.18.0 (installed for
+    this run): same files, same config, same rows, same notes and export, up to times and the build path."""
+    built = built_by_018(tmp_path_factory)
+    fresh, kept = built / ".mnemara" / "old", DATA / "instance"
+    files = sorted(str(p.relative_to(fresh)) for p in fresh.rglob("*") if p.is_file())
+    assert [_STAMP.sub("T", f) for f in files] == \
+        [_STAMP.sub("T", str(p.relative_to(kept))) for p in sorted(kept.rglob("*")) if p.is_file()]
+    assert sorted(p.name for p in fresh.iterdir() if p.is_dir() and not any(p.iterdir())) == sorted(EMPTY_FOLDERS)
+    for name in files:
+        if name == "turns.sqlite":
+            assert _rows(fresh / name) == _rows(kept / name)
+            continue
+        ours = (kept / _STAMP.sub(lambda m: next(kept.glob("memory/*.md")).stem, name) if name.startswith("memory/")
+                else kept / name).read_text(encoding="utf-8")
+        assert _STAMP.sub("T", (fresh / name).read_text(encoding="utf-8").replace(str(built), "@BUILT@")) == \
+            _STAMP.sub("T", ours), name
+    assert _STAMP.sub("T", (built / "export018.md").read_text(encoding="utf-8").replace(str(built), "@BUILT@")) == \
+        _STAMP.sub("T", (DATA / "export018.md").read_text(encoding="utf-8"))
+
+
+def test_the_018_venv_sees_this_venv_and_not_the_base_interpreter(tmp_path_factory) -> None:
+    """Issue 32: with ``--system-site-packages`` a venv made from a venv's Python sees the *base*
+    interpreter's packages, which a fresh machine does not have. 0.18 must run on this run's own
+    packages (and what pip added for it), whatever the base Python happens to hold."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    from tests.legacy018_support import python018
+
+    python = python018(tmp_path_factory)
+    seen = subprocess.run([python, "-c", "import sys; print('\\n'.join(sys.path))"], capture_output=True,
+                          text=True, check=True, timeout=60).stdout.split()
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["purelib"]
+    if sys.prefix != sys.base_prefix:  # the tests run in a venv (as .ci/run does): its base must stay out
+        assert base not in seen, seen
+    assert sysconfig.get_paths()["purelib"] in seen, seen
