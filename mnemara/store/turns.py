@@ -478,6 +478,19 @@ class TurnStore:
             return {str(r[0]) for r in self._conn.execute(sql, ("$." + key, *wanted))}
 
     @guarded_read
+    def meta_list_values(self, key: str, values: Iterable[str]) -> set[str]:
+        """Which of ``values`` some assistant row holds in the list under ``key`` of its meta (e.g. the
+        peer messages an inbox turn carried, so a message that comes again is not a second turn)."""
+        wanted = list(dict.fromkeys(values))
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        sql = (f"SELECT DISTINCT j.value FROM turns, json_each(turns.meta, ?) AS j WHERE turns.role = 'assistant'"
+               f" AND json_valid(turns.meta) AND instr(turns.meta, ?) > 0 AND j.value IN ({marks})")
+        with self._lock:
+            return {str(r[0]) for r in self._conn.execute(sql, ("$." + key, f'"{key}"', *wanted))}
+
+    @guarded_read
     def pinned(self) -> list[Turn]:
         with self._lock:
             rows = self._conn.execute(
