@@ -28,11 +28,17 @@ def _open_panel(instance, session, tour=None) -> bool:
     return True
 
 
-def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, tour=None) -> int:
+def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, tour=None, early=None) -> int:
     from mnemara.session.agent import AgentSession
     from mnemara.ui.repl.app import run_repl
 
-    session = AgentSession(instance)
+    try:
+        session = AgentSession(instance)
+    except BaseException:
+        if early is not None:
+            early.release()
+        raise
+    session.launcher.early = early  # its first launch adopts the CLI started before these imports
     for problem in session.gate.new_problems():  # bad regexes / policies: say so before anything runs
         print(f"warning: {problem}", file=sys.stderr)
     try:
@@ -43,6 +49,8 @@ def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, 
         return run_repl(session, banner=banner)
     finally:
         session.close()
+        if early is not None:
+            early.release()  # never adopted (no turn, or it did not fit): ended here
 
 
 @main.command()
@@ -54,11 +62,13 @@ def run(instance_name: str, no_tui: bool) -> None:
     The REPL reads one message per line when stdin is not a terminal, prints the
     assistant's text to stdout and exits at end of input, so it can be scripted.
     """
+    from mnemara.claude.early import start_early
     from mnemara.core.instance import run_lock
 
     inst = open_instance(instance_name)
     with run_lock(inst):
-        code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)")
+        early = start_early(inst)  # the CLI boots while the SDK, the session and the UI are imported
+        code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)", early=early)
     sys.exit(code)
 
 
