@@ -11,9 +11,11 @@ end of input denies.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
@@ -161,11 +163,22 @@ class Renderer:
                 self._note("(turn interrupted)")
 
 
-def _permission_answer_line(request: Any) -> str:
-    """The question: target whole (escaped, with its line count), answer keys last so they stay on screen."""
+def has_colour(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal that takes colour (not when NO_COLOR is set or TERM is dumb)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM", "") == "dumb":
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _permission_answer_line(request: Any, color: bool = False) -> str:
+    """The question: target whole (escaped, with its line count), an Edit's or Write's diff (coloured with
+    ``color``), answer keys last so they stay on screen."""
     question = getattr(request, "question", None)
     if callable(question):
-        return str(question())
+        return str(question(color=True)) if color else str(question())
     return f"permission: allow {request}? [y]es / [n]o / [a]lways / [s]ession: "
 
 
@@ -179,7 +192,7 @@ def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
     from mnemara.guard.gate import ANSWERS
 
     def prompt(request: Any) -> str | None:
-        info.write(_permission_answer_line(request) + "\n")
+        info.write(_permission_answer_line(request, has_colour(info)) + "\n")
         info.flush()
         answer = lines.next()
         if answer is None:
@@ -200,9 +213,9 @@ def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
         watcher = watcher_ref[0] if watcher_ref else None
         try:
             if watcher is None:
-                return input(_permission_answer_line(request))
+                return input(_permission_answer_line(request, has_colour(sys.stdout)))
             with watcher.paused():
-                answer = input(_permission_answer_line(request))
+                answer = input(_permission_answer_line(request, has_colour(sys.stdout)))
             return None if "\x03" in answer else answer
         except EOFError:
             return None
@@ -301,10 +314,24 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     return 0
 
 
+def _history(path: Path) -> Any:
+    """The prompt history file, or a history kept in memory when that file is a link (prompt-toolkit
+    appends through links: a planted .prompt_history -> ~/.bashrc would get every line typed)."""
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    from mnemara.core.fsutil import LinkRefused, check_no_links
+
+    try:
+        check_no_links(path)
+    except LinkRefused as exc:
+        print(f"mnemara: {terminal_safe(str(exc))}; the prompt history is kept in memory only", file=sys.stderr)
+        return InMemoryHistory()
+    return FileHistory(str(path))
+
+
 def run_tty(session: Any, banner: str = "") -> int:
     """The interactive REPL on a terminal (prompt-toolkit, history in .prompt_history)."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory
 
     watcher_ref: list[InterruptWatcher] = []
     session.warn_to_stderr = False
@@ -313,7 +340,7 @@ def run_tty(session: Any, banner: str = "") -> int:
                               repl_stdout)
     ask = tty_prompt_for(watcher_ref)
     session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
-    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
+    prompt: PromptSession[str] = PromptSession(history=_history(session.instance.prompt_history_path))
     if banner:
         print(banner)
 
