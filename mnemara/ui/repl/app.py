@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
@@ -313,10 +314,24 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     return 0
 
 
+def _history(path: Path) -> Any:
+    """The prompt history file, or a history kept in memory when that file is a link (prompt-toolkit
+    appends through links: a planted .prompt_history -> ~/.bashrc would get every line typed)."""
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    from mnemara.core.fsutil import LinkRefused, check_no_links
+
+    try:
+        check_no_links(path)
+    except LinkRefused as exc:
+        print(f"mnemara: {terminal_safe(str(exc))}; the prompt history is kept in memory only", file=sys.stderr)
+        return InMemoryHistory()
+    return FileHistory(str(path))
+
+
 def run_tty(session: Any, banner: str = "") -> int:
     """The interactive REPL on a terminal (prompt-toolkit, history in .prompt_history)."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory
 
     watcher_ref: list[InterruptWatcher] = []
     session.warn_to_stderr = False
@@ -325,7 +340,7 @@ def run_tty(session: Any, banner: str = "") -> int:
                               repl_stdout)
     ask = tty_prompt_for(watcher_ref)
     session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
-    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
+    prompt: PromptSession[str] = PromptSession(history=_history(session.instance.prompt_history_path))
     if banner:
         print(banner)
 
