@@ -342,11 +342,12 @@ def _place_role_doc(doc: ExportDoc, instance_root: Path, current: Config) -> str
 
 
 #: Config fields that decide what the agent may do, or which files and addresses Mnemara reads and
-#: sends data to (file_tool_home_only lets file tools leave $HOME; rag_embed_url receives every note;
+#: sends data to (file_tool_home_only lets file tools leave $HOME, file_tool_roots adds folders to it;
+#: rag_embed_url receives every note;
 #: peer_db_path is read into turns while peer polling is on); an import never changes them unasked.
 #: (role_doc_path too, when the export carries no role doc text: that file becomes the system prompt.)
-PERMISSION_FIELDS = ("allowed_tools", "mcp_servers", "file_tool_home_only", "rag_embedder", "rag_embed_url",
-                     "peer_poll_enabled", "peer_db_path")
+PERMISSION_FIELDS = ("allowed_tools", "mcp_servers", "file_tool_home_only", "file_tool_roots", "rag_embedder",
+                     "rag_embed_url", "peer_poll_enabled", "peer_db_path")
 LIST_FIELDS = ("allowed_tools", "mcp_servers")
 
 

@@ -91,6 +91,8 @@ class Config(BaseModel):
     api_max_retries: int = Field(default=2, ge=0, le=10)
     api_stall_seconds: float = Field(default=120, gt=0, le=3600)
     file_tool_home_only: bool = True
+    # folders besides $HOME that file tools may use while file_tool_home_only is on (/add-dir, run --dir)
+    file_tool_roots: list[str] = Field(default_factory=list)
     display_name: str = ""
     # -- opt-in context discipline (all off by default) -----------------------
     auto_evict_after_write: bool = False

@@ -4,8 +4,9 @@ Every tool call the model makes passes :meth:`PermissionGate.decide` (the sessio
 calls it from a ``PreToolUse`` hook, which the CLI runs for *every* call, even the
 ones it would auto-approve). The order of checks is fixed:
 
-1. ``file_tool_home_only``: a file tool aimed outside ``$HOME`` (after resolving
-   ``..`` and symlinks) is denied and logged to ``debug.log``; an in-process tool
+1. ``file_tool_home_only``: a file tool aimed outside ``$HOME`` and outside every
+   folder of ``file_tool_roots`` (after resolving ``..`` and symlinks, see
+   :mod:`mnemara.guard.file_roots`) is denied and logged to ``debug.log``; an in-process tool
    declaring ``file_args`` (``read_skeleton``) is a file tool too, governed by the
    Read policy as well as its own;
 2. a ``deny`` policy denies;
@@ -36,6 +37,8 @@ from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
 from mnemara.core.instance import Instance
+from mnemara.guard.change_preview import EDIT_TOOLS, preview_change
+from mnemara.guard.file_roots import FileRoots, real_homes
 from mnemara.guard.guarded_files import GuardedFiles
 from mnemara.guard.checks import loose_bash_patterns, process_relative_path
 from mnemara.guard.request import FILE_TOOLS, PermissionRequest, stable_json
@@ -212,6 +215,8 @@ class PermissionGate:
             self._config_patterns[policy.tool] = compiled
             if policy.tool == "Bash":
                 self._config_problems += loose_bash_patterns([(entry, p) for p in compiled])
+        self._roots = FileRoots.from_entries(config.file_tool_roots, *real_homes(), source=f"{source}: file_tool_roots")
+        self._config_problems += self._roots.problems
         self._configured_servers = {server.name for server in config.mcp_servers}
         self._keys_cache = {}  # which server a tool belongs to depends on the configured servers
         self._refresh_persisted()
@@ -355,7 +360,7 @@ class PermissionGate:
             if special is not None:
                 return self._logged(tool_name, Decision("deny", f"{tool_name} refused: {special}"))
             inside, resolved = is_inside_home(path, self.cwd)
-            if self.config.file_tool_home_only and not inside:
+            if self.config.file_tool_home_only and not inside and self._roots.holding(resolved) is None:
                 return self._home_refusal(tool_name, path, resolved)
         call_policy = self._call_policy(tool_name, tool_input)
         mode, why = self._mode(tool_name, call_policy)
@@ -401,7 +406,8 @@ class PermissionGate:
         self._log("permission_home_only", "warning", tool=tool_name, target=path, resolved=resolved)
         return Decision(
             "deny",
-            f"{tool_name} refused: {path} resolves to {resolved}, outside $HOME (file_tool_home_only is on)",
+            f"{tool_name} refused: {path} resolves to {resolved}, outside $HOME"
+            f"{' and file_tool_roots' if self._roots.roots else ''} (file_tool_home_only is on)",
         )
 
     # -- asking -------------------------------------------------------------------
@@ -421,8 +427,11 @@ class PermissionGate:
             policy = self._call_policy(tool_name, tool_input) or self.policy_name(tool_name)
             target = self.target(tool_name, tool_input)
             resolved = self.resolved_path(tool_name, tool_input)
+            change = (await asyncio.to_thread(preview_change, tool_name, tool_input, resolved, target)
+                      if tool_name in EDIT_TOOLS else None)  # reads the file: off the session's loop
             request = PermissionRequest(tool_name, policy, target, tool_input, file_args=self.file_args(tool_name),
-                                        resolved=resolved if resolved is not None and resolved != target else "")
+                                        resolved=resolved if resolved is not None and resolved != target else "",
+                                        change=change)
             answer = await self._prompt(request)
             decision = self._apply_answer(request, answer)
             shown = request.shown

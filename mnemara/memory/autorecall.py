@@ -8,7 +8,7 @@ rank-based fusion score says nothing about whether the best hit is any good:
 
 * keyword relevance: IDF-weighted coverage of the message's tokens by the
   hit, with the tokenizer of the full-text index
-  (:func:`mnemara.memory.search.similarity.tokens`: stemmed, identifiers in every
+  (:func:`mnemara.memory.search.tokenize.tokens`: stemmed, identifiers in every
   spelling), IDF from the index itself. A rare word weighs a lot, a common
   one little, a word no note has weighs the most (so chat about something
   else covers nothing). At least two tokens must match, or one that is rare

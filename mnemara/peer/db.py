@@ -9,6 +9,8 @@ message, so the caller can log each kind of trouble once.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,13 +30,12 @@ READ_TIMEOUT_S = 0.25
 WRITE_TIMEOUT_S = 2.0
 
 
-class PeerDbError(Exception):
+class PeerDbError(MnemaraError):
     """The peer database could not be used right now. ``key`` names the kind of trouble."""
 
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
-        self.message = message
 
 
 @dataclass(frozen=True)

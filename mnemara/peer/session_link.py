@@ -15,6 +15,8 @@ turns itself passes its own ``deliver`` with the same contract instead.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 from typing import TYPE_CHECKING, Any, Callable
 
 from mnemara.peer.inbox import Deliver, PeerInbox
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from mnemara.session.agent import AgentSession
 
 
-class PeerTurnFailed(Exception):
+class PeerTurnFailed(MnemaraError):
     """The turn carrying peer messages did not complete; they stay undelivered."""
 
 

@@ -15,6 +15,8 @@ replay carries on without it.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 import json
 import subprocess
 import sys
@@ -44,7 +46,7 @@ json.dump(rows, sys.stdout)
 """
 
 
-class GraphLookupError(Exception):
+class GraphLookupError(MnemaraError):
     """The graph could not be read; ``str(exc)`` says why in one line."""
 
 

@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 from mnemara.context import eviction
 from mnemara.context.row_ops import selected_ids
 from mnemara.context.skeleton import read_skeleton
+from mnemara.guard.file_roots import FileRoots, real_homes
 from mnemara.core.debuglog import log_event
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
@@ -72,7 +73,8 @@ def _eviction_tool(fn: Callable[..., eviction.EvictionResult]) -> Callable[[Tool
 
 def skeleton_tool(ctx: ToolContext, args: SkeletonArgs) -> dict[str, Any]:
     target = os.path.join(ctx.cwd, os.path.expanduser(args.target)) if ctx.cwd else args.target
-    sk = read_skeleton(target, home_only=ctx.config.file_tool_home_only)
+    roots = FileRoots.from_entries(ctx.config.file_tool_roots, *real_homes()).roots
+    sk = read_skeleton(target, home_only=ctx.config.file_tool_home_only, roots=tuple(roots))
     return {"ok": True, "path": sk.path, "skeleton": sk.text, "source_tokens": sk.source_tokens,
             "skeleton_tokens": sk.skeleton_tokens}
 

@@ -4,7 +4,7 @@ Two channels, fused by weighted Reciprocal Rank Fusion
 (``score = sum over channels of weight/(60 + rank)``):
 
 * **keyword**: LanceDB's native full-text index (BM25) on ``fts_text``, the
-  output of :func:`mnemara.memory.search.similarity.tokens` (stemmed, identifiers
+  output of :func:`mnemara.memory.search.tokenize.tokens` (stemmed, identifiers
   spelled every way) stored beside the text; the question goes through the
   same function, so index and query can never tokenize differently. Always
   on, needs no model. Weight 1.
@@ -46,7 +46,9 @@ from mnemara.memory.search import chunking
 from mnemara.memory.search.chunking import Chunk
 from mnemara.memory.search.embed import EmbedError
 from mnemara.memory.notes import day_files
-from mnemara.memory.search.similarity import best_with_conflicts, fts_text
+from mnemara.memory.search.similarity import best_with_conflicts
+from mnemara.memory.search.tokenize import VERSION as TOKENIZER_VERSION
+from mnemara.memory.search.tokenize import fts_text, query_tokens
 from mnemara.memory.wiki import list_pages
 
 if TYPE_CHECKING:
@@ -149,6 +151,10 @@ class RagIndex:
         if not create:
             return None
         pa = _lance("pyarrow")
+        manifest = self._load_manifest()
+        if manifest.get("tokenizer") != TOKENIZER_VERSION:  # a new index is tokenized by this version
+            manifest["tokenizer"] = TOKENIZER_VERSION
+            self._save_manifest(manifest)
 
         schema = pa.schema([pa.field(name, pa.string()) for name in
                             ("id", "source", "kind", "category", "path", "title", "text", "search_text",
@@ -203,6 +209,9 @@ class RagIndex:
             changed: dict[str, list[Chunk]] = {}
             dirty = False
             old_ids = manifest.get("note_ids") != NOTE_IDS  # memory chunks still named by byte offset
+            if manifest.get("tokenizer") != TOKENIZER_VERSION:  # only reached for an index built with this one
+                manifest["tokenizer"] = TOKENIZER_VERSION
+                dirty = True
             for key, path in current.items():
                 try:
                     stat = path.stat()
@@ -237,12 +246,15 @@ class RagIndex:
         return stats
 
     def _needs_rebuild(self) -> bool:
-        """An index written before ``fts_text`` existed is rebuilt once (files are the truth)."""
+        """An index written before ``fts_text`` existed, or by another version of the tokenizer
+        (:data:`mnemara.memory.search.tokenize.VERSION`), is rebuilt once (files are the truth)."""
         if self._fts_checked:
             return False
         table = self._chunks()
         self._fts_checked = True
-        return table is not None and FTS_COLUMN not in table.schema.names
+        if table is None:
+            return False
+        return FTS_COLUMN not in table.schema.names or self._load_manifest().get("tokenizer") != TOKENIZER_VERSION
 
     def rebuild(self) -> dict[str, Any]:
         """Drop the index and rebuild it from memory/ and wiki/ (manual entries are carried over when readable)."""
@@ -334,7 +346,7 @@ class RagIndex:
         if not any(ix.index_type == "FTS" for ix in table.list_indices()):
             FTS = _lance("lancedb.index").FTS
 
-            # fts_text is already tokenized by similarity.tokens: split on spaces, nothing else
+            # fts_text is already tokenized by tokenize.tokens: split on spaces, nothing else
             table.create_index(FTS_COLUMN, config=FTS(base_tokenizer="whitespace", lower_case=False, stem=False,
                                                       remove_stop_words=False, ascii_folding=False),
                                replace=True, name=FTS_INDEX)
@@ -456,7 +468,7 @@ class RagIndex:
         depth = max(4 * k, 20)
         where = f"kind = {_sql(kind)}" if kind else None
         keyword: list[dict[str, Any]] = []
-        terms = fts_text(question)
+        terms = " ".join(query_tokens(question))
         if table is not None and terms:
             search = table.search(MatchQuery(terms, FTS_COLUMN), query_type="fts")
             if where:

@@ -2,13 +2,11 @@
 
 Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
 
-* :func:`tokens` is THE tokenizer: the full-text index is fed with its output
-  (``fts_text``), queries go through it, and the auto-recall gate counts
-  coverage with it, so "what matched" means the same thing everywhere. It
-  lower-cases, drops English stop words, stems lightly (``renews``,
-  ``renewed``, ``renewal`` -> ``renew``) and spells identifiers every way a
-  person types them (``INC-4432``, ``INC 4432`` and ``inc4432`` all give
-  ``inc``, ``4432`` and ``inc4432``).
+* :func:`tokens` is THE tokenizer (defined in
+  :mod:`mnemara.memory.search.tokenize`, re-exported here): the full-text
+  index is fed with its output (``fts_text``), queries go through it, and the
+  auto-recall gate counts coverage with it, so "what matched" means the same
+  thing everywhere.
 * :func:`claim_differences` is the **claim guard**. A cosine (of any
   embedder, or of TF-IDF) says two notes are about the same thing; it cannot
   say they agree. Two notes make the same claim only when their numbers (as
@@ -36,16 +34,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
-STOPWORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between
-both but by can could did do does doing down during each few for from further had has have having he her
-here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only
-or other our ours out over own same she should so some such than that the their them then there these they
-this those through to too under until up very was we were what when where which while who whom why will
-with would you your yours also s t ll ve re d m
-""".split())
+# the tokenizer lives in its own module (mnemara.memory.search.tokenize); re-exported for its callers
+from mnemara.memory.search.tokenize import STOPWORDS as STOPWORDS
+from mnemara.memory.search.tokenize import fts_text as fts_text
+from mnemara.memory.search.tokenize import stem as stem
+from mnemara.memory.search.tokenize import tokens as tokens
 
-RUN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 # a word of a claim; an identifier stays one word ("ENABLE_SHADOW_WRITES" says nothing about "enable")
 WORD_RE = re.compile(r"\w+(?:['’]\w+)?", re.UNICODE)
 # markdown emphasis, not characters of the claim: every backtick, "~~", and "*" or "_" at the edge of a
@@ -71,72 +65,6 @@ def normalize(text: str) -> str:
     text = re.sub(r"^\s*[-+*]\s+", "", text)  # a markdown bullet
     text = " ".join(text.split())
     return text.rstrip(" .!?;:")
-
-
-def stem(word: str) -> str:
-    """A small, deterministic English suffix stripper (the same on the index and the query side)."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("es") and word[:-2].endswith(("ch", "sh", "x", "z")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ational", "ation", "ement", "ments", "ment", "ness", "ingly", "edly", "ing", "ed", "al", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4 - (suffix in ("ing", "ed")):
-            base = word[: -len(suffix)]
-            if suffix in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
-                base = base[:-1]
-            word = base
-            break
-    if word.endswith("e") and len(word) > 4:
-        word = word[:-1]
-    if word.endswith("y") and len(word) > 4:
-        word = word[:-1] + "i"
-    return word
-
-
-def _runs(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(0), m.start(), m.end()) for m in RUN_RE.finditer(text)]
-
-
-def tokens(text: str, keep_stopwords: bool = False) -> list[str]:
-    """The tokenizer of the full-text index, of queries and of the auto-recall gate.
-
-    Letter+digit identifiers are emitted whole and in parts, and a run of
-    letters followed by a run of digits (``INC-4432``, and ``INC 4432`` when
-    the letters are capitals) also yields the joined form, so every spelling
-    meets every other.
-    """
-    text = unicodedata.normalize("NFKC", text)
-    runs = _runs(text)
-    out: list[str] = []
-    for n, (raw, start, _end) in enumerate(runs):
-        run = raw.casefold()
-        parts = re.findall(r"[^\W\d_]+|\d+", run)
-        if len(parts) > 1:
-            out.append(run)
-            out.extend(p if p.isdigit() else stem(p) for p in parts if p.isdigit() or p not in STOPWORDS)
-        elif run.isdigit():
-            out.append(run)
-        elif keep_stopwords or run not in STOPWORDS:
-            if len(run) > 1 or keep_stopwords:
-                out.append(stem(run))
-        if n and run.isdigit() and len(run) >= 2:
-            prev, _pstart, pend = runs[n - 1]
-            gap = text[pend:start]
-            joined = gap in ("-", "_", "#", "") or (gap == " " and prev.isupper())
-            if prev.isalpha() and len(prev) >= 2 and joined and prev.casefold() not in STOPWORDS:
-                out.append(prev.casefold() + run)
-    return out
-
-
-def fts_text(text: str) -> str:
-    """What the full-text index stores for ``text``: its tokens, space separated."""
-    return " ".join(tokens(text))
 
 
 def content_words(text: str) -> list[str]:

@@ -11,6 +11,7 @@ end of input denies.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -161,11 +162,22 @@ class Renderer:
                 self._note("(turn interrupted)")
 
 
-def _permission_answer_line(request: Any) -> str:
-    """The question: target whole (escaped, with its line count), answer keys last so they stay on screen."""
+def has_colour(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal that takes colour (not when NO_COLOR is set or TERM is dumb)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM", "") == "dumb":
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _permission_answer_line(request: Any, color: bool = False) -> str:
+    """The question: target whole (escaped, with its line count), an Edit's or Write's diff (coloured with
+    ``color``), answer keys last so they stay on screen."""
     question = getattr(request, "question", None)
     if callable(question):
-        return str(question())
+        return str(question(color=True)) if color else str(question())
     return f"permission: allow {request}? [y]es / [n]o / [a]lways / [s]ession: "
 
 
@@ -179,7 +191,7 @@ def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
     from mnemara.guard.gate import ANSWERS
 
     def prompt(request: Any) -> str | None:
-        info.write(_permission_answer_line(request) + "\n")
+        info.write(_permission_answer_line(request, has_colour(info)) + "\n")
         info.flush()
         answer = lines.next()
         if answer is None:
@@ -200,9 +212,9 @@ def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
         watcher = watcher_ref[0] if watcher_ref else None
         try:
             if watcher is None:
-                return input(_permission_answer_line(request))
+                return input(_permission_answer_line(request, has_colour(sys.stdout)))
             with watcher.paused():
-                answer = input(_permission_answer_line(request))
+                answer = input(_permission_answer_line(request, has_colour(sys.stdout)))
             return None if "\x03" in answer else answer
         except EOFError:
             return None

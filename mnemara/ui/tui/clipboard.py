@@ -5,9 +5,11 @@ calls raise :class:`ClipboardUnavailable` with one line telling the user why.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
 
-class ClipboardUnavailable(Exception):
-    pass
+
+class ClipboardUnavailable(MnemaraError):
+    """No clipboard tool on this system; the message says what to install."""
 
 
 def _explain(exc: Exception) -> ClipboardUnavailable:

@@ -1,4 +1,7 @@
-"""The permission prompt: which tool, on what target, and the four answers y / n / a / s."""
+"""The permission prompt: which tool, on what target, and the four answers y / n / a / s.
+
+An Edit, MultiEdit or Write shows the change as a diff (removed lines red, added green), built and
+escaped by :mod:`mnemara.guard.change_preview`; its lines are drawn as plain text, never as markup."""
 from __future__ import annotations
 
 from typing import Any, ClassVar
@@ -11,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
+from rich.text import Text
 
 from mnemara.guard.target_text import show_target
 
@@ -28,6 +32,16 @@ ANSWER_KEYS = frozenset("ynas")
 HINT_WAIT = "answer keys work in a moment (keys typed as this question appeared are ignored)"
 HINT_IGNORED = "a key typed as this question appeared was ignored: read it, then answer"
 HINT_READY = "answer: y once · n deny · a always this target · s session · Esc deny"
+#: Styles of a diff's lines (by :attr:`mnemara.guard.change_preview.DiffLine.kind`).
+DIFF_STYLES = {"-": "red", "+": "green", "hunk": "cyan", "header": "bold", "note": "dim italic"}
+
+
+def diff_text(change: Any) -> Text:
+    """A change preview's lines as one Rich text, each line styled by its kind."""
+    text = Text(no_wrap=False)
+    for index, line in enumerate(change.lines):
+        text.append(("\n" if index else "") + line.text, style=DIFF_STYLES.get(line.kind, ""))
+    return text
 
 
 class PermissionScreen(ModalScreen[str]):
@@ -66,15 +80,21 @@ class PermissionScreen(ModalScreen[str]):
         tool = getattr(req, "tool_name", "?")
         policy = getattr(req, "policy_name", "") or tool
         shown = show_target(getattr(req, "target", "") or "")
+        change = getattr(req, "change", None)
+        about = f" · change: {change.summary}" if change is not None and change.summary else ""
         with Vertical(id="permission-box"):
             yield Static(f"Allow {tool}?", id="permission-title", markup=False)
-            yield Static(f"policy: {policy} · target: {shown.summary}", id="permission-summary",
+            yield Static(f"policy: {policy} · target: {shown.summary}{about}", id="permission-summary",
                          classes="permission-field", markup=False)
             with VerticalScroll(id="permission-scroll"):
                 yield Static(shown.text or "(none)", id="permission-target", markup=False)
                 resolved = getattr(req, "shown_resolved", "")
                 if resolved:  # a symlink or .. makes the path reach another file: say which
                     yield Static(f"resolves to: {resolved}", id="permission-resolved", markup=False)
+                if change is not None and change.lines:
+                    yield Static(diff_text(change), id="permission-diff")
+                elif change is not None and change.problem:
+                    yield Static(f"no diff: {show_target(change.problem).text}", id="permission-no-diff", markup=False)
                 rest = getattr(req, "details", "")  # the rest of a Bash/file tool's input, escaped
                 if rest:
                     yield Static(rest, id="permission-input", markup=False)
