@@ -512,7 +512,12 @@ def _forms(target: str, resolved: str | None) -> list[str]:
 
 
 def _read_permissions_doc(path: Path) -> tuple[dict[str, Any], str | None]:
-    """The raw permissions.json object, or ``({}, problem)``. A missing file is an empty doc."""
+    """The raw permissions.json object, or ``({}, problem)``. A missing file is an empty doc.
+
+    A link is refused: a planted ``permissions.json`` -> a file someone else writes would grant allows.
+    """
+    if path.is_symlink():
+        return {}, f"{path.name}: is a symbolic link; its patterns are ignored and nothing is saved through it"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -321,6 +321,9 @@ class AgentSession:
             yield event
         if turn is None:  # refused before any CLI was involved
             return
+        for extra in call_each(self.instance.debug_log_path, "answer_meta", self.parts,
+                               lambda part: part.answer_meta(self, text)):
+            turn.answer_meta.update(extra or {})
         content, events = self._context_for(turn, text)
         for event in events:
             yield event

@@ -27,11 +27,14 @@ from typing import Any, Iterable, Protocol
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import StoreError, UsageError
-from mnemara.core.fsutil import touch_private
+from mnemara.core.fsutil import LinkRefused, check_no_links, touch_private
 from mnemara.store.health import WriteTx, busy_seconds, guarded_read, integrity_problem
 from mnemara.store.rows import decode_meta, decode_row_parts
 from mnemara.store.schema import MIGRATIONS, statements
 from mnemara.core.tokens import estimate_blocks
+
+#: Files SQLite writes beside a database (they must not be links either).
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 
 SCHEMA_VERSION = 2
 APP_ID = "mnemara-turns"
@@ -140,6 +143,11 @@ class TurnStore:
 
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
+        for name in (self.path, *(Path(f"{self.path}{suffix}") for suffix in SQLITE_COMPANIONS)):
+            try:  # SQLite follows links: a planted turns.sqlite-wal -> ~/.bashrc would be written through
+                check_no_links(name)
+            except LinkRefused as exc:
+                raise StoreError(str(exc)) from None
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not self.path.exists() and self.path.parent.is_dir():
             touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
@@ -468,6 +476,19 @@ class TurnStore:
                f" WHERE v IN ({marks})")
         with self._lock:
             return {str(r[0]) for r in self._conn.execute(sql, ("$." + key, *wanted))}
+
+    @guarded_read
+    def meta_list_values(self, key: str, values: Iterable[str]) -> set[str]:
+        """Which of ``values`` some assistant row holds in the list under ``key`` of its meta (e.g. the
+        peer messages an inbox turn carried, so a message that comes again is not a second turn)."""
+        wanted = list(dict.fromkeys(values))
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        sql = (f"SELECT DISTINCT j.value FROM turns, json_each(turns.meta, ?) AS j WHERE turns.role = 'assistant'"
+               f" AND json_valid(turns.meta) AND instr(turns.meta, ?) > 0 AND j.value IN ({marks})")
+        with self._lock:
+            return {str(r[0]) for r in self._conn.execute(sql, ("$." + key, f'"{key}"', *wanted))}
 
     @guarded_read
     def pinned(self) -> list[Turn]:

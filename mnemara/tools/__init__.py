@@ -42,6 +42,7 @@ class ToolState:
     """
 
     memory_backends: "MemoryBackends | None" = None
+    peer_inbox: Any = None  # the session's PeerInbox, when one is attached (the built-in peer tools)
     _file_tracker: "FileTracker | None" = field(default=None, repr=False)
 
     def close(self) -> None:
