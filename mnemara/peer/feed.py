@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from mnemara.core.mcp_names import tool_name
 from mnemara.peer.rows import PeerRow
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
 
-MCP_SERVER = "mnemara"
 BUILTIN_TOOLS = {"send": "peer_send", "ack": "peer_ack"}
 
 
@@ -64,7 +64,7 @@ def builtin_tool(config: "Config", which: str) -> str:
     """With NATS, the model-facing name of the built-in ``peer_send``/``peer_ack`` tool; else ''."""
     if config.peer_transport != "nats":
         return ""
-    return f"mcp__{MCP_SERVER}__{BUILTIN_TOOLS[which]}"
+    return tool_name(BUILTIN_TOOLS[which])
 
 
 def feed_signature(config: "Config", role: str) -> tuple[Any, ...]:
