@@ -61,7 +61,8 @@ def render_slots(pinned: Sequence[Turn]) -> str:
     parts = [SLOTS_PREAMBLE]
     for turn in pinned:
         body = "\n".join(render_block(b) for b in turn.blocks)
-        parts.append(f'<slot pos="{turn.slot_pos}" label="{turn.pin_label}" role="{turn.role}">\n{body}\n</slot>')
+        by = ' by="agent"' if turn.made_by_agent else ""  # a slot the agent wrote never passes as the user's
+        parts.append(f'<slot pos="{turn.slot_pos}" label="{turn.pin_label}" role="{turn.role}"{by}>\n{body}\n</slot>')
     return "<pinned_slots>\n" + "\n".join(parts) + "\n</pinned_slots>"
 
 

@@ -170,6 +170,10 @@ class PermissionGate:
         #: model-facing name -> the policy name of one call, from its input (see ToolSpec.call_policy)
         self._call_policies: dict[str, Callable[[dict[str, Any]], str]] = {
             s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
+        #: model-facing name -> why one call needs the user's yes (see ToolSpec.asks), judged on ``tool_context``
+        self._asks: dict[str, Callable[[Any, dict[str, Any]], str]] = {
+            s.qualified_name: s.asks for s in specs if s.asks is not None}
+        self.tool_context: Any = None  # the session's ToolContext, which the asks checks read
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
         self._guarded = GuardedFiles(instance)
@@ -372,6 +376,9 @@ class PermissionGate:
             what = self._guarded.what(resolved)
             if what:
                 return Decision("ask", f"{tool_name} would change {what}")
+        asked = self._ask_reason(tool_name, tool_input)
+        if asked:
+            return Decision("ask", asked)
         if mode == "allow":
             return Decision("allow", why)
         if policy in self.session_allowed:
@@ -410,6 +417,16 @@ class PermissionGate:
         if found.allowed:
             return Decision("allow", f"Bash: {found.reason}")
         return Decision(mode, f"{why}; {found.reason}")
+
+    def _ask_reason(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """Why this call of an in-process tool needs the user's yes whatever its policy ("" when it does not)."""
+        check = self._asks.get(tool_name)
+        if check is None or self.tool_context is None:
+            return ""
+        try:
+            return str(check(self.tool_context, tool_input) or "")
+        except Exception as exc:  # the check itself failed: asking is the safe answer
+            return f"{tool_name}: could not tell whether it touches something of yours ({exc})"
 
     def resolved_path(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
         """The file a file tool's path reaches once ``~``, ``..`` and symlinks are resolved (None if not a file tool)."""

@@ -134,6 +134,8 @@ class AgentSession:
         self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
+        self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
+        self.tool_context.update_config = self.update_config  # an agent tool's saved change reaches every holder
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
         self.last_role_doc: RoleDoc | None = None
         self.role_watch: RoleDocWatch | None = None  # the role doc as this turn's CLI was given it

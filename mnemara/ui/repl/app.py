@@ -60,11 +60,14 @@ class Renderer:
     With ``markdown`` (the terminal REPL) assistant text is drawn as Markdown,
     block by block as it completes (:class:`mnemara.ui.repl.markdown.MarkdownStream`);
     piped output stays the raw text. ``ask`` answers yes/no questions (e.g. /compress).
+    ``code_blocks`` collects the code blocks drawn, numbered across the session (``/copy N``).
     """
 
     def __init__(self, out: TextIO, info: TextIO, assistant_name: str = "", stream: bool = True,
-                 markdown: bool = False, ask: Callable[[str], str | None] | None = None) -> None:
+                 markdown: bool = False, ask: Callable[[str], str | None] | None = None,
+                 code_blocks: list[str] | None = None) -> None:
         self.out, self.info = out, info
+        self.code_blocks = code_blocks if code_blocks is not None else []
         self.assistant_name = assistant_name
         self.stream = stream  # False: print each message whole (inbox turns above a live prompt)
         self.markdown = markdown
@@ -79,7 +82,7 @@ class Renderer:
 
             from mnemara.ui.repl.markdown import MarkdownStream
 
-            self._md = MarkdownStream(self.out, shutil.get_terminal_size().columns)
+            self._md = MarkdownStream(self.out, shutil.get_terminal_size().columns, self.code_blocks)
         self._md.feed(text)
         if final:
             self._md.flush()
@@ -355,8 +358,11 @@ def run_tty(session: Any, banner: str = "") -> int:
         except EOFError:
             return None
 
+    codes: list[str] = []  # code blocks drawn, numbered across the session: /copy N takes block N
+    session.shown_code_blocks = codes
     if inbox is None:
-        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm),
+        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm,
+                                                   code_blocks=codes),
                          watcher_ref, None)
     from prompt_toolkit.patch_stdout import patch_stdout
 
@@ -364,7 +370,8 @@ def run_tty(session: Any, banner: str = "") -> int:
     try:
         with patch_stdout(raw=True):  # inbox turns print above the prompt while you type
             inbox.start()
-            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm),
+            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm,
+                                                       code_blocks=codes),
                              watcher_ref, inbox)
     finally:
         inbox.close()
