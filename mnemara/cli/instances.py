@@ -154,30 +154,32 @@ def role(instance_name: str, set_path: str | None, set_url: str | None) -> None:
 def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[str, ...]) -> None:
     """Append a memory note to today's memory/YYYY-MM-DD.md and print its id.
 
-    A note whose text (ignoring case, spacing and trailing punctuation) is already
-    held by an active note is not appended again; the note holding it is named. A
-    note that a newer note contradicted since does not hold it: the text is written
-    again as the newest word.
+    An exact copy of an active note (the same text once spacing, Unicode form, the case
+    of plain words and trailing punctuation are set aside) is not appended; the note
+    holding it is named. A note that only looks close (a possible copy or correction)
+    is appended and proposed for `mnemara lint --fix`. A note that a newer note
+    contradicted since does not hold its text: the text is written again as the newest word.
     A wiki/PAGE category also appends the text to wiki/PAGE.md.
     """
+    from mnemara.memory.dedupe import WriteCheck, check_write, propose_conflicts
     from mnemara.memory.notes import validate_category
     from mnemara.memory.surfaces import note_files
 
     inst = open_instance(instance_name)
     body = " ".join(text)
     validate_category(category)
+    check = WriteCheck()
     if not allow_duplicate and body.strip():
-        from mnemara.memory.dedupe import same_text_notes
-
-        same, skipped = same_text_notes(inst.memory_dir, body)
-        if same is not None:
+        check = check_write(inst.memory_dir, body)
+        if check.duplicate is not None:
+            same = check.duplicate.atom
             click.echo(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
             return
-        for old in skipped:
-            click.echo(f"note: the same text is in {old}; written again")
     atom, wiki = note_files(inst, body, category)
+    propose_conflicts(inst.memory_dir, check, atom)
+    for line in check.lines():
+        click.echo(line)
     click.echo(f"noted in {atom.file.name} at {atom.timestamp} (id {atom.id})" + (f"; also appended to {wiki}" if wiki else ""))
-
 
 @main.command()
 @click.option("--all", "all_instances", is_flag=True, help="Migrate every instance (a failing one is reported; the rest go on).")

@@ -28,6 +28,7 @@ from typing import Any, Iterable
 from mnemara.core.config import Config
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import ConfigError, MnemaraError, UsageError
+from mnemara.core.folder_check import describe
 from mnemara.core.fsutil import atomic_write_text
 from mnemara.core.roledoc import read_role_doc
 from mnemara.store.turns import ROLES, Turn, TurnStore, validate_label
@@ -288,8 +289,11 @@ def parse_export(text: str, source: str = "export") -> ExportDoc:
 def read_export(path: Path) -> ExportDoc:
     """Read and parse an export file; every refusal is one line naming the file."""
     path = Path(path).expanduser()
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise UsageError(f"{path}: no such file")
+    why = describe(path, path.lstat(), MAX_IMPORT_BYTES)
+    if why is not None:
+        raise UsageError(f"{path}: refused: {why}; import a regular file")
     if not path.is_file():
         raise UsageError(f"{path}: not a file")
     if path.stat().st_size > MAX_IMPORT_BYTES:

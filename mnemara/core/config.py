@@ -134,7 +134,15 @@ class Config(BaseModel):
     peer_poll_submit_tool: str = ""
     peer_poll_batch: bool = True
     peer_poll_silent_types: list[str] = Field(default_factory=list)
-    peer_deliver_backlog: bool = False  # first enable: deliver rows already pending (default: skip them)
+    peer_deliver_backlog: bool = False  # first enable: deliver broadcasts already pending too (rows to us always are)
+    peer_transport: Literal["sqlite", "nats"] = "sqlite"  # where peer messages travel (nats: across machines)
+    peer_nats_url: str = "nats://127.0.0.1:4222"  # also nats://user:pass@host:port, tls://host:port
+    peer_nats_stream: str = "MNEMARA_PEER"
+    peer_nats_subject_prefix: str = "mnemara.peer"  # <prefix>.<role>, and <prefix>.broadcast.<sender>
+    peer_nats_creds: str = ""  # a NATS .creds file (JWT + nkey seed)
+    peer_nats_tls_ca: str = ""  # CA file to verify the server; tls_cert + tls_key for client certificates
+    peer_nats_tls_cert: str = ""
+    peer_nats_tls_key: str = ""
     peer_inbox_on: bool = True  # delivery ON/OFF as /inbox (and the Inbox button) last left it
 
     _split_roles = field_validator("peer_poll_roles", "peer_poll_silent_types", mode="before")(

@@ -25,6 +25,7 @@ from mnemara.core.fsutil import (
     PRIVATE_DIR,
     PRIVATE_FILE,
     atomic_write_text,
+    open_nofollow,
     private_mkdir,
     touch_private,
 )
@@ -210,7 +211,7 @@ def run_lock(instance: Instance) -> Iterator[None]:
     not take this lock: they are safe beside a running session.
     """
     path = instance.root / RUN_LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

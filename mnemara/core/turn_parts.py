@@ -44,6 +44,11 @@ class TurnPart:
         """An extra text block sent with this turn's message only, never stored ('' for none)."""
         return ""
 
+    def answer_meta(self, host: Any, text: str) -> dict[str, Any]:
+        """Fields stored in the meta of the answer row when the turn with message ``text`` completes
+        (not when it fails or is interrupted); {} for none."""
+        return {}
+
     def after_turn(self, host: Any, assistant_row_id: int) -> None:
         """Called once the turn's assistant row is stored and the window trimmed."""
 

@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mnemara.core.errors import MnemaraError
+from mnemara.core.folder_check import refused_entries
 from mnemara.core.fsutil import atomic_write_text
 from mnemara.core.instance import Instance
 from mnemara.legacy import detect
@@ -164,6 +165,12 @@ def migrate_instance(inst: Instance, now: datetime | None = None) -> MigrationRe
     parts = detect.legacy_parts(root)
     if not parts:
         return result
+    refused = refused_entries(root)
+    if refused:
+        raise MigrationError(
+            f"{inst.name}: migration stopped, nothing was changed: the folder holds entries Mnemara does not "
+            "take over (links, special files, files over the size cap); move each away and run `mnemara migrate "
+            f"--instance {inst.name}` again:\n" + "\n".join(f"  {line}" for line in refused))
     if not detect.readable_store(inst.turns_path):
         raise MigrationError(
             f"{inst.name}: migration stopped, nothing was changed: {inst.turns_path} cannot be read (damaged, or "

@@ -168,6 +168,8 @@ class TurnRecorder:
             yield ev.Halt(notice)
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
+        if not turn.interrupted:
+            meta.update(turn.answer_meta)
         blocks = collector.final_blocks(turn.interrupted)
         try:
             assistant_id = self.store.append("assistant", blocks, meta)

@@ -42,6 +42,7 @@ class ToolState:
     """
 
     memory_backends: "MemoryBackends | None" = None
+    peer_inbox: Any = None  # the session's PeerInbox, when one is attached (the built-in peer tools)
     _file_tracker: "FileTracker | None" = field(default=None, repr=False)
 
     def close(self) -> None:
@@ -67,6 +68,8 @@ class ToolContext:
     store: "TurnStore"
     state: ToolState = field(default_factory=ToolState)  # shared by the session's tools and turn parts
     cwd: str = ""  # the session's working folder: a relative file argument is read from here, as the gate judged it
+    #: saves config.json changes through the session's live config (every holder sees them); None outside a session
+    update_config: "Callable[..., Config] | None" = None
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
@@ -85,6 +88,9 @@ class ToolSpec:
     ``call_policy``: for a tool whose calls differ in what they may do, the policy name
     governing one call, from its raw input ("" for the tool's own): ``graph_query``
     with ``write`` set is a ``GraphWrite`` call, so denying GraphWrite denies it.
+    ``asks``: why one call needs the user's yes even where its policy allows the tool ("" when it
+    does not), from the session's :class:`ToolContext` and the raw input: ``unpin_row`` on a row
+    the user pinned asks first.
     """
 
     name: str
@@ -95,6 +101,7 @@ class ToolSpec:
     enabled: Callable[["Config"], bool] = lambda cfg: True
     file_args: tuple[str, ...] = ()
     call_policy: Callable[[dict[str, Any]], str] | None = None
+    asks: "Callable[[ToolContext, dict[str, Any]], str] | None" = None
 
     @property
     def qualified_name(self) -> str:

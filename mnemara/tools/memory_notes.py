@@ -91,7 +91,7 @@ def write_memory(ctx: ToolContext, args: WriteMemoryArgs) -> dict[str, Any]:
         result["dedupe"] = f"the same text is in {', '.join(inactive)}; written again as a new active note"
     if check is not None and result.get("ok"):
         result.update(conflict_report(check))
-        if check.conflicts:
+        if check.conflicts or check.copies:
             from mnemara.memory.dedupe import propose_conflicts
             from mnemara.memory.notes import find_note
 

@@ -13,6 +13,7 @@ from mnemara.session.agent import AgentSession
 from mnemara.testing.scripted_api import reply, tool_use
 from mnemara.ui.tui.app import MnemaraApp
 from mnemara.ui.tui.screens.permission import PermissionScreen
+from mnemara.ui.tui.widgets.diff_view import DiffView
 
 from tests.tui_support import instance, type_text, wait_for  # noqa: F401  (fixtures)
 
@@ -38,9 +39,9 @@ async def test_the_panel_asks_an_edit_with_its_diff(scripted_api, instance: Inst
             await pilot.press("ctrl+s")
             modal = await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.armed
                                    and app.screen.query("#permission-diff") and app.screen, what="the Edit question")
-            diff = str(modal.query_one("#permission-diff").render())
+            diff = modal.query_one("#permission-diff", DiffView).plain_text
             assert "-hello world" in diff and "+goodbye world" in diff and "+second line" in diff
-            assert '"old_string"' not in str(app.screen.query_one("#permission-scroll").render())
+            assert not modal.query("#permission-input")  # no raw JSON under the diff
             assert "1 line removed, 2 added" in str(modal.query_one("#permission-summary").render())
             await pilot.press("y")
             await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, what="the turn's end")

@@ -4,7 +4,9 @@ modal; a preview never blocks, never follows a planted link, and says why when i
 from __future__ import annotations
 
 import asyncio
+import html
 import os
+import re
 from pathlib import Path
 
 from textual.app import App
@@ -17,6 +19,7 @@ from mnemara.guard.gate import PermissionGate
 from mnemara.guard.request import PermissionRequest
 from mnemara.guard.target_text import show_lines
 from mnemara.ui.tui.screens.permission import PermissionScreen
+from mnemara.ui.tui.widgets.diff_view import DiffView
 
 
 def _kinds(preview) -> list[tuple[str, str]]:
@@ -177,12 +180,36 @@ async def test_the_modal_shows_the_diff_coloured(mnemara_home: Path, isolated_ho
     app = ModalApp(request)
     async with app.run_test(size=(80, 30)) as pilot:
         await pilot.pause()
-        diff = app.screen.query_one("#permission-diff", Static)
-        rendered = diff.render()
-        text = str(rendered)
+        diff = app.screen.query_one("#permission-diff", DiffView)
         summary = str(app.screen.query_one("#permission-summary", Static).render())
         assert not app.screen.query("#permission-input")
-    assert "-hello world" in text and "+goodbye world" in text
+        rows = {diff.render_line(y).text.rstrip(): diff.render_line(y) for y in range(diff.size.height)}
+        screen = html.unescape(re.sub(r"<[^>]+>", "", app.export_screenshot())).replace("\xa0", " ")
+    assert "-hello world" in screen and "+goodbye world" in screen  # drawn by the compositor, on screen
+    assert diff.plain_text.split("\n")[-2:] == ["-hello world", "+goodbye world"]
     assert "1 line removed, 1 added" in summary
-    styles = {str(span.style) for span in rendered.spans}  # type: ignore[attr-defined]
-    assert any("red" in s for s in styles) and any("green" in s for s in styles)
+    colours = {text: {str(seg.style.color.name) for seg in strip if seg.style and seg.style.color}
+               for text, strip in rows.items()}
+    assert "red" in colours["-hello world"] and "green" in colours["+goodbye world"]
+
+
+async def test_a_long_diff_wraps_inside_the_modal_and_its_end_can_be_reached(tmp_path: Path) -> None:
+    """Every character of a long line stays on screen (wrapped, never cut), and the last line of a
+    400-line diff scrolls into view with the answer buttons still visible."""
+    f = tmp_path / "big.py"
+    f.write_text("".join(f"old {i}\n" for i in range(200)), encoding="utf-8")
+    content = "".join(f"new {i}\n" for i in range(199)) + "tail " + "x" * 150 + " END\n"
+    change = preview_change("Write", {"file_path": str(f), "content": content}, str(f))
+    app = ModalApp(PermissionRequest("Write", "Write", str(f), {"file_path": str(f), "content": content},
+                                     change=change))
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        diff = app.screen.query_one("#permission-diff", DiffView)
+        assert diff.size.width < 80 and diff.size.height > 400  # wrapped rows: the 161-character line takes 3
+        rows = [diff.render_line(y).text.rstrip() for y in range(diff.size.height)]
+        assert "".join(rows).count("x") == 150 and rows[-1].endswith("END")
+        scroll = app.screen.query_one("#permission-scroll")
+        scroll.scroll_end(animate=False)
+        await pilot.pause()
+        assert scroll.scroll_y == scroll.max_scroll_y > 0
+        assert app.screen.query_one("#choice-n").region.height > 0

@@ -29,7 +29,7 @@ from typing import Any
 
 from mnemara.core.backend_loader import load_backend
 from mnemara.core.errors import BackendUnavailable, UsageError
-from mnemara.core.fsutil import private_mkdir
+from mnemara.core.fsutil import LinkRefused, check_no_links, private_mkdir
 from mnemara.memory.graph.cypher_guard import check_cypher
 from mnemara.memory.graph.stamp import drop_stamp, file_state, has_companions, unchanged_since_clean_close, write_stamp
 
@@ -167,6 +167,14 @@ def check_opens(kuzu: Any, path: Path) -> None:
         raise GraphUnavailable(why)
 
 
+def _companions_of(db_file: Path) -> list[str]:
+    """Files beside ``db_file`` named after it (Kuzu's WAL, shadow and lock files)."""
+    try:
+        return [name for name in os.listdir(db_file.parent) if name.startswith(db_file.name) and name != db_file.name]
+    except OSError:
+        return []
+
+
 class Graph:
     """The graph of one instance (``graph_dir``). Not thread-safe; one per session."""
 
@@ -192,6 +200,11 @@ class Graph:
             raise GraphUnavailable(f"cannot create {self.graph_dir}: {_one_line(exc)}") from None
         if self.path.is_dir():
             raise GraphUnavailable(f"{self.path} is a folder, not a Kuzu database file")
+        try:  # Kuzu follows links: a planted graph.kuzu (or its .wal) -> ~/.bashrc would be written through
+            for name in (self.path, *(self.graph_dir / n for n in _companions_of(self.path))):
+                check_no_links(name)
+        except LinkRefused as exc:
+            raise GraphUnavailable(str(exc)) from None
         version = kuzu_version(kuzu)
         unchanged = unchanged_since_clean_close(self.path, version)
         if not unchanged and self._closed_as is not None:  # reopening what this instance closed: on a

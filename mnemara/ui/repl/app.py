@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
@@ -59,11 +60,14 @@ class Renderer:
     With ``markdown`` (the terminal REPL) assistant text is drawn as Markdown,
     block by block as it completes (:class:`mnemara.ui.repl.markdown.MarkdownStream`);
     piped output stays the raw text. ``ask`` answers yes/no questions (e.g. /compress).
+    ``code_blocks`` collects the code blocks drawn, numbered across the session (``/copy N``).
     """
 
     def __init__(self, out: TextIO, info: TextIO, assistant_name: str = "", stream: bool = True,
-                 markdown: bool = False, ask: Callable[[str], str | None] | None = None) -> None:
+                 markdown: bool = False, ask: Callable[[str], str | None] | None = None,
+                 code_blocks: list[str] | None = None) -> None:
         self.out, self.info = out, info
+        self.code_blocks = code_blocks if code_blocks is not None else []
         self.assistant_name = assistant_name
         self.stream = stream  # False: print each message whole (inbox turns above a live prompt)
         self.markdown = markdown
@@ -78,7 +82,7 @@ class Renderer:
 
             from mnemara.ui.repl.markdown import MarkdownStream
 
-            self._md = MarkdownStream(self.out, shutil.get_terminal_size().columns)
+            self._md = MarkdownStream(self.out, shutil.get_terminal_size().columns, self.code_blocks)
         self._md.feed(text)
         if final:
             self._md.flush()
@@ -313,10 +317,24 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     return 0
 
 
+def _history(path: Path) -> Any:
+    """The prompt history file, or a history kept in memory when that file is a link (prompt-toolkit
+    appends through links: a planted .prompt_history -> ~/.bashrc would get every line typed)."""
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    from mnemara.core.fsutil import LinkRefused, check_no_links
+
+    try:
+        check_no_links(path)
+    except LinkRefused as exc:
+        print(f"mnemara: {terminal_safe(str(exc))}; the prompt history is kept in memory only", file=sys.stderr)
+        return InMemoryHistory()
+    return FileHistory(str(path))
+
+
 def run_tty(session: Any, banner: str = "") -> int:
     """The interactive REPL on a terminal (prompt-toolkit, history in .prompt_history)."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory
 
     watcher_ref: list[InterruptWatcher] = []
     session.warn_to_stderr = False
@@ -325,7 +343,7 @@ def run_tty(session: Any, banner: str = "") -> int:
                               repl_stdout)
     ask = tty_prompt_for(watcher_ref)
     session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
-    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
+    prompt: PromptSession[str] = PromptSession(history=_history(session.instance.prompt_history_path))
     if banner:
         print(banner)
 
@@ -340,8 +358,11 @@ def run_tty(session: Any, banner: str = "") -> int:
         except EOFError:
             return None
 
+    codes: list[str] = []  # code blocks drawn, numbered across the session: /copy N takes block N
+    session.shown_code_blocks = codes
     if inbox is None:
-        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm),
+        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm,
+                                                   code_blocks=codes),
                          watcher_ref, None)
     from prompt_toolkit.patch_stdout import patch_stdout
 
@@ -349,7 +370,8 @@ def run_tty(session: Any, banner: str = "") -> int:
     try:
         with patch_stdout(raw=True):  # inbox turns print above the prompt while you type
             inbox.start()
-            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm),
+            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm,
+                                                       code_blocks=codes),
                              watcher_ref, inbox)
     finally:
         inbox.close()

@@ -152,13 +152,14 @@ class MnemaraApp(App[None]):
     def _start_inbox(self) -> None:
         """Run the peer inbox beside the session when peer poll is configured (the ⚡ Inbox button)."""
         cfg = self.bridge.config
-        if not (cfg.peer_poll_enabled and cfg.peer_db_path) or getattr(self.session, "peer_inbox", None):
+        configured = cfg.peer_db_path or cfg.peer_transport == "nats"
+        if not (cfg.peer_poll_enabled and configured) or getattr(self.session, "peer_inbox", None):
             return
         from mnemara.peer import attach_inbox
 
         # The same wiring as the REPL's: the session wakes the inbox after every turn.
         inbox = attach_inbox(self.session, deliver=self._deliver_peer_turn, is_idle=lambda: not self.turn_running,
-                             on_change=lambda _inbox: self.refresh_panel())
+                             on_change=lambda _inbox: self.refresh_panel(), on_notice=self.say)
         if inbox is not None:
             inbox.start()
 

@@ -14,9 +14,9 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
-from rich.text import Text
 
 from mnemara.guard.target_text import show_target
+from mnemara.ui.tui.widgets.diff_view import DiffView
 
 CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("y", "y: once", "success"),
@@ -32,16 +32,6 @@ ANSWER_KEYS = frozenset("ynas")
 HINT_WAIT = "answer keys work in a moment (keys typed as this question appeared are ignored)"
 HINT_IGNORED = "a key typed as this question appeared was ignored: read it, then answer"
 HINT_READY = "answer: y once · n deny · a always this target · s session · Esc deny"
-#: Styles of a diff's lines (by :attr:`mnemara.guard.change_preview.DiffLine.kind`).
-DIFF_STYLES = {"-": "red", "+": "green", "hunk": "cyan", "header": "bold", "note": "dim italic"}
-
-
-def diff_text(change: Any) -> Text:
-    """A change preview's lines as one Rich text, each line styled by its kind."""
-    text = Text(no_wrap=False)
-    for index, line in enumerate(change.lines):
-        text.append(("\n" if index else "") + line.text, style=DIFF_STYLES.get(line.kind, ""))
-    return text
 
 
 class PermissionScreen(ModalScreen[str]):
@@ -92,7 +82,7 @@ class PermissionScreen(ModalScreen[str]):
                 if resolved:  # a symlink or .. makes the path reach another file: say which
                     yield Static(f"resolves to: {resolved}", id="permission-resolved", markup=False)
                 if change is not None and change.lines:
-                    yield Static(diff_text(change), id="permission-diff")
+                    yield DiffView(change, id="permission-diff")
                 elif change is not None and change.problem:
                     yield Static(f"no diff: {show_target(change.problem).text}", id="permission-no-diff", markup=False)
                 rest = getattr(req, "details", "")  # the rest of a Bash/file tool's input, escaped

@@ -1,4 +1,4 @@
-"""The status line under the chat log: ``turns: n/max | window tokens: used/max | model | inbox``.
+"""The status line under the chat log: ``turns: n/max from row N | window tokens: used/max | model | inbox``.
 
 "window tokens" counts the pinned rows and the rolling window against
 ``max_window_tokens``; the context viewer's title shows the same number and,
@@ -95,14 +95,16 @@ class Status:
     model: str
     inbox: str  # the inbox's state text, or "inbox: n/a" when peer poll is not configured
     busy: bool = False
+    oldest: int | None = None  # the oldest row id in the window (rows before it have left)
 
     def parts(self) -> list[StatusPart]:
         """The pieces of the line, in display order, each with its priority and shorter forms."""
         turns = f"{self.turns}/{self.max_turns}"
+        since = f" from row {self.oldest}" if self.oldest is not None else ""
         tokens = f"{human_tokens(self.tokens)}/{human_tokens(self.max_tokens)}"
         model = self.model.removeprefix("claude-")
         parts = [
-            StatusPart(f"turns: {turns}", 60, (f"t {turns}",)),
+            StatusPart(f"turns: {turns}{since}", 60, (f"turns: {turns}", f"t {turns}") if since else (f"t {turns}",)),
             StatusPart(f"window tokens: {tokens}", 55, (f"tokens: {tokens}", f"tok {tokens}")),
             StatusPart(f"model: {self.model}", 50, (self.model, model)),
             StatusPart(self.inbox, -DROP if self.inbox.endswith("n/a") else 45),
