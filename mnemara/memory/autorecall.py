@@ -39,6 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from mnemara.context.transcript import escape_delimiters
 from mnemara.core.debuglog import log_event
 from mnemara.core.turn_parts import TurnPart
 from mnemara.memory.search.similarity import sentences, tokens
@@ -161,10 +162,11 @@ def format_block(hits: list[dict[str, Any]], left_out: list[dict[str, Any]] | No
         if hit.get("may_conflict_with"):
             flag = (f"; may conflict with {', '.join(hit['may_conflict_with'])}: {hit.get('conflict', '')}; "
                     "the user has not said which holds")
-        parts.append(f"[{n}] {hit['id']} ({meta}; {why}{flag})\n{hit['text']}")
+        parts.append(escape_delimiters(f"[{n}] {hit['id']} ({meta}; {why}{flag})\n{hit['text']}"))
     if left_out:
-        parts.append("(left out, marked by the user: " + "; ".join(f"{g['id']} {g['why']}" for g in left_out) + ")")
-    parts.append(BLOCK_CLOSE)
+        parts.append(escape_delimiters("(left out, marked by the user: "
+                                       + "; ".join(f"{g['id']} {g['why']}" for g in left_out) + ")"))
+    parts.append(BLOCK_CLOSE)  # a note's text cannot close this block or open a turn: escaped above
     return "\n".join(parts)
 
 

@@ -27,14 +27,11 @@ from typing import Any, Iterable, Protocol
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import StoreError, UsageError
-from mnemara.core.fsutil import LinkRefused, check_no_links, touch_private
+from mnemara.core.fsutil import LinkRefused, check_sqlite_files, touch_private
 from mnemara.store.health import WriteTx, busy_seconds, guarded_read, integrity_problem
 from mnemara.store.rows import decode_meta, decode_row_parts
 from mnemara.store.schema import MIGRATIONS, statements
 from mnemara.core.tokens import estimate_blocks
-
-#: Files SQLite writes beside a database (they must not be links either).
-SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 
 SCHEMA_VERSION = 2
 APP_ID = "mnemara-turns"
@@ -167,11 +164,10 @@ class TurnStore:
 
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
-        for name in (self.path, *(Path(f"{self.path}{suffix}") for suffix in SQLITE_COMPANIONS)):
-            try:  # SQLite follows links: a planted turns.sqlite-wal -> ~/.bashrc would be written through
-                check_no_links(name)
-            except LinkRefused as exc:
-                raise StoreError(str(exc)) from None
+        try:
+            check_sqlite_files(self.path)
+        except LinkRefused as exc:
+            raise StoreError(str(exc)) from None
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not self.path.exists() and self.path.parent.is_dir():
             touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
