@@ -189,3 +189,32 @@ def test_auto_recall_names_a_superseded_note_it_leaves_out() -> None:
     assert [h["text"] for h in record.injected] == [new.text]
     assert record.left_out == [old.ref] and any(f"left out {old.ref}: superseded by {new.ref}" in line
                                                 for line in record.describe())
+
+
+# -- /memory review (the slash command of the TUI and the REPL) ----------------------------------
+def test_memory_review_lists_proposals_marked_and_applies_only_the_users_verdict(session_factory) -> None:
+    from mnemara.commands import dispatch
+
+    session = session_factory("mr")
+    ctx = context(session.instance, session.config)
+    first = call(ctx, "write_memory", text="The queue lives on mq-1.")["id"]
+    second = call(ctx, "write_memory", text="The queue lives on mq-7.")["id"]
+    third = call(ctx, "write_memory", text="The web team owns the build cache.")["id"]
+    fourth = call(ctx, "write_memory", text="The build cache is owned by the web team.")["id"]
+    listed = dispatch(session, "/memory review")
+    assert listed.ok and "1. possible correction" in listed.text and "2. possible copy" in listed.text
+    assert "[-mq-1.-]" in listed.text and "{+mq-7.+}" in listed.text
+    assert StatusBook.load(session.instance.memory_dir).entries == {}  # listing changes nothing
+    for bad in ("/memory", "/memory list", "/memory review accept", "/memory review accept x",
+                "/memory review accept 9", "/memory review keep 1"):
+        refused = dispatch(session, bad)
+        assert not refused.ok and len(refused.text.splitlines()) == 1, bad
+    assert StatusBook.load(session.instance.memory_dir).entries == {}
+    done = dispatch(session, "/memory review accept 1")
+    assert done.ok and f"{first} is superseded by {second}" in done.text
+    kept = dispatch(session, "/memory review distinct 1")
+    assert kept.ok and "distinct" in kept.text
+    book = StatusBook.load(session.instance.memory_dir)
+    assert book.entries[first]["superseded_by"] == second and third not in book.entries
+    assert dispatch(session, "/memory review").text == "no possible copies or corrections to review"
+    assert fourth in kept.data.values() and third in kept.data.values()

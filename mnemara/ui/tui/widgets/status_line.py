@@ -1,4 +1,4 @@
-"""The status line under the chat log: ``turns: n/max | window tokens: used/max | model | inbox``.
+"""The status line under the chat log: ``turns: n/max from row N | window tokens: used/max | model | inbox``.
 
 "window tokens" counts the pinned rows and the rolling window against
 ``max_window_tokens``; the context viewer's title shows the same number and,
@@ -30,11 +30,13 @@ class Status:
     model: str
     inbox: str  # the inbox's state text, or "inbox: n/a" when peer poll is not configured
     busy: bool = False
+    oldest: int | None = None  # the oldest row id in the window (rows before it have left)
 
     def line(self) -> str:
         busy = " | working… (Esc or /stop cancels)" if self.busy else ""
+        since = f" from row {self.oldest}" if self.oldest is not None else ""
         return (
-            f"turns: {self.turns}/{self.max_turns} | window tokens: {human_tokens(self.tokens)}/{human_tokens(self.max_tokens)}"
+            f"turns: {self.turns}/{self.max_turns}{since} | window tokens: {human_tokens(self.tokens)}/{human_tokens(self.max_tokens)}"
             f" | model: {self.model} | {self.inbox}{busy}"
         )
 
