@@ -42,7 +42,6 @@ from typing import Any, Callable
 from mnemara.context.transcript import escape_delimiters
 from mnemara.core.debuglog import log_event
 from mnemara.core.turn_parts import TurnPart
-from mnemara.memory.search.similarity import sentences, tokens
 
 MIN_MATCHED_WORDS = 2
 RARE_SHARE = 0.02  # a token in at most this share of the indexed chunks (and at most RARE_MAX) is rare
@@ -64,6 +63,8 @@ def keyword_relevance(message: str, text: str, idf: Idf | None = None,
                       rare: Callable[[str], bool] | None = None) -> tuple[float, int, bool]:
     """(IDF-weighted share of the message's tokens present in ``text``, how many matched,
     whether a rare or identifier-like token matched), for the best sentence of the message."""
+    from mnemara.memory.search.similarity import sentences, tokens  # only once a recall has hits
+
     have = set(tokens(text))
     weight = idf or (lambda _t: 1.0)
     best = (0.0, 0, False)
