@@ -147,6 +147,8 @@ class RecallRecord:
             parts.append(f"rrf {hit['score']}")
             if hit.get("may_conflict_with"):
                 parts.append(f"may conflict with {', '.join(hit['may_conflict_with'])}")
+            if hit.get("provenance"):
+                parts.append(f"written by {hit['provenance']}")
             lines.append(f"  {mark} {hit['id']}: " + ", ".join(parts))
         for gone in self.left_out_hits:
             lines.append(f"  left out {gone['id']}: {gone['why']}")
@@ -263,7 +265,7 @@ def _entry(hit: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
     entry = {"id": hit["id"], "kind": hit.get("kind"), "category": hit.get("category"),
              "created_at": hit.get("created_at"), "text": hit.get("text", ""), "score": hit.get("score"),
              "channels": hit.get("channels", {}), "evidence": evidence, "injected": False}
-    for key in ("may_conflict_with", "conflict"):
+    for key in ("may_conflict_with", "conflict", "provenance"):
         if hit.get(key):
             entry[key] = hit[key]
     return entry
