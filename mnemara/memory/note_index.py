@@ -17,11 +17,11 @@ from contextlib import closing
 from pathlib import Path
 from typing import Iterator
 
-from mnemara.core.fsutil import check_no_links
+from mnemara.core.fsutil import check_sqlite_files
 from mnemara.memory.notes import Atom, day_files, parse_file
 
 INDEX_FILE = ".note_index.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS notes (rowid INTEGER PRIMARY KEY, file TEXT, offset INTEGER, end_ INTEGER,
@@ -29,17 +29,19 @@ CREATE TABLE IF NOT EXISTS notes (rowid INTEGER PRIMARY KEY, file TEXT, offset I
 CREATE INDEX IF NOT EXISTS notes_file ON notes(file);
 CREATE INDEX IF NOT EXISTS notes_key ON notes(copy_key);
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(tokens, tokenize='unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE IF NOT EXISTS vocab USING fts5vocab(words, 'row');
 """
+LOOKUP_TERMS = 6
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        check_no_links(part)  # a linked memory/ folder or index file must not get a database written through it
+    check_sqlite_files(path)  # a linked index (or memory folder) is refused, not written through
     db = sqlite3.connect(path, timeout=5.0, isolation_level=None)
     try:
-        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA journal_mode=TRUNCATE")  # a cache: no WAL to checkpoint on every close,
+        db.execute("PRAGMA synchronous=OFF")  # no fsync (a crash costs a rebuild, never a wrong answer: see sync)
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            db.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS notes; DROP TABLE IF EXISTS words;")
+            db.executescript("DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS notes; DROP TABLE IF EXISTS words; DROP TABLE IF EXISTS vocab;")
             db.executescript(_SCHEMA)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     except sqlite3.Error:
@@ -129,11 +131,17 @@ class NoteIndex:
                                            "ORDER BY file, offset", (key,)))
 
     def closest(self, words: list[str], n: int) -> list[Atom]:
-        """Up to ``n`` notes sharing the most (BM25-weighted) of ``words``."""
+        """Up to ``n`` notes sharing the most (BM25-weighted) of ``words``, looked up by the rarest
+        :data:`LOOKUP_TERMS` of them (a common word matches thousands of notes and says little)."""
         terms = sorted({w for w in words if w})
         if not terms:
             return []
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)
+        marks = ",".join("?" * len(terms))
+        counts = dict(self.db.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", terms).fetchall())
+        rare = sorted((t for t in terms if counts.get(t)), key=lambda t: (counts[t], t))[:LOOKUP_TERMS]
+        if not rare:
+            return []
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in rare)
         rows = self.db.execute(f"SELECT {', '.join('n.' + c for c in self._COLUMNS.split(', '))} FROM words "
                                "JOIN notes n ON n.rowid = words.rowid WHERE words MATCH ? ORDER BY bm25(words) LIMIT ?",
                                (match, n))
@@ -146,7 +154,7 @@ class NoteIndex:
 
 
 def is_note_index(path: Path) -> bool:
-    """Whether ``path`` is the lookup index of a memory folder (or its WAL / shared-memory file)."""
+    """Whether ``path`` is the lookup index of a memory folder (or its journal)."""
     return Path(path).name.startswith(INDEX_FILE)
 
 
@@ -154,7 +162,7 @@ def drop_note_index(memory_dir: Path) -> bool:
     """Delete the lookup index (it quotes every note; ``mnemara forget`` drops it so no copy of a
     forgotten note stays on disk); the next write rebuilds it. True when there was one."""
     dropped = False
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-journal", "-wal", "-shm"):
         try:
             (Path(memory_dir) / (INDEX_FILE + suffix)).unlink()
             dropped = True

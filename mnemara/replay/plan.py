@@ -19,6 +19,7 @@ from mnemara.core.config import Config
 from mnemara.core.errors import ConfigError, UsageError
 from mnemara.core.fsutil import atomic_write_text, locked_append
 from mnemara.store.instance import Instance
+from mnemara.memory.search.exact import copy_key
 from mnemara.memory.search.similarity import CONFLICT, COPY, POSSIBLE_COPY, contradicts, relate
 from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint, note_moment, propose_supersessions
 from mnemara.memory.search.tfidf import SparseRows, TfidfSpace, call_embedder, embedder_name
@@ -263,6 +264,7 @@ def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: An
         pairs = clustering.dense_pairs(dense, min_similarity, progress=cluster_tick)
     else:
         pairs = clustering.sparse_pairs(space.rows, min_similarity, progress=cluster_tick)
+    pairs = pairs + _exact_pairs(active, pairs)
     all_groups = clustering.components(len(active), pairs)
     copies, conflicts, contrary = _judge_claims(_not_marked_distinct(pairs, active, book), active,
                                                 policy.duplicate_distance)
@@ -273,6 +275,19 @@ def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: An
     duplicate_of = _keep_reassertions(active, duplicate_of, contrary)
     groups = [g for g in all_groups if len(g) >= threshold]
     return _Relations(space, dense, method, pairs, all_groups, groups, duplicate_of, conflicts)
+
+
+def _exact_pairs(active: list[LoadedAtom], found: list[clustering.Pair]) -> list[clustering.Pair]:
+    """Exact copies (:func:`mnemara.memory.search.exact.copy_key`) the similarity missed: a vector of
+    "THE PAYROLL EXPORT RUNS" is not the vector of "The payroll export runs", the text is the same."""
+    by_key: dict[str, list[int]] = {}
+    for i, loaded in enumerate(active):
+        key = copy_key(loaded.atom.text)
+        if key:
+            by_key.setdefault(key, []).append(i)
+    have = {(p.a, p.b) for p in found}
+    return [clustering.Pair(a, b, 1.0) for same in by_key.values() for n, a in enumerate(same) for b in same[n + 1:]
+            if (a, b) not in have]
 
 
 def _vectors(active: list[LoadedAtom], embed: Any, tick: Progress) -> tuple[TfidfSpace, np.ndarray | None, str]:

@@ -27,14 +27,11 @@ from typing import Any, Iterable, Protocol
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import StoreError, UsageError
-from mnemara.core.fsutil import LinkRefused, check_no_links, touch_private
+from mnemara.core.fsutil import LinkRefused, check_sqlite_files, touch_private
 from mnemara.store.health import WriteTx, busy_seconds, guarded_read, integrity_problem
 from mnemara.store.rows import decode_meta, decode_row_parts
 from mnemara.store.schema import MIGRATIONS, statements
 from mnemara.core.tokens import estimate_blocks
-
-#: Files SQLite writes beside a database (they must not be links either).
-SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 
 SCHEMA_VERSION = 2
 APP_ID = "mnemara-turns"
@@ -167,11 +164,10 @@ class TurnStore:
 
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
-        for name in (self.path, *(Path(f"{self.path}{suffix}") for suffix in SQLITE_COMPANIONS)):
-            try:  # SQLite follows links: a planted turns.sqlite-wal -> ~/.bashrc would be written through
-                check_no_links(name)
-            except LinkRefused as exc:
-                raise StoreError(str(exc)) from None
+        try:
+            check_sqlite_files(self.path)
+        except LinkRefused as exc:
+            raise StoreError(str(exc)) from None
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not self.path.exists() and self.path.parent.is_dir():
             touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
@@ -637,6 +633,10 @@ class TurnStore:
         index), so a store that just took a large import is trimmed in steps;
         returns how many were evicted (``limit`` means more may remain).
         """
+        return len(self.trim_ids(window, limit))
+
+    def trim_ids(self, window: Window, limit: int = TRIM_BATCH) -> list[int]:
+        """:meth:`trim` that returns the ids it evicted (the rows that just left the window), oldest first."""
         keep = {t.id for t in window.rows}
         oldest = min((t.id for t in window.rows if not t.protected), default=None)
         sql = "SELECT id FROM turns WHERE pin_label IS NULL AND evicted=0"
@@ -647,11 +647,9 @@ class TurnStore:
         with self._lock, self._tx() as conn:
             ids = [r[0] for r in conn.execute(sql + " ORDER BY id LIMIT ?", (*params, limit + len(keep)))
                    if r[0] not in keep][:limit]
-            if not ids:
-                return 0
-            return conn.execute(
-                f"UPDATE turns SET evicted=1 WHERE id IN ({','.join('?' * len(ids))})", ids
-            ).rowcount
+            if ids:
+                conn.execute(f"UPDATE turns SET evicted=1 WHERE id IN ({','.join('?' * len(ids))})", ids)
+            return ids
 
     def finish_trim_later(self, window: Window, pause: float = 0.02) -> threading.Thread:
         """Evict the rest of what :meth:`trim` left (after a bulk import) in a daemon thread, batch by batch.
