@@ -171,6 +171,7 @@ class CliLauncher:
             if out:
                 return out
         decision = session.gate.decide(name, tool_input)
+        session.tool_context.state.note_call(name, tool_input, tool_use_id)  # provenance of what the tool writes
         log_event(session.instance.debug_log_path, "tool_call", tool=name, verdict=decision.verdict,
                   reason=decision.reason, tool_use_id=tool_use_id)
         return _decision(decision.verdict, decision.reason)

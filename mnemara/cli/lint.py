@@ -51,8 +51,7 @@ def _fix(inst: object, report: object) -> int:
     """
     from mnemara.core.debuglog import log_event
     from mnemara.core.errors import MnemaraError
-    from mnemara.memory.lint import LintReport, as_cited, fix_path
-    from mnemara.memory.status import find_atom, mark_distinct, set_status
+    from mnemara.memory.lint import LintReport, as_cited, fix_path, resolve_candidate
 
     assert isinstance(report, LintReport)
     root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
@@ -92,16 +91,13 @@ def _fix(inst: object, report: object) -> int:
         if answer == "k":
             continue
         try:
-            older, newer = find_atom(memory_dir, c.older), find_atom(memory_dir, c.newer)
-            if answer != "d":
-                how = "merged as a copy" if c.kind == "merge" else "superseded"
-                set_status(memory_dir, older, "superseded", new=newer, reason=f"{how}: confirmed in mnemara lint --fix")
-                log_event(log, "atom_superseded", old=older.id, new=newer.id, via="lint", kind=c.kind)
-            else:
-                mark_distinct(memory_dir, older, newer)
+            done = resolve_candidate(memory_dir, c, "distinct" if answer == "d" else "accept", "mnemara lint --fix")
         except MnemaraError as exc:
             click.echo(f"  not recorded: {exc.message}")
             continue
+        if answer != "d":
+            log_event(log, "atom_superseded", old=c.older, new=c.newer, via="lint", kind=c.kind)
+        click.echo(f"  {done}")
         applied += 1
     return applied
 

@@ -204,6 +204,27 @@ def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRES
     return out
 
 
+VERDICTS = ("accept", "distinct")
+
+
+def resolve_candidate(memory_dir: Path, candidate: Candidate, verdict: str, via: str) -> str:
+    """Record the user's verdict on a proposal (``mnemara lint --fix``, ``/memory review``): ``accept``
+    marks the older note superseded by the newer (a merge keeps the newer wording of a copy; a
+    supersession keeps the correction), ``distinct`` remembers that the two stand side by side.
+    Nothing is deleted. Returns what was done, in one line."""
+    from mnemara.memory.status import find_atom, mark_distinct, set_status
+
+    if verdict not in VERDICTS:
+        raise UsageError(f"unknown verdict {verdict!r}: use one of {', '.join(VERDICTS)}")
+    older, newer = find_atom(memory_dir, candidate.older), find_atom(memory_dir, candidate.newer)
+    if verdict == "distinct":
+        mark_distinct(memory_dir, older, newer)
+        return f"{older.id} and {newer.id} are marked distinct: both stay, neither is proposed again"
+    how = "merged as a copy" if candidate.kind == "merge" else "superseded"
+    set_status(memory_dir, older, "superseded", new=newer, reason=f"{how}: confirmed in {via}")
+    return f"{older.id} is superseded by {newer.id} ({how}); recall leaves it out and names it (nothing deleted)"
+
+
 def _name_notes(paths: list[PathFinding], links: list[LinkFinding], atoms: list[Atom], notes: dict[str, Atom]) -> None:
     """Set ``note`` of each finding to the id of the note whose lines hold it."""
     starts = [a.line for a in atoms]

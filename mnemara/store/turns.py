@@ -633,6 +633,10 @@ class TurnStore:
         index), so a store that just took a large import is trimmed in steps;
         returns how many were evicted (``limit`` means more may remain).
         """
+        return len(self.trim_ids(window, limit))
+
+    def trim_ids(self, window: Window, limit: int = TRIM_BATCH) -> list[int]:
+        """:meth:`trim` that returns the ids it evicted (the rows that just left the window), oldest first."""
         keep = {t.id for t in window.rows}
         oldest = min((t.id for t in window.rows if not t.protected), default=None)
         sql = "SELECT id FROM turns WHERE pin_label IS NULL AND evicted=0"
@@ -643,11 +647,9 @@ class TurnStore:
         with self._lock, self._tx() as conn:
             ids = [r[0] for r in conn.execute(sql + " ORDER BY id LIMIT ?", (*params, limit + len(keep)))
                    if r[0] not in keep][:limit]
-            if not ids:
-                return 0
-            return conn.execute(
-                f"UPDATE turns SET evicted=1 WHERE id IN ({','.join('?' * len(ids))})", ids
-            ).rowcount
+            if ids:
+                conn.execute(f"UPDATE turns SET evicted=1 WHERE id IN ({','.join('?' * len(ids))})", ids)
+            return ids
 
     def finish_trim_later(self, window: Window, pause: float = 0.02) -> threading.Thread:
         """Evict the rest of what :meth:`trim` left (after a bulk import) in a daemon thread, batch by batch.

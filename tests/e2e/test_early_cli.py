@@ -4,6 +4,7 @@ and the session starts its own, as it does without an early start. The same when
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -184,3 +185,18 @@ def test_mnemara_run_hands_its_early_cli_to_the_first_turn(inst: Instance, scrip
     adopted = events(inst, "early_cli_adopted")
     assert len(adopted) == 1 and not events(inst, "early_cli_unused"), inst.debug_log_path.read_text()
     assert "hello from the pipe" in scripted_api.message_requests()[0].user_text()
+
+
+def test_every_cli_runs_in_a_session_of_its_own(inst: Instance, scripted_api: Any) -> None:
+    """The guard launcher's ``setsid``: no terminal signal reaches the CLI, and it has its own CPU share."""
+    early = start_early(inst)
+    assert early is not None
+    session, handle = first_turn(inst, early, scripted_api, cwd=str(inst.root))  # not adopted: a fresh CLI
+    try:
+        pids = {"early": early.process.pid, "fresh": handle.client._transport._process.pid}
+        assert early.process.poll() is not None and pids["early"] != pids["fresh"]
+        stat = Path(f"/proc/{pids['fresh']}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()  # state ppid pgrp session ...
+        assert int(fields[3]) == pids["fresh"] != os.getsid(0), "the CLI leads a session of its own"
+    finally:
+        session.close()
