@@ -39,11 +39,17 @@ def _check_dirs(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
 
 
 def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, tour=None,
-          dirs: tuple[str, ...] = ()) -> int:
+          dirs: tuple[str, ...] = (), early=None) -> int:
     from mnemara.session.agent import AgentSession
     from mnemara.ui.repl.app import run_repl
 
-    session = AgentSession(instance)
+    try:
+        session = AgentSession(instance)
+    except BaseException:
+        if early is not None:
+            early.release()
+        raise
+    session.launcher.early = early  # its first launch adopts the CLI started before these imports
     if dirs:  # mnemara run --dir: file tools may use these folders in this session (config.json untouched)
         session.override_config(file_tool_roots=[*session.config.file_tool_roots, *dirs])
     for problem in session.gate.new_problems():  # bad regexes / policies: say so before anything runs
@@ -56,6 +62,8 @@ def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, 
         return run_repl(session, banner=banner)
     finally:
         session.close()
+        if early is not None:
+            early.release()  # never adopted (no turn, or it did not fit): ended here
 
 
 @main.command()
@@ -70,11 +78,14 @@ def run(instance_name: str, no_tui: bool, dirs: tuple[str, ...]) -> None:
     The REPL reads one message per line when stdin is not a terminal, prints the
     assistant's text to stdout and exits at end of input, so it can be scripted.
     """
+    from mnemara.claude.early import start_early
     from mnemara.core.instance import run_lock
 
     inst = open_instance(instance_name)
     with run_lock(inst):
-        code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)", dirs=dirs)
+        early = start_early(inst)  # the CLI boots while the SDK, the session and the UI are imported
+        code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)", dirs=dirs,
+                     early=early)
     sys.exit(code)
 
 

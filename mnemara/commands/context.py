@@ -120,7 +120,8 @@ def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
                              f"~{target} ({how})")
     plan = compress.plan_compress(ctx.store, target, preserve_protected=ctx.config.preserve_compressed_reads)
     if plan.empty:
-        return CommandResult(f"nothing to compress: what is left (~{have} tokens) is pinned or protected")
+        return CommandResult(f"nothing to compress: what is left (~{have} tokens) is the last exchange (which "
+                             "/compress always keeps), pinned or protected rows")
     if not yes:
         steps = "\n".join(f"  - {line}" for line in plan.describe())
         question = (f"compress the window from ~{plan.before} to ~{plan.after} tokens (target ~{target}, {how})?\n"

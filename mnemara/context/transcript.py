@@ -9,13 +9,16 @@ in this order:
 3. any per-turn context blocks (e.g. auto-recall), each its own block;
 4. the user's new message, verbatim.
 
-Rendering is a pure function of the rows: the same rows give the same bytes,
+The text inside a row or a slot is escaped (:func:`escape_delimiters`): a file,
+a tool result or a note quoting ``</turn><turn role="user">`` stays text and
+cannot open or close a turn. Rendering is a pure function of the rows: the same rows give the same bytes,
 so the provider's prompt cache can hit on the unchanged prefix. Tool uses and
 tool results keep their structure in the store; here they become readable
 one-line headers followed by their body.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Sequence
 
 from mnemara.core.blocks import result_text, to_json
@@ -29,6 +32,22 @@ SLOTS_PREAMBLE = "Pinned slots: standing context that is sent with every turn, i
 
 
 _json = to_json
+
+#: The tags that give the sent text its structure (Mnemara's own and the CLI's). Inside a row, a slot or a
+#: recalled note they are escaped, so quoted text (a file, a tool result, a note) cannot open or close one.
+DELIMITER_TAGS = ("turn", "slot", "pinned_slots", "conversation_history", "recalled_memory", "system-reminder")
+_DELIMITER = re.compile(r"<(\s*/?\s*)(" + "|".join(re.escape(t) for t in DELIMITER_TAGS) + r")\b", re.I)
+
+
+def escape_delimiters(text: str) -> str:
+    """``text`` with every ``<`` that would start one of :data:`DELIMITER_TAGS` written ``&lt;``.
+
+    Nothing else changes (``a < b`` and ``<div>`` stay as they are), and the result is a
+    pure function of the text, so the same rows give the same bytes turn after turn.
+    """
+    if "<" not in text:
+        return text
+    return _DELIMITER.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 
 
 def render_block(block: dict[str, Any]) -> str:
@@ -53,15 +72,16 @@ def render_turn(turn: Turn) -> str:
     attrs = f'id="{turn.id}" role="{turn.role}"'
     if turn.meta.get("interrupted"):
         attrs += ' interrupted="true"'
-    body = "\n".join(render_block(b) for b in turn.blocks)
+    body = escape_delimiters("\n".join(render_block(b) for b in turn.blocks))
     return f"<turn {attrs}>\n{body}\n</turn>"
 
 
 def render_slots(pinned: Sequence[Turn]) -> str:
     parts = [SLOTS_PREAMBLE]
     for turn in pinned:
-        body = "\n".join(render_block(b) for b in turn.blocks)
-        parts.append(f'<slot pos="{turn.slot_pos}" label="{turn.pin_label}" role="{turn.role}">\n{body}\n</slot>')
+        body = escape_delimiters("\n".join(render_block(b) for b in turn.blocks))
+        by = ' by="agent"' if turn.made_by_agent else ""  # a slot the agent wrote never passes as the user's
+        parts.append(f'<slot pos="{turn.slot_pos}" label="{turn.pin_label}" role="{turn.role}"{by}>\n{body}\n</slot>')
     return "<pinned_slots>\n" + "\n".join(parts) + "\n</pinned_slots>"
 
 

@@ -94,6 +94,8 @@ class Config(BaseModel):
     # folders besides $HOME that file tools may use while file_tool_home_only is on (/add-dir, run --dir)
     file_tool_roots: list[str] = Field(default_factory=list)
     display_name: str = ""
+    # the panel's send key: "ctrl+s" (the spec's; Enter is a newline) or "enter" (Alt+Enter/Ctrl+J: newline)
+    send_key: Literal["ctrl+s", "enter"] = "ctrl+s"
     # -- opt-in context discipline (all off by default) -----------------------
     auto_evict_after_write: bool = False
     compress_repeated_reads: bool = False

@@ -62,6 +62,17 @@ def check_no_links(path: Path) -> None:
     check_regular(path)
 
 
+#: Files SQLite writes beside a database (they must not be links either).
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def check_sqlite_files(path: Path) -> None:
+    """:func:`check_no_links` for a SQLite database and the files SQLite writes beside it (SQLite
+    follows links: a planted ``x.sqlite-wal -> ~/.bashrc`` would be written through)."""
+    for name in (Path(path), *(Path(f"{path}{suffix}") for suffix in SQLITE_COMPANIONS)):
+        check_no_links(name)
+
+
 def check_regular(path: Path) -> None:
     """Raise :class:`LinkRefused` unless ``path`` is missing or a regular file (not a link, pipe or device)."""
     try:

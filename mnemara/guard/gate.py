@@ -37,9 +37,9 @@ from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
 from mnemara.core.instance import Instance
-from mnemara.guard.change_preview import EDIT_TOOLS, preview_change
 from mnemara.guard.file_roots import FileRoots, real_homes
 from mnemara.guard.guarded_files import GuardedFiles
+from mnemara.guard.bash_patterns import match_bash
 from mnemara.guard.checks import loose_bash_patterns, process_relative_path
 from mnemara.guard.request import FILE_TOOLS, PermissionRequest, stable_json
 
@@ -169,6 +169,10 @@ class PermissionGate:
         #: model-facing name -> the policy name of one call, from its input (see ToolSpec.call_policy)
         self._call_policies: dict[str, Callable[[dict[str, Any]], str]] = {
             s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
+        #: model-facing name -> why one call needs the user's yes (see ToolSpec.asks), judged on ``tool_context``
+        self._asks: dict[str, Callable[[Any, dict[str, Any]], str]] = {
+            s.qualified_name: s.asks for s in specs if s.asks is not None}
+        self.tool_context: Any = None  # the session's ToolContext, which the asks checks read
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
         self._guarded = GuardedFiles(instance)
@@ -371,6 +375,9 @@ class PermissionGate:
             what = self._guarded.what(resolved)
             if what:
                 return Decision("ask", f"{tool_name} would change {what}")
+        asked = self._ask_reason(tool_name, tool_input)
+        if asked:
+            return Decision("ask", asked)
         if mode == "allow":
             return Decision("allow", why)
         if policy in self.session_allowed:
@@ -380,6 +387,8 @@ class PermissionGate:
                     for pattern in (*self._config_patterns.get(key, ()), *self._persisted.get(key, ()))]
         if not patterns:
             return Decision(mode, why)
+        if tool_name == "Bash":
+            return self._bash_decision(tool_input, patterns, mode, why)
         # A file tool's path and the file it reaches must both be allowed: a pattern for a project
         # folder must not let proj/docs/.bashrc through when proj/docs is a symlink to $HOME.
         forms = _forms(self.target(tool_name, tool_input), resolved)
@@ -391,6 +400,32 @@ class PermissionGate:
             missing = " and ".join(form for form, m in zip(forms, matched) if m is None)
             return Decision(mode, f"{why}; {forms[0]} reaches {resolved}: no allowed pattern matches {missing}")
         return Decision(mode, why)
+
+    @staticmethod
+    def _bash_decision(tool_input: dict[str, Any], patterns: list[re.Pattern[str]], mode: Verdict,
+                       why: str) -> Decision:
+        """Bash patterns are matched command by command (:mod:`mnemara.guard.bash_patterns`); a line the
+        user approved exactly with ``a`` (its ``\\A...\\Z`` pattern) is allowed as a whole."""
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return Decision(mode, why)
+        exact = always_pattern(command)
+        if any(pattern.pattern == exact for pattern in patterns):
+            return Decision("allow", f"Bash command allowed exactly by pattern {exact!r}")
+        found = match_bash(command, patterns)
+        if found.allowed:
+            return Decision("allow", f"Bash: {found.reason}")
+        return Decision(mode, f"{why}; {found.reason}")
+
+    def _ask_reason(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """Why this call of an in-process tool needs the user's yes whatever its policy ("" when it does not)."""
+        check = self._asks.get(tool_name)
+        if check is None or self.tool_context is None:
+            return ""
+        try:
+            return str(check(self.tool_context, tool_input) or "")
+        except Exception as exc:  # the check itself failed: asking is the safe answer
+            return f"{tool_name}: could not tell whether it touches something of yours ({exc})"
 
     def resolved_path(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
         """The file a file tool's path reaches once ``~``, ``..`` and symlinks are resolved (None if not a file tool)."""
@@ -427,6 +462,8 @@ class PermissionGate:
             policy = self._call_policy(tool_name, tool_input) or self.policy_name(tool_name)
             target = self.target(tool_name, tool_input)
             resolved = self.resolved_path(tool_name, tool_input)
+            from mnemara.guard.change_preview import EDIT_TOOLS, preview_change  # difflib: only when asking
+
             change = (await asyncio.to_thread(preview_change, tool_name, tool_input, resolved, target)
                       if tool_name in EDIT_TOOLS else None)  # reads the file: off the session's loop
             request = PermissionRequest(tool_name, policy, target, tool_input, file_args=self.file_args(tool_name),

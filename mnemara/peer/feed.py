@@ -17,7 +17,6 @@ from mnemara.peer.rows import PeerRow
 if TYPE_CHECKING:
     from mnemara.core.config import Config
 
-MCP_SERVER = "mnemara"
 BUILTIN_TOOLS = {"send": "peer_send", "ack": "peer_ack"}
 
 
@@ -64,7 +63,9 @@ def builtin_tool(config: "Config", which: str) -> str:
     """With NATS, the model-facing name of the built-in ``peer_send``/``peer_ack`` tool; else ''."""
     if config.peer_transport != "nats":
         return ""
-    return f"mcp__{MCP_SERVER}__{BUILTIN_TOOLS[which]}"
+    from mnemara.tools import SERVER_NAME
+
+    return f"mcp__{SERVER_NAME}__{BUILTIN_TOOLS[which]}"
 
 
 def feed_signature(config: "Config", role: str) -> tuple[Any, ...]:

@@ -14,6 +14,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Callable
 
 from mnemara.peer.feed import Feed
+from mnemara.core.errors import MnemaraError
 from mnemara.peer.db import READ_PROBLEMS
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class FeedSteps:
     _enabled: bool
     _problems: "ProblemLog"
     _delivered_keys: Callable[[list[str]], set[str]] | None
+    _loop: asyncio.AbstractEventLoop | None
     stats: Any
 
     def wake(self) -> None: ...
@@ -109,3 +111,21 @@ class FeedSteps:
         self._problems.clear("ack_failed")
         return True
 
+
+    def ack_from_tool(self, ids: list[int], timeout: float) -> tuple[list[int], list[int]]:
+        """For the ``peer_ack`` tool (called from a worker thread): acknowledge ``ids`` that are in the
+        current batch, on the inbox's own loop. Returns (acknowledged, not in the batch)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            raise MnemaraError("the peer inbox is not running; nothing was acknowledged")
+        return asyncio.run_coroutine_threadsafe(self._ack_ids(ids), loop).result(timeout)
+
+    async def _ack_ids(self, ids: list[int]) -> tuple[list[int], list[int]]:
+        feed = self.feed
+        present = {r.id for r in feed.rows()} if feed is not None else set()
+        mine = sorted(i for i in dict.fromkeys(ids) if i in present)
+        if mine and not await self._feed_ack(mine):
+            raise MnemaraError(self._problems.active.get("ack_failed", "the NATS ack was not confirmed"))
+        self._handled.update(mine)
+        self._log("peer_tool_ack", rows=mine)
+        return mine, [i for i in dict.fromkeys(ids) if i not in present]

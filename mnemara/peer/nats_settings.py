@@ -13,7 +13,7 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -137,9 +137,27 @@ class NatsSettings:
         subjects += [self.broadcast_subject(s) for s in dict.fromkeys(senders) if s and s != role]
         return subjects
 
+    @property
+    def server_url(self) -> str:
+        """The URL without its user info (given to ``nats.connect`` apart, see :meth:`connect_options`)."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        if parts.port is not None:
+            host = f"{host}:{parts.port}"
+        return urlunsplit((parts.scheme, host, "", "", ""))
+
     def connect_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``nats.connect`` beyond the URL (credentials, TLS)."""
+        """Keyword arguments for ``nats.connect`` beyond the URL: the URL's user and password (or token),
+        percent-decoded so a password may hold any character; a creds file; TLS."""
         options: dict[str, Any] = {}
+        parts = urlsplit(self.url)
+        if parts.password is not None:
+            options["user"] = unquote(parts.username or "")
+            options["password"] = unquote(parts.password)
+        elif parts.username:
+            options["token"] = unquote(parts.username)
         if self.creds is not None:
             options["user_credentials"] = str(self.creds)
         scheme = urlsplit(self.url).scheme

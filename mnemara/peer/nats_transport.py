@@ -64,10 +64,10 @@ async def connect(settings: NatsSettings, **callbacks: Any) -> "Client":
     seen: list[Exception] = []
 
     async def remember(exc: Exception) -> None:  # nats-py would print errors to stderr otherwise
-        seen.append(exc)
+        seen[:] = [exc]  # the last one says why a connection attempt failed
 
     try:
-        return await nats.connect(settings.url, connect_timeout=CONNECT_TIMEOUT_S, allow_reconnect=False,
+        return await nats.connect(settings.server_url, connect_timeout=CONNECT_TIMEOUT_S, allow_reconnect=False,
                                   max_reconnect_attempts=1, reconnect_time_wait=0.05, error_cb=remember,
                                   **settings.connect_options(), **callbacks)
     except asyncio.CancelledError:

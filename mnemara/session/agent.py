@@ -79,6 +79,7 @@ from mnemara.store.turns import TRIM_BATCH, TurnStore, Window
 from mnemara.session.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.tools import ToolContext
 from mnemara.context.transcript import build_user_content
+from mnemara.context.window_leave import left_line
 from mnemara.core.turn_parts import TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
 from mnemara.session.state import RunningTurn
@@ -134,6 +135,8 @@ class AgentSession:
         self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
+        self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
+        self.tool_context.update_config = self.update_config  # an agent tool's saved change reaches every holder
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
         self.last_role_doc: RoleDoc | None = None
         self.role_watch: RoleDocWatch | None = None  # the role doc as this turn's CLI was given it
@@ -316,6 +319,7 @@ class AgentSession:
             yield event
         if user_id is None:
             return
+        self.tool_context.state.turn_row = user_id  # the turn an agent's note came from (memory provenance)
         turn, events = self._open_turn(user_id)
         for event in events:
             yield event
@@ -407,21 +411,27 @@ class AgentSession:
         record = self.recorder.failure if turn.failure is not None else self.recorder.answer
         for event in record(turn):
             if isinstance(event, ev.TurnDone):
-                self._after_turn(event)
+                yield from self._after_turn(event)
             yield event
 
-    def _after_turn(self, done: ev.TurnDone) -> None:
-        """A stored answer: trim the window, run the parts' and the post-turn hooks. Every turn that
-        reached a CLI: start the next one's process (and, once, the backends this instance uses)."""
+    def _after_turn(self, done: ev.TurnDone) -> list[ev.Event]:
+        """A stored answer: say which rows left the window, trim it, run the parts' and the post-turn hooks.
+        Every turn that reached a CLI: start the next one's process (and, once, the backends)."""
         answer_id = done.assistant_row_id if done.error is None else None
+        notices: list[ev.Event] = []
         if answer_id is not None:
             window = self.window()
-            if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
+            left = self.store.trim_ids(window)  # the live rows the caps now leave out: they just left the window
+            if left:
+                notices.append(ev.Notice(left_line(left, window, self.config), level="info"))
+                log_event(self.instance.debug_log_path, "rows_left_window", row_ids=left)
+            if len(left) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
                 self.store.finish_trim_later(window)
             self._run_post_turn_hooks(answer_id)
         self.warm.next_cli()
         if answer_id is not None:
             self.warm.backends()
+        return notices
 
     def _run_post_turn_hooks(self, assistant_id: int) -> None:
         log = self.instance.debug_log_path

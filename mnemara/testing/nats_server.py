@@ -49,13 +49,16 @@ class NatsServer:
     """
 
     def __init__(self, root: Path, *, name: str = "n1", cluster: str = "", cluster_port: int = 0,
-                 routes: Sequence[str] = (), port: int = -1) -> None:
+                 routes: Sequence[str] = (), port: int = -1, user: str = "", password: str = "",
+                 tls_cert: Path | None = None, tls_key: Path | None = None) -> None:
         self.root = Path(root)
         self.name = name
         self.cluster = cluster
         self.cluster_port = cluster_port
         self.routes = list(routes)
         self.port = port
+        self.user, self.password = user, password  # clients must log in with these when set
+        self.tls_cert, self.tls_key = tls_cert, tls_key  # clients must use TLS when set
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.monitor_url = ""
@@ -76,6 +79,10 @@ class NatsServer:
             f'ports_file_dir: "{self.root}"',
             f'jetstream {{ store_dir: "{self.store_dir}", max_memory_store: 64MB, max_file_store: 512MB }}',
         ]
+        if self.user:
+            lines.append(f"authorization {{ user: {json.dumps(self.user)}, password: {json.dumps(self.password)} }}")
+        if self.tls_cert is not None and self.tls_key is not None:
+            lines.append(f'tls {{ cert_file: "{self.tls_cert}", key_file: "{self.tls_key}" }}')
         if self.cluster:
             routes = ", ".join(f'"{r}"' for r in self.routes)
             lines.append(f"cluster {{ name: {self.cluster}, listen: 127.0.0.1:{self.cluster_port}, "

@@ -15,8 +15,9 @@ Two channels, fused by weighted Reciprocal Rank Fusion
   a new model re-embeds. Its weight is the model's measured quality
   (:func:`mnemara.memory.search.embedders.fusion_weight`), shown in every answer.
 
-Hits whose notes conflict (the claim guard of :mod:`similarity`) are ordered
-newest first and the older ones are marked ``stale_candidate``.
+Hits whose notes may conflict (the claim guard of :mod:`similarity`) are all
+kept, each marked ``may_conflict_with`` the others, newest first; a newer one that
+ranked just past the cut is added, never put in the place of a better match.
 
 The files are the truth. ``index/sources.json`` records size, mtime and hash of
 every memory day file and wiki page that was indexed; :meth:`RagIndex.catch_up`
@@ -45,7 +46,7 @@ from mnemara.memory.search import chunking
 from mnemara.memory.search.chunking import Chunk
 from mnemara.memory.search.embed import EmbedError
 from mnemara.memory.notes import day_files
-from mnemara.memory.search.similarity import apply_recency
+from mnemara.memory.search.similarity import best_with_conflicts
 from mnemara.memory.search.tokenize import VERSION as TOKENIZER_VERSION
 from mnemara.memory.search.tokenize import fts_text, query_tokens
 from mnemara.memory.wiki import list_pages
@@ -477,12 +478,12 @@ class RagIndex:
         from mnemara.memory.search.embedders import fusion_weight
 
         weight, why = fusion_weight(self.embedder)
-        # a few hits past the k-th go through recency too: a newer note that contradicts a hit
-        # takes that hit's place even when it ranked just below the cut
+        # a few hits past the k-th are looked at too: a newer note that may correct one of the k
+        # best is added beside it (both flagged), never in its place
         answer = _fuse(keyword, vector, k + min(k, RECENCY_MARGIN), degraded, weight)
         answer["weights"] = {"keyword": 1.0, "vector": weight if "vector" in answer["channels"] else 0.0}
         answer["weights_from"] = why if "vector" in answer["channels"] else "keyword only"
-        answer["hits"] = apply_recency(answer["hits"])[:k]
+        answer["hits"] = best_with_conflicts(answer["hits"], k)
         return answer
 
     def _vector_channel(self, table: Any, question: str, depth: int, where: str | None) -> tuple[list[dict[str, Any]], str]:

@@ -105,6 +105,7 @@ class PanelBridge:
         return Status(
             turns=len(win.rows), max_turns=cfg.max_window_turns, tokens=win.tokens, max_tokens=cfg.max_window_tokens,
             model=cfg.model, inbox=inbox_label(None) if inbox is None else inbox.state_text, busy=busy or self.busy,
+            oldest=win.rows[0].id if win.rows else None,
         )
 
     def log(self, event: str, **fields: Any) -> None:

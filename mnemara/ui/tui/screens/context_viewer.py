@@ -37,17 +37,23 @@ def slot_badge(turn: Turn) -> str:
     return f"{turn.slot_pos:02d}  📌 slot: {turn.pin_label}"
 
 
+def agent_badge(turn: Turn) -> str:
+    """``🤖 `` before a row the agent made or changed (the detail header says what it did)."""
+    return "🤖 " if turn.agent_marks() else ""
+
+
 def row_label(turn: Turn) -> str:
-    return f"#{turn.id:<5} {turn.role:<9} {turn.tokens:>6} tok  {one_line(turn.text or _kinds(turn), 60)}"
+    return f"#{turn.id:<5} {turn.role:<9} {turn.tokens:>6} tok  {agent_badge(turn)}{one_line(turn.text or _kinds(turn), 60)}"
 
 
 def pinned_label(turn: Turn) -> str:
-    return f"{slot_badge(turn)}  ({turn.role}, {turn.tokens} tok)  {one_line(turn.text, 40)}"
+    return f"{slot_badge(turn)}  ({turn.role}, {turn.tokens} tok)  {agent_badge(turn)}{one_line(turn.text, 40)}"
 
 
 def detail_header(turn: Turn) -> str:
     pin = slot_badge(turn) if turn.pinned else "not pinned"
-    return f"Turn {turn.id} · {turn.role} · {turn.created_at} · {pin} · ~{turn.tokens} tok"
+    marks = "".join(f" · {mark}" for mark in turn.agent_marks())
+    return f"Turn {turn.id} · {turn.role} · {turn.created_at} · {pin} · ~{turn.tokens} tok{marks}"
 
 
 def _kinds(turn: Turn) -> str:
