@@ -454,8 +454,9 @@ class MnemaraApp(App[None]):
                 self.say("cancelled: nothing was changed")
             self.chat_input.focus()
 
-        self.push_screen(ConfirmScreen("Compress the window?", str(result.data.get("question", result.text)),
-                                       [("yes", "Compress (y)")]), callback=answered)
+        title = str(result.data.get("title", "Compress the window?"))  # a command may name its question
+        self.push_screen(ConfirmScreen(title, str(result.data.get("question", result.text)),
+                                       [("yes", str(result.data.get("yes_label", "Compress (y)")))]), callback=answered)
 
     def _offer_role_copy(self, result: CommandResult) -> None:
         from mnemara.ui.tui.screens.confirm import ConfirmScreen
