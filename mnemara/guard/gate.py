@@ -37,7 +37,6 @@ from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
 from mnemara.core.instance import Instance
-from mnemara.guard.change_preview import EDIT_TOOLS, preview_change
 from mnemara.guard.file_roots import FileRoots, real_homes
 from mnemara.guard.guarded_files import GuardedFiles
 from mnemara.guard.bash_patterns import match_bash
@@ -463,6 +462,8 @@ class PermissionGate:
             policy = self._call_policy(tool_name, tool_input) or self.policy_name(tool_name)
             target = self.target(tool_name, tool_input)
             resolved = self.resolved_path(tool_name, tool_input)
+            from mnemara.guard.change_preview import EDIT_TOOLS, preview_change  # difflib: only when asking
+
             change = (await asyncio.to_thread(preview_change, tool_name, tool_input, resolved, target)
                       if tool_name in EDIT_TOOLS else None)  # reads the file: off the session's loop
             request = PermissionRequest(tool_name, policy, target, tool_input, file_args=self.file_args(tool_name),

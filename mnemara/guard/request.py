@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mnemara.guard.change_preview import ChangePreview
-from mnemara.guard.target_text import ShownTarget, show_target
+from mnemara.guard.target_text import show_target
+
+if TYPE_CHECKING:  # the diff preview (difflib) is imported only when a question shows one
+    from mnemara.guard.change_preview import ChangePreview
+    from mnemara.guard.target_text import ShownTarget
 
 #: File tools and the input key holding their path.
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",

@@ -42,7 +42,6 @@ from typing import Any, Callable
 from mnemara.context.transcript import escape_delimiters
 from mnemara.core.debuglog import log_event
 from mnemara.core.turn_parts import TurnPart
-from mnemara.memory.search.similarity import sentences, tokens
 
 MIN_MATCHED_WORDS = 2
 RARE_SHARE = 0.02  # a token in at most this share of the indexed chunks (and at most RARE_MAX) is rare
@@ -64,6 +63,8 @@ def keyword_relevance(message: str, text: str, idf: Idf | None = None,
                       rare: Callable[[str], bool] | None = None) -> tuple[float, int, bool]:
     """(IDF-weighted share of the message's tokens present in ``text``, how many matched,
     whether a rare or identifier-like token matched), for the best sentence of the message."""
+    from mnemara.memory.search.similarity import sentences, tokens  # only once a recall has hits
+
     have = set(tokens(text))
     weight = idf or (lambda _t: 1.0)
     best = (0.0, 0, False)
@@ -146,6 +147,8 @@ class RecallRecord:
             parts.append(f"rrf {hit['score']}")
             if hit.get("may_conflict_with"):
                 parts.append(f"may conflict with {', '.join(hit['may_conflict_with'])}")
+            if hit.get("provenance"):
+                parts.append(f"written by {hit['provenance']}")
             lines.append(f"  {mark} {hit['id']}: " + ", ".join(parts))
         for gone in self.left_out_hits:
             lines.append(f"  left out {gone['id']}: {gone['why']}")
@@ -262,7 +265,7 @@ def _entry(hit: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
     entry = {"id": hit["id"], "kind": hit.get("kind"), "category": hit.get("category"),
              "created_at": hit.get("created_at"), "text": hit.get("text", ""), "score": hit.get("score"),
              "channels": hit.get("channels", {}), "evidence": evidence, "injected": False}
-    for key in ("may_conflict_with", "conflict"):
+    for key in ("may_conflict_with", "conflict", "provenance"):
         if hit.get(key):
             entry[key] = hit[key]
     return entry

@@ -319,6 +319,7 @@ class AgentSession:
             yield event
         if user_id is None:
             return
+        self.tool_context.state.turn_row = user_id  # the turn an agent's note came from (memory provenance)
         turn, events = self._open_turn(user_id)
         for event in events:
             yield event
