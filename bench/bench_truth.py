@@ -112,7 +112,7 @@ def writes(label: str, embedder: Any) -> None:
 
 # -- 2. replay ---------------------------------------------------------------------------------
 def replays(label: str, embedder: Any) -> None:
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.notes import append_note
     from mnemara.memory.status import all_atoms
     from mnemara.replay import run_replay
@@ -149,7 +149,7 @@ def replays(label: str, embedder: Any) -> None:
 # -- 3. auto-recall ----------------------------------------------------------------------------
 def recalls(label: str) -> None:
     from mnemara.core.config import Config, update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.autorecall import recall_for
     from mnemara.memory.notes import append_note
     from mnemara.memory.search.rag import RagIndex
