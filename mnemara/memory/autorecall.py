@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from mnemara.context.transcript import escape_delimiters
+from mnemara.core.delimiters import escape_delimiters
 from mnemara.core.debuglog import log_event
 from mnemara.core.turn_parts import TurnPart
 
