@@ -33,7 +33,7 @@ from mnemara.claude.prompt_file import PromptFile
 
 if TYPE_CHECKING:
     from mnemara.claude.adopted import AdoptedTransport
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
 #: The variable the SDK sets so the CLI sends its session-state frames (``subprocess_cli.py``).
 SDK_READS_SESSION_STATE_ENV = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
@@ -95,7 +95,7 @@ def process_env(options_env: dict[str, str], cwd: str, version: str,
 
 
 def command_line(cli: str, prompt_path: str, model: str | None, servers: dict[str, Any],
-                 tools: list[str]) -> tuple[str, ...]:
+                 tools: list[str], settings: str | None = None) -> tuple[str, ...]:
     """The command line the SDK builds for the options of :meth:`CliLauncher.options
     <mnemara.claude.options.CliLauncher.options>` (``_build_command``), written out without the SDK."""
     argv = [cli, "--output-format", "stream-json", "--verbose", "--system-prompt-file", prompt_path,
@@ -103,6 +103,8 @@ def command_line(cli: str, prompt_path: str, model: str | None, servers: dict[st
     if model:
         argv += ["--model", model]
     argv += ["--permission-prompt-tool", "stdio"]
+    if settings:
+        argv += ["--settings", settings]
     if servers:
         argv += ["--mcp-config", json.dumps({"mcpServers": servers})]
     argv += ["--include-partial-messages", "--setting-sources=", "--no-session-persistence",
@@ -205,6 +207,7 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         from mnemara.claude.process import has_credentials
         from mnemara.core.config import Config
         from mnemara.core.roledoc import read_role_doc
+        from mnemara.claude.additions import quiet_settings
         from mnemara.claude.options import BUILTIN_TOOLS, cli_servers, launch_env
         from mnemara.claude.child_guard import guarded_cli_path
 
@@ -217,7 +220,7 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         role = read_role_doc(cfg.role_doc_path)
         cwd = cwd or os.getcwd()
         prompt = PromptFile(role.text)
-        argv = command_line(cli, str(prompt.path), cfg.model, cli_servers(cfg), BUILTIN_TOOLS)
+        argv = command_line(cli, str(prompt.path), cfg.model, cli_servers(cfg), BUILTIN_TOOLS, quiet_settings())
         env = process_env(launch_env(cfg), cwd, sdk_version())
         started = time.monotonic()
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

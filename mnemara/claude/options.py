@@ -26,12 +26,13 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
+from mnemara.claude.additions import QUIET_ENV, quiet_settings
 from mnemara.claude.faults import retry_env
 from mnemara.claude.child_guard import guard_env, guarded_cli_path
 from mnemara.claude.process import CliHandle, env_fingerprint
 from mnemara.core.debuglog import log_event
 from mnemara.claude.prompt_file import PromptFile
-from mnemara.session.role_refresh import refresh_output
+from mnemara.claude.role_refresh import refresh_output
 from mnemara.tools import SERVER_NAME, enabled_specs
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def launch_env(cfg: Config) -> dict[str, str]:
     """The environment entries a CLI is started with for ``cfg`` (before :attr:`CliLauncher.env_overrides`)."""
     timeout_ms = str(cfg.bash_timeout_seconds * 1000)
     return {"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms,
-            **retry_env(cfg.api_max_retries), **guard_env()}
+            **retry_env(cfg.api_max_retries), **guard_env(), **QUIET_ENV}
 
 
 def cli_servers(cfg: Config) -> dict[str, dict[str, Any]]:
@@ -138,6 +139,7 @@ class CliLauncher:
             model=cfg.model,
             cwd=session.cwd,
             setting_sources=[],
+            settings=quiet_settings(),  # fewer hidden parts in every request (mnemara.claude.additions)
             include_partial_messages=True,
             verbatim_prompts=True,
             can_use_tool=self.can_use_tool,
@@ -171,6 +173,7 @@ class CliLauncher:
             if out:
                 return out
         decision = session.gate.decide(name, tool_input)
+        session.tool_context.state.note_call(name, tool_input, tool_use_id)  # provenance of what the tool writes
         log_event(session.instance.debug_log_path, "tool_call", tool=name, verdict=decision.verdict,
                   reason=decision.reason, tool_use_id=tool_use_id)
         return _decision(decision.verdict, decision.reason)

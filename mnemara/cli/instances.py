@@ -10,7 +10,7 @@ from mnemara.cli.common import instance_option, open_instance
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, UsageError
 from mnemara.core.fsutil import atomic_write_text
-from mnemara.core.instance import Instance, list_instances, mnemara_home
+from mnemara.store.instance import Instance, list_instances, mnemara_home
 from mnemara.ui.text.readable import terminal_safe
 
 
@@ -41,7 +41,7 @@ def list_cmd() -> None:
 
     An instance still in Mnemara 0.18's format is marked "needs migrate".
     """
-    from mnemara.legacy.detect import legacy_parts
+    from mnemara.store.legacy_detect import legacy_parts
 
     names = list_instances()
     if not names:
@@ -161,6 +161,7 @@ def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[s
     contradicted since does not hold its text: the text is written again as the newest word.
     A wiki/PAGE category also appends the text to wiki/PAGE.md.
     """
+    from mnemara.memory import provenance
     from mnemara.memory.dedupe import WriteCheck, check_write, propose_conflicts
     from mnemara.memory.notes import validate_category
     from mnemara.memory.surfaces import note_files
@@ -176,6 +177,7 @@ def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[s
             click.echo(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
             return
     atom, wiki = note_files(inst, body, category)
+    provenance.record(inst.memory_dir, atom.id, "user", via="mnemara note")
     propose_conflicts(inst.memory_dir, check, atom)
     for line in check.lines():
         click.echo(line)
@@ -192,7 +194,7 @@ def migrate(all_instances: bool, instance_name: str | None) -> None:
     pre-migrate-<timestamp>/ inside it; the RAG index is rebuilt from the files.
     Running it again changes nothing.
     """
-    from mnemara.core.instance import validate_name
+    from mnemara.store.instance import validate_name
 
     if all_instances == bool(instance_name):
         raise UsageError("give exactly one of --all or --instance NAME")
@@ -223,6 +225,10 @@ def _migrate_one(name: str) -> list[str]:
     result = migrate_instance(inst)
     ids = [f"{name}: {line}" for line in migrate_note_ids(inst.root)]
     if result.changed:
+        from mnemara.memory import provenance
+        from mnemara.memory.notes import all_notes
+
+        provenance.record_missing(inst.memory_dir, [a.id for a in all_notes(inst.memory_dir)], "migrate")
         log_event(inst.debug_log_path, "migrated_from_018", parts=result.converted, backup=str(result.backup))
         return result.lines() + ids
     inst.ensure_layout()

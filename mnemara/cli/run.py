@@ -83,7 +83,7 @@ def run(instance_name: str, no_tui: bool, dirs: tuple[str, ...]) -> None:
     assistant's text to stdout and exits at end of input, so it can be scripted.
     """
     from mnemara.claude.early import start_early
-    from mnemara.core.instance import run_lock
+    from mnemara.store.instance import run_lock
 
     inst = open_instance(instance_name)
     with run_lock(inst):
@@ -106,7 +106,7 @@ def demo(no_tui: bool, auto: bool, serve: bool, port: int) -> None:
     the scripted API runs, for trying your own role doc with `mnemara run`.
     """
     if serve:
-        from mnemara.demo.serve import serve as serve_forever
+        from mnemara.testing.serve import serve as serve_forever
 
         sys.exit(serve_forever(port))
     if port:

@@ -167,6 +167,7 @@ def note_cmd(ctx: CommandContext, args: str) -> CommandResult:
         category, _, text = rest.strip().partition(" ")
     if not text.strip():
         raise ValueError("give the text of the note")
+    from mnemara.memory import provenance
     from mnemara.memory.dedupe import check_write, propose_conflicts
     from mnemara.memory.surfaces import note_files
 
@@ -175,6 +176,7 @@ def note_cmd(ctx: CommandContext, args: str) -> CommandResult:
         same = check.duplicate.atom
         return CommandResult(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
     atom, wiki = note_files(ctx.instance, text, category)
+    provenance.record(ctx.instance.memory_dir, atom.id, "user", via="/note")
     propose_conflicts(ctx.instance.memory_dir, check, atom)
     lines = check.lines()
     lines.append(f"noted in memory/{atom.file.name} at {atom.timestamp} (id {atom.id})"

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from mnemara.context.transcript import escape_delimiters
+from mnemara.core.delimiters import escape_delimiters
 from mnemara.core.debuglog import log_event
 from mnemara.core.turn_parts import TurnPart
 
@@ -150,6 +150,8 @@ class RecallRecord:
             parts.append(f"rrf {hit['score']}")
             if hit.get("may_conflict_with"):
                 parts.append(f"may conflict with {', '.join(hit['may_conflict_with'])}")
+            if hit.get("provenance"):
+                parts.append(f"written by {hit['provenance']}")
             lines.append(f"  {mark} {hit['id']}: " + ", ".join(parts))
         for gone in self.left_out_hits:
             lines.append(f"  left out {gone['id']}: {gone['why']}")
@@ -273,7 +275,7 @@ def _entry(hit: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
     entry = {"id": hit["id"], "kind": hit.get("kind"), "category": hit.get("category"),
              "created_at": hit.get("created_at"), "text": hit.get("text", ""), "score": hit.get("score"),
              "channels": hit.get("channels", {}), "evidence": evidence, "injected": False}
-    for key in ("may_conflict_with", "conflict"):
+    for key in ("may_conflict_with", "conflict", "provenance"):
         if hit.get(key):
             entry[key] = hit[key]
     return entry

@@ -325,9 +325,9 @@ def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: st
     except ConfigError as exc:  # a broken sidecar must not take recall down with it
         answer = rag.query(question, k, kind)
         answer["warning"] = f"superseded notes not filtered: {exc.message}"
-        return answer
+        return _with_provenance(memory_dir, answer)
     if not inactive:
-        return rag.query(question, k, kind)
+        return _with_provenance(memory_dir, rag.query(question, k, kind))
     answer = rag.query(question, min(100, k + len(inactive)), kind)
     hits: list[dict[str, Any]] = []
     left_out: list[dict[str, Any]] = []
@@ -351,6 +351,18 @@ def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: st
     if left_out:
         answer["skipped_inactive"] = len(left_out)
         answer["left_out"] = left_out
+    return _with_provenance(memory_dir, answer)
+
+
+def _with_provenance(memory_dir: Path, answer: dict[str, Any]) -> dict[str, Any]:
+    """Each note hit (and left-out note) says who wrote it: ``provenance``."""
+    from mnemara.memory import provenance
+
+    known = provenance.load(memory_dir)
+    for hit in [*answer.get("hits", []), *answer.get("left_out", [])]:
+        line = provenance.for_hit(memory_dir, str(hit.get("id", "")), known)
+        if line is not None:
+            hit["provenance"] = line
     return answer
 
 

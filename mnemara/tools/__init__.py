@@ -22,14 +22,15 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from mnemara.core.mcp_names import SERVER_NAME
+
 if TYPE_CHECKING:
     from mnemara.core.config import Config
     from mnemara.context.manifest import FileTracker
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.surfaces import MemoryBackends
     from mnemara.store.turns import TurnStore
 
-SERVER_NAME = "mnemara"
 
 
 @dataclass
@@ -43,7 +44,20 @@ class ToolState:
 
     memory_backends: "MemoryBackends | None" = None
     peer_inbox: Any = None  # the session's PeerInbox, when one is attached (the built-in peer tools)
+    turn_row: int | None = None  # row id of the running turn's user message (provenance of agent notes)
+    _calls: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False)
     _file_tracker: "FileTracker | None" = field(default=None, repr=False)
+
+    def note_call(self, tool_name: str, tool_input: Any, tool_use_id: str | None) -> None:
+        """Remember a tool call's id as the CLI announces it, for the handler to name (:meth:`take_call`)."""
+        if tool_use_id and isinstance(tool_input, dict):
+            key = (tool_name.rsplit("__", 1)[-1], str(tool_input.get("text", "")))
+            self._calls.setdefault(key, []).append(tool_use_id)
+
+    def take_call(self, tool: str, text: str) -> str | None:
+        """The id of the oldest announced call of ``tool`` with this ``text`` argument, or None."""
+        waiting = self._calls.get((tool, text))
+        return waiting.pop(0) if waiting else None
 
     def close(self) -> None:
         """Release what the tools hold open (the graph file), so the next opener finds it closed cleanly."""

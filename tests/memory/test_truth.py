@@ -218,3 +218,32 @@ def test_memory_review_lists_proposals_marked_and_applies_only_the_users_verdict
     assert book.entries[first]["superseded_by"] == second and third not in book.entries
     assert dispatch(session, "/memory review").text == "no possible copies or corrections to review"
     assert fourth in kept.data.values() and third in kept.data.values()
+
+
+# -- provenance ----------------------------------------------------------------------------------
+def test_every_note_says_who_wrote_it_in_list_search_and_recall(cli, session_factory) -> None:
+    from mnemara.commands import dispatch
+    from mnemara.memory import provenance
+    from mnemara.memory.autorecall import recall_for
+    from mnemara.memory.listing import list_notes
+
+    session = session_factory("pv")
+    inst = session.instance
+    session.update_config(rag_embedder="none", graph_enabled=False)
+    assert cli("note", "-i", "pv", "The queue lives on mq-1.").returncode == 0
+    assert dispatch(session, "/note The deploy window opens at noon.").ok
+    state = session.tool_context.state
+    state.turn_row = 7
+    state.note_call("mcp__mnemara__write_memory", {"text": "Invoices are kept for ten years."}, "toolu_abc")
+    written = call(session.tool_context, "write_memory", text="Invoices are kept for ten years.")
+    by_text = {i["text"]: i["provenance"] for i in list_notes(inst.memory_dir)}
+    assert by_text == {"The queue lives on mq-1.": "user (mnemara note)",
+                       "The deploy window opens at noon.": "user (/note)",
+                       "Invoices are kept for ten years.": "agent (turn row 7, tool call toolu_abc)"}
+    listed = cli("memory", "list", "-i", "pv")
+    assert "[by agent (turn row 7, tool call toolu_abc)]" in listed.stdout
+    found = json.loads(cli("memory", "search", "-i", "pv", "invoices kept", "--json").stdout)["hits"]
+    assert found[0]["id"] == f"note:{written['id']}" and found[0]["provenance"].startswith("agent (turn row 7")
+    record = recall_for(inst, session.config, "How long are invoices kept?")
+    assert any("written by agent (turn row 7, tool call toolu_abc)" in line for line in record.describe())
+    assert provenance.describe(None).startswith("unknown")
