@@ -79,8 +79,11 @@ class FeedSteps:
             try:
                 done = await asyncio.to_thread(self._delivered_keys, list(keys))
             except Exception as exc:  # cannot tell: deliver nothing rather than risk a second turn
-                self._problems.report("internal", f"cannot read which peer messages were delivered: {exc}")
+                self._problems.report("delivered_lookup", f"cannot read which peer messages were already "
+                                      f"delivered ({type(exc).__name__}: {exc}); delivery waits")
+                self._waiting = fresh
                 return
+            self._problems.clear("delivered_lookup")
             repeats = sorted(keys[k] for k in done if k in keys)
             if repeats:
                 self._log("peer_repeat_acked", rows=repeats, note="already carried by a stored turn")
@@ -110,7 +113,6 @@ class FeedSteps:
             return False
         self._problems.clear("ack_failed")
         return True
-
 
     def ack_from_tool(self, ids: list[int], timeout: float) -> tuple[list[int], list[int]]:
         """For the ``peer_ack`` tool (called from a worker thread): acknowledge ``ids`` that are in the

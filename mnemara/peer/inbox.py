@@ -83,6 +83,7 @@ SHORT_PROBLEM = {
     "nats_down": "NATS down",
     "nats_setup": "NATS setup",
     "nats_settings": "NATS settings",
+    "delivered_lookup": "turns.sqlite unreadable",
 }
 
 
