@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mnemara.core.config import Config, ToolPolicy  # noqa: E402
-from mnemara.core.instance import Instance  # noqa: E402
+from mnemara.store.instance import Instance  # noqa: E402
 from mnemara.guard.bash_patterns import match_parsed, parse_uncached  # noqa: E402
 from mnemara.guard.gate import PermissionGate  # noqa: E402
 from mnemara.guard.sentinel import RuntimeSentinel  # noqa: E402

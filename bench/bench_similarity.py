@@ -163,7 +163,7 @@ OFF_TOPIC = [
 
 def auto_recall(settings: dict[str, dict[str, object]]) -> None:
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.status import all_atoms, chunk_id
     from mnemara.session.agent import AgentSession
 
@@ -199,7 +199,7 @@ def auto_recall(settings: dict[str, dict[str, object]]) -> None:
 def copies_vs_corrections(modes: dict[str, object]) -> None:
     """Issue 31's rule on issue 15's set: only exact copies are refused or archived; every other copy
     is written and proposed (merge or supersession); no trap is ever refused or archived."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.dedupe import assess
     from mnemara.memory.notes import append_note
     from mnemara.memory.status import all_atoms
@@ -256,7 +256,7 @@ def latency(count: int, turns: int) -> None:
     from bench_recall import messages, time_auto_recall, write_notes
 
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     print(f"\n== 5. auto-recall latency per turn at {count} notes ({turns} messages, half off-topic)")
     added_by: dict[str, float] = {}

@@ -119,7 +119,7 @@ def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: flo
 
 
 def bench_startup(repeats: int) -> float:
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-tui-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_"))}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -31,6 +31,7 @@ from mnemara.core.errors import ConfigError, MnemaraError, UsageError
 from mnemara.core.folder_check import describe
 from mnemara.core.fsutil import atomic_write_text
 from mnemara.core.roledoc import read_role_doc
+from mnemara.store.export_doc import ExportDoc
 from mnemara.store.turns import ROLES, Turn, TurnStore, validate_label
 
 MARKER = "<!-- mnemara-export v1 -->"
@@ -115,15 +116,6 @@ def write_export(path: Path, text: str) -> None:
 
 
 # -- import --------------------------------------------------------------------
-@dataclass
-class ExportDoc:
-    config: Config | None  # None: the file had no config (a Mnemara 0.18 export may not); the current one stays
-    role_path: str
-    role_present: bool
-    role_text: str
-    rows: list[Turn] = field(default_factory=list)
-
-
 class _Lines:
     def __init__(self, path: str, lines: list[str]) -> None:
         self.path, self.lines, self.i = path, lines, 0

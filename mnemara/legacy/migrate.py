@@ -2,7 +2,7 @@
 
 Order of work (:func:`migrate_instance`):
 
-1. find the files still in 0.18's format (:func:`~mnemara.legacy.detect.legacy_parts`);
+1. find the files still in 0.18's format (:func:`~mnemara.store.legacy_detect.legacy_parts`);
    none: nothing is touched ("up to date"), so a second run is a no-op;
 2. copy the originals into ``pre-migrate-<timestamp>/`` inside the instance
    (``turns.sqlite`` through SQLite's backup API, so a copy is consistent);
@@ -27,8 +27,8 @@ from pathlib import Path
 from mnemara.core.errors import MnemaraError
 from mnemara.core.folder_check import refused_entries
 from mnemara.core.fsutil import atomic_write_text
-from mnemara.core.instance import Instance
-from mnemara.legacy import detect
+from mnemara.store.instance import Instance
+from mnemara.store import legacy_detect as detect
 from mnemara.legacy.config018 import convert_config
 from mnemara.legacy.perms018 import fold_legacy
 from mnemara.peer import watermark

@@ -15,7 +15,7 @@ from typing import Any
 from mnemara.core import events as ev
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, StoreUnavailable
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.spool import Spool
 from mnemara.store.turns import TurnStore, text_block
 from mnemara.session.state import RunningTurn

@@ -181,7 +181,7 @@ class TurnStore:
         if existed:
             if "meta" not in tables or "turns" not in tables:
                 conn.close()
-                from mnemara.legacy.detect import legacy_turns
+                from mnemara.store.legacy_detect import legacy_turns
 
                 if legacy_turns(self.path):
                     raise StoreError(f"{self.path}: a Mnemara 0.18 turns store; convert the instance with: "

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.errors import InstanceNotFound
-from mnemara.core.instance import Instance, nearest_instance
+from mnemara.store.instance import Instance, nearest_instance
 
 
 @pytest.mark.parametrize("args", [["run", "--no-tui", "-i", "mien"], ["show", "-i", "mien"], ["note", "-i", "mien", "x"]])

@@ -9,7 +9,7 @@ import pytest
 
 from mnemara.core.config import Config, misspelt_key
 from mnemara.core.errors import ConfigError
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.legacy.config018 import KEPT, KEY_MAP
 
 

@@ -164,7 +164,7 @@ def test_one_cli_serves_prewarm_streaming_tools_retries_config_and_window_turns(
     behaviour; at the end no CLI session transcript was left on disk."""
     import sys
 
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "1")
     server = Path(__file__).resolve().parents[1] / "mcp_echo_server.py"

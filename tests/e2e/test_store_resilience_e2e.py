@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.store.health import BUSY_ENV
 from mnemara.testing.scripted_api import reply

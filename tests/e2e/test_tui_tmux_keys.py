@@ -9,7 +9,7 @@ import time
 import pytest
 
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply
 from tests.e2e.test_tui_tmux import Tmux
 from tests.e2e.test_tui_tmux_tour import keys, start

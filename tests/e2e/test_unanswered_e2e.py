@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.context.transcript_text import format_turn
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 
 pytestmark = pytest.mark.e2e
 

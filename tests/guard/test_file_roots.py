@@ -12,7 +12,7 @@ import pytest
 
 from mnemara.commands import dispatch
 from mnemara.core.config import Config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.file_roots import FileRoots, check_root, real_homes
 from mnemara.guard.gate import PermissionGate
 from mnemara.ui.repl.app import run_repl

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core import folder_check
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.legacy.migrate import MigrationError, migrate_instance
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.peer.db import create_table
 
 

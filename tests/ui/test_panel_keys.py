@@ -16,7 +16,7 @@ from mnemara.commands import dispatch
 from mnemara.commands.complete import complete, parse_usage
 from mnemara.core.config import Config, update_config
 from mnemara.core.errors import ConfigError
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.ui.prompt_history import PromptHistory
 from mnemara.ui.tui.app import MnemaraApp

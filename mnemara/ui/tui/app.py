@@ -26,7 +26,7 @@ from textual.worker import Worker, WorkerState
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.core.debuglog import log_event
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.unsent import UnsentMessages
 from mnemara.ui.tui.bridge import PanelBridge
 from mnemara.ui.tui.screens.permission import PermissionScreen
