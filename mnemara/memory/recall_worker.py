@@ -146,7 +146,7 @@ def _read_line(stream: IO[str], seconds: float) -> str | None:
 def serve(instance_root: Path, stdin: IO[str], stdout: IO[str]) -> int:
     """The child: one ``{"message": ...}`` line in, one ``{"record": ...}`` line out, until stdin ends."""
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.autorecall import recall_for
     from mnemara.tools import ToolState
 

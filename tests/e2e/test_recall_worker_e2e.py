@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.notes import append_note
 from mnemara.testing.scripted_api import reply
 
