@@ -97,7 +97,7 @@ def e2e(tmp: Path, rows: int) -> None:
     import os
 
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.peer import attach_inbox
     from mnemara.session.agent import AgentSession
     from mnemara.testing.scripted_api import ScriptedAPI

@@ -8,7 +8,13 @@ Issue 25 adds the command-aware Bash matcher: one ~500-character compound comman
 commands joined by ``&&``, ``|`` and ``;``) parsed and matched without the parse cache.
 Goal: <= 300 us per call. Its baseline is the old whole-line regex search on the same line.
 A line with ``$(...)`` or a redirection takes the full parser (bashlex); that cost is printed too.
-Exit status 1 when the goal is missed. Prints ns per call and the ratio decide()/baseline per
+
+It also measures the ``graph_query`` guard: the statement check (``check_cypher`` with its range
+cap) and the bounded run (the store releases the file, a child process runs the statement under
+a time limit and a memory cap, the store reopens the file on its next call), against the same
+query on an open in-process Kuzu connection (the old path). Goal: the guard adds at most 1 s
+per graph_query (an agent tool call costs seconds of model time anyway).
+Exit status 1 when a goal is missed. Prints ns per call and the ratio decide()/baseline per
 scenario, and the sentinel's observe() for comparison. The machine is shared and
 noisy: compare ratios, not absolute times. For scale, a tool call through the
 CLI costs milliseconds, so anything in microseconds is invisible to a user.
@@ -28,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mnemara.core.config import Config, ToolPolicy  # noqa: E402
-from mnemara.core.instance import Instance  # noqa: E402
+from mnemara.store.instance import Instance  # noqa: E402
 from mnemara.guard.bash_patterns import match_parsed, parse_uncached  # noqa: E402
 from mnemara.guard.gate import PermissionGate  # noqa: E402
 from mnemara.guard.sentinel import RuntimeSentinel  # noqa: E402
@@ -86,6 +92,39 @@ def bench_bash_matcher(calls: int) -> bool:
     return ok
 
 
+GRAPH_GOAL_S = 1.0
+
+
+def bench_graph_guard(home: Path) -> bool:
+    """The graph_query guard's overhead; True when it meets the goal."""
+    import kuzu
+
+    from mnemara.memory.graph.cypher_guard import check_cypher
+    from mnemara.memory.graph.store import Graph
+
+    graph = Graph(home / "bench-graph")
+    for i in range(50):
+        graph.add_node("Thing", {"i": i}, f"thing:{i}")
+    graph.close()
+    query = "MATCH (n:Node) WHERE n.label = $label RETURN n.id, n.properties LIMIT 20"
+    check = per_call(lambda: check_cypher(query), 2000)
+    db = kuzu.Database(str(graph.path), read_only=True)
+    conn = kuzu.Connection(db)
+    direct = per_call(lambda: conn.execute(query, {"label": "Thing"}).get_all(), 50, repeats=3)
+    conn.close()
+    db.close()
+    guarded = per_call(lambda: graph.query(query, {"label": "Thing"}), 3, repeats=3)
+    graph.close()
+    overhead = guarded - direct
+    ok = overhead <= GRAPH_GOAL_S
+    print(f"\ngraph_query guard (goal: adds <= {GRAPH_GOAL_S:g} s per query)")
+    print(f"  in-process query on an open connection (baseline) {direct * 1e3:9.2f} ms/query")
+    print(f"  check_cypher (allowlist scan + range cap)          {check * 1e3:9.3f} ms/query")
+    print(f"  bounded run (release file, child, limits)          {guarded * 1e3:9.2f} ms/query  "
+          f"{guarded / direct:6.0f} x baseline  adds {overhead * 1e3:.0f} ms  {'OK' if ok else 'MISSED'}")
+    return ok
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20_000)
@@ -131,6 +170,7 @@ def main() -> None:
         cost = per_call(lambda: sentinel.observe(tools[next(i) % 3], call), args.calls)
         print(f"{'sentinel observe()':42} {cost * 1e9:10.0f} {cost / baseline:11.0f}")
         ok = bench_bash_matcher(args.calls)
+        ok = bench_graph_guard(home) and ok
         print(f"load average: {os.getloadavg()[0]:.2f}")
     if not ok:
         sys.exit(1)

@@ -33,6 +33,12 @@ stay flat (the last 100 cost at most 3x the first 100).
    modal for a one-line Bash command. Goal: at most 100 ms of CPU (wall time is printed too).
    (--only-diff runs this alone.)
 
+5. Send key (issue 27): the panel on a pty with ``send_key: "enter"`` against the default
+   ``"ctrl+s"``: type a message, press the instance's send key, time until the request
+   reaches the scripted API. Interleaved, median of --send-key-repeats. Goal: Enter ->
+   request at most 1.1x Ctrl+S -> request (after the key both take the same path).
+   (--only-send-keys runs this alone.)
+
 A panel that never draws is an invalid measurement (exit 2), never a fast one.
 Prints ratios measured in this one run (the machine is shared: compare ratios).
 """
@@ -41,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
+import json
 import os
 import pty
 import select
@@ -112,7 +119,7 @@ def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: flo
 
 
 def bench_startup(repeats: int) -> float:
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-tui-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_"))}
@@ -480,6 +487,86 @@ def bench_diff_question(repeats: int) -> float:
     return total_cpu
 
 
+# -- 4. the send key (issue 27) ---------------------------------------------------------------
+
+SEND_KEYS = {"ctrl+s": b"\x13", "enter": b"\r"}
+SEND_KEY_GOAL = 1.1  # Enter -> request at most this many times Ctrl+S -> request (the same path after the key)
+
+
+def send_key_request(cmd: list[str], env: dict[str, str], api: Any, key: bytes, timeout: float = 120.0) -> float:
+    """Seconds from ``key`` (typed after a message) to the request reaching ``api``; the panel is then quit."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    before = len(api.message_requests())
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    seen = b""
+
+    def pump(until: Callable[[], bool], what: str) -> None:
+        nonlocal seen
+        while not until():
+            if time.perf_counter() - started > timeout or proc.poll() is not None:
+                raise SystemExit(f"INVALID: send key {key!r}: {what} did not happen (exit code {proc.poll()}); "
+                                 f"last output: {seen[-600:]!r}")
+            if select.select([master], [], [], 0.005)[0]:
+                try:
+                    seen = (seen + os.read(master, 65536))[-8192:]
+                except OSError:
+                    pass
+
+    try:
+        pump(lambda: READY_MARK in seen, "the panel drawing")
+        warm = time.perf_counter() + 1.0
+        pump(lambda: time.perf_counter() >= warm, "the pause")
+        os.write(master, b"where is the lease timeout")
+        settle = time.perf_counter() + 0.3
+        pump(lambda: time.perf_counter() >= settle, "typing")
+        os.write(master, key)
+        sent = time.perf_counter()
+        pump(lambda: len(api.message_requests()) > before, "the request")
+        to_request = time.perf_counter() - sent
+        answered = time.perf_counter() + 1.0
+        pump(lambda: time.perf_counter() >= answered, "the answer")
+        os.write(master, b"\x03")
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    return to_request
+
+
+def bench_send_keys(repeats: int) -> float:
+    """Median Enter -> request (``send_key: enter``) / median Ctrl+S -> request (the default), interleaved."""
+    from mnemara.testing.scripted_api import ScriptedAPI, reply
+
+    home = Path(tempfile.mkdtemp(prefix="mnemara-bench-keys-"))
+    times: dict[str, list[float]] = {name: [] for name in SEND_KEYS}
+    with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
+        env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color",
+                   PYTHONPATH=str(ROOT))
+        for n in range(repeats):
+            for name in (list(SEND_KEYS) if n % 2 == 0 else list(reversed(SEND_KEYS))):
+                instance = f"keys{n}-{name.replace('+', '')}"
+                subprocess.run([sys.executable, "-m", "mnemara", "init", "--instance", instance, "--role", ""],
+                               env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+                config = home / ".mnemara" / instance / "config.json"
+                data = json.loads(config.read_text(encoding="utf-8"))
+                data["send_key"] = name
+                config.write_text(json.dumps(data), encoding="utf-8")
+                cmd = [sys.executable, "-m", "mnemara", "run", "--instance", instance]
+                times[name].append(send_key_request(cmd, env, api, SEND_KEYS[name]))
+    medians = {name: statistics.median(runs) for name, runs in times.items()}
+    print(f"send key (median of {repeats}, on a pty; the key pressed after typing a message -> the request)")
+    for name, runs in times.items():
+        print(f"  {name:<7} -> request {medians[name] * 1000:8.1f} ms   runs: " + ", ".join(f"{r * 1000:.0f}" for r in runs))
+    ratio = medians["enter"] / medians["ctrl+s"]
+    print(f"  Enter / Ctrl+S: {ratio:.2f}x (goal <= {SEND_KEY_GOAL})")
+    return ratio
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=5000)
@@ -492,9 +579,14 @@ def main() -> None:
     parser.add_argument("--only-first-message", action="store_true", help="the first message and the panel's memory only")
     parser.add_argument("--rss-turns", type=int, default=10, help="turns before the panel's memory is read (0: skip)")
     parser.add_argument("--only-diff", action="store_true", help="only the permission question with a 400-line diff")
+    parser.add_argument("--only-send-keys", action="store_true", help="only Enter -> request against Ctrl+S -> request")
+    parser.add_argument("--send-key-repeats", type=int, default=3, help="runs of each send key")
     parser.add_argument("--no-check", action="store_true", help="print the figures, never fail on a goal")
     args = parser.parse_args()
     print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1/5/15 min) on {os.cpu_count()} cpus")
+    if args.only_send_keys:
+        send_keys = bench_send_keys(args.send_key_repeats)
+        sys.exit(0 if args.no_check or send_keys <= SEND_KEY_GOAL else 1)
     diff_total = bench_diff_question(max(args.repeats, 5))
     if args.only_diff:
         sys.exit(0 if args.no_check or diff_total <= DIFF_GOAL_S else 1)
@@ -525,6 +617,10 @@ def main() -> None:
         missed.append(f"400-line diff question {diff_total * 1000:.0f} ms > {DIFF_GOAL_S * 1000:.0f} ms")
     if ratio is not None and ratio > 1.0:
         missed.append(f"first message Ctrl+S -> request {ratio:.2f}x 0.18's")
+    if args.send_key_repeats:
+        send_keys = bench_send_keys(args.send_key_repeats)
+        if send_keys > SEND_KEY_GOAL:
+            missed.append(f"Enter -> request {send_keys:.2f}x Ctrl+S -> request")
     if args.no_check:
         return
     if baseline is None:

@@ -156,7 +156,7 @@ def setup_mnemara(home: Path, name: str, role: Path, env: dict[str, str], python
 def in_process_mnemara(api: ScriptedAPI, home: Path, name: str, role: Path, turns: int, reuse: bool) -> list[float]:
     """Seconds per turn, the first included, from the session's creation."""
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.session.agent import AgentSession
 
     inst = Instance.create(name)

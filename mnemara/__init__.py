@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         TurnDone,
         TurnResult,
     )
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.session.agent import AgentSession
 
     __version__: str
@@ -60,7 +60,7 @@ _ERRORS = ("MnemaraError", "UsageError", "InstanceNotFound", "InstanceExists", "
            "StoreError", "StoreUnavailable", "BackendUnavailable")
 _LAZY: dict[str, tuple[str, str | None]] = {
     "AgentSession": ("mnemara.session.agent", "AgentSession"),
-    "Instance": ("mnemara.core.instance", "Instance"),
+    "Instance": ("mnemara.store.instance", "Instance"),
     "Config": ("mnemara.core.config", "Config"),
     "update_config": ("mnemara.core.config", "update_config"),
     "events": ("mnemara.core.events", None),

@@ -33,7 +33,7 @@ from mnemara.claude.prompt_file import PromptFile
 
 if TYPE_CHECKING:
     from mnemara.claude.adopted import AdoptedTransport
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
 #: The variable the SDK sets so the CLI sends its session-state frames (``subprocess_cli.py``).
 SDK_READS_SESSION_STATE_ENV = "CLAUDE_CODE_SDK_READS_SESSION_STATE"

@@ -32,7 +32,7 @@ from mnemara.claude.child_guard import guard_env, guarded_cli_path
 from mnemara.claude.process import CliHandle, env_fingerprint
 from mnemara.core.debuglog import log_event
 from mnemara.claude.prompt_file import PromptFile
-from mnemara.session.role_refresh import refresh_output
+from mnemara.claude.role_refresh import refresh_output
 from mnemara.tools import SERVER_NAME, enabled_specs
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from mnemara.cli.common import instance_option, open_instance
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, UsageError
 from mnemara.core.fsutil import atomic_write_text
-from mnemara.core.instance import Instance, list_instances, mnemara_home
+from mnemara.store.instance import Instance, list_instances, mnemara_home
 from mnemara.ui.text.readable import terminal_safe
 
 
@@ -41,7 +41,7 @@ def list_cmd() -> None:
 
     An instance still in Mnemara 0.18's format is marked "needs migrate".
     """
-    from mnemara.legacy.detect import legacy_parts
+    from mnemara.store.legacy_detect import legacy_parts
 
     names = list_instances()
     if not names:
@@ -194,7 +194,7 @@ def migrate(all_instances: bool, instance_name: str | None) -> None:
     pre-migrate-<timestamp>/ inside it; the RAG index is rebuilt from the files.
     Running it again changes nothing.
     """
-    from mnemara.core.instance import validate_name
+    from mnemara.store.instance import validate_name
 
     if all_instances == bool(instance_name):
         raise UsageError("give exactly one of --all or --instance NAME")

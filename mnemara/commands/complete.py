@@ -123,7 +123,7 @@ def _commands(word: str) -> list[Candidate]:
     for spec in specs():
         for name in (spec.name, *spec.aliases):
             if name.startswith(prefix) and name.isidentifier():
-                out.append(Candidate(f"/{name}", spec.help.split(";")[0][:60]))
+                out.append(Candidate(f"/{name}", spec.help.split(";")[0]))
     return sorted(out, key=lambda c: c.value)
 
 
@@ -155,7 +155,7 @@ def _of_kind(ctx: Any, kind: str, word: str) -> list[Candidate]:
         names = [*MODEL_SHORTCUTS, *MODEL_ALIASES, *dict.fromkeys(MODEL_SHORTCUTS.values())]
         return [Candidate(n) for n in names if n.startswith(word.lower())]
     if kind == "instance":
-        from mnemara.core.instance import list_instances
+        from mnemara.store.instance import list_instances
 
         return [Candidate(n) for n in list_instances() if n.startswith(word)]
     if kind == "row_id":

@@ -21,6 +21,8 @@ def format_turn(turn: Turn, display_name: str = "") -> str:
         head += f" 📌 {turn.slot_pos:02d} slot: {turn.pin_label}"
     if turn.evicted:
         head += " (evicted)"
+    if turn.meta.get("no_reply"):
+        head += " (no reply: its turn could not run; left out of the context)"
     marks = turn.agent_marks()
     if marks:
         head += " [" + "; ".join(marks) + "]"

@@ -194,6 +194,9 @@ class Config(BaseModel):
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: top level must be a JSON object, not {type(raw).__name__}")
         raw = migrate_raw(dict(raw))
+        misspelt = misspelt_key(raw)
+        if misspelt is not None:
+            raise ConfigError(f"{source}: {misspelt}")
         try:
             return cls.model_validate(raw)
         except ValidationError as exc:
@@ -206,6 +209,38 @@ class Config(BaseModel):
 
     def save(self, path: Path) -> None:
         atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+
+def _near_miss(keys: Any, fields: Any, where: str) -> str | None:
+    """One line for the first key of ``keys`` that is no field but close to a field the dict does not set."""
+    import difflib
+
+    known = list(fields)
+    for key in keys:
+        if not isinstance(key, str) or key in known:
+            continue
+        normal = key.strip().lower().replace("-", "_")
+        unset = [field for field in known if field not in keys]
+        near = [field for field in unset if field == normal] or difflib.get_close_matches(normal, unset, n=1, cutoff=0.75)
+        if near:
+            return f"unknown key {where}{key!r}: did you mean {near[0]!r}? (nothing was changed: fix its spelling)"
+    return None
+
+
+def misspelt_key(raw: dict[str, Any]) -> str | None:
+    """Why ``raw`` looks mistyped: a key that is no setting but close to one it does not set
+    (``"modle"`` for ``model``), at the top or in an ``allowed_tools``/``mcp_servers`` entry.
+
+    Keys close to nothing are kept (a newer Mnemara's settings, 0.18's, the user's own notes);
+    a near miss is refused, not kept, since the setting meant would silently keep its default.
+    """
+    found = _near_miss(raw, Config.model_fields, "")
+    for list_key, model in (("allowed_tools", ToolPolicy), ("mcp_servers", McpServer)):
+        entries = raw.get(list_key)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if found is None and isinstance(entry, dict):
+                found = _near_miss(entry, model.model_fields, f"{list_key}[{index}].")
+    return found
 
 
 def migrate_raw(raw: dict[str, Any]) -> dict[str, Any]:

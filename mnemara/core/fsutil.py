@@ -25,7 +25,10 @@ PRIVATE_FILE = 0o600
 
 
 class LinkRefused(OSError):
-    """A path Mnemara was about to write is (or passes through) a link or a special file."""
+    """A path Mnemara was about to write is (or passes through) a link or a special file.
+
+    An ``OSError`` (``ELOOP``) on purpose, not a :class:`MnemaraError`: a refused write fails like any
+    other failed write, through the handlers every writer already has."""
 
     def __init__(self, path: Path, why: str) -> None:
         super().__init__(errno.ELOOP, f"{path}: refused: {why} (Mnemara writes only regular files in real "

@@ -17,7 +17,7 @@ from mnemara.core.debuglog import log_event
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.store.turns import TurnStore
     from mnemara.tools import ToolContext
 

@@ -54,7 +54,8 @@ STEPS = (
          "Pin my goal: finish the tour", "pin"),
     Step("Step 3/5 · memory: notes are Markdown files in memory/, indexed for search.",
          "Remember that my favourite editor is Helix", "remember"),
-    Step("Step 4/5 · recall: rag_query finds the note again (keyword search here; vectors too when Ollama runs).",
+    Step("Step 4/5 · recall: rag_query finds the note again, by keywords and by meaning (vectors from the bundled "
+         "local embedder: no server to run).",
          "Which editor do I like?", "which editor"),
     Step("Step 5/5 · the role doc is the system prompt, re-read before every call. Click 📄 Role (or type /role_doc), "
          f"change 'Sign off as: {DEMO_NAME}' to any name, Ctrl+S saves, Esc closes; then send the message.",

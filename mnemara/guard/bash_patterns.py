@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 #: Reserved words: a line that uses one takes the full parser.
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
@@ -49,9 +49,9 @@ class Construct:
     marker: str
 
 
-@dataclass(frozen=True)
-class SimpleCommand:
-    """One simple command: its words as written (no redirections), its full text, and its constructs."""
+class SimpleCommand(NamedTuple):
+    """One simple command: its words as written (no redirections), its full text, and its constructs.
+    (A named tuple: a long line has many, and building them is most of the plain splitter's cost.)"""
 
     words: str
     full: str
@@ -228,13 +228,25 @@ def match_bash(command: str, patterns: Sequence[re.Pattern[str]]) -> BashMatch:
     return match_parsed(parse_line(command), command, patterns)
 
 
+def _first_match(patterns: Sequence[re.Pattern[str]], words: str, full: str) -> re.Pattern[str] | None:
+    """The first pattern matching the command's words (or its full text, when that differs)."""
+    for pattern in patterns:
+        if pattern.search(words):
+            return pattern
+    if full != words:
+        for pattern in patterns:
+            if pattern.search(full):
+                return pattern
+    return None
+
+
 def match_parsed(parsed: ParsedLine, command: str, patterns: Sequence[re.Pattern[str]]) -> BashMatch:
     """:func:`match_bash` of a line already parsed (the benchmark parses without the cache)."""
     if parsed.problem:
         return BashMatch(False, parsed.problem)
     used: list[str] = []
     for simple in parsed.commands:
-        hit = next((p for p in patterns if p.search(simple.words) or p.search(simple.full)), None)
+        hit = _first_match(patterns, simple.words, simple.full)
         if hit is None:
             return BashMatch(False, f"no allowed pattern matches the command {simple.words!r}")
         used.append(hit.pattern)

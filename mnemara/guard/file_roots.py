@@ -27,7 +27,7 @@ def under(path: str, folder: str) -> bool:
 
 def real_homes() -> tuple[str, str]:
     """``$HOME`` and Mnemara's instances folder (``$MNEMARA_HOME``), symlinks resolved."""
-    from mnemara.core.instance import mnemara_home
+    from mnemara.store.instance import mnemara_home
 
     return os.path.realpath(os.path.expanduser("~")), os.path.realpath(mnemara_home())
 

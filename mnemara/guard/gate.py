@@ -36,7 +36,7 @@ from typing import Any, Awaitable, Callable, Literal, Optional, Union
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.file_roots import FileRoots, real_homes
 from mnemara.guard.guarded_files import GuardedFiles
 from mnemara.guard.bash_patterns import match_bash

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from mnemara.core.errors import ConfigError
+from mnemara.core.fsutil import LinkRefused
 from mnemara.memory.note_index import NoteIndex
 from mnemara.memory.notes import Atom, day_files, parse_text
 from mnemara.memory.search.exact import copy_key
@@ -214,7 +215,7 @@ def assess(memory_dir: Path, text: str, *, embedder: Embedder | None = None, thr
             found = index.same_key(copy_key(text))
             near = index.closest(tokens(text), SIMILAR_CANDIDATES * 4)
             since = {a.file.name: index.since(a.file.name) for a in found}
-    except sqlite3.Error:
+    except (sqlite3.Error, LinkRefused):  # a broken or linked index: read every note (never write through a link)
         everything = all_atoms(memory_dir)
         found = _same_text(memory_dir, text, everything)
         near = closest_by_words(text, everything, SIMILAR_CANDIDATES * 4)

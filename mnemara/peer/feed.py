@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from mnemara.core.mcp_names import tool_name
 from mnemara.peer.rows import PeerRow
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ class Feed(Protocol):
 
     name: str
     connected: bool
+    limit: int  # at most this many messages fetched and not yet acknowledged
     on_arrival: Callable[[], None]  # set by the inbox: wakes it when messages arrive
     report: Callable[..., Any]  # the inbox's problem log: report(key, one_line_message)
     clear: Callable[..., Any]
@@ -63,9 +65,7 @@ def builtin_tool(config: "Config", which: str) -> str:
     """With NATS, the model-facing name of the built-in ``peer_send``/``peer_ack`` tool; else ''."""
     if config.peer_transport != "nats":
         return ""
-    from mnemara.tools import SERVER_NAME
-
-    return f"mcp__{SERVER_NAME}__{BUILTIN_TOOLS[which]}"
+    return tool_name(BUILTIN_TOOLS[which])
 
 
 def feed_signature(config: "Config", role: str) -> tuple[Any, ...]:

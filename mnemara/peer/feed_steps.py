@@ -35,6 +35,7 @@ class FeedSteps:
     _problems: "ProblemLog"
     _delivered_keys: Callable[[list[str]], set[str]] | None
     _loop: asyncio.AbstractEventLoop | None
+    max_rows_per_turn: int
     stats: Any
 
     def wake(self) -> None: ...
@@ -48,6 +49,7 @@ class FeedSteps:
             self.feed.on_arrival = self.wake
             self.feed.report = self._problems.report
             self.feed.clear = self._problems.clear
+            self.feed.limit = self.max_rows_per_turn  # fetch no more than one turn carries
 
     async def _swap_feed(self) -> None:
         """Put the feed built by :meth:`apply_config` in place of the running one."""
@@ -79,8 +81,11 @@ class FeedSteps:
             try:
                 done = await asyncio.to_thread(self._delivered_keys, list(keys))
             except Exception as exc:  # cannot tell: deliver nothing rather than risk a second turn
-                self._problems.report("internal", f"cannot read which peer messages were delivered: {exc}")
+                self._problems.report("delivered_lookup", f"cannot read which peer messages were already "
+                                      f"delivered ({type(exc).__name__}: {exc}); delivery waits")
+                self._waiting = fresh
                 return
+            self._problems.clear("delivered_lookup")
             repeats = sorted(keys[k] for k in done if k in keys)
             if repeats:
                 self._log("peer_repeat_acked", rows=repeats, note="already carried by a stored turn")
@@ -110,7 +115,6 @@ class FeedSteps:
             return False
         self._problems.clear("ack_failed")
         return True
-
 
     def ack_from_tool(self, ids: list[int], timeout: float) -> tuple[list[int], list[int]]:
         """For the ``peer_ack`` tool (called from a worker thread): acknowledge ``ids`` that are in the

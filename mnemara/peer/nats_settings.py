@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from mnemara.core.errors import MnemaraError
+
 if TYPE_CHECKING:
     from mnemara.core.config import Config
 
@@ -24,8 +26,10 @@ PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}$")
 BROADCAST = "broadcast"
 
 
-class PeerSettingsError(ValueError):
+class PeerSettingsError(MnemaraError, ValueError):
     """A peer transport setting that cannot be used; the message is one line naming it."""
+
+    exit_code = 2
 
 
 def check_url(url: str) -> str:

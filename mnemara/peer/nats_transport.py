@@ -17,6 +17,8 @@ is reported as one line through ``report(key, message)`` and retried.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 import asyncio
 import json
 from collections.abc import Callable
@@ -45,13 +47,12 @@ Report = Callable[[str, str], None]
 Clear = Callable[..., None]
 
 
-class PeerTransportError(Exception):
+class PeerTransportError(MnemaraError):
     """A transport operation failed; ``key`` names the kind, the message is one line."""
 
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
-        self.message = message
 
 
 async def connect(settings: NatsSettings, **callbacks: Any) -> "Client":

@@ -18,7 +18,7 @@ import numpy as np
 from mnemara.core.config import Config
 from mnemara.core.errors import ConfigError, UsageError
 from mnemara.core.fsutil import atomic_write_text, locked_append
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.search.exact import copy_key
 from mnemara.memory.search.similarity import CONFLICT, COPY, POSSIBLE_COPY, contradicts, relate
 from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint, note_moment, propose_supersessions

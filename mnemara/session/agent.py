@@ -16,7 +16,7 @@ is that sequence; its parts live beside it, one job each:
 * :mod:`mnemara.claude.pool`: the CLI processes (the one serving a turn, the one kept for the next);
 * :mod:`mnemara.session.warm_start`: what starts ahead of need (the next CLI, the backends);
 * :mod:`mnemara.session.live_config`: config.json and this session's overrides, handed to every holder;
-* :mod:`mnemara.session.sync_runner`: the loop thread behind the synchronous API.
+* :mod:`mnemara.core.sync_runner`: the loop thread behind the synchronous API.
 
 Every turn is a new CLI conversation (the window *is* the history). The role
 doc is read from disk at the start of every turn and handed to the CLI as
@@ -67,16 +67,16 @@ from mnemara.claude.process import (
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, StoreUnavailable
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.session.live_config import LiveConfig
 from mnemara.session.overflow import evict_to_fit
 from mnemara.guard.gate import PermissionGate, PermissionRequest
-from mnemara.session.role_refresh import RoleDocWatch
+from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.roledoc import RoleDoc, read_role_doc
 from mnemara.claude.options import CliLauncher
 from mnemara.guard.sentinel import SentinelWatch
 from mnemara.store.turns import TRIM_BATCH, TurnStore, Window
-from mnemara.session.sync_runner import LoopThread, running_loop, schedule_on
+from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.tools import ToolContext
 from mnemara.context.transcript import build_user_content
 from mnemara.context.window_leave import left_line

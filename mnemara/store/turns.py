@@ -181,7 +181,7 @@ class TurnStore:
         if existed:
             if "meta" not in tables or "turns" not in tables:
                 conn.close()
-                from mnemara.legacy.detect import legacy_turns
+                from mnemara.store.legacy_detect import legacy_turns
 
                 if legacy_turns(self.path):
                     raise StoreError(f"{self.path}: a Mnemara 0.18 turns store; convert the instance with: "
@@ -588,7 +588,9 @@ class TurnStore:
         The token cap counts pinned rows too (they are never dropped). Rows are
         kept newest-first while they fit; ``slack`` extra rows are allowed past
         ``max_turns`` while the total stays under half the token cap. With
-        ``preserve_protected`` compression stubs are kept like pins.
+        ``preserve_protected`` compression stubs are kept like pins. A message
+        that never got a reply (meta ``no_reply``: its turn was refused before
+        anything was sent) stays stored but is not part of the window.
         """
         skip = set(exclude_ids)
         pinned = self.pinned()
@@ -607,7 +609,7 @@ class TurnStore:
                 f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC LIMIT ?",
                 (max_turns + slack + len(skip),),
             ).fetchall()
-        candidates = [t for t in map(_row_to_turn, rows) if t.id not in skip]
+        candidates = [t for t in map(_row_to_turn, rows) if t.id not in skip and not t.meta.get("no_reply")]
         damaged = [t for t in [*pinned, *protected, *candidates] if t.damaged]
         pinned = [t for t in pinned if not t.damaged]
         protected = [t for t in protected if not t.damaged]

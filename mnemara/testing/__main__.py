@@ -1,4 +1,4 @@
 """``python -m mnemara.testing``: the scripted Messages API for trying role docs offline."""
-from mnemara.demo.serve import main
+from mnemara.testing.serve import main
 
 raise SystemExit(main())

@@ -10,6 +10,8 @@ answers ``ok``.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 import json
 import os
 import shutil
@@ -26,7 +28,7 @@ from typing import Sequence
 READY_TIMEOUT_S = 10.0
 
 
-class NatsServerError(Exception):
+class NatsServerError(MnemaraError):
     """The server binary is missing or the server did not become ready."""
 
 

@@ -22,14 +22,15 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from mnemara.core.mcp_names import SERVER_NAME
+
 if TYPE_CHECKING:
     from mnemara.core.config import Config
     from mnemara.context.manifest import FileTracker
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.surfaces import MemoryBackends
     from mnemara.store.turns import TurnStore
 
-SERVER_NAME = "mnemara"
 
 
 @dataclass

@@ -11,7 +11,7 @@ from mnemara.core.config import Config
 from mnemara.context import exchange
 from tests.sample_session import fill_store
 from mnemara.core.errors import UsageError
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 
 

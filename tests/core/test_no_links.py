@@ -17,7 +17,7 @@ import pytest
 from mnemara.core import fsutil
 from mnemara.core.config import Config
 from mnemara.core.fsutil import LinkRefused
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from tests.memory_support import call, context, make_instance
 
 VICTIM_TEXT = "# the user's shell start-up file\n"
@@ -157,7 +157,7 @@ def _turns(inst: Instance) -> object:
 
 
 def _run_lock(inst: Instance) -> object:
-    from mnemara.core.instance import run_lock
+    from mnemara.store.instance import run_lock
 
     with run_lock(inst):
         return None

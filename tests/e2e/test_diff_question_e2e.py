@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import Config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.session.agent import AgentSession
 from mnemara.testing.scripted_api import reply, tool_use
 from mnemara.ui.tui.app import MnemaraApp

@@ -15,7 +15,7 @@ from mnemara.claude import early as early_mod
 from mnemara.claude.adopted import AdoptedTransport
 from mnemara.claude.early import process_env, start_early
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.session.agent import AgentSession
 from mnemara.testing.scripted_api import reply
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply, tool_use
 from tests.e2e.test_repl_tty import Terminal
 

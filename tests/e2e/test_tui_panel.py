@@ -11,7 +11,7 @@ import pytest
 
 from mnemara.commands import specs
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply, tool_use
 from mnemara.ui.tui.app import MnemaraApp
 from mnemara.ui.tui.screens.context_viewer import ContextViewer

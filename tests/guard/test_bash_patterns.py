@@ -49,7 +49,7 @@ def test_a_pattern_that_names_a_construct_allows_it() -> None:
 
 
 def test_the_gate_asks_for_a_smuggle_and_allows_the_plain_command(tmp_path) -> None:
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     inst = Instance.create("bashp")
     gate = PermissionGate(Config(allowed_tools=[ToolPolicy(tool="Bash", mode="ask", allowed_patterns=[r"^ls( |$)"])]),

@@ -13,7 +13,7 @@ from textual.app import App
 from textual.widgets import Static
 
 from mnemara.core.config import Config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.change_preview import MAX_FILE_BYTES, NEW_FILE_LINES, preview_change
 from mnemara.guard.gate import PermissionGate
 from mnemara.guard.request import PermissionRequest

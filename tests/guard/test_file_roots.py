@@ -12,10 +12,11 @@ import pytest
 
 from mnemara.commands import dispatch
 from mnemara.core.config import Config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.file_roots import FileRoots, check_root, real_homes
 from mnemara.guard.gate import PermissionGate
 from mnemara.ui.repl.app import run_repl
+from tests.tui_support import instance, make_app  # noqa: F401  (fixtures)
 
 
 @pytest.fixture
@@ -188,3 +189,22 @@ def test_run_dir_lets_this_session_in_without_saving(cli, mnemara_home: Path, pr
     config = json.loads((mnemara_home / "rundir2" / "config.json").read_text(encoding="utf-8"))
     assert config.get("file_tool_roots", []) == []
     assert os.path.isdir(project)
+
+
+async def test_add_dir_in_the_panel_asks_in_a_modal_then_saves(make_app, instance, project: Path) -> None:
+    from mnemara.ui.tui.screens.confirm import ConfirmScreen
+    from tests.tui_support import type_text, wait_for
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.chat_input.focus()
+        await type_text(pilot, f"/add-dir {project}")
+        await pilot.press("ctrl+s")
+        modal = await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen, what="the question")
+        assert modal.title_text == "Let file tools use this folder?" and str(project) in modal.question
+        assert Config.load(instance.config_path).file_tool_roots == []
+        await pilot.press("y")
+        await wait_for(pilot, lambda: Config.load(instance.config_path).file_tool_roots, what="the folder saved")
+        await wait_for(pilot, lambda: "file tools may use" in app.chat_log.plain_text(), what="the answer")
+    assert Config.load(instance.config_path).file_tool_roots == [str(project.resolve())]
+    assert app.session.gate.decide("Read", {"file_path": str(project / "main.py")}).verdict == "allow"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import Config, ToolPolicy
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate
 from mnemara.guard.checks import loose_match, process_relative_path
 
@@ -257,7 +257,7 @@ def test_import_with_the_same_permissions_does_not_ask(session_factory, tmp_path
 # -- item 11: one chat session per instance ------------------------------------------------
 def test_run_lock_refuses_a_second_holder_and_frees_on_exit(inst) -> None:
     from mnemara.core.errors import InstanceBusy
-    from mnemara.core.instance import run_lock
+    from mnemara.store.instance import run_lock
 
     with run_lock(inst):
         with pytest.raises(InstanceBusy, match=rf"pid {os.getpid()}\b.*interleave"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.dedupe import find_duplicate, find_same_text
 from mnemara.memory.notes import append_note, day_files, parse_file
 from mnemara.memory.search.similarity import normalize

@@ -54,3 +54,14 @@ def test_forget_drops_the_index_so_no_copy_of_the_note_stays_on_disk(mnemara_hom
     assert receipt["note_index_dropped"] is True and receipt["still_on_disk"] == []
     assert not list(inst.memory_dir.glob(INDEX_FILE + "*"))
     assert call(context(inst, cfg), "write_memory", text="Deploys run on Tuesdays.")["written"] is False
+
+
+def test_a_link_planted_as_the_index_is_never_written_through_and_the_write_still_checks(tmp_path) -> None:
+    memory = tmp_path / "memory"
+    append_note(memory, "The queue lives on mq-1.", "fact", when=DAY)
+    target = tmp_path / "elsewhere.sqlite"
+    target.write_bytes(b"someone else's file")
+    (memory / INDEX_FILE).symlink_to(target)
+    assert assess(memory, "The queue lives on mq-1.").duplicate is not None  # every note read instead
+    assert [c.atom.text for c in assess(memory, "The queue lives on mq-7.").conflicts] == ["The queue lives on mq-1."]
+    assert target.read_bytes() == b"someone else's file"

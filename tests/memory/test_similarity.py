@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import Config, ConfigError, update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.notes import append_note
 from mnemara.memory.search.similarity import CONFLICT, COPY, POSSIBLE_COPY, apply_recency, claim_differences, relate, tokens
 from mnemara.memory.search.exact import is_exact_copy

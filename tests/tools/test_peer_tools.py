@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from mnemara.core.config import Config, ToolPolicy
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate
 from mnemara.peer.inbox import PeerInbox
 from mnemara.store.turns import TurnStore

@@ -31,6 +31,8 @@ from mnemara.core.backend_loader import load_backend
 from mnemara.core.errors import BackendUnavailable, UsageError
 from mnemara.core.fsutil import LinkRefused, check_no_links, private_mkdir
 from mnemara.memory.graph.cypher_guard import check_cypher
+from mnemara.memory.graph.bounded_query import QueryLimits, run_bounded
+from mnemara.memory.graph.values import json_value as _json
 from mnemara.memory.graph.stamp import drop_stamp, file_state, has_companions, unchanged_since_clean_close, write_stamp
 
 DB_FILE = "graph.kuzu"
@@ -451,39 +453,19 @@ class Graph:
     def query(self, cypher: str, params: dict[str, Any] | None = None, allow_write: bool = False) -> dict[str, Any]:
         """Run one Cypher statement with parameters; read-only unless ``allow_write``.
 
-        Only what :func:`mnemara.memory.graph.cypher_guard.check_cypher` accepts runs, whatever ``allow_write`` says.
+        Only what :func:`mnemara.memory.graph.cypher_guard.check_cypher` accepts runs, whatever ``allow_write`` says,
+        and it runs in a child process with a time limit and a memory cap
+        (:mod:`mnemara.memory.graph.bounded_query`): a statement can build lists and strings that
+        neither Kuzu's buffer pool nor its timeout stops.
         """
         statement = check_cypher(cypher)
         if params is not None and (not isinstance(params, dict) or not all(
                 isinstance(k, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in params)):
             raise UsageError("params must be a JSON object whose keys are parameter names")
-        conn = self._connection()
-        began = False
-        try:
-            if not allow_write:
-                conn.execute("BEGIN TRANSACTION READ ONLY")
-                began = True
-            result = conn.execute(statement, params or {})
-            columns = result.get_column_names()
-            rows: list[list[Any]] = []
-            truncated = False
-            while result.has_next():
-                if len(rows) >= MAX_ROWS:
-                    truncated = True
-                    break
-                rows.append([_plain(v) for v in result.get_next()])
-        except RuntimeError as exc:
-            message = _one_line(exc)
-            if "read-only transaction" in message:
-                raise UsageError("graph_query is read-only: this statement writes (pass write=true to allow it)") from None
-            raise UsageError(f"Cypher error: {message}") from None
-        finally:
-            if began:
-                try:
-                    conn.execute("ROLLBACK")
-                except RuntimeError:
-                    pass
-        return {"columns": columns, "rows": rows, "truncated": truncated}
+        self._connection()  # the file exists with its schema (and passed the crash probe)
+        self.close()  # Kuzu's lock is per process: the child opens the file; the next call here reopens it
+        return run_bounded(self.path, statement, params or {}, write=allow_write,
+                           limits=QueryLimits(max_rows=MAX_ROWS))
 
     def counts(self) -> dict[str, int]:
         nodes = self._run("MATCH (n:Node) RETURN count(n)")[0][0]
@@ -524,11 +506,6 @@ def _props(properties: Any) -> str:
     return text
 
 
-def _json(text: Any) -> Any:
-    try:
-        return json.loads(text) if isinstance(text, str) else text
-    except json.JSONDecodeError:
-        return text
 
 
 def _node(row: Any) -> dict[str, Any]:
@@ -566,15 +543,3 @@ def _props_match(props: Any, want: dict[str, Any]) -> bool:
     return not want or (isinstance(props, dict) and all(props.get(k) == v for k, v in want.items()))
 
 
-def _plain(value: Any) -> Any:
-    """A Kuzu value as JSON-able data (internal ids dropped, JSON properties decoded)."""
-    if isinstance(value, dict):
-        out = {k: _plain(v) for k, v in value.items() if k not in ("_id", "_src", "_dst")}
-        if isinstance(out.get("properties"), str):
-            out["properties"] = _json(out["properties"])
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)

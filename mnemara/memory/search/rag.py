@@ -53,7 +53,7 @@ from mnemara.memory.wiki import list_pages
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
 RRF_K = 60
 FUSION_RULE = (f"weighted rrf: score = sum over channels of weight/({RRF_K} + rank), rank 1-based; "

@@ -19,10 +19,13 @@ Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
   order of their named entities agree, and neither only adds a word or two
   of detail to the other. Anything else is a
   *conflict*: written, shown and proposed for supersession, never merged.
-* :func:`relate` combines both into ``copy`` / ``conflict`` / ``distinct``: a
-  copy needs the same content words; a similarity never makes one.
-* :func:`apply_recency` orders conflicting search hits newest first without
-  moving any other hit.
+* :func:`relate` combines them into ``copy`` (an exact copy, :mod:`.exact`: the
+  only verdict any step may act on alone), ``possible copy`` and ``conflict``
+  (proposed to the user) or ``distinct`` (other subjects in one pattern
+  included, :mod:`.subject`); a similarity never makes a copy.
+* :func:`apply_recency` flags hits that may conflict and orders them newest
+  first without moving any other hit; :func:`best_with_conflicts` never lets
+  that push one of the ``k`` best out.
 """
 from __future__ import annotations
 

@@ -68,6 +68,8 @@ class Renderer:
                  code_blocks: list[str] | None = None) -> None:
         self.out, self.info = out, info
         self.code_blocks = code_blocks if code_blocks is not None else []
+        self.turns = 0  # turns drawn to the end, and how many of them ended in an error (the exit code)
+        self.failed_turns = 0
         self.assistant_name = assistant_name
         self.stream = stream  # False: print each message whole (inbox turns above a live prompt)
         self.markdown = markdown
@@ -160,6 +162,8 @@ class Renderer:
         elif isinstance(event, ev.ErrorEvent):
             self._note(f"error: {event.message}")
         elif isinstance(event, ev.TurnDone):
+            self.turns += 1
+            self.failed_turns += event.error is not None
             self._end_line()
             self._streamed = False
             if event.interrupted:
@@ -314,7 +318,7 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     finally:
         if inbox is not None:
             inbox.close()
-    return 0
+    return 1 if render.failed_turns else 0  # a script must see that a message got no answer (its error said why)
 
 
 def _history(path: Path) -> Any:

@@ -26,7 +26,7 @@ from textual.worker import Worker, WorkerState
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.core.debuglog import log_event
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.unsent import UnsentMessages
 from mnemara.ui.tui.bridge import PanelBridge
 from mnemara.ui.tui.screens.permission import PermissionScreen
@@ -454,8 +454,9 @@ class MnemaraApp(App[None]):
                 self.say("cancelled: nothing was changed")
             self.chat_input.focus()
 
-        self.push_screen(ConfirmScreen("Compress the window?", str(result.data.get("question", result.text)),
-                                       [("yes", "Compress (y)")]), callback=answered)
+        title = str(result.data.get("title", "Compress the window?"))  # a command may name its question
+        self.push_screen(ConfirmScreen(title, str(result.data.get("question", result.text)),
+                                       [("yes", str(result.data.get("yes_label", "Compress (y)")))]), callback=answered)
 
     def _offer_role_copy(self, result: CommandResult) -> None:
         from mnemara.ui.tui.screens.confirm import ConfirmScreen

@@ -12,7 +12,7 @@ from typing import Any
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import StoreUnavailable
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.core.roledoc import read_role_doc
 from mnemara.store.turns import TurnStore, Window
 from mnemara.context.breakdown import Breakdown, compute
