@@ -123,7 +123,7 @@ def _commands(word: str) -> list[Candidate]:
     for spec in specs():
         for name in (spec.name, *spec.aliases):
             if name.startswith(prefix) and name.isidentifier():
-                out.append(Candidate(f"/{name}", spec.help.split(";")[0][:60]))
+                out.append(Candidate(f"/{name}", spec.help.split(";")[0]))
     return sorted(out, key=lambda c: c.value)
 
 

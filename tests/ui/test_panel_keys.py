@@ -34,7 +34,7 @@ SIZE = (100, 30)
 
 def test_keys_command_shows_sets_and_refuses(session_factory):
     ctx = session_factory("keys")
-    assert dispatch(ctx, "/keys").text.startswith("send key: ctrl+s. Ctrl+S sends")
+    assert dispatch(ctx, "/keys").text.startswith("the panel's send key: ctrl+s. Ctrl+S sends")
     result = dispatch(ctx, "/keys enter")
     assert result.ok and ctx.config.send_key == "enter"
     assert Config.load(ctx.instance.config_path).send_key == "enter"
@@ -42,6 +42,20 @@ def test_keys_command_shows_sets_and_refuses(session_factory):
     assert not refused.ok and refused.data.get("refused_input") and refused.text.splitlines()[0] == (
         "/keys: unknown send key 'space': use ctrl+s or enter")
     assert Config.load(ctx.instance.config_path).send_key == "enter", "a refused value changes nothing"
+
+
+def test_keys_in_the_repl_is_the_same_command(session_factory):
+    import io
+
+    from mnemara.ui.repl.app import run_piped
+
+    ctx = session_factory("repl-keys")
+    out, err = io.StringIO(), io.StringIO()
+    run_piped(ctx, io.StringIO("/keys enter\n/keys nope\n"), out, err)
+    said = out.getvalue() + err.getvalue()
+    assert "the panel's send key: enter (saved in config.json)" in said
+    assert "/keys: unknown send key 'nope': use ctrl+s or enter" in said
+    assert Config.load(ctx.instance.config_path).send_key == "enter"
 
 
 def test_a_hand_edited_send_key_is_refused_in_one_line(tmp_path: Path):
@@ -213,7 +227,8 @@ async def test_tab_completes_in_the_panel_and_lists_the_choices(make_app, instan
         await pilot.press("tab")
         await pilot.pause()
         assert field.text == "/compress" and hint.display
-        assert "[/compress" in str(hint.render()) and "/context" in str(hint.render())
+        assert "[/compress]" in str(hint.render()) and "/context" in str(hint.render())
+        assert "— shrink the window" in str(hint.render()), "the help of the command in the input"
         await pilot.press("tab")
         assert field.text == "/context"
         await pilot.press("tab")
@@ -222,6 +237,12 @@ async def test_tab_completes_in_the_panel_and_lists_the_choices(make_app, instan
         await pilot.pause()
         assert not hint.display and field.text == "/copy "
         assert app.focused is field, "Tab completed: the focus stayed in the input"
+        field.clear()
+        await type_text(pilot, "just words")
+        await pilot.press("tab")
+        assert app.focused is field and field.text == "just words", "nothing to complete: Tab does nothing"
+        await pilot.click("#log")
+        assert app.focused is field, "a click on the log leaves the typing in the input"
 
 
 # -- the log: following, the marker, End, keyboard focus -----------------------------------
@@ -386,6 +407,10 @@ async def test_keys_enter_changes_the_panel_live_and_enter_runs_a_command(make_a
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert app.chat_input.send_key == "enter" and "Enter: send" in app.chat_input.placeholder
+        app.post_message(events.Paste("pasted\nlines\n"))  # a paste keeps its newlines: nothing is sent
+        await pilot.pause()
+        assert app.chat_input.text == "pasted\nlines\n" and app._turn is None
+        app.chat_input.clear()
         await type_text(pilot, "/keys ctrl+s")
         await pilot.press("enter")
         await pilot.pause()
@@ -394,6 +419,3 @@ async def test_keys_enter_changes_the_panel_live_and_enter_runs_a_command(make_a
         await type_text(pilot, "a")
         await pilot.press("enter")
         assert app.chat_input.text == "a\n", "with ctrl+s, Enter is a newline again"
-        app.post_message(events.Paste("x\ny"))
-        await pilot.pause()
-        assert app.chat_input.text == "a\nx\ny"

@@ -31,10 +31,12 @@ PLACEHOLDERS = {
     "enter": "Message or /command — Enter: send · Alt+Enter or Ctrl+J: newline · ↑: earlier · Tab: complete · /help",
 }
 HINT_SHOWN = 12  # candidates listed under the input
+HINT_CHARS = 24  # of each candidate's hint in the list
 
 
 class CompletionHint(Static):
-    """The candidates of an ambiguous Tab, shown between the status line and the input."""
+    """The candidates of an ambiguous Tab, shown between the status line and the input: each with a
+    short hint (a row's role and first words), and the whole hint of the one in the input (a command's help)."""
 
     def show(self, completion: Completion | None, current: int | None = None) -> None:
         if completion is None or len(completion.candidates) < 2:
@@ -43,14 +45,21 @@ class CompletionHint(Static):
             return
         line = Text("Tab: ", style="dim")
         for n, candidate in enumerate(completion.candidates[:HINT_SHOWN]):
-            label = candidate.value + (f" ({candidate.hint})" if candidate.hint else "")
+            short = "" if candidate.value.startswith("/") else _short(candidate.hint)
+            label = candidate.value + (f" ({short})" if short else "")
             line.append(f"[{label}]" if n == current else label, style="reverse" if n == current else "")
             line.append("  ")
         more = len(completion.candidates) - HINT_SHOWN
         if more > 0:
             line.append(f"… {more} more", style="dim")
+        if current is not None and completion.candidates[current].hint:
+            line.append(f"— {completion.candidates[current].hint}", style="dim")
         self.update(line)
         self.display = True
+
+
+def _short(hint: str) -> str:
+    return hint if len(hint) <= HINT_CHARS else hint[: HINT_CHARS - 1] + "…"
 
 
 class ChatInput(TextArea):
@@ -124,9 +133,10 @@ class ChatInput(TextArea):
                 self.replace("\n", (row, column - 1), (row, column))
             else:
                 self.action_submit()
-        elif key == "tab" and self._complete():
+        elif key == "tab":  # completes, or does nothing (the focus stays here: Shift+Tab reaches the log)
             event.stop()
             event.prevent_default()
+            self._complete()
 
     def _type(self, text: str) -> None:
         result = self._replace_via_keyboard(text, *self.selection)
