@@ -237,6 +237,12 @@ async def test_tab_completes_in_the_panel_and_lists_the_choices(make_app, instan
         await pilot.pause()
         assert not hint.display and field.text == "/copy "
         assert app.focused is field, "Tab completed: the focus stayed in the input"
+        field.clear()
+        await type_text(pilot, "just words")
+        await pilot.press("tab")
+        assert app.focused is field and field.text == "just words", "nothing to complete: Tab does nothing"
+        await pilot.click("#log")
+        assert app.focused is field, "a click on the log leaves the typing in the input"
 
 
 # -- the log: following, the marker, End, keyboard focus -----------------------------------

@@ -133,9 +133,10 @@ class ChatInput(TextArea):
                 self.replace("\n", (row, column - 1), (row, column))
             else:
                 self.action_submit()
-        elif key == "tab" and self._complete():
+        elif key == "tab":  # completes, or does nothing (the focus stays here: Shift+Tab reaches the log)
             event.stop()
             event.prevent_default()
+            self._complete()
 
     def _type(self, text: str) -> None:
         result = self._replace_via_keyboard(text, *self.selection)
