@@ -96,9 +96,14 @@ class RequestLog:
         private_mkdir(self.folder)
         path = self.path_of(call.seq)
         tmp = path.with_suffix(".tmp")
+        data = json.dumps(call.to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(call.to_dict(), fh, ensure_ascii=False, separators=(",", ":"))
+        try:
+            view = memoryview(data)  # written whole at once: json.dump to a file makes thousands of small writes
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
         self.prune()
         return path

@@ -176,6 +176,26 @@ def test_history_file_shared_with_prompt_toolkit_both_ways(tmp_path: Path):
     assert PromptHistory(tmp_path / "missing").entries == []
 
 
+async def test_a_linked_history_file_is_neither_read_nor_written(make_app, instance, isolated_home):
+    victim = isolated_home / ".bashrc"
+    victim.write_text("\n# t\n+export SECRET=1\n", encoding="utf-8")
+    instance.prompt_history_path.unlink(missing_ok=True)
+    instance.prompt_history_path.symlink_to(victim)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = app.chat_log.plain_text()
+        assert "symbolic link" in shown and "kept in memory only" in shown
+        assert "SECRET" not in shown
+        await type_text(pilot, "/keys")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("up")
+        assert app.chat_input.text == "/keys", "this panel's messages are still recalled (from memory)"
+        assert app.chat_log.plain_text().count("symbolic link") == 1, "said once"
+    assert victim.read_text(encoding="utf-8") == "\n# t\n+export SECRET=1\n"
+
+
 # -- Tab completion ----------------------------------------------------------------------
 
 
