@@ -220,7 +220,10 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         role = read_role_doc(cfg.role_doc_path)
         cwd = cwd or os.getcwd()
         prompt = PromptFile(role.text)
-        argv = command_line(cli, str(prompt.path), cfg.model, cli_servers(cfg), BUILTIN_TOOLS, quiet_settings())
+        # Mnemara's tools are taken as on (the window tools always are): importing every tool module to
+        # check would delay the start, and a wrong guess only means this CLI is not adopted
+        argv = command_line(cli, str(prompt.path), cfg.model, cli_servers(cfg, with_tools=True), BUILTIN_TOOLS,
+                            quiet_settings())
         from mnemara.claude.recorder import request_env
 
         recording = request_env(instance.root, cfg.request_log_calls)  # the session's CLIs go through it too
