@@ -28,7 +28,7 @@ from mnemara.commands import dispatch  # noqa: E402
 from mnemara.core.config import Config  # noqa: E402
 from mnemara.context import compress, eviction  # noqa: E402
 from tests.sample_session import fill_store  # noqa: E402
-from mnemara.core.instance import Instance  # noqa: E402
+from mnemara.store.instance import Instance  # noqa: E402
 from mnemara.store.turns import TurnStore  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -37,7 +37,7 @@ def cpu() -> float:
 
 def build(home: Path, notes: int, rows: int) -> Path:
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.graph.store import Graph
     from mnemara.memory.notes import append_note
     from mnemara.memory.search.rag import RagIndex
@@ -64,7 +64,7 @@ def build(home: Path, notes: int, rows: int) -> Path:
 
 def one_round(template: Path, work: Path) -> tuple[float, float]:
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory import forget
 
     if work.exists():

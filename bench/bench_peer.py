@@ -1,6 +1,7 @@
 """Peer-poll benchmark (issue 8): what a poll costs and how fast the inbox drains.
 
 Run: python bench/bench_peer.py [--rows 10000] [--polls 300] [--e2e 20]
+     python bench/bench_peer.py --nats [--messages 1000] [--interval 0.05] [--kill-trials 100]
 
 Poll cost: ``read_pending`` (open read-only, check the schema, query, close) on a
 table with ``--rows`` rows, against the same call on an EMPTY table measured in
@@ -11,6 +12,9 @@ other panels (a scan); and a fresh panel with ``--rows`` pending rows for it
 no-op turn, batched (100 rows a turn) and one turn per row, and silent acks.
 With ``--e2e N``: N messages through a real AgentSession, the real Claude CLI and
 the scripted Messages API, batched versus one turn per row (wall time, API calls).
+With ``--nats``: NATS JetStream beside SQLite (:mod:`peer_transports`): send->turn-start
+latency at the same poll interval, delivered messages/s, idle CPU, and duplicate turns across
+kill -9 of a panel process; exits 1 when a goal is missed.
 The machine is shared and noisy: compare ratios, not absolute times.
 """
 from __future__ import annotations
@@ -93,7 +97,7 @@ def e2e(tmp: Path, rows: int) -> None:
     import os
 
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.peer import attach_inbox
     from mnemara.session.agent import AgentSession
     from mnemara.testing.scripted_api import ScriptedAPI
@@ -140,7 +144,21 @@ def main() -> None:
     parser.add_argument("--drain-rows", type=int, default=2_000)
     parser.add_argument("--e2e", type=int, default=0, metavar="N",
                         help="also deliver N messages through the real CLI and the scripted API")
+    parser.add_argument("--nats", action="store_true", help="NATS JetStream beside SQLite, with goals")
+    parser.add_argument("--messages", type=int, default=1000, help="--nats: messages for the latency figures")
+    parser.add_argument("--interval", type=float, default=0.05, help="--nats: poll interval of both inboxes")
+    parser.add_argument("--idle-seconds", type=float, default=10.0)
+    parser.add_argument("--kill-trials", type=int, default=100)
+    parser.add_argument("--per-trial", type=int, default=3, help="messages sent while each killed panel runs")
+    parser.add_argument("--seed", type=int, default=29)
     args = parser.parse_args()
+    if args.nats:
+        from peer_transports import run
+
+        with tempfile.TemporaryDirectory() as tmp:
+            ok = run(Path(tmp), messages=args.messages, interval=args.interval, drain_count=args.drain_rows,
+                     idle_seconds=args.idle_seconds, trials=args.kill_trials, per_trial=args.per_trial, seed=args.seed)
+        sys.exit(0 if ok else 1)
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         build(t / "empty.db", 0, "done")

@@ -135,7 +135,7 @@ def time_auto_recall(inst: Any, msgs: list[str], *, warm_after_on: bool = False,
 
 def run(home: Path, notes: int, turns: int, embed_url: str, label: str, turn_samples: int = 0) -> None:
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     inst = Instance.create(f"bench-{label}")
     write_notes(inst.memory_dir, notes)
@@ -157,7 +157,7 @@ def run(home: Path, notes: int, turns: int, embed_url: str, label: str, turn_sam
 
 def note_latency(notes: int) -> None:
     """`mnemara note` (exact dedupe over every atom) at this size, against `mnemara list`."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     inst = Instance.open("bench-keyword")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -190,7 +190,7 @@ def quality(embed_url: str, label: str) -> None:
     import json
 
     from mnemara.core.config import update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.notes import append_note
     from mnemara.memory.status import all_atoms, chunk_id
     from mnemara.session.agent import AgentSession

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from mnemara.core.instance import Instance  # noqa: E402
+from mnemara.store.instance import Instance  # noqa: E402
 from mnemara.memory.notes import format_note  # noqa: E402
 from mnemara.replay import run_replay  # noqa: E402
 from mnemara.replay.cluster import _dots, sparse_pairs  # noqa: E402

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mnemara.core.config import update_config  # noqa: E402
-from mnemara.core.instance import Instance  # noqa: E402
+from mnemara.store.instance import Instance  # noqa: E402
 from mnemara.testing.scripted_api import ScriptedAPI, reply, thinking, tool_use  # noqa: E402
 
 

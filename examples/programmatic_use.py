@@ -4,16 +4,13 @@
 
 The instance lives under $MNEMARA_HOME (default ~/.mnemara) as `embedded-example`;
 run the script again and the new turn sees the earlier ones in its window.
-To try it without a key, point ANTHROPIC_BASE_URL at a `mnemara.testing.scripted_api.ScriptedAPI`.
+To try it without a key, point ANTHROPIC_BASE_URL at a `mnemara.testing.ScriptedAPI`.
 """
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from mnemara import AgentSession, Instance, events
-from mnemara.core.config import update_config
-from mnemara.core.errors import InstanceNotFound
+from mnemara import AgentSession, Instance, InstanceNotFound, events, update_config
 
 NAME = "embedded-example"
 ROLE = """You are a concise assistant embedded in a Python program.

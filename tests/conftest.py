@@ -127,7 +127,7 @@ def scripted_api(monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def session_factory(mnemara_home: Path):
     """Make AgentSessions on fresh instances; every one is closed at teardown."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.session.agent import AgentSession
 
     made: list = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from mnemara.core.config import Config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.tools import ToolContext, all_specs
 
 

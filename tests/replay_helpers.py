@@ -5,7 +5,7 @@ import hashlib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.notes import append_note, parse_text
 from mnemara.replay.archive import read_entries
 from mnemara.replay.load import block_text

@@ -1,5 +1,5 @@
-"""``ruff check`` (on ``mnemara/``, the tests and the benches) and ``mypy`` (on ``mnemara/``),
-configured in pyproject.toml, run clean.
+"""``ruff check`` (on ``mnemara/``, the tests and the benches), ``mypy`` (on ``mnemara/`` and
+``examples/``) and ``lint-imports`` (the layer contracts), configured in pyproject.toml, run clean.
 
 Part of the README's test command, so a finding fails the suite like any other bug.
 """
@@ -24,8 +24,31 @@ def test_ruff_finds_nothing() -> None:
 
 
 def test_mypy_finds_nothing() -> None:
-    done = run("mypy", "mnemara")
+    done = run("mypy")
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_the_layer_contracts_hold() -> None:
+    """UI -> session -> domain -> storage as folders; only mnemara.claude imports the SDK; only the
+    UIs and the command line import textual, prompt_toolkit, rich or click; no import circles."""
+    done = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache"], cwd=str(ROOT),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """lint-imports, run the same way on a planted package, reports a storage module importing the UI."""
+    pkg = tmp_path / "planted"
+    for name, body in {"__init__": "", "ui": "import planted.store\n", "store": "def f():\n    import planted.ui\n"}.items():
+        pkg.mkdir(exist_ok=True)
+        (pkg / f"{name}.py").write_text(body, encoding="utf-8")
+    (tmp_path / "setup.cfg").write_text("[importlinter]\nroot_package = planted\n\n[importlinter:contract:1]\n"
+                                        "name = layers\ntype = layers\nlayers =\n    ui\n    store\ncontainers = planted\n",
+                                        encoding="utf-8")
+    done = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache", "--config",
+                           str(tmp_path / "setup.cfg")], cwd=str(tmp_path), capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode != 0 and "planted.store -> planted.ui" in done.stdout, done.stdout + done.stderr
 
 
 def test_every_type_ignore_names_its_code_and_reason() -> None:

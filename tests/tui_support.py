@@ -9,7 +9,7 @@ import pytest
 from textual import events
 from textual.keys import _character_to_key
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.ui.tui.app import MnemaraApp
 
 

@@ -2,7 +2,6 @@
 
 * :func:`sdk_tools` turns :class:`mnemara.tools.ToolSpec` objects into SDK
   MCP tools bound to one :class:`ToolContext` (ONE server named ``mnemara``).
-* :func:`mcp_server_configs` maps ``config.mcp_servers`` to stdio servers.
 * :class:`TurnCollector` maps SDK messages to Mnemara events while collecting
   the assistant row's blocks, usage and cost.
 * :func:`classify_failure` turns what the CLI reports about a failed API call
@@ -34,12 +33,8 @@ from claude_agent_sdk import SdkMcpTool
 
 from mnemara.core import events as ev
 from mnemara.claude.faults import StallWatch, auth_message, stall_message
-from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec
-
-BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
-
 
 # -- tools ------------------------------------------------------------------------
 
@@ -73,14 +68,6 @@ def sdk_tools(specs: list[ToolSpec], ctx: ToolContext) -> list[SdkMcpTool[Any]]:
 def mnemara_server(specs: list[ToolSpec], ctx: ToolContext) -> Any:
     """The single in-process MCP server named ``mnemara``."""
     return create_sdk_mcp_server(SERVER_NAME, tools=sdk_tools(specs, ctx))
-
-
-def mcp_server_configs(config: Config) -> dict[str, dict[str, Any]]:
-    """``config.mcp_servers`` as SDK stdio server configs, keyed by name."""
-    out: dict[str, dict[str, Any]] = {}
-    for server in config.mcp_servers:
-        out[server.name] = {"type": "stdio", "command": server.command, "args": list(server.args), "env": dict(server.env)}
-    return out
 
 
 # -- messages -> events -----------------------------------------------------------------

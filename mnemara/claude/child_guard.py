@@ -10,10 +10,18 @@ child makes it receive SIGKILL when the thread that started it ends.
 ``ClaudeAgentOptions.cli_path``: it sets the parent-death signal, checks that
 its parent (``MNEMARA_PARENT_PID`` from :func:`guard_env`) is still the one
 that started it (closing the race where the parent dies before ``prctl``), and
-``exec``\\ s the real CLI in place, so no extra process stays around. The
-launcher lives in the user's cache folder, private to the user. Elsewhere than
-Linux (no ``prctl``), or when the CLI cannot be found, it returns ``None`` and
-the SDK starts the CLI directly as before.
+``exec``\\ s the real CLI in place, so no extra process stays around.
+
+The launcher also puts the CLI in a session of its own (``setsid``): Mnemara
+alone decides when a CLI ends (the REPL already keeps a terminal's Ctrl+C from
+signalling it, see :mod:`mnemara.ui.repl.keys`), and where the kernel groups
+CPU time by session (Linux's autogroup, on by default on desktops) the CLI
+booting and answering does not take its share from the UI's, which matters
+most when the machine is busy.
+
+The launcher lives in the user's cache folder, private to the user. Elsewhere
+than Linux (no ``prctl``), or when the CLI cannot be found, it returns ``None``
+and the SDK starts the CLI directly as before.
 """
 from __future__ import annotations
 
@@ -36,19 +44,22 @@ if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
 expected = os.environ.get({parent_env!r}, "")
 if expected.isdigit() and os.getppid() != int(expected):
     sys.exit(71)  # the parent died before the guard was armed
+try:
+    os.setsid()  # a session of its own: no terminal signal reaches it; its own CPU share (autogroup)
+except OSError:
+    pass  # already a session leader
 os.execv({cli!r}, [{cli!r}] + sys.argv[1:])
 '''
 
 
 def _real_cli() -> str | None:
-    """The Claude CLI the SDK would start: its bundled binary, else ``claude`` on PATH."""
-    try:
-        import claude_agent_sdk
-    except ImportError:
-        return None
-    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    if bundled.is_file() and os.access(bundled, os.X_OK):
-        return str(bundled)
+    """The Claude CLI the SDK would start: its bundled binary, else ``claude`` on PATH (found without
+    importing the SDK, so a CLI can start before that import)."""
+    from mnemara.claude.process import bundled_cli_path
+
+    bundled = bundled_cli_path()
+    if os.path.isabs(bundled) and os.path.isfile(bundled) and os.access(bundled, os.X_OK):
+        return bundled
     return shutil.which("claude")
 
 

@@ -4,6 +4,13 @@
   prompt (handed over as a private file, :mod:`mnemara.claude.prompt_file`) and starts
   connecting a ``ClaudeSDKClient``; :meth:`CliLauncher.key` says which options a
   process was started with, so a warm spare is only reused when they match.
+  The first launch of a session is offered the CLI ``mnemara run`` started
+  before its imports (:attr:`CliLauncher.early`, :mod:`mnemara.claude.early`);
+  it is used only when it is exactly the process this launch would start.
+* What a CLI is started with lives here once: :data:`BUILTIN_TOOLS`,
+  :func:`launch_env`, :func:`cli_servers`; :attr:`CliLauncher.env_overrides`
+  adds environment entries to every CLI of a session (the seam for pointing
+  the CLI's ``ANTHROPIC_BASE_URL`` at a loopback request recorder).
 * The ``PreToolUse`` hook asks, in order, the runtime sentinel, the session's
   ``pre_tool_use_hooks`` and the permission gate; ``"ask"`` makes the CLI call
   ``can_use_tool``, which asks the UI through the gate. The ``PostToolUse`` hook
@@ -19,16 +26,41 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
+from mnemara.claude.additions import QUIET_ENV, quiet_settings
 from mnemara.claude.faults import retry_env
 from mnemara.claude.child_guard import guard_env, guarded_cli_path
 from mnemara.claude.process import CliHandle, env_fingerprint
 from mnemara.core.debuglog import log_event
 from mnemara.claude.prompt_file import PromptFile
-from mnemara.session.role_refresh import refresh_output
+from mnemara.claude.role_refresh import refresh_output
 from mnemara.tools import SERVER_NAME, enabled_specs
 
 if TYPE_CHECKING:
+    from mnemara.claude.early import EarlyCli
+    from mnemara.core.config import Config
     from mnemara.session.agent import AgentSession
+
+#: The built-in tools every CLI is offered (the rest are Mnemara's in-process tools).
+BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
+
+
+def launch_env(cfg: Config) -> dict[str, str]:
+    """The environment entries a CLI is started with for ``cfg`` (before :attr:`CliLauncher.env_overrides`)."""
+    timeout_ms = str(cfg.bash_timeout_seconds * 1000)
+    return {"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms,
+            **retry_env(cfg.api_max_retries), **guard_env(), **QUIET_ENV}
+
+
+def cli_servers(cfg: Config, with_tools: bool | None = None) -> dict[str, dict[str, Any]]:
+    """The ``--mcp-config`` servers a CLI is started with for ``cfg`` (no SDK import): the configured
+    stdio servers, and Mnemara's in-process one when any of its tools is enabled (``with_tools``:
+    taken as given, without importing every tool module to find out)."""
+    servers: dict[str, dict[str, Any]] = {
+        s.name: {"type": "stdio", "command": s.command, "args": list(s.args), "env": dict(s.env)}
+        for s in cfg.mcp_servers}
+    if with_tools if with_tools is not None else enabled_specs(cfg):
+        servers[SERVER_NAME] = {"type": "sdk", "name": SERVER_NAME}
+    return servers
 
 
 def _decision(verdict: str, reason: str) -> dict[str, Any]:
@@ -41,6 +73,12 @@ class CliLauncher:
 
     def __init__(self, session: AgentSession) -> None:
         self.session = session
+        #: Entries added to the environment of every CLI this launcher starts, after its own (the
+        #: seam for a loopback request recorder: ``{"ANTHROPIC_BASE_URL": "http://127.0.0.1:PORT"}``).
+        #: Part of :meth:`key`: changing it retires the kept process, the next turn starts a new one.
+        self.env_overrides: dict[str, str] = {}
+        #: A CLI started before the session (:mod:`mnemara.early_cli`), offered to the first launch.
+        self.early: EarlyCli | None = None
 
     def key(self, system_prompt: str) -> str:
         """A hash of everything a started process has fixed (prompt, model, tools, cwd, environment)."""
@@ -54,6 +92,7 @@ class CliLauncher:
             "retries": cfg.api_max_retries,
             "cwd": self.session.cwd,
             "env": env_fingerprint(),
+            "env_overrides": self.env_overrides,
         }
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
@@ -62,9 +101,18 @@ class CliLauncher:
         from claude_agent_sdk import ClaudeSDKClient
 
         stderr: list[str] = []
+        loop = asyncio.get_running_loop()
+        early, self.early = self.early, None
+        if early is not None:
+            options = self.options(early.prompt.sdk_value(), stderr)
+            transport = early.adopt(system_prompt, options)  # None (and ended) unless it is exactly this launch
+            if transport is not None:
+                client = ClaudeSDKClient(options, transport=transport)
+                ready = loop.create_task(client.connect())
+                ready.add_done_callback(early.prompt.remove_after)  # read by the CLI once connected
+                return CliHandle(self.key(system_prompt), client, loop, ready, stderr)
         prompt = PromptFile(system_prompt)  # never argv: no 128 KiB limit, not visible in `ps`
         client = ClaudeSDKClient(self.options(prompt.sdk_value(), stderr))
-        loop = asyncio.get_running_loop()
         ready = loop.create_task(client.connect())
         ready.add_done_callback(prompt.remove_after)  # the CLI has read it once connected (or failed/cancelled)
         return CliHandle(self.key(system_prompt), client, loop, ready, stderr)
@@ -73,15 +121,13 @@ class CliLauncher:
         """``ClaudeAgentOptions`` for the session's current config; CLI stderr lines go to ``stderr_sink``."""
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
-        from mnemara.claude.bridge import BUILTIN_TOOLS, mcp_server_configs, mnemara_server
+        from mnemara.claude.bridge import mnemara_server
 
         session = self.session
         cfg = session.config
-        servers: dict[str, Any] = mcp_server_configs(cfg)
-        specs = enabled_specs(cfg)
-        if specs:
-            servers[SERVER_NAME] = mnemara_server(specs, session.tool_context)
-        timeout_ms = str(cfg.bash_timeout_seconds * 1000)
+        servers: dict[str, Any] = cli_servers(cfg)
+        if SERVER_NAME in servers:  # the in-process server itself, where the CLI is told its name
+            servers[SERVER_NAME] = mnemara_server(enabled_specs(cfg), session.tool_context)
 
         def on_stderr(line: str) -> None:
             stderr_sink.append(line)
@@ -94,6 +140,7 @@ class CliLauncher:
             model=cfg.model,
             cwd=session.cwd,
             setting_sources=[],
+            settings=quiet_settings(),  # fewer hidden parts in every request (mnemara.claude.additions)
             include_partial_messages=True,
             verbatim_prompts=True,
             can_use_tool=self.can_use_tool,
@@ -101,8 +148,7 @@ class CliLauncher:
                 "PreToolUse": [HookMatcher(matcher=None, hooks=[self.pre_tool_use], on_failure="block")],
                 "PostToolUse": [HookMatcher(matcher=None, hooks=[self.post_tool_use])],
             },
-            env={"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms,
-                 **retry_env(cfg.api_max_retries), **guard_env()},
+            env={**launch_env(cfg), **self.env_overrides},
             cli_path=guarded_cli_path(),  # the CLI dies with this process, even on kill -9 (Linux)
             stderr=on_stderr,
             # Mnemara's store is the history: no per-turn session transcripts piling up in ~/.claude/projects.
@@ -128,6 +174,7 @@ class CliLauncher:
             if out:
                 return out
         decision = session.gate.decide(name, tool_input)
+        session.tool_context.state.note_call(name, tool_input, tool_use_id)  # provenance of what the tool writes
         log_event(session.instance.debug_log_path, "tool_call", tool=name, verdict=decision.verdict,
                   reason=decision.reason, tool_use_id=tool_use_id)
         return _decision(decision.verdict, decision.reason)

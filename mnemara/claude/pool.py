@@ -30,7 +30,7 @@ from typing import Any
 
 from mnemara.claude.process import CliHandle, alive, hard_kill, process_transport, release_transport, rewind_conversation
 from mnemara.core.debuglog import log_event
-from mnemara.session.sync_runner import running_loop
+from mnemara.core.sync_runner import running_loop
 
 SPARE_WAIT_SECONDS = 60.0
 Launch = Callable[[], CliHandle]

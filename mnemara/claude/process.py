@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from mnemara.session.sync_runner import running_loop
+from mnemara.core.sync_runner import running_loop
 
 
 def has_credentials(env: dict[str, str] | None = None) -> bool:

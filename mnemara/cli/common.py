@@ -5,7 +5,7 @@ from contextvars import ContextVar
 
 import click
 
-from mnemara.core.instance import Instance, validate_name
+from mnemara.store.instance import Instance, validate_name
 
 #: The instance the running command opened, so a failure can be logged to its debug.log.
 current_instance: ContextVar[Instance | None] = ContextVar("current_instance", default=None)

@@ -10,7 +10,7 @@ from mnemara.cli.common import instance_option, open_instance
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, UsageError
 from mnemara.core.fsutil import atomic_write_text
-from mnemara.core.instance import Instance, list_instances, mnemara_home
+from mnemara.store.instance import Instance, list_instances, mnemara_home
 from mnemara.ui.text.readable import terminal_safe
 
 
@@ -41,7 +41,7 @@ def list_cmd() -> None:
 
     An instance still in Mnemara 0.18's format is marked "needs migrate".
     """
-    from mnemara.legacy.detect import legacy_parts
+    from mnemara.store.legacy_detect import legacy_parts
 
     names = list_instances()
     if not names:
@@ -154,30 +154,34 @@ def role(instance_name: str, set_path: str | None, set_url: str | None) -> None:
 def note(instance_name: str, category: str, allow_duplicate: bool, text: tuple[str, ...]) -> None:
     """Append a memory note to today's memory/YYYY-MM-DD.md and print its id.
 
-    A note whose text (ignoring case, spacing and trailing punctuation) is already
-    held by an active note is not appended again; the note holding it is named. A
-    note that a newer note contradicted since does not hold it: the text is written
-    again as the newest word.
+    An exact copy of an active note (the same text once spacing, Unicode form, the case
+    of plain words and trailing punctuation are set aside) is not appended; the note
+    holding it is named. A note that only looks close (a possible copy or correction)
+    is appended and proposed for `mnemara lint --fix`. A note that a newer note
+    contradicted since does not hold its text: the text is written again as the newest word.
     A wiki/PAGE category also appends the text to wiki/PAGE.md.
     """
+    from mnemara.memory import provenance
+    from mnemara.memory.dedupe import WriteCheck, check_write, propose_conflicts
     from mnemara.memory.notes import validate_category
     from mnemara.memory.surfaces import note_files
 
     inst = open_instance(instance_name)
     body = " ".join(text)
     validate_category(category)
+    check = WriteCheck()
     if not allow_duplicate and body.strip():
-        from mnemara.memory.dedupe import same_text_notes
-
-        same, skipped = same_text_notes(inst.memory_dir, body)
-        if same is not None:
+        check = check_write(inst.memory_dir, body)
+        if check.duplicate is not None:
+            same = check.duplicate.atom
             click.echo(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
             return
-        for old in skipped:
-            click.echo(f"note: the same text is in {old}; written again")
     atom, wiki = note_files(inst, body, category)
+    provenance.record(inst.memory_dir, atom.id, "user", via="mnemara note")
+    propose_conflicts(inst.memory_dir, check, atom)
+    for line in check.lines():
+        click.echo(line)
     click.echo(f"noted in {atom.file.name} at {atom.timestamp} (id {atom.id})" + (f"; also appended to {wiki}" if wiki else ""))
-
 
 @main.command()
 @click.option("--all", "all_instances", is_flag=True, help="Migrate every instance (a failing one is reported; the rest go on).")
@@ -190,7 +194,7 @@ def migrate(all_instances: bool, instance_name: str | None) -> None:
     pre-migrate-<timestamp>/ inside it; the RAG index is rebuilt from the files.
     Running it again changes nothing.
     """
-    from mnemara.core.instance import validate_name
+    from mnemara.store.instance import validate_name
 
     if all_instances == bool(instance_name):
         raise UsageError("give exactly one of --all or --instance NAME")
@@ -221,6 +225,10 @@ def _migrate_one(name: str) -> list[str]:
     result = migrate_instance(inst)
     ids = [f"{name}: {line}" for line in migrate_note_ids(inst.root)]
     if result.changed:
+        from mnemara.memory import provenance
+        from mnemara.memory.notes import all_notes
+
+        provenance.record_missing(inst.memory_dir, [a.id for a in all_notes(inst.memory_dir)], "migrate")
         log_event(inst.debug_log_path, "migrated_from_018", parts=result.converted, backup=str(result.backup))
         return result.lines() + ids
     inst.ensure_layout()

@@ -25,17 +25,8 @@ def _print_report(report: object) -> None:
         where = f"{link.file}:{link.line}" + (f" (note {link.note})" if link.note else "")
         click.echo(f"DEAD  link   {where}  [[{link.link}]]{hint}")
     for c in report.candidates:
-        if c.proposed_by:
-            what = f"conflict, proposed by {c.proposed_by}"
-        else:
-            what = "duplicate" if c.duplicate else (f"conflict {c.similarity:.2f}" if c.conflict else
-                                                    f"same topic {c.similarity:.2f}")
-        shared = f"  shared: {', '.join(c.shared_words)}" if c.shared_words else ""
-        click.echo(f"CHECK {what}: does {c.newer} supersede {c.older}?{shared}")
-        if c.conflict:
-            click.echo(f"      why: {c.conflict}")
-        click.echo(f"      older: {c.older_text[:100]!r}")
-        click.echo(f"      newer: {c.newer_text[:100]!r}")
+        for line in c.lines():
+            click.echo(line)
     for h in report.headings:
         part = f"read as part of note {h.note}" if h.note else "before the first heading: read as no note"
         click.echo(f"HEADING {h.file}:{h.line}  {h.text[:80]!r} is not a note heading ({part}); "
@@ -60,8 +51,7 @@ def _fix(inst: object, report: object) -> int:
     """
     from mnemara.core.debuglog import log_event
     from mnemara.core.errors import MnemaraError
-    from mnemara.memory.lint import LintReport, as_cited, fix_path
-    from mnemara.memory.status import find_atom, mark_distinct, set_status
+    from mnemara.memory.lint import LintReport, as_cited, fix_path, resolve_candidate
 
     assert isinstance(report, LintReport)
     root, log = inst.root, inst.debug_log_path  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
@@ -91,22 +81,23 @@ def _fix(inst: object, report: object) -> int:
                     link.note, f"[[{link.link}", f"[[{link.suggestions[0]}")
     memory_dir = inst.memory_dir  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
     for c in report.candidates:
-        why = f" ({c.conflict})" if c.conflict else ""
+        for line in c.lines()[1:]:
+            click.echo(line)
+        verb = "merge" if c.kind == "merge" else "supersede"
         answer = click.prompt(
-            f"does {c.newer} supersede {c.older}{why}? [s]upersede / [d]istinct / [k]eep for later",
-            type=click.Choice(["s", "d", "k"]), default="k", show_choices=False)
+            f"{c.newer} {'may be a copy of' if c.kind == 'merge' else 'may supersede'} {c.older}: "
+            f"[{verb[0]}]{verb[1:]} (keep {c.newer}, mark {c.older} superseded) / [d]istinct / [k]eep for later",
+            type=click.Choice([verb[0], "d", "k"]), default="k", show_choices=False)
         if answer == "k":
             continue
         try:
-            older, newer = find_atom(memory_dir, c.older), find_atom(memory_dir, c.newer)
-            if answer == "s":
-                set_status(memory_dir, older, "superseded", new=newer, reason="confirmed in mnemara lint --fix")
-                log_event(log, "atom_superseded", old=older.id, new=newer.id, via="lint")
-            else:
-                mark_distinct(memory_dir, older, newer)
+            done = resolve_candidate(memory_dir, c, "distinct" if answer == "d" else "accept", "mnemara lint --fix")
         except MnemaraError as exc:
             click.echo(f"  not recorded: {exc.message}")
             continue
+        if answer != "d":
+            log_event(log, "atom_superseded", old=c.older, new=c.newer, via="lint", kind=c.kind)
+        click.echo(f"  {done}")
         applied += 1
     return applied
 

@@ -35,6 +35,7 @@ def reindex(instance_name: str) -> None:
     if embedding.get("skipped"):
         click.echo(f"vectors: not computed ({embedding['skipped']}); queries stay keyword-only until it answers")
     elif embedding:
-        click.echo(f"vectors: {embedding.get('embedded', 0)} embedded with {cfg.rag_embed_model}")
+        model = getattr(rag.embedder, "model", "") or "no embedder"  # the one used, not the Ollama setting
+        click.echo(f"vectors: {embedding.get('embedded', 0)} embedded with {model}")
     if stats.get("warning"):
         click.echo(f"warning: {stats['warning']}", err=True)

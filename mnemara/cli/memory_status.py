@@ -10,7 +10,8 @@ from mnemara.ui.text.readable import terminal_safe
 
 @main.group()
 def memory() -> None:
-    """List memory notes with their ids; mark them superseded or deprecated (nothing is deleted)."""
+    """List memory notes with their ids; mark them superseded or deprecated (nothing is deleted);
+    search them as rag_query does, or see what auto-recall would inject for a message."""
 
 
 @memory.command("list")

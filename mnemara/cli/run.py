@@ -28,11 +28,33 @@ def _open_panel(instance, session, tour=None) -> bool:
     return True
 
 
-def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, tour=None) -> int:
+def _check_dirs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """``--dir`` folders, resolved; a folder that cannot be a file_tool_roots entry is refused in one line."""
+    from mnemara.guard.file_roots import check_root, real_homes
+
+    try:
+        return tuple(check_root(folder, *real_homes()) for folder in value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, tour=None,
+          dirs: tuple[str, ...] = (), early=None) -> int:
     from mnemara.session.agent import AgentSession
     from mnemara.ui.repl.app import run_repl
 
-    session = AgentSession(instance)
+    try:
+        session = AgentSession(instance)
+    except BaseException:
+        if early is not None:
+            early.release()
+        raise
+    session.launcher.early = early  # its first launch adopts the CLI started before these imports
+    from mnemara.memory.recall_worker import attach
+
+    recall_worker = attach(session)  # auto-recall's LanceDB and embedder live in a child process
+    if dirs:  # mnemara run --dir: file tools may use these folders in this session (config.json untouched)
+        session.override_config(file_tool_roots=[*session.config.file_tool_roots, *dirs])
     for problem in session.gate.new_problems():  # bad regexes / policies: say so before anything runs
         print(f"warning: {problem}", file=sys.stderr)
     try:
@@ -43,22 +65,31 @@ def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, 
         return run_repl(session, banner=banner)
     finally:
         session.close()
+        recall_worker.close()
+        if early is not None:
+            early.release()  # never adopted (no turn, or it did not fit): ended here
 
 
 @main.command()
 @instance_option
 @click.option("--no-tui", is_flag=True, help="Use the bare REPL instead of the chat panel (also MNEMARA_NO_TUI=1).")
-def run(instance_name: str, no_tui: bool) -> None:
+@click.option("--dir", "dirs", multiple=True, metavar="FOLDER", callback=_check_dirs,
+              help="A folder besides $HOME that file tools may use, this session only (repeatable; "
+                   "/add-dir saves one).")
+def run(instance_name: str, no_tui: bool, dirs: tuple[str, ...]) -> None:
     """Chat with an instance: the chat panel, or the REPL (--no-tui, or stdin not a terminal).
 
     The REPL reads one message per line when stdin is not a terminal, prints the
     assistant's text to stdout and exits at end of input, so it can be scripted.
     """
-    from mnemara.core.instance import run_lock
+    from mnemara.claude.early import start_early
+    from mnemara.store.instance import run_lock
 
     inst = open_instance(instance_name)
     with run_lock(inst):
-        code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)")
+        early = start_early(inst)  # the CLI boots while the SDK, the session and the UI are imported
+        code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)", dirs=dirs,
+                     early=early)
     sys.exit(code)
 
 
@@ -75,7 +106,7 @@ def demo(no_tui: bool, auto: bool, serve: bool, port: int) -> None:
     the scripted API runs, for trying your own role doc with `mnemara run`.
     """
     if serve:
-        from mnemara.demo.serve import serve as serve_forever
+        from mnemara.testing.serve import serve as serve_forever
 
         sys.exit(serve_forever(port))
     if port:

@@ -22,7 +22,7 @@ from mnemara.core.errors import MnemaraError
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.autorecall import AutoRecall
     from mnemara.peer.inbox import PeerInbox
     from mnemara.store.turns import TurnStore

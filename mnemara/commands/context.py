@@ -120,7 +120,8 @@ def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
                              f"~{target} ({how})")
     plan = compress.plan_compress(ctx.store, target, preserve_protected=ctx.config.preserve_compressed_reads)
     if plan.empty:
-        return CommandResult(f"nothing to compress: what is left (~{have} tokens) is pinned or protected")
+        return CommandResult(f"nothing to compress: what is left (~{have} tokens) is the last exchange (which "
+                             "/compress always keeps), pinned or protected rows")
     if not yes:
         steps = "\n".join(f"  - {line}" for line in plan.describe())
         question = (f"compress the window from ~{plan.before} to ~{plan.after} tokens (target ~{target}, {how})?\n"
@@ -240,7 +241,7 @@ def import_cmd(ctx: CommandContext, args: str) -> CommandResult:
         quoted = shlex.quote(paths[0])
         return CommandResult(
             f"{asked.message}\nNothing was imported. To import with these changes: /import --accept-permissions "
-            f"{quoted}\nTo import everything else and keep your settings above: "
+            f"{quoted}\nTo import the rows and keep this instance's settings: "
             f"/import --keep-permissions {quoted}", ok=False, data={"permission_changes": asked.changes})
     ctx.apply_config(result.config)
     log_event(ctx.instance.debug_log_path, "import", file=paths[0], rows=result.rows, permissions=mode)

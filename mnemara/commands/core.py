@@ -167,14 +167,18 @@ def note_cmd(ctx: CommandContext, args: str) -> CommandResult:
         category, _, text = rest.strip().partition(" ")
     if not text.strip():
         raise ValueError("give the text of the note")
-    from mnemara.memory.dedupe import same_text_notes
+    from mnemara.memory import provenance
+    from mnemara.memory.dedupe import check_write, propose_conflicts
     from mnemara.memory.surfaces import note_files
 
-    same, skipped = same_text_notes(ctx.instance.memory_dir, text)
-    if same is not None:
+    check = check_write(ctx.instance.memory_dir, text)
+    if check.duplicate is not None:
+        same = check.duplicate.atom
         return CommandResult(f"not appended: already noted in memory/{same.file.name} at {same.timestamp} (id {same.id})")
     atom, wiki = note_files(ctx.instance, text, category)
-    lines = [f"note: the same text is in {old}; written again" for old in skipped]
+    provenance.record(ctx.instance.memory_dir, atom.id, "user", via="/note")
+    propose_conflicts(ctx.instance.memory_dir, check, atom)
+    lines = check.lines()
     lines.append(f"noted in memory/{atom.file.name} at {atom.timestamp} (id {atom.id})"
                  + (f"; also appended to {wiki}" if wiki else ""))
     return CommandResult("\n".join(lines))

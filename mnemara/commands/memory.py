@@ -1,6 +1,6 @@
 """``/proposals``: list pending role-amendment proposals, or show one.
 
-The command reads ``ctx.instance`` (an :class:`mnemara.core.instance.Instance`).
+The command reads ``ctx.instance`` (an :class:`mnemara.store.instance.Instance`).
 Accepting a proposal stays a human act: edit the role doc, then set the
 proposal's ``status:`` to ``accepted`` or ``rejected``.
 """

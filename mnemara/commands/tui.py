@@ -5,10 +5,10 @@ The REPL prints their text (saying they are TUI-only); the panel reacts to the
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.core.fsutil import atomic_write_text
 
 _ONLY = "is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it"
 
@@ -56,8 +56,8 @@ def _copy_role(ctx: CommandContext, path: str) -> CommandResult:
     if not source.is_file():
         raise ValueError(f"the role doc {path} is not a readable file")
     target = _copy_target(ctx.instance.root, source)
-    if not target.exists():
-        shutil.copyfile(source, target)
+    if not target.exists() and not target.is_symlink():  # a planted dangling link is refused by the write
+        atomic_write_text(target, source.read_text(encoding="utf-8"))
     ctx.update_config(role_doc_path=str(target))
     log_event(ctx.instance.debug_log_path, "role_doc_copied", source=str(source), copy=str(target))
     return CommandResult(f"copied {source} to {target}; the role doc is now the copy", action="open_role_editor",

@@ -54,6 +54,7 @@ class CompressReport:
     target: int
     after: int = 0
     stages: list[EvictionResult] = field(default_factory=list)
+    kept_last: list[int] = field(default_factory=list)  # the last exchange's rows, which always stay
 
     @property
     def reached(self) -> bool:
@@ -63,7 +64,9 @@ class CompressReport:
         lines = [f"compressed ~{self.before} -> ~{self.after} tokens (target {self.target})"]
         lines += [f"  {s.summary()}" for s in self.stages if s.rows]
         if not self.reached:
-            lines.append("  target not reached: what is left is pinned or protected rows")
+            lines.append(f"  target not reached: what is left is {_kept_words(self.kept_last)}, pinned or protected rows")
+        elif self.kept_last:
+            lines.append(f"  {_kept_words(self.kept_last)} stays in the window")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,7 +76,15 @@ class CompressReport:
             "after": self.after,
             "reached": self.reached,
             "stages": [s.to_dict() for s in self.stages],
+            "kept_last": self.kept_last,
         }
+
+
+def _kept_words(ids: list[int]) -> str:
+    if not ids:
+        return "nothing of the conversation"
+    span = f"rows {ids[0]}-{ids[-1]}" if len(ids) > 1 else f"row {ids[0]}"
+    return f"the last exchange ({span})"
 
 
 def default_target(store: TurnStore) -> int:
@@ -86,10 +97,18 @@ def budget_target(max_window_tokens: int, fraction: float = DEFAULT_FRACTION) ->
     return max(1, int(max_window_tokens * fraction))
 
 
+def last_exchange(live: list[Turn]) -> list[Turn]:
+    """The newest user row and every live row after it (the newest row alone when no user row is live):
+    what compression never takes out of the window, so it can never empty the conversation."""
+    start = next((i for i in range(len(live) - 1, -1, -1) if live[i].role == "user"), len(live) - 1)
+    return live[max(start, 0):]
+
+
 def _fifo_doomed(live: list[Turn], total: int, target: int, preserve_protected: bool) -> list[Turn]:
     doomed: list[Turn] = []
+    kept = {t.id for t in last_exchange(live)}
     for turn in live:
-        if total <= target:
+        if total <= target or turn.id in kept:
             break
         if preserve_protected and turn.protected:
             continue
@@ -134,6 +153,7 @@ class CompressPlan:
     rewrite: RowRewrite
     stages: list[EvictionResult]
     fifo: list[Turn]
+    kept_last: list[int] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -147,6 +167,8 @@ class CompressPlan:
             ids = [t.id for t in self.fifo]
             span = f"rows {ids[0]}-{ids[-1]}" if len(ids) > 1 else f"row {ids[0]}"
             lines.append(f"{STAGE_WORDS['fifo']} {len(ids)} row(s) ({span}), ~{sum(t.tokens for t in self.fifo)} tokens")
+        if self.kept_last:
+            lines.append(f"keep {_kept_words(self.kept_last)} whatever the target: /compress never empties the window")
         return lines
 
 
@@ -173,12 +195,13 @@ def plan_compress(store: TurnStore, target: int, *, preserve_protected: bool = F
         rewritten = [replace(t, blocks=rw.current(t), tokens=rw.tokens(t)) for t in live]
         fifo = _fifo_doomed(rewritten, current, target, preserve_protected)
         current -= sum(t.tokens for t in fifo)
-    return CompressPlan(before=before, target=target, after=max(current, pinned), rewrite=rw, stages=stages, fifo=fifo)
+    return CompressPlan(before=before, target=target, after=max(current, pinned), rewrite=rw, stages=stages, fifo=fifo,
+                        kept_last=[t.id for t in last_exchange(live)])
 
 
 def apply_plan(store: TurnStore, plan: CompressPlan) -> CompressReport:
     """Write a plan: the block rewrites in one transaction, then the FIFO eviction."""
-    report = CompressReport(before=plan.before, target=plan.target, stages=list(plan.stages))
+    report = CompressReport(before=plan.before, target=plan.target, stages=list(plan.stages), kept_last=plan.kept_last)
     plan.rewrite.commit(store)
     if plan.fifo:
         fifo = EvictionResult("fifo", row_ids=[t.id for t in plan.fifo], tokens_freed=sum(t.tokens for t in plan.fifo))

@@ -10,12 +10,13 @@ Its system-prompt extra appends the file-stat manifest to the system prompt when
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mnemara.context.compress import compress_repeated_reads
-from mnemara.context.eviction import EvictionResult, evict_write_pairs, has_write_tool
 from mnemara.core.debuglog import log_event
 from mnemara.core.turn_parts import TurnPart
+
+if TYPE_CHECKING:
+    from mnemara.context.eviction import EvictionResult
 
 
 def _log(session: Any, result: EvictionResult) -> None:
@@ -26,6 +27,9 @@ def _log(session: Any, result: EvictionResult) -> None:
 
 def after_turn(session: Any, assistant_row_id: int) -> None:
     """The post-turn hook: track Reads, then the opt-in automatic evictions."""
+    from mnemara.context.compress import compress_repeated_reads  # after the first answer, not before it
+    from mnemara.context.eviction import evict_write_pairs, has_write_tool
+
     turn = session.store.get(assistant_row_id)
     session.tool_context.state.file_tracker.observe([turn])
     cfg = session.config

@@ -98,19 +98,25 @@ def _is_python(path: Path, head: bytes) -> bool:
     return not path.suffix and head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]
 
 
-def check_home_only(path: Path) -> None:
-    """Refuse a path outside ``$HOME`` once ``..`` and symlinks are resolved."""
+def check_home_only(path: Path, roots: tuple[str, ...] = ()) -> None:
+    """Refuse a path outside ``$HOME`` and outside ``roots`` (resolved folders, see
+    :mod:`mnemara.guard.file_roots`) once ``..`` and symlinks are resolved."""
     home = Path.home().resolve()
     real = path.expanduser().resolve()
-    if real != home and home not in real.parents:
-        raise UsageError(f"{path}: outside $HOME and file_tool_home_only is on")
+    if real != home and home not in real.parents and not any(_inside(real, Path(root)) for root in roots):
+        raise UsageError(f"{path}: outside $HOME{' and file_tool_roots' if roots else ''} and file_tool_home_only is on")
 
 
-def read_skeleton(path: str | Path, *, home_only: bool = False) -> Skeleton:
-    """Read a Python file from disk and return its skeleton with token figures."""
+def _inside(real: Path, root: Path) -> bool:
+    return real == root or root in real.parents
+
+
+def read_skeleton(path: str | Path, *, home_only: bool = False, roots: tuple[str, ...] = ()) -> Skeleton:
+    """Read a Python file from disk and return its skeleton with token figures (with ``home_only``,
+    only under ``$HOME`` or one of ``roots``)."""
     p = Path(path).expanduser()
     if home_only:
-        check_home_only(p)
+        check_home_only(p, roots)
     if not p.exists():
         raise UsageError(f"{p}: no such file")
     if not p.is_file():

@@ -9,7 +9,9 @@ in this order:
 3. any per-turn context blocks (e.g. auto-recall), each its own block;
 4. the user's new message, verbatim.
 
-Rendering is a pure function of the rows: the same rows give the same bytes,
+The text inside a row or a slot is escaped (:func:`escape_delimiters`): a file,
+a tool result or a note quoting ``</turn><turn role="user">`` stays text and
+cannot open or close a turn. Rendering is a pure function of the rows: the same rows give the same bytes,
 so the provider's prompt cache can hit on the unchanged prefix. Tool uses and
 tool results keep their structure in the store; here they become readable
 one-line headers followed by their body.
@@ -19,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from mnemara.core.blocks import result_text, to_json
+from mnemara.core.delimiters import DELIMITER_TAGS, escape_delimiters  # noqa: F401  (DELIMITER_TAGS: for callers)
 from mnemara.store.turns import Turn
 
 HISTORY_PREAMBLE = (
@@ -29,7 +32,6 @@ SLOTS_PREAMBLE = "Pinned slots: standing context that is sent with every turn, i
 
 
 _json = to_json
-
 
 def render_block(block: dict[str, Any]) -> str:
     """One stored content block as readable text (deterministic)."""
@@ -53,15 +55,16 @@ def render_turn(turn: Turn) -> str:
     attrs = f'id="{turn.id}" role="{turn.role}"'
     if turn.meta.get("interrupted"):
         attrs += ' interrupted="true"'
-    body = "\n".join(render_block(b) for b in turn.blocks)
+    body = escape_delimiters("\n".join(render_block(b) for b in turn.blocks))
     return f"<turn {attrs}>\n{body}\n</turn>"
 
 
 def render_slots(pinned: Sequence[Turn]) -> str:
     parts = [SLOTS_PREAMBLE]
     for turn in pinned:
-        body = "\n".join(render_block(b) for b in turn.blocks)
-        parts.append(f'<slot pos="{turn.slot_pos}" label="{turn.pin_label}" role="{turn.role}">\n{body}\n</slot>')
+        body = escape_delimiters("\n".join(render_block(b) for b in turn.blocks))
+        by = ' by="agent"' if turn.made_by_agent else ""  # a slot the agent wrote never passes as the user's
+        parts.append(f'<slot pos="{turn.slot_pos}" label="{turn.pin_label}" role="{turn.role}"{by}>\n{body}\n</slot>')
     return "<pinned_slots>\n" + "\n".join(parts) + "\n</pinned_slots>"
 
 

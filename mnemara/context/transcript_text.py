@@ -21,6 +21,11 @@ def format_turn(turn: Turn, display_name: str = "") -> str:
         head += f" 📌 {turn.slot_pos:02d} slot: {turn.pin_label}"
     if turn.evicted:
         head += " (evicted)"
+    if turn.meta.get("no_reply"):
+        head += " (no reply: its turn could not run; left out of the context)"
+    marks = turn.agent_marks()
+    if marks:
+        head += " [" + "; ".join(marks) + "]"
     lines = [f"{head}  {turn.created_at}  ~{turn.tokens} tok"]
     if turn.damaged:
         lines.append(f"    DAMAGED ROW, left out of the context: {turn.damaged}")

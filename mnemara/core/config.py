@@ -90,8 +90,15 @@ class Config(BaseModel):
     # -- API faults (issue 13): retries of 5xx/529/429, and a silent stream ends the turn --
     api_max_retries: int = Field(default=2, ge=0, le=10)
     api_stall_seconds: float = Field(default=120, gt=0, le=3600)
+    # how many of the last API calls requests/ keeps, exactly as the API received them (0: no recording;
+    # `mnemara context --call last` shows one block by block)
+    request_log_calls: int = Field(default=50, ge=0, le=10_000)
     file_tool_home_only: bool = True
+    # folders besides $HOME that file tools may use while file_tool_home_only is on (/add-dir, run --dir)
+    file_tool_roots: list[str] = Field(default_factory=list)
     display_name: str = ""
+    # the panel's send key: "ctrl+s" (the spec's; Enter is a newline) or "enter" (Alt+Enter/Ctrl+J: newline)
+    send_key: Literal["ctrl+s", "enter"] = "ctrl+s"
     # -- opt-in context discipline (all off by default) -----------------------
     auto_evict_after_write: bool = False
     compress_repeated_reads: bool = False
@@ -130,7 +137,15 @@ class Config(BaseModel):
     peer_poll_submit_tool: str = ""
     peer_poll_batch: bool = True
     peer_poll_silent_types: list[str] = Field(default_factory=list)
-    peer_deliver_backlog: bool = False  # first enable: deliver rows already pending (default: skip them)
+    peer_deliver_backlog: bool = False  # first enable: deliver broadcasts already pending too (rows to us always are)
+    peer_transport: Literal["sqlite", "nats"] = "sqlite"  # where peer messages travel (nats: across machines)
+    peer_nats_url: str = "nats://127.0.0.1:4222"  # also nats://user:pass@host:port, tls://host:port
+    peer_nats_stream: str = "MNEMARA_PEER"
+    peer_nats_subject_prefix: str = "mnemara.peer"  # <prefix>.<role>, and <prefix>.broadcast.<sender>
+    peer_nats_creds: str = ""  # a NATS .creds file (JWT + nkey seed)
+    peer_nats_tls_ca: str = ""  # CA file to verify the server; tls_cert + tls_key for client certificates
+    peer_nats_tls_cert: str = ""
+    peer_nats_tls_key: str = ""
     peer_inbox_on: bool = True  # delivery ON/OFF as /inbox (and the Inbox button) last left it
 
     _split_roles = field_validator("peer_poll_roles", "peer_poll_silent_types", mode="before")(
@@ -179,6 +194,9 @@ class Config(BaseModel):
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: top level must be a JSON object, not {type(raw).__name__}")
         raw = migrate_raw(dict(raw))
+        misspelt = misspelt_key(raw)
+        if misspelt is not None:
+            raise ConfigError(f"{source}: {misspelt}")
         try:
             return cls.model_validate(raw)
         except ValidationError as exc:
@@ -191,6 +209,38 @@ class Config(BaseModel):
 
     def save(self, path: Path) -> None:
         atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+
+def _near_miss(keys: Any, fields: Any, where: str) -> str | None:
+    """One line for the first key of ``keys`` that is no field but close to a field the dict does not set."""
+    import difflib
+
+    known = list(fields)
+    for key in keys:
+        if not isinstance(key, str) or key in known:
+            continue
+        normal = key.strip().lower().replace("-", "_")
+        unset = [field for field in known if field not in keys]
+        near = [field for field in unset if field == normal] or difflib.get_close_matches(normal, unset, n=1, cutoff=0.75)
+        if near:
+            return f"unknown key {where}{key!r}: did you mean {near[0]!r}? (nothing was changed: fix its spelling)"
+    return None
+
+
+def misspelt_key(raw: dict[str, Any]) -> str | None:
+    """Why ``raw`` looks mistyped: a key that is no setting but close to one it does not set
+    (``"modle"`` for ``model``), at the top or in an ``allowed_tools``/``mcp_servers`` entry.
+
+    Keys close to nothing are kept (a newer Mnemara's settings, 0.18's, the user's own notes);
+    a near miss is refused, not kept, since the setting meant would silently keep its default.
+    """
+    found = _near_miss(raw, Config.model_fields, "")
+    for list_key, model in (("allowed_tools", ToolPolicy), ("mcp_servers", McpServer)):
+        entries = raw.get(list_key)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if found is None and isinstance(entry, dict):
+                found = _near_miss(entry, model.model_fields, f"{list_key}[{index}].")
+    return found
 
 
 def migrate_raw(raw: dict[str, Any]) -> dict[str, Any]:

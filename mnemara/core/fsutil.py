@@ -2,11 +2,19 @@
 
 Instance folders hold conversations and memory, so what these helpers create is
 private to the user: folders 0700, files 0600 (whatever the umask says).
+
+They never write through a link. A file they open or replace must be a regular file (or
+missing), opened with ``O_NOFOLLOW``; below the Mnemara home every folder on the way to it
+must be a real folder, not a symlink (:func:`check_no_links`). A planted
+``memory/<today>.md -> ~/.bashrc`` is refused with :class:`LinkRefused` (an ``OSError``)
+instead of being appended to.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,9 +24,92 @@ PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 
 
+class LinkRefused(OSError):
+    """A path Mnemara was about to write is (or passes through) a link or a special file.
+
+    An ``OSError`` (``ELOOP``) on purpose, not a :class:`MnemaraError`: a refused write fails like any
+    other failed write, through the handlers every writer already has."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(errno.ELOOP, f"{path}: refused: {why} (Mnemara writes only regular files in real "
+                                      "folders, never through a link)")
+        self.path = Path(path)
+
+
+def _home_anchors() -> list[str]:
+    """The Mnemara home as configured and as resolved: folders below it are checked for links."""
+    env = os.environ.get("MNEMARA_HOME")
+    home = os.path.abspath(os.path.expanduser(env)) if env else os.path.join(os.path.expanduser("~"), ".mnemara")
+    return list(dict.fromkeys([home, os.path.realpath(home)]))
+
+
+def check_no_links(path: Path) -> None:
+    """Raise :class:`LinkRefused` when ``path`` is a link or special file, or when a folder between
+    the Mnemara home and ``path`` is a symlink (or not a folder). Missing parts are fine."""
+    path = Path(os.path.abspath(path))
+    text = str(path)
+    for anchor in _home_anchors():
+        if text.startswith(anchor.rstrip(os.sep) + os.sep):
+            current = Path(anchor)
+            for part in path.relative_to(anchor).parts[:-1]:
+                current = current / part
+                try:
+                    mode = os.lstat(current).st_mode
+                except FileNotFoundError:
+                    break
+                if stat.S_ISLNK(mode):
+                    raise LinkRefused(path, f"the folder {current} is a symbolic link")
+                if not stat.S_ISDIR(mode):
+                    raise LinkRefused(path, f"{current} is not a folder")
+            break
+    check_regular(path)
+
+
+#: Files SQLite writes beside a database (they must not be links either).
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def check_sqlite_files(path: Path) -> None:
+    """:func:`check_no_links` for a SQLite database and the files SQLite writes beside it (SQLite
+    follows links: a planted ``x.sqlite-wal -> ~/.bashrc`` would be written through)."""
+    for name in (Path(path), *(Path(f"{path}{suffix}") for suffix in SQLITE_COMPANIONS)):
+        check_no_links(name)
+
+
+def check_regular(path: Path) -> None:
+    """Raise :class:`LinkRefused` unless ``path`` is missing or a regular file (not a link, pipe or device)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise LinkRefused(Path(path), "it is a symbolic link")
+    if not stat.S_ISREG(mode):
+        raise LinkRefused(Path(path), "it is not a regular file")
+
+
+def open_nofollow(path: Path, flags: int, mode: int = PRIVATE_FILE) -> int:
+    """``os.open`` of a regular file without following a link at ``path`` or in checked parents."""
+    check_no_links(path)
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # it became a link between the check and the open
+            raise LinkRefused(Path(path), "it is a symbolic link") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LinkRefused(Path(path), "it is not a regular file")
+    return fd
+
+
 def private_mkdir(path: Path) -> None:
-    """Create ``path`` and its missing parents as 0700 folders; existing folders are left as they are."""
+    """Create ``path`` and its missing parents as 0700 folders; existing folders are left as they are.
+
+    Below the Mnemara home a symlinked folder on the way is refused (:class:`LinkRefused`).
+    """
     path = Path(path)
+    _check_folder(path)
     if path.is_dir():
         return
     if path.parent != path and not path.parent.is_dir():
@@ -30,15 +121,21 @@ def private_mkdir(path: Path) -> None:
             raise
 
 
+def _check_folder(path: Path) -> None:
+    """:func:`check_no_links` for a folder: the folder itself may exist, as a real folder."""
+    check_no_links(Path(path) / "_")
+
+
 def touch_private(path: Path) -> None:
     """Create ``path`` as an empty 0600 file if it does not exist (an existing file is untouched)."""
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
+    os.close(open_nofollow(path, os.O_WRONLY | os.O_CREAT))
 
 
 def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
     """Write ``text`` to ``path`` via a temp file in the same folder and a rename (a new file is 0600)."""
     path = Path(path)
     private_mkdir(path.parent)
+    check_no_links(path)
     _write_and_replace(path, text.encode(encoding))
 
 
@@ -66,7 +163,7 @@ def locked(path: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock on ``path`` (created if missing) for the block."""
     path = Path(path)
     private_mkdir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
@@ -106,7 +203,7 @@ def locked_append(path: Path, text: str, *, own_line: bool = False) -> int:
 
 def _same_file(fd: int, path: Path) -> bool:
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
         return False
     mine = os.fstat(fd)
@@ -122,7 +219,7 @@ def _open_locked(path: Path, flags: int) -> int:
     the path still names the locked inode and start again if not.
     """
     while True:
-        fd = os.open(path, flags, PRIVATE_FILE)
+        fd = open_nofollow(path, flags)
         fcntl.flock(fd, fcntl.LOCK_EX)
         if _same_file(fd, path):
             return fd

@@ -17,7 +17,7 @@ from mnemara.core.debuglog import log_event
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.store.turns import TurnStore
     from mnemara.tools import ToolContext
 
@@ -43,6 +43,11 @@ class TurnPart:
     def turn_context(self, host: Any, text: str) -> str:
         """An extra text block sent with this turn's message only, never stored ('' for none)."""
         return ""
+
+    def answer_meta(self, host: Any, text: str) -> dict[str, Any]:
+        """Fields stored in the meta of the answer row when the turn with message ``text`` completes
+        (not when it fails or is interrupted); {} for none."""
+        return {}
 
     def after_turn(self, host: Any, assistant_row_id: int) -> None:
         """Called once the turn's assistant row is stored and the window trimmed."""

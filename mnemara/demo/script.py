@@ -28,7 +28,8 @@ Sign off as: {DEMO_NAME}
 
 INTRO = ("Welcome to the Mnemara tour (5 steps, about 2 minutes). Everything here is real (the Claude Agent SDK, "
          "its CLI, the SQLite turn store, memory and search) except the model: a scripted stand-in on 127.0.0.1 "
-         "answers. Each step puts a message in the input below: press Ctrl+S to send it.")
+         "answers. Each step puts a message in the input below: press Ctrl+S to send it (used to Enter from Claude "
+         "Code? type /keys enter first). Typing a /command replaces the message; it comes back after.")
 
 NEXT_STEPS = """Tour done. Next steps:
   1. export ANTHROPIC_API_KEY=sk-ant-...     (or see the README for signing in with the bundled CLI)
@@ -53,9 +54,10 @@ STEPS = (
          "Pin my goal: finish the tour", "pin"),
     Step("Step 3/5 · memory: notes are Markdown files in memory/, indexed for search.",
          "Remember that my favourite editor is Helix", "remember"),
-    Step("Step 4/5 · recall: rag_query finds the note again (keyword search here; vectors too when Ollama runs).",
+    Step("Step 4/5 · recall: rag_query finds the note again, by keywords and by meaning (vectors from the bundled "
+         "local embedder: no server to run).",
          "Which editor do I like?", "which editor"),
-    Step("Step 5/5 · the role doc is the system prompt, re-read before every call. Click 📄 Role (or /role_doc), "
+    Step("Step 5/5 · the role doc is the system prompt, re-read before every call. Click 📄 Role (or type /role_doc), "
          f"change 'Sign off as: {DEMO_NAME}' to any name, Ctrl+S saves, Esc closes; then send the message.",
          "Sign off as the role doc says", "sign off"),
 )

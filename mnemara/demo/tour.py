@@ -16,7 +16,7 @@ from typing import Callable, TextIO
 
 from mnemara.core.config import update_config
 from mnemara.demo.script import DEMO_NAME, DEMO_ROLE, STEPS, respond
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import ScriptedAPI
 
 AUTO_NAME = "Auto Tourist"

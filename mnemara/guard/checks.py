@@ -4,9 +4,10 @@
   files of *whichever process opens them*. The gate runs in Mnemara, the tool in
   the Claude CLI, so the gate would judge Mnemara's file while the CLI reads its
   own (its stdout pipe: the turn hangs). Such paths are refused for file tools.
-* :func:`loose_bash_patterns`: an ``allowed_patterns`` entry for Bash that also
-  matches a command with shell metacharacters appended (``^ls( |$)`` allows
-  ``ls -la; rm -rf ~``) is reported when the session starts, naming the entry.
+* :func:`loose_bash_patterns`: an ``allowed_patterns`` entry for Bash that, on its own,
+  allows a second, unrelated command chained after the first (``.*`` allows
+  ``ls; touch x``: Bash patterns are matched command by command, see
+  :mod:`mnemara.guard.bash_patterns`) is reported when the session starts, naming the entry.
 """
 from __future__ import annotations
 
@@ -107,13 +108,15 @@ def _literal_prefix(pattern: str) -> str:
 
 
 def loose_match(pattern: re.Pattern[str]) -> str | None:
-    """A probe command with shell metacharacters appended that ``pattern`` allows, or None."""
+    """A probe command with a second command chained on that ``pattern`` alone allows, or None."""
+    from mnemara.guard.bash_patterns import match_bash
+
     base = _literal_prefix(pattern.pattern).rstrip()
     bases = [b for b in dict.fromkeys([base, base + " -l", base + " x", "ls", "echo hi"]) if b.strip()]
     for start in bases:
         for suffix in SHELL_SUFFIXES:
             probe = start + suffix
-            if pattern.search(probe):
+            if match_bash(probe, [pattern]).allowed:
                 return probe
     return None
 
@@ -124,7 +127,7 @@ def loose_bash_patterns(entries: list[tuple[str, re.Pattern[str]]]) -> list[str]
     for where, pattern in entries:
         probe = loose_match(pattern)
         if probe is not None:
-            problems.append(f"{where}: Bash pattern {pattern.pattern!r} also allows {probe!r} (a second command "
-                            "after shell metacharacters); end it with $ and list the arguments you allow, "
+            problems.append(f"{where}: Bash pattern {pattern.pattern!r} also allows {probe!r} (it matches the "
+                            "second command too); anchor it with ^ and $ and list the arguments you allow, "
                             "e.g. ^ls( [-\\w./]+)*$")
     return problems

@@ -4,8 +4,9 @@ Every tool call the model makes passes :meth:`PermissionGate.decide` (the sessio
 calls it from a ``PreToolUse`` hook, which the CLI runs for *every* call, even the
 ones it would auto-approve). The order of checks is fixed:
 
-1. ``file_tool_home_only``: a file tool aimed outside ``$HOME`` (after resolving
-   ``..`` and symlinks) is denied and logged to ``debug.log``; an in-process tool
+1. ``file_tool_home_only``: a file tool aimed outside ``$HOME`` and outside every
+   folder of ``file_tool_roots`` (after resolving ``..`` and symlinks, see
+   :mod:`mnemara.guard.file_roots`) is denied and logged to ``debug.log``; an in-process tool
    declaring ``file_args`` (``read_skeleton``) is a file tool too, governed by the
    Read policy as well as its own;
 2. a ``deny`` policy denies;
@@ -35,8 +36,10 @@ from typing import Any, Awaitable, Callable, Literal, Optional, Union
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
+from mnemara.guard.file_roots import FileRoots, real_homes
 from mnemara.guard.guarded_files import GuardedFiles
+from mnemara.guard.bash_patterns import match_bash
 from mnemara.guard.checks import loose_bash_patterns, process_relative_path
 from mnemara.guard.request import FILE_TOOLS, PermissionRequest, stable_json
 
@@ -166,6 +169,10 @@ class PermissionGate:
         #: model-facing name -> the policy name of one call, from its input (see ToolSpec.call_policy)
         self._call_policies: dict[str, Callable[[dict[str, Any]], str]] = {
             s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
+        #: model-facing name -> why one call needs the user's yes (see ToolSpec.asks), judged on ``tool_context``
+        self._asks: dict[str, Callable[[Any, dict[str, Any]], str]] = {
+            s.qualified_name: s.asks for s in specs if s.asks is not None}
+        self.tool_context: Any = None  # the session's ToolContext, which the asks checks read
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
         self._guarded = GuardedFiles(instance)
@@ -212,6 +219,8 @@ class PermissionGate:
             self._config_patterns[policy.tool] = compiled
             if policy.tool == "Bash":
                 self._config_problems += loose_bash_patterns([(entry, p) for p in compiled])
+        self._roots = FileRoots.from_entries(config.file_tool_roots, *real_homes(), source=f"{source}: file_tool_roots")
+        self._config_problems += self._roots.problems
         self._configured_servers = {server.name for server in config.mcp_servers}
         self._keys_cache = {}  # which server a tool belongs to depends on the configured servers
         self._refresh_persisted()
@@ -355,7 +364,7 @@ class PermissionGate:
             if special is not None:
                 return self._logged(tool_name, Decision("deny", f"{tool_name} refused: {special}"))
             inside, resolved = is_inside_home(path, self.cwd)
-            if self.config.file_tool_home_only and not inside:
+            if self.config.file_tool_home_only and not inside and self._roots.holding(resolved) is None:
                 return self._home_refusal(tool_name, path, resolved)
         call_policy = self._call_policy(tool_name, tool_input)
         mode, why = self._mode(tool_name, call_policy)
@@ -366,6 +375,9 @@ class PermissionGate:
             what = self._guarded.what(resolved)
             if what:
                 return Decision("ask", f"{tool_name} would change {what}")
+        asked = self._ask_reason(tool_name, tool_input)
+        if asked:
+            return Decision("ask", asked)
         if mode == "allow":
             return Decision("allow", why)
         if policy in self.session_allowed:
@@ -375,6 +387,8 @@ class PermissionGate:
                     for pattern in (*self._config_patterns.get(key, ()), *self._persisted.get(key, ()))]
         if not patterns:
             return Decision(mode, why)
+        if tool_name == "Bash":
+            return self._bash_decision(tool_input, patterns, mode, why)
         # A file tool's path and the file it reaches must both be allowed: a pattern for a project
         # folder must not let proj/docs/.bashrc through when proj/docs is a symlink to $HOME.
         forms = _forms(self.target(tool_name, tool_input), resolved)
@@ -386,6 +400,32 @@ class PermissionGate:
             missing = " and ".join(form for form, m in zip(forms, matched) if m is None)
             return Decision(mode, f"{why}; {forms[0]} reaches {resolved}: no allowed pattern matches {missing}")
         return Decision(mode, why)
+
+    @staticmethod
+    def _bash_decision(tool_input: dict[str, Any], patterns: list[re.Pattern[str]], mode: Verdict,
+                       why: str) -> Decision:
+        """Bash patterns are matched command by command (:mod:`mnemara.guard.bash_patterns`); a line the
+        user approved exactly with ``a`` (its ``\\A...\\Z`` pattern) is allowed as a whole."""
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return Decision(mode, why)
+        exact = always_pattern(command)
+        if any(pattern.pattern == exact for pattern in patterns):
+            return Decision("allow", f"Bash command allowed exactly by pattern {exact!r}")
+        found = match_bash(command, patterns)
+        if found.allowed:
+            return Decision("allow", f"Bash: {found.reason}")
+        return Decision(mode, f"{why}; {found.reason}")
+
+    def _ask_reason(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """Why this call of an in-process tool needs the user's yes whatever its policy ("" when it does not)."""
+        check = self._asks.get(tool_name)
+        if check is None or self.tool_context is None:
+            return ""
+        try:
+            return str(check(self.tool_context, tool_input) or "")
+        except Exception as exc:  # the check itself failed: asking is the safe answer
+            return f"{tool_name}: could not tell whether it touches something of yours ({exc})"
 
     def resolved_path(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
         """The file a file tool's path reaches once ``~``, ``..`` and symlinks are resolved (None if not a file tool)."""
@@ -401,7 +441,8 @@ class PermissionGate:
         self._log("permission_home_only", "warning", tool=tool_name, target=path, resolved=resolved)
         return Decision(
             "deny",
-            f"{tool_name} refused: {path} resolves to {resolved}, outside $HOME (file_tool_home_only is on)",
+            f"{tool_name} refused: {path} resolves to {resolved}, outside $HOME"
+            f"{' and file_tool_roots' if self._roots.roots else ''} (file_tool_home_only is on)",
         )
 
     # -- asking -------------------------------------------------------------------
@@ -421,8 +462,13 @@ class PermissionGate:
             policy = self._call_policy(tool_name, tool_input) or self.policy_name(tool_name)
             target = self.target(tool_name, tool_input)
             resolved = self.resolved_path(tool_name, tool_input)
+            from mnemara.guard.change_preview import EDIT_TOOLS, preview_change  # difflib: only when asking
+
+            change = (await asyncio.to_thread(preview_change, tool_name, tool_input, resolved, target)
+                      if tool_name in EDIT_TOOLS else None)  # reads the file: off the session's loop
             request = PermissionRequest(tool_name, policy, target, tool_input, file_args=self.file_args(tool_name),
-                                        resolved=resolved if resolved is not None and resolved != target else "")
+                                        resolved=resolved if resolved is not None and resolved != target else "",
+                                        change=change)
             answer = await self._prompt(request)
             decision = self._apply_answer(request, answer)
             shown = request.shown
@@ -503,7 +549,12 @@ def _forms(target: str, resolved: str | None) -> list[str]:
 
 
 def _read_permissions_doc(path: Path) -> tuple[dict[str, Any], str | None]:
-    """The raw permissions.json object, or ``({}, problem)``. A missing file is an empty doc."""
+    """The raw permissions.json object, or ``({}, problem)``. A missing file is an empty doc.
+
+    A link is refused: a planted ``permissions.json`` -> a file someone else writes would grant allows.
+    """
+    if path.is_symlink():
+        return {}, f"{path.name}: is a symbolic link; its patterns are ignored and nothing is saved through it"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 
 CONTROL_FILES = ("config.json", "permissions.json")
 RECORD_FILES = ("turns.sqlite", "turns.sqlite-wal", "turns.sqlite-shm", "turns.sqlite-journal", "spool.jsonl",

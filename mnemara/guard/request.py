@@ -3,15 +3,21 @@
 :class:`PermissionRequest` is handed to every prompt (REPL line, panel modal, an embedder's
 callback). Its target is escaped by :mod:`mnemara.guard.target_text`; for a file tool the file the
 path reaches (when a symlink makes it another one) and the rest of the input (what a Write
-writes) are shown with it, so the user approves exactly what runs.
+writes) are shown with it, so the user approves exactly what runs. For Edit, MultiEdit and
+Write the gate adds :attr:`PermissionRequest.change`, a diff of the file as it would change
+(:mod:`mnemara.guard.change_preview`), shown instead of those calls' raw JSON.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mnemara.guard.target_text import ShownTarget, show_target
+from mnemara.guard.target_text import show_target
+
+if TYPE_CHECKING:  # the diff preview (difflib) is imported only when a question shows one
+    from mnemara.guard.change_preview import ChangePreview
+    from mnemara.guard.target_text import ShownTarget
 
 #: File tools and the input key holding their path.
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
@@ -19,6 +25,8 @@ FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "M
 ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
 #: A target this long (as shown) gets a reminder line next to the answer keys in a text prompt.
 LONG_TARGET = 400
+#: ANSI colours of a diff's lines in a text prompt on a terminal that has colour.
+DIFF_COLOURS = {"-": "31", "+": "32", "hunk": "36", "header": "1", "note": "2"}
 
 
 def stable_json(value: Any) -> str:
@@ -36,6 +44,7 @@ class PermissionRequest:
     tool_input: dict[str, Any] = field(default_factory=dict)
     file_args: tuple[str, ...] = ()  # the arguments naming the target file (a file tool), else empty
     resolved: str = ""  # the file a file tool's path reaches, when symlinks/.. make it another one
+    change: ChangePreview | None = None  # what an Edit/MultiEdit/Write would do to its file (the gate adds it)
 
     @property
     def shown(self) -> ShownTarget:
@@ -68,23 +77,44 @@ class PermissionRequest:
         key = self.target_key
         if key is None or not isinstance(self.tool_input, dict):
             return ""
-        rest = {k: v for k, v in self.tool_input.items() if k != key}
+        change = self.change
+        diffed = change.shown_keys if change is not None and not change.problem else ()
+        rest = {k: v for k, v in self.tool_input.items() if k != key and k not in diffed}
         return show_target(stable_json(rest)).text if rest else ""
 
-    def question(self) -> str:
-        """The whole question for a text prompt: what is asked, the target whole, the rest of the input
-        (:attr:`details`: what a Write writes), then the answer keys.
+    def change_lines(self, color: bool = False) -> list[str]:
+        """:attr:`change` for a text prompt: a heading, then the diff's lines indented (coloured with
+        ``color``); one line saying why when there is no diff; [] when there is no change to show."""
+        change = self.change
+        if change is None:
+            return []
+        if change.problem:
+            return [f"  no diff: {show_target(change.problem).text}"]
+        lines = [f"  change ({change.summary}):" if change.lines else f"  change: {change.summary}"]
+        for line in change.lines:
+            text = f"    {line.text}"
+            colour = DIFF_COLOURS.get(line.kind) if color else None
+            lines.append(f"\x1b[{colour}m{text}\x1b[0m" if colour else text)
+        return lines
+
+    def question(self, color: bool = False) -> str:
+        """The whole question for a text prompt: what is asked, the target whole, the change an Edit or
+        Write would make (:meth:`change_lines`, coloured with ``color``), the rest of the input
+        (:attr:`details`), then the answer keys.
 
         A target longer than :data:`LONG_TARGET` characters fills more than a few terminal rows and
         its start may have scrolled away: a last line next to the keys says so, with its size.
         """
         shown = self.shown
         details = self.details
+        change = self.change_lines(color)
+        size = len(shown.text) + len(details) + sum(len(line) for line in change[1:])
         reminder = (f"  ^ end of a long target ({shown.summary}): read it from its start above\n"
-                    if len(shown.text) + len(details) > LONG_TARGET else "")
+                    if size > LONG_TARGET else "")
         return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
                 f"  {shown.text}\n"
                 + (f"  resolves to: {self.shown_resolved}\n" if self.resolved else "")
+                + "".join(f"{line}\n" for line in change)
                 + (f"  with: {details}\n" if details else "")
                 + f"{reminder}{ANSWER_KEYS}: ")
 

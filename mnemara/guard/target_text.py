@@ -21,6 +21,7 @@ followed by 5000 of them and ``ls -la`` leaves only ``ls -la`` on an 80x30 termi
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from itertools import groupby
@@ -93,3 +94,54 @@ def show_target(target: str) -> ShownTarget:
         else:
             parts.append("\\\\" * n if ch == "\\" else ch * n)
     return ShownTarget("".join(parts), lines, len(target), True, any(counted))
+
+
+#: In :func:`show_lines`, a run of this many spaces or more is shown with its count: more than any
+#: indentation (code nests deeper than :data:`REPEAT_RUN` spaces), fewer than a terminal row.
+LINE_SPACE_RUN = 64
+_SAFE_LINE = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in _BLANK_LOOKING) + "]")
+
+
+@dataclass(frozen=True)
+class ShownLines:
+    """Lines ready for display (a diff in a permission question), escaped as a whole or not at all."""
+
+    lines: list[str]
+    escaped: bool
+    counted_runs: bool = False
+
+    @property
+    def legend(self) -> str:
+        """How to read escaped lines ("" when they are shown as they are)."""
+        if not self.escaped:
+            return ""
+        runs = ", \\{N} = the character before it N times" if self.counted_runs else ""
+        return f"shown escaped: \\t = tab, \\r = carriage return, \\\\ = backslash{runs}"
+
+
+def _plain_line(line: str, space_run: int) -> bool:
+    return line.isprintable() and _SAFE_LINE.search(line) is None and " " * space_run not in line
+
+
+def show_lines(lines: list[str], space_run: int = LINE_SPACE_RUN) -> ShownLines:
+    """Lines (without their newline) for display, one screen line each: if any holds a character
+    :func:`show_target` escapes, or a run of ``space_run`` spaces, *every* line is escaped (each
+    backslash doubled), so that no line can pass for an escaped one. A run of :data:`REPEAT_RUN`
+    of one escaped character, or of ``space_run`` spaces, is shown once with its count."""
+    if all(_plain_line(line, space_run) for line in lines):
+        return ShownLines(list(lines), False)
+    out: list[str] = []
+    counted_any = False
+    for line in lines:
+        parts = []
+        for ch, group in groupby(line):
+            n = sum(1 for _ in group)
+            if n >= (space_run if ch == " " else REPEAT_RUN) and (ch == " " or _unsafe(ch)):
+                parts.append(f"{_escape(ch)}\\{{{n}}}")
+                counted_any = True
+            elif _unsafe(ch):
+                parts.append(_escape(ch) * n)
+            else:
+                parts.append("\\\\" * n if ch == "\\" else ch * n)
+        out.append("".join(parts))
+    return ShownLines(out, True, counted_any)

@@ -46,8 +46,8 @@ def _config(section: str, source: str) -> Any:
 
 
 def parse(text: str, source: str = "export") -> Any:
-    """An :class:`~mnemara.context.exchange.ExportDoc` (``config`` None when the file has none)."""
-    from mnemara.context.exchange import ExportDoc
+    """An :class:`~mnemara.store.export_doc.ExportDoc` (``config`` None when the file has none)."""
+    from mnemara.store.export_doc import ExportDoc
 
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
     sections = {m.group(1): m.group(2) for m in _SECTION.finditer(text)}

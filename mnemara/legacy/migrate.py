@@ -2,7 +2,7 @@
 
 Order of work (:func:`migrate_instance`):
 
-1. find the files still in 0.18's format (:func:`~mnemara.legacy.detect.legacy_parts`);
+1. find the files still in 0.18's format (:func:`~mnemara.store.legacy_detect.legacy_parts`);
    none: nothing is touched ("up to date"), so a second run is a no-op;
 2. copy the originals into ``pre-migrate-<timestamp>/`` inside the instance
    (``turns.sqlite`` through SQLite's backup API, so a copy is consistent);
@@ -25,9 +25,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mnemara.core.errors import MnemaraError
+from mnemara.core.folder_check import refused_entries
 from mnemara.core.fsutil import atomic_write_text
-from mnemara.core.instance import Instance
-from mnemara.legacy import detect
+from mnemara.store.instance import Instance
+from mnemara.store import legacy_detect as detect
 from mnemara.legacy.config018 import convert_config
 from mnemara.legacy.perms018 import fold_legacy
 from mnemara.peer import watermark
@@ -83,6 +84,24 @@ def _copy_originals(root: Path, backup: Path, parts: list[str]) -> None:
         shutil.copytree(memory, backup / "memory", symlinks=True)
 
 
+def _permission_notes(root: Path, cfg_raw: object) -> list[str]:
+    """What the migrated config lets the agent do that a new instance's would not (or the reverse),
+    as the permission gate answers it (:func:`mnemara.guard.effective.capability_changes`)."""
+    from mnemara.core.config import Config
+    from mnemara.core.errors import ConfigError
+    from mnemara.guard.effective import capability_changes, instance_for
+
+    try:
+        migrated = Config.from_dict(cfg_raw, source=str(root / "config.json"))
+    except ConfigError as exc:
+        return [f"permissions: not compared ({exc})"]
+    lines = capability_changes(Config(), migrated, instance_for(root), skip=frozenset({"role_doc_path"}))
+    if not lines:
+        return ["permissions: the same as a new instance's"]
+    return ["permissions, compared with a new instance (~ tool: new instance -> this one; - new instance, "
+            "+ this one):", *lines]
+
+
 def _build(root: Path, staging: Path, parts: list[str], result: MigrationResult) -> dict[str, Path]:
     """Converted files in ``staging``; returns original name -> staged file."""
     staged: dict[str, Path] = {}
@@ -106,7 +125,13 @@ def _build(root: Path, staging: Path, parts: list[str], result: MigrationResult)
     if "permissions.json" in parts:
         raw = json.loads((root / "permissions.json").read_text(encoding="utf-8"))
         staged["permissions.json"] = staging / "permissions.json"
-        atomic_write_text(staged["permissions.json"], json.dumps(fold_legacy(raw), indent=2, ensure_ascii=False) + "\n")
+        folded = fold_legacy(raw)
+        atomic_write_text(staged["permissions.json"], json.dumps(folded, indent=2, ensure_ascii=False) + "\n")
+        table = folded.get("allowed_patterns") if isinstance(folded, dict) else None
+        for tool, patterns in sorted(table.items()) if isinstance(table, dict) else ():
+            result.notes += [f"  + permissions.json allowed_patterns[{tool}]: {json.dumps(p)} (allowed without asking)"
+                             for p in patterns if isinstance(p, str)]
+    result.notes += _permission_notes(root, cfg_raw)
     if detect.LEGACY_WATERMARK in parts:
         from mnemara.peer.inbox import resolve_db_path
 
@@ -164,6 +189,12 @@ def migrate_instance(inst: Instance, now: datetime | None = None) -> MigrationRe
     parts = detect.legacy_parts(root)
     if not parts:
         return result
+    refused = refused_entries(root)
+    if refused:
+        raise MigrationError(
+            f"{inst.name}: migration stopped, nothing was changed: the folder holds entries Mnemara does not "
+            "take over (links, special files, files over the size cap); move each away and run `mnemara migrate "
+            f"--instance {inst.name}` again:\n" + "\n".join(f"  {line}" for line in refused))
     if not detect.readable_store(inst.turns_path):
         raise MigrationError(
             f"{inst.name}: migration stopped, nothing was changed: {inst.turns_path} cannot be read (damaged, or "

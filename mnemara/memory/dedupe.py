@@ -1,35 +1,37 @@
-"""Dedupe on write: a note already held by an atom is not appended again; a correction always is.
+"""Dedupe on write: only an exact copy is not appended; anything close is written and proposed.
 
-Only active notes count: a superseded or deprecated note may be written again
-(the fact became true again), and the writers say so (:func:`inactive_copies`).
+The rule (issue 31): no automatic step refuses a note on a similarity or a claim-guard
+verdict, because a wrong "copy" costs the user a correction. Only active notes count: a
+superseded or deprecated note may be written again (the fact became true again), and the
+writers say so (:func:`inactive_copies`).
 
-Two tests, cheapest first:
-
-* **same text**: equal after :func:`similarity.normalize` (case, whitespace,
-  emphasis marks and trailing punctuation do not count). Needs nothing but the
-  day files, so ``mnemara note`` uses only this one and stays light.
-* **same claim**: the new text and the few atoms closest to it by shared
-  words are compared with :func:`similarity.relate`: embedded (when an
-  embedder answers, for the similarity shown) and checked by the claim guard.
-  A *copy* (the same content words AND the same numbers, negations, polarity
-  and names; a similarity never decides) is not appended. A
-  *conflict* (same topic, different claim: "30 s" vs "60 s", "on" vs "off")
-  is written, and the answer names the note it conflicts with so the user
-  can resolve it (``mnemara lint --fix``). An embedder failure never blocks
-  the write: the answer says the similarity check was skipped.
+* **exact copy**: the same text after :func:`mnemara.memory.search.exact.copy_key`
+  (whitespace, Unicode form, the case of plain words, markdown dressing). Not appended;
+  the answer names the kept note. ``mnemara note`` uses only this test and stays light.
+* **possible copy**: the few atoms closest to the new text by shared words are compared
+  with :func:`similarity.relate`. Worded alike with the same claim, but not the same
+  text: written, and a *merge* proposal is recorded for ``mnemara lint --fix``.
+* **possible correction** (a conflict: same subject, different claim: "30 s" / "60 s",
+  ``redis-a`` / ``redis-b``): written, named in the answer, and a *supersession*
+  proposal is recorded. An embedder failure never blocks the write: the answer says the
+  similarity check was skipped.
 """
 from __future__ import annotations
 
 import math
+import sqlite3
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from mnemara.core.errors import ConfigError
+from mnemara.core.fsutil import LinkRefused
+from mnemara.memory.note_index import NoteIndex
 from mnemara.memory.notes import Atom, day_files, parse_text
-from mnemara.memory.search.similarity import COPY, CONFLICT, contradicts, cosine, normalize, relate, strip_marks, tokens
+from mnemara.memory.search.exact import copy_key
+from mnemara.memory.search.similarity import CONFLICT, POSSIBLE_COPY, contradicts, cosine, relate, strip_marks, tokens
 from mnemara.memory.status import StatusBook, all_atoms, note_moment, propose_supersessions
 
 SIMILAR_CANDIDATES = 5
@@ -44,7 +46,7 @@ class Duplicate:
     """The atom that already holds a note, and how that was decided."""
 
     atom: Atom
-    how: str  # "same text" | "same claim"
+    how: str  # "same text": the only kind that is acted on
     similarity: float
     status: str = "active"
 
@@ -55,16 +57,16 @@ class Duplicate:
 
 
 def _same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> list[Atom]:
-    """Every note whose normalised text equals ``text``'s, oldest first.
+    """Every note that is an exact copy of ``text`` (the same :func:`copy_key`), oldest first.
 
     Without ``atoms``, day files that do not even contain the note's longest
     word (a plain substring test on the case-folded file) are not parsed.
     """
-    want = normalize(text)
+    want = copy_key(text)
     if not want:
         return []
     if atoms is None:
-        key = max(want.split(), key=len)
+        key = max(want.split(), key=len).casefold()
         atoms = []
         for path in day_files(memory_dir):
             try:
@@ -73,7 +75,7 @@ def _same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None)
                 continue
             if key in strip_marks(unicodedata.normalize("NFKC", raw).casefold()):
                 atoms.extend(parse_text(raw, path))
-    return [atom for atom in atoms if normalize(atom.text) == want]
+    return [atom for atom in atoms if copy_key(atom.text) == want]
 
 
 def _book(memory_dir: Path) -> StatusBook | None:
@@ -84,7 +86,7 @@ def _book(memory_dir: Path) -> StatusBook | None:
 
 
 def find_same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> Atom | None:
-    """The oldest *active* note whose normalised text equals ``text``'s.
+    """The oldest *active* note that is an exact copy of ``text``.
 
     A superseded or deprecated note does not hold a fact any more, so writing it
     again is allowed (:func:`inactive_copies` names such notes).
@@ -97,7 +99,8 @@ def inactive_copies(memory_dir: Path, text: str) -> list[str]:
     return same_text_notes(memory_dir, text)[1]
 
 
-def same_text_notes(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None) -> tuple[Atom | None, list[str]]:
+def same_text_notes(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None, *,
+                    later: Callable[[Atom], Sequence[Atom]] | None = None) -> tuple[Atom | None, list[str]]:
     """:func:`find_same_text` and :func:`inactive_copies` from one read of the day files (or of ``atoms``).
 
     A note with the same text that a newer active note contradicts does not hold the text any
@@ -110,7 +113,7 @@ def same_text_notes(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = 
                                       for a in found if book.status_of(a) != "active"]
     if actives:
         newest = max(actives, key=lambda a: note_moment(a.timestamp))
-        against = contradicted_since(memory_dir, newest, text, atoms, book)
+        against = contradicted_since(memory_dir, newest, text, later(newest) if later else atoms, book)
         if against:
             others.append(f"note {newest.id} ({newest.location}), contradicted since by "
                           + ", ".join(f"note {a.id} ({a.location})" for a in against))
@@ -181,51 +184,76 @@ class Conflict:
 class WriteCheck:
     """What dedupe found for a note about to be written."""
 
-    duplicate: Duplicate | None = None
-    conflicts: list[Conflict] = field(default_factory=list)
+    duplicate: Duplicate | None = None  # an exact copy: the only reason not to append
+    conflicts: list[Conflict] = field(default_factory=list)  # possible corrections: supersession proposals
+    copies: list[Conflict] = field(default_factory=list)  # possible copies: merge proposals
     note: str = ""  # why the similarity check was skipped, if it was
-    restates: Atom | None = None  # a note with the same claim that a newer note contradicted since
+    restates: Atom | None = None  # an exact copy of a note that a newer note contradicted since
+    inactive: list[str] = field(default_factory=list)  # superseded/deprecated notes with the same text
+
+    def lines(self) -> list[str]:
+        """What a CLI write (``mnemara note``, ``/note``) says after writing: the proposals it recorded."""
+        out = [f"note: the same text is in {old}; written again" for old in self.inactive]
+        out += [f"may correct note {c.atom.id} ({'; '.join(c.reasons)}): both kept; proposed for supersession"
+                for c in self.conflicts]
+        out += [f"may be a copy of note {c.atom.id} (not the same text): both kept; proposed for a merge"
+                for c in self.copies]
+        if self.conflicts or self.copies:
+            out.append("review with `mnemara lint --fix` or /memory review")
+        return out
 
 
 def assess(memory_dir: Path, text: str, *, embedder: Embedder | None = None, threshold: float = 0.97) -> WriteCheck:
-    """Copy (refuse), conflicts (write and name them) or nothing, for ``text`` against the atoms."""
+    """An exact copy (not appended), or the possible copies and corrections to propose, for ``text``.
+
+    The copies and the closest notes are looked up in :class:`NoteIndex`, so a write does not read
+    every note; when the index cannot be used, every note is read (slower, same answer)."""
     book = _book(memory_dir)
-    atoms = [a for a in all_atoms(memory_dir) if book is None or book.status_of(a) == "active"]
-    same = find_same_text(memory_dir, text, atoms)
+    try:
+        with NoteIndex.open(memory_dir) as index:
+            index.sync()
+            found = index.same_key(copy_key(text))
+            near = index.closest(tokens(text), SIMILAR_CANDIDATES * 4)
+            since = {a.file.name: index.since(a.file.name) for a in found}
+    except (sqlite3.Error, LinkRefused):  # a broken or linked index: read every note (never write through a link)
+        everything = all_atoms(memory_dir)
+        found = _same_text(memory_dir, text, everything)
+        near = closest_by_words(text, everything, SIMILAR_CANDIDATES * 4)
+        since = {a.file.name: [b for b in everything if b.file.name >= a.file.name] for a in found}
+    return _judge(memory_dir, text, book, found, near, since, embedder, threshold)
+
+
+def _judge(memory_dir: Path, text: str, book: StatusBook | None, found: list[Atom], near: list[Atom],
+           since: dict[str, list[Atom]], embedder: Embedder | None, threshold: float) -> WriteCheck:
+    def active(atom: Atom) -> bool:
+        return book is None or book.status_of(atom) == "active"
+
+    same, others = same_text_notes(memory_dir, text, found, later=lambda a: since[a.file.name])
     if same is not None:
         return WriteCheck(Duplicate(same, "same text", 1.0))
-    check = WriteCheck(note="" if embedder is not None else "similarity check skipped: no embedder")
-    candidates = closest_by_words(text, atoms)
-    if not candidates:
-        return check
+    check = WriteCheck(note="" if embedder is not None else "similarity check skipped: no embedder",
+                       inactive=others)
+    restated = [a for a in found if active(a)]
+    if restated:
+        check.restates = max(restated, key=lambda a: note_moment(a.timestamp))
+    candidates = [a for a in near if active(a) and a not in found][:SIMILAR_CANDIDATES]
     sims: list[float | None] = [None] * len(candidates)
-    if embedder is not None:
+    if embedder is not None and candidates:
         try:
             vectors = embedder.embed([text] + [a.text for a in candidates])
             sims = [cosine(vectors[0], vec) for vec in vectors[1:]]
         except Exception as exc:  # the embedder is optional: never block the write
             check.note = f"similarity check skipped: {exc}"
-    best: tuple[float, Atom] | None = None
-    copies: list[Atom] = []
     for atom, sim in zip(candidates, sims):
         rel = relate(text, atom.text, sim, threshold)
-        if rel.kind == COPY:
-            copies.append(atom)
-            score = sim if sim is not None else 1.0
-            if best is None or score > best[0]:
-                best = (score, atom)
+        if rel.kind == POSSIBLE_COPY:
+            check.copies.append(Conflict(atom, rel.reasons, sim))
         elif rel.kind == CONFLICT:
             check.conflicts.append(Conflict(atom, rel.reasons, sim))
-    if best is None:
-        return check
-    newest = max(copies, key=lambda a: note_moment(a.timestamp))
-    against = contradicted_since(memory_dir, newest, text, atoms)
-    if not against:
-        check.duplicate = Duplicate(best[1], "same claim", best[0])
-        return check
-    check.restates = newest  # the newest word on the subject contradicts it: written again, conflicts named
-    named = {c.atom.id for c in check.conflicts}
-    check.conflicts.extend(Conflict(a, relate(text, a.text).reasons, None) for a in against if a.id not in named)
+    if check.restates is not None:
+        named = {c.atom.id for c in check.conflicts}
+        later = contradicted_since(memory_dir, check.restates, text, since[check.restates.file.name], book)
+        check.conflicts.extend(Conflict(a, relate(text, a.text).reasons, None) for a in later if a.id not in named)
     return check
 
 
@@ -266,29 +294,40 @@ def check_before_write(memory_dir: Path, text: str, config: Any | None = None) -
 
 
 def propose_conflicts(memory_dir: Path, check: WriteCheck, written: Atom) -> int:
-    """Record "``written`` may supersede <each conflicting note>" for ``mnemara lint --fix`` to offer
-    first (as replay does), so the answer's "resolve with `mnemara lint --fix`" always holds: lint's
-    own same-topic scan keeps only its best pairs and may not list this one. Returns how many were new;
-    a broken ``memory/status.json`` records nothing (lint reports that file)."""
-    pairs = [(c.atom, written, "; ".join(c.reasons)) for c in check.conflicts if c.atom.id != written.id]
-    if not pairs:
-        return 0
-    try:
-        return propose_supersessions(memory_dir, pairs, by="write_memory")
-    except ConfigError:
-        return 0
+    """Record "``written`` may supersede <each conflicting note>" and "``written`` may be a copy of
+    <each possible copy>" for ``mnemara lint --fix`` and ``/memory review`` to offer first (as replay
+    does), so the answer's "resolve with `mnemara lint --fix`" always holds. Returns how many were
+    new; a broken ``memory/status.json`` records nothing (lint reports that file)."""
+    added = 0
+    for kind, found in (("supersede", check.conflicts), ("merge", check.copies)):
+        pairs = [(c.atom, written, "; ".join(c.reasons)) for c in found if c.atom.id != written.id]
+        if not pairs:
+            continue
+        try:
+            added += propose_supersessions(memory_dir, pairs, by="write_memory", kind=kind)
+        except ConfigError:
+            return added
+    return added
 
 
 def conflict_report(check: WriteCheck) -> dict[str, Any]:
-    """Fields added to a successful write answer when the note conflicts with older ones."""
-    if not check.conflicts:
-        return {}
-    ids = ", ".join(c.atom.id for c in check.conflicts)
-    out: dict[str, Any] = {"conflicts_with": [c.describe() for c in check.conflicts],
-                           "conflict_message": f"written; conflicts with {ids}: resolve with `mnemara lint --fix` "
-                                               f"(the newer note ranks first in recall meanwhile)"}
-    if check.restates is not None:
+    """Fields added to a successful write answer when the note may correct or copy older ones."""
+    out: dict[str, Any] = {}
+    messages = []
+    if check.conflicts:
+        ids = ", ".join(c.atom.id for c in check.conflicts)
+        out["conflicts_with"] = [c.describe() for c in check.conflicts]
+        messages.append(f"written; it may correct {ids}: both are kept and flagged in recall (newer first) "
+                        "until you resolve it with `mnemara lint --fix` or `/memory review`")
+    if check.copies:
+        ids = ", ".join(c.atom.id for c in check.copies)
+        out["possible_copies"] = [c.describe() for c in check.copies]
+        messages.append(f"written; it may be a copy of {ids} (not the same text, so nothing was merged): "
+                        "merge it with `mnemara lint --fix` or `/memory review`")
+    if check.restates is not None and check.conflicts:
         out["restates"] = check.restates.id
-        out["conflict_message"] += (f"; it restates note {check.restates.id}, which a newer note "
-                                    "contradicted, so it was written again as the newest word")
+        messages.append(f"it restates note {check.restates.id}, which a newer note contradicted, so it was "
+                        "written again as the newest word")
+    if messages:
+        out["conflict_message"] = "; ".join(messages)
     return out

@@ -40,6 +40,7 @@ from mnemara.core.errors import UsageError
 from mnemara.core.fsutil import rewrite_locked
 from mnemara.memory import forget_reach as reach
 from mnemara.memory.dayfile import drop_notes
+from mnemara.memory.note_index import drop_note_index, is_note_index
 from mnemara.memory.notes import Atom, all_notes, archive_files, find_notes, is_note_ref, parse_file
 from mnemara.memory.search.similarity import normalize
 from mnemara.memory.status import chunk_id
@@ -276,15 +277,18 @@ def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]
     """Instance files outside what forget rewrites that still contain the text."""
     handled = {a.file.resolve() for a in plan.atoms} | {(root / p).resolve() for p in plan.wiki_pages}
 
-    def skip(path: Path) -> bool:  # the index and the graph are rewritten; their copies are found by id
+    def skip(path: Path) -> bool:  # the indexes and the graph are rewritten; their copies are found by id
         return (path.resolve() in handled or root / "index" in path.parents or root / "graph" in path.parents
-                or (not keep_turns and _conversation_file(root, path)))
+                or is_note_index(path) or (not keep_turns and _conversation_file(root, path)))
 
     return reach.files_holding(root, _reach_needles(plan), skip)
 
 
 def _conversation_file(root: Path, path: Path) -> bool:
-    """turns.sqlite (and its WAL), the spool and the prompt history: what forget redacts unless keep_turns."""
+    """turns.sqlite (and its WAL), the spool, the prompt history and the recorded API calls: what forget
+    redacts unless keep_turns."""
+    if path.parent == root / reach.REQUESTS_DIR:
+        return True
     return path.parent == root and (path.name.startswith("turns.sqlite") or path.name in reach.OWN_FILES)
 
 
@@ -343,6 +347,7 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
         _check_unchanged(path, atoms)
     for path, atoms in by_file.items():
         drop_notes(path, atoms)
+    receipt["note_index_dropped"] = drop_note_index(root / "memory")  # a cache holding the text: rebuilt on next write
     for page in plan.wiki_pages:
         _remove_from_wiki(root / page, [a.text for a in plan.atoms])
     receipt["rag"] = _forget_in_rag(instance, config, plan)

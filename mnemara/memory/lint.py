@@ -28,7 +28,8 @@ from mnemara.memory.dayfile import fix_in_note
 from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
 from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
 from mnemara.memory.notes import Atom, parse_text, stray_headings
-from mnemara.memory.search.similarity import CONFLICT, normalize, relate
+from mnemara.memory.search.exact import highlight_difference
+from mnemara.memory.search.similarity import CONFLICT, COPY, POSSIBLE_COPY, relate
 from mnemara.memory.status import StatusBook, all_atoms, fingerprint, note_moment
 from mnemara.memory.search.tfidf import same_topic_pairs
 
@@ -45,9 +46,38 @@ class Candidate:
     shared_words: list[str]
     older_text: str
     newer_text: str
-    duplicate: bool = False
+    duplicate: bool = False  # an exact copy (see mnemara.memory.search.exact)
     conflict: str = ""  # why the claim guard says the two differ ("" when it does not)
-    proposed_by: str = ""  # "replay" when a replay run proposed this supersession
+    proposed_by: str = ""  # "replay" or "write_memory" when one of them recorded this proposal
+    kind: str = "supersede"  # "supersede": a possible correction; "merge": a possible copy
+    older_marked: str = ""  # the older text with the words that differ marked [-...-]
+    newer_marked: str = ""  # the newer text with the words that differ marked {+...+}
+
+    def __post_init__(self) -> None:
+        if not self.older_marked and not self.newer_marked:
+            self.older_marked, self.newer_marked = highlight_difference(self.older_text, self.newer_text)
+
+    def question(self) -> str:
+        if self.kind == "merge":
+            return f"merge {self.newer} and {self.older}?"
+        return f"does {self.newer} supersede {self.older}?"
+
+    def lines(self) -> list[str]:
+        """The proposal as the user judges it (``mnemara lint``, ``/memory review``): what it is, why,
+        and both texts with the words that differ marked."""
+        by = f", proposed by {self.proposed_by}" if self.proposed_by else ""
+        if self.kind == "merge":
+            what = ("exact copy" if self.duplicate else "possible copy") + by
+        else:
+            what = f"possible correction{by}" if self.conflict or self.proposed_by else f"same topic {self.similarity:.2f}"
+        head = f"CHECK {what}: {self.question()}"
+        if self.shared_words:
+            head += f"  shared: {', '.join(self.shared_words)}"
+        lines = [head]
+        if self.conflict:
+            lines.append(f"      why: {self.conflict}")
+        lines += [f"      older: {self.older_marked}", f"      newer: {self.newer_marked}"]
+        return lines
 
 
 @dataclass
@@ -151,8 +181,10 @@ def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRES
         if older is None or newer is None or book.is_distinct(older, newer):
             continue  # resolved (superseded, forgotten or judged distinct)
         seen.add((older.id, newer.id))
+        kind = "merge" if proposal.get("kind") == "merge" else "supersede"
         out.append(Candidate(older.id, newer.id, 0.0, [], older.text[:300], newer.text[:300],
-                             conflict=str(proposal.get("why", "")), proposed_by=str(proposal.get("by", "replay"))))
+                             conflict=str(proposal.get("why", "")) if kind == "supersede" else "",
+                             proposed_by=str(proposal.get("by", "replay")), kind=kind))
     pairs = same_topic_pairs([a.text for a in atoms], threshold=threshold, limit=limit * 2)
     for pair in pairs:
         a, b = atoms[pair.a], atoms[pair.b]
@@ -164,11 +196,33 @@ def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRES
             continue
         rel = relate(older.text, newer.text)
         out.append(Candidate(older.id, newer.id, pair.similarity, list(pair.shared), older.text[:300],
-                             newer.text[:300], duplicate=normalize(a.text) == normalize(b.text),
-                             conflict="; ".join(rel.reasons) if rel.kind == CONFLICT else ""))
+                             newer.text[:300], duplicate=rel.kind == COPY,
+                             conflict="; ".join(rel.reasons) if rel.kind == CONFLICT else "",
+                             kind="merge" if rel.kind in (COPY, POSSIBLE_COPY) else "supersede"))
         if len(out) >= limit:
             break
     return out
+
+
+VERDICTS = ("accept", "distinct")
+
+
+def resolve_candidate(memory_dir: Path, candidate: Candidate, verdict: str, via: str) -> str:
+    """Record the user's verdict on a proposal (``mnemara lint --fix``, ``/memory review``): ``accept``
+    marks the older note superseded by the newer (a merge keeps the newer wording of a copy; a
+    supersession keeps the correction), ``distinct`` remembers that the two stand side by side.
+    Nothing is deleted. Returns what was done, in one line."""
+    from mnemara.memory.status import find_atom, mark_distinct, set_status
+
+    if verdict not in VERDICTS:
+        raise UsageError(f"unknown verdict {verdict!r}: use one of {', '.join(VERDICTS)}")
+    older, newer = find_atom(memory_dir, candidate.older), find_atom(memory_dir, candidate.newer)
+    if verdict == "distinct":
+        mark_distinct(memory_dir, older, newer)
+        return f"{older.id} and {newer.id} are marked distinct: both stay, neither is proposed again"
+    how = "merged as a copy" if candidate.kind == "merge" else "superseded"
+    set_status(memory_dir, older, "superseded", new=newer, reason=f"{how}: confirmed in {via}")
+    return f"{older.id} is superseded by {newer.id} ({how}); recall leaves it out and names it (nothing deleted)"
 
 
 def _name_notes(paths: list[PathFinding], links: list[LinkFinding], atoms: list[Atom], notes: dict[str, Atom]) -> None:

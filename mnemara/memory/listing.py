@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemara.core.errors import UsageError
+from mnemara.memory import provenance
 from mnemara.memory.notes import all_notes, parse_file, validate_category
 from mnemara.memory.status import STATUSES, StatusBook
 
@@ -40,6 +41,7 @@ def list_notes(memory_dir: Path, *, day: str | None = None, category: str | None
     else:
         notes = all_notes(memory_dir)
     book = StatusBook.load(memory_dir)
+    written_by = provenance.load(memory_dir)
     out = []
     for note in notes:
         state = book.status_of(note)
@@ -51,7 +53,8 @@ def list_notes(memory_dir: Path, *, day: str | None = None, category: str | None
         if grep is not None and grep.casefold() not in note.text.casefold():
             continue
         item: dict[str, Any] = {"id": note.id, "ts": note.timestamp, "category": note.category, "status": state,
-                                "text": note.text, "file": note.location, "line": note.line}
+                                "text": note.text, "file": note.location, "line": note.line,
+                                "provenance": provenance.describe(written_by.get(note.id))}
         entry = book.entry(note)
         if entry and state != "active":
             item["reason"] = entry.get("reason", "")
@@ -62,8 +65,9 @@ def list_notes(memory_dir: Path, *, day: str | None = None, category: str | None
 
 
 def one_line(item: dict[str, Any], width: int = 80) -> str:
-    """``<id>  <time>  <category>  <status>  <first line of text>``."""
+    """``<id>  <time>  <category>  <status>  <first line of text>  [by <who wrote it>]``."""
     first = next((line.strip() for line in item["text"].splitlines() if line.strip()), "")
     if len(first) > width:
         first = first[: width - 1] + "…"
-    return f"{item['id']}  {item['ts']}  {item['category']}  {item['status']}  {first}"
+    by = f"  [by {item['provenance']}]" if item.get("provenance") else ""
+    return f"{item['id']}  {item['ts']}  {item['category']}  {item['status']}  {first}{by}"

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, Iterable
 
 from mnemara.core.backend_loader import load_backend
-from mnemara.core.fsutil import locked
+from mnemara.core.fsutil import check_no_links, locked
 
 
 def purge_lance(index_dir: Path, drop_chunk_ids: Iterable[str] = ()) -> dict[str, Any]:
@@ -142,6 +142,7 @@ def rewrite_graph(graph_file: Path, drop_node_ids: Iterable[str], rename: dict[s
     new.execute("CHECKPOINT")
     new.close()
     close_database(new_db)
+    check_no_links(graph_file)
     os.replace(fresh, graph_file)
     for wal in (fresh.with_name(fresh.name + ".wal"), graph_file.with_name(graph_file.name + ".wal")):
         if wal.exists():

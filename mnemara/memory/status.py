@@ -267,9 +267,17 @@ def mark_distinct(memory_dir: Path, a: Atom, b: Atom) -> None:
             book.save()
 
 
-def propose_supersessions(memory_dir: Path, pairs: list[tuple[Atom, Atom, str]], by: str) -> int:
-    """Record "``newer`` may supersede ``older``" proposals (``(older, newer, why)``) for
-    ``mnemara lint --fix`` to offer; returns how many were new. Nothing changes status here."""
+PROPOSAL_KINDS = ("supersede", "merge")
+
+
+def propose_supersessions(memory_dir: Path, pairs: list[tuple[Atom, Atom, str]], by: str,
+                          kind: str = "supersede") -> int:
+    """Record proposals on ``(older, newer, why)`` pairs for ``mnemara lint --fix`` and ``/memory
+    review`` to offer: ``supersede`` ("``newer`` may correct ``older``") or ``merge`` ("``newer`` may
+    be a copy of ``older``"). Returns how many were new. Nothing changes status here: accepting
+    either marks ``older`` superseded by ``newer``, and only the user does that."""
+    if kind not in PROPOSAL_KINDS:
+        raise UsageError(f"unknown proposal kind {kind!r}: use one of {', '.join(PROPOSAL_KINDS)}")
     added = 0
     with locked(Path(memory_dir) / ".status.lock"):
         book = StatusBook.load(memory_dir)
@@ -280,7 +288,7 @@ def propose_supersessions(memory_dir: Path, pairs: list[tuple[Atom, Atom, str]],
                 continue
             known.add(key)
             book.proposals.append({"older_fp": key[0], "newer_fp": key[1], "older": older.id, "newer": newer.id,
-                                   "why": why[:500], "by": by, "at": now_iso()})
+                                   "why": why[:500], "by": by, "at": now_iso(), "kind": kind})
             added += 1
         if added:
             book.save()
@@ -306,19 +314,23 @@ def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: st
     """``rag.query`` without superseded/deprecated atoms (unless ``include_inactive``).
 
     Asks the index for enough extra hits to still return ``k`` after skipping;
-    the answer says how many were skipped. With ``include_inactive`` every hit of
-    an inactive atom carries its ``status`` (and ``superseded_by``).
+    the answer says how many were skipped and names each one in ``left_out``
+    (id, status, the note that supersedes it, why). With ``include_inactive`` every
+    hit of an inactive atom carries its ``status`` (and ``superseded_by``).
+    Superseded and deprecated notes are the only ones left out: the user (or a
+    proposal the user accepted) marked them.
     """
     try:
         inactive = inactive_atoms(memory_dir)
     except ConfigError as exc:  # a broken sidecar must not take recall down with it
         answer = rag.query(question, k, kind)
         answer["warning"] = f"superseded notes not filtered: {exc.message}"
-        return answer
+        return _with_provenance(memory_dir, answer)
     if not inactive:
-        return rag.query(question, k, kind)
+        return _with_provenance(memory_dir, rag.query(question, k, kind))
     answer = rag.query(question, min(100, k + len(inactive)), kind)
-    hits, skipped = [], 0
+    hits: list[dict[str, Any]] = []
+    left_out: list[dict[str, Any]] = []
     for hit in answer.get("hits", []):
         entry = inactive.get(hit.get("id", ""))
         if entry is None:
@@ -329,15 +341,38 @@ def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: st
                 hit["superseded_by"] = entry["superseded_by"]
             hits.append(hit)
         else:
-            skipped += 1
-    if skipped:  # a skipped note must not mark a live one stale: recency is worked out again without it
-        from mnemara.memory.search.similarity import apply_recency
+            left_out.append(_left_out(hit, entry))
+    from mnemara.memory.search.similarity import best_with_conflicts
 
-        for hit in hits:
-            for key in ("conflicts_with", "stale_candidate", "conflict"):
-                hit.pop(key, None)
-        hits = apply_recency(hits)
-    answer["hits"] = hits[:k]
-    if skipped:
-        answer["skipped_inactive"] = skipped
+    for hit in hits:  # a left-out note must not flag a live one: conflicts are worked out again without it
+        for key in ("may_conflict_with", "conflict"):
+            hit.pop(key, None)
+    answer["hits"] = best_with_conflicts(hits, k)
+    if left_out:
+        answer["skipped_inactive"] = len(left_out)
+        answer["left_out"] = left_out
+    return _with_provenance(memory_dir, answer)
+
+
+def _with_provenance(memory_dir: Path, answer: dict[str, Any]) -> dict[str, Any]:
+    """Each note hit (and left-out note) says who wrote it: ``provenance``."""
+    from mnemara.memory import provenance
+
+    known = provenance.load(memory_dir)
+    for hit in [*answer.get("hits", []), *answer.get("left_out", [])]:
+        line = provenance.for_hit(memory_dir, str(hit.get("id", "")), known)
+        if line is not None:
+            hit["provenance"] = line
     return answer
+
+
+def _left_out(hit: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """How a superseded or deprecated hit is named where it was left out."""
+    status = str(entry.get("status"))
+    out: dict[str, Any] = {"id": hit.get("id"), "status": status, "text": str(hit.get("text", ""))[:300]}
+    if entry.get("superseded_by"):
+        out["superseded_by"] = f"note:{entry['superseded_by']}"
+    why = f"superseded by note:{entry['superseded_by']}" if entry.get("superseded_by") else status
+    reason = str(entry.get("reason") or "")
+    out["why"] = why + (f" ({reason})" if reason else "")
+    return out

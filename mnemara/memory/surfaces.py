@@ -30,7 +30,7 @@ from mnemara.memory.wiki import normalize_slug, page_tags, write_page
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.graph.store import Graph
     from mnemara.memory.search.rag import RagIndex
     from mnemara.tools import ToolState

@@ -9,6 +9,8 @@ message, so the caller can log each kind of trouble once.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,17 +26,18 @@ TABLE = "returns"
 REQUIRED_COLUMNS = ("id", "agent_role", "recipient_role", "payload_json", "status")
 OPTIONAL_COLUMNS = ("task_id", "submitted_at")
 TYPE_COLUMNS = ("message_type", "type")  # used when present; else the payload's "type"
+READ_PROBLEMS = ("no_path", "missing", "not_a_file", "locked", "no_table", "missing_column",
+                 "not_a_database", "cannot_open", "sqlite_error")  # the keys of PeerDbError a read can raise
 READ_TIMEOUT_S = 0.25
 WRITE_TIMEOUT_S = 2.0
 
 
-class PeerDbError(Exception):
+class PeerDbError(MnemaraError):
     """The peer database could not be used right now. ``key`` names the kind of trouble."""
 
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -42,11 +45,13 @@ class Filter:
     """Which pending rows are ours: addressed to ``role``, or broadcast by one of ``senders``.
 
     A broadcast is a row whose ``recipient_role`` is NULL (or empty). Our own
-    broadcasts are never delivered back to us.
+    broadcasts are never delivered back to us, nor broadcasts with an id up to
+    ``broadcasts_after`` (the ones already pending when the inbox was first enabled).
     """
 
     role: str
     senders: tuple[str, ...]
+    broadcasts_after: int = 0
 
 
 @dataclass
@@ -124,22 +129,30 @@ def _columns(conn: sqlite3.Connection, path: Path) -> set[str]:
     return cols
 
 
-def _select_sql(cols: set[str], n_senders: int) -> str:
+def _match_sql(flt: Filter, direct: bool = True, broadcasts: bool = True) -> tuple[str, list[object]]:
+    """The WHERE condition (and its parameters) of the pending rows ``flt`` accepts."""
+    terms: list[str] = []
+    params: list[object] = []
+    if direct:
+        terms.append("recipient_role = ?")
+        params.append(flt.role)
+    if broadcasts and flt.senders:
+        marks = ",".join("?" * len(flt.senders))
+        terms.append("((recipient_role IS NULL OR recipient_role = '') "
+                     f"AND agent_role IN ({marks}) AND agent_role IS NOT ? AND id > ?)")
+        params += [*flt.senders, flt.role, flt.broadcasts_after]
+    return f"status = 'pending' AND ({' OR '.join(terms) or '0'})", params
+
+
+def _select_sql(cols: set[str], flt: Filter) -> tuple[str, list[object]]:
     picked = [c if c in cols else f"NULL AS {c}" for c in OPTIONAL_COLUMNS]
     type_col = next((c for c in TYPE_COLUMNS if c in cols), None)
     picked.append(f'"{type_col}" AS message_type' if type_col else "NULL AS message_type")
-    broadcast = "0"
-    if n_senders:
-        marks = ",".join("?" * n_senders)
-        broadcast = (
-            "((recipient_role IS NULL OR recipient_role = '') "
-            f"AND agent_role IN ({marks}) AND agent_role IS NOT ?)"
-        )
+    match, params = _match_sql(flt)
     return (
         f"SELECT id, agent_role, recipient_role, payload_json, {', '.join(picked)} "
-        f"FROM {TABLE} WHERE id > ? AND status = 'pending' "
-        f"AND (recipient_role = ? OR {broadcast}) ORDER BY id LIMIT ?"
-    )
+        f"FROM {TABLE} WHERE id > ? AND {match} ORDER BY id LIMIT ?"
+    ), params
 
 
 def read_pending(path: Path | None, flt: Filter, after_id: int, limit: int) -> PollResult:
@@ -149,11 +162,8 @@ def read_pending(path: Path | None, flt: Filter, after_id: int, limit: int) -> P
     """
     with _open(path, "ro", READ_TIMEOUT_S) as (conn, checked):
         cols = _columns(conn, checked)
-        sql = _select_sql(cols, len(flt.senders))
-        params: list[object] = [after_id, flt.role]
-        if flt.senders:
-            params += [*flt.senders, flt.role]
-        params.append(limit)
+        sql, match_params = _select_sql(cols, flt)
+        params: list[object] = [after_id, *match_params, limit]
         # The top id is read BEFORE the page: every row up to it is visible to the page
         # query too, so any such row the page lacks is not ours or no longer pending.
         top = conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {TABLE}").fetchone()[0]
@@ -177,6 +187,31 @@ def max_id(path: Path | None) -> int:
     with _open(path, "ro", READ_TIMEOUT_S) as (conn, checked):
         _columns(conn, checked)
         return int(conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {TABLE}").fetchone()[0] or 0)
+
+
+def count_pending(path: Path | None, flt: Filter, *, direct: bool = True, broadcasts: bool = True,
+                  up_to: int | None = None) -> int:
+    """How many pending rows ``flt`` accepts (only direct ones, only broadcasts, ids up to ``up_to``)."""
+    with _open(path, "ro", READ_TIMEOUT_S) as (conn, checked):
+        _columns(conn, checked)
+        match, params = _match_sql(flt, direct, broadcasts)
+        if up_to is not None:
+            match += " AND id <= ?"
+            params.append(up_to)
+        return int(conn.execute(f"SELECT COUNT(*) FROM {TABLE} WHERE {match}", params).fetchone()[0])
+
+
+def insert_pending(path: Path | None, sender: str, to: str | None, payload_json: str,
+                   task_id: str | None = None) -> int:
+    """Insert one pending row (``to`` None: a broadcast) into an existing peer db; returns its id.
+
+    Raises :class:`PeerDbError` (nothing written) when the file or table is missing or locked.
+    """
+    with _open(path, "rw", WRITE_TIMEOUT_S) as (conn, checked):
+        cols = _columns(conn, checked)
+        if "submitted_at" not in cols:
+            raise PeerDbError("missing_column", f"peer db {checked}: table '{TABLE}' has no submitted_at column")
+        return insert_row(conn, sender, to, payload_json, task_id if "task_id" in cols else None)
 
 
 def ack_rows(path: Path | None, ids: Sequence[int], with_completed_at: bool = True) -> int:

@@ -13,6 +13,12 @@ An embedder or a UI runs it beside an ``AgentSession``::
 raise if the turn did not complete; the UI passes its own "run this turn and
 render it" coroutine, an embedder can use :func:`mnemara.peer.session_deliverer`.
 
+Where messages come from is the transport (``peer_transport``): ``sqlite`` (the
+default) reads the ``returns`` table of ``peer_db_path``; ``nats`` takes them
+from a NATS JetStream consumer (:class:`~mnemara.peer.nats_transport.NatsTransport`,
+a :class:`Feed`). Everything else (batching, silent types, ON/OFF, the status
+line, the turn text, handled only after the turn succeeded) is the same.
+
 Detection reads the database every ``peer_poll_interval_seconds`` (read-only,
 no model call). When delivery is ON and the session is idle, silent types are
 acknowledged in one short write and every other row goes into ONE turn (or one
@@ -26,17 +32,30 @@ highest id below which every matching row is handled; handled rows above a
 still-unhandled one are remembered in a small set until the watermark passes
 them. Rows the agent delivers are acknowledged by the agent itself (through the
 ack tool); Mnemara writes only the silent acks.
+
+First enable (no saved watermark): rows addressed to this panel that are already
+pending are delivered; broadcasts already pending are skipped (one notice says
+how many) unless ``peer_deliver_backlog``.
+
+With a feed (NATS) every message is acknowledged by Mnemara, confirmed by the
+server, once the turn carrying it succeeded (or as a silent type). The keys of
+the messages a turn carries (stream and sequence) are stored with its answer row
+(``peer_delivered`` in the row's meta, see :class:`~mnemara.peer.session_link.InboxPart`),
+so a message that comes again (a crash before its ack) is acknowledged without a
+second turn.
 """
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from mnemara.core.debuglog import log_event
 from mnemara.peer import db, watermark
+from mnemara.peer.feed import Feed, InFlight, builtin_tool, feed_for, feed_signature
+from mnemara.peer.feed_steps import FeedSteps
 from mnemara.peer.message import format_turn
 from mnemara.peer.problems import ProblemLog
 from mnemara.peer.rows import PeerRow
@@ -45,6 +64,7 @@ if TYPE_CHECKING:
     from mnemara.core.config import Config
 
 Deliver = Callable[[str], Awaitable[Any]]
+DeliveredKeys = Callable[[list[str]], set[str]]
 ICON = "⚡"
 MAX_PAGES_PER_STEP = 50
 SHORT_PROBLEM = {
@@ -60,9 +80,11 @@ SHORT_PROBLEM = {
     "delivery_failed": "delivery failed",
     "ack_failed": "ack failed",
     "internal": "inbox error",
+    "nats_down": "NATS down",
+    "nats_setup": "NATS setup",
+    "nats_settings": "NATS settings",
+    "delivered_lookup": "turns.sqlite unreadable",
 }
-READ_PROBLEMS = ("no_path", "missing", "not_a_file", "locked", "no_table", "missing_column",
-                 "not_a_database", "cannot_open", "sqlite_error")
 
 
 @dataclass
@@ -92,7 +114,9 @@ def resolve_db_path(raw: str, base: Path | None = None) -> Path | None:
     return path
 
 
-class PeerInbox:
+class PeerInbox(FeedSteps):
+    """The inbox of one panel; see the module docstring."""
+
     def __init__(
         self,
         *,
@@ -113,6 +137,10 @@ class PeerInbox:
         on_change: Callable[["PeerInbox"], Any] | None = None,
         watermark_file: Path | None = None,
         deliver_backlog: bool = True,
+        on_notice: Callable[[str], Any] | None = None,
+        feed: Feed | None = None,
+        feed_problem: str = "",
+        delivered_keys: DeliveredKeys | None = None,
     ) -> None:
         if max_rows_per_turn < 1:
             raise ValueError("max_rows_per_turn must be at least 1")
@@ -139,7 +167,15 @@ class PeerInbox:
         self._watermark_file = Path(watermark_file) if watermark_file else None
         self._deliver_backlog = deliver_backlog
         self._watermark_ready = self._watermark_file is None
-        self._watermark_saved: int | None = None
+        self._watermark_saved: tuple[int, int] | None = None
+        self._on_notice = on_notice
+        self.notices: list[str] = []
+        self.feed = feed
+        self._feed_problem = feed_problem  # the transport's settings cannot be used (one line)
+        self._delivered_keys = delivered_keys
+        self.in_flight: InFlight | None = None
+        self._feed_signature: tuple[Any, ...] = ()
+        self._next_feed: tuple[Feed | None, str] | None = None
         self._handled: set[int] = set()
         self._waiting: list[PeerRow] = []
         self._waiting_more = False
@@ -158,13 +194,15 @@ class PeerInbox:
                     instance_root: Path | None = None, debug_log: Path | None = None,
                     **kwargs: Any) -> "PeerInbox":
         """Build an inbox from an instance's config (``peer_*`` fields)."""
+        role = resolve_role(config, instance_name)
+        kwargs.update(zip(("feed", "feed_problem"), feed_for(config, role, instance_root)))
         inbox = cls(
             db_path=resolve_db_path(config.peer_db_path, instance_root),
-            role=resolve_role(config, instance_name),
+            role=role,
             senders=config.peer_poll_roles,
             interval=config.peer_poll_interval_seconds,
-            ack_tool=config.peer_poll_ack_tool,
-            submit_tool=config.peer_poll_submit_tool,
+            ack_tool=config.peer_poll_ack_tool or builtin_tool(config, "ack"),
+            submit_tool=config.peer_poll_submit_tool or builtin_tool(config, "send"),
             batch=config.peer_poll_batch,
             silent_types=config.peer_poll_silent_types,
             debug_log=debug_log,
@@ -174,23 +212,33 @@ class PeerInbox:
             **{"enabled": config.peer_inbox_on, **kwargs},
         )
         inbox._source = (instance_name, instance_root)
+        inbox._feed_signature = feed_signature(config, role)
+        inbox._wire_feed()
         return inbox
 
     def apply_config(self, config: "Config") -> None:
         """Adopt changed ``peer_*`` fields of a live config (an inbox built by :meth:`from_config`).
 
-        A new database or role starts reading that table from its beginning;
+        A new database or role starts reading that table from its beginning; a changed
+        transport, NATS setting, role or sender list gets a new feed at the next step;
         ``peer_poll_enabled`` is the UI's business (it starts or stops the inbox).
         """
         if self._source is None:
             return
         name, root = self._source
         db_path, role = resolve_db_path(config.peer_db_path, root), resolve_role(config, name)
-        settings = (db_path, db.Filter(role=role, senders=tuple(s for s in config.peer_poll_roles if s)),
-                    float(config.peer_poll_interval_seconds), config.peer_poll_ack_tool, config.peer_poll_submit_tool,
+        signature = feed_signature(config, role)
+        if signature != self._feed_signature:
+            self._feed_signature = signature
+            self._next_feed = feed_for(config, role, root)
+        flt = db.Filter(role=role, senders=tuple(s for s in config.peer_poll_roles if s),
+                        broadcasts_after=self.filter.broadcasts_after)
+        settings = (db_path, flt, float(config.peer_poll_interval_seconds),
+                    config.peer_poll_ack_tool or builtin_tool(config, "ack"),
+                    config.peer_poll_submit_tool or builtin_tool(config, "send"),
                     config.peer_poll_batch, frozenset(t for t in config.peer_poll_silent_types if t))
         if settings == (self.db_path, self.filter, self.interval, self.ack_tool, self.submit_tool, self.batch,
-                        self.silent_types):
+                        self.silent_types) and self._next_feed is None:
             return  # the usual case: a turn re-read an unchanged config.json
         if db_path != self.db_path or role != self.role:
             self._watermark, self._handled, self._waiting = 0, set(), []
@@ -241,15 +289,34 @@ class PeerInbox:
         senders = ", ".join(self.filter.senders) or "(none)"
         lines = [
             self.state_text,
-            f"role: {self.role}   peer db: {self.db_path or '(peer_db_path is empty)'}",
+            f"role: {self.role}   {self.source_text}",
             f"broadcasts accepted from: {senders}   poll every {self.interval:g}s   "
             f"{'batched' if self.batch else 'one turn per message'}",
             f"delivered: {self.stats.delivered_rows} rows in {self.stats.delivered_turns} turns   "
             f"silently acked: {self.stats.silent_acked}   failed turns: {self.stats.failed_turns}",
         ]
+        lines += self.notices
         for key, message in self._problems.active.items():
             lines.append(f"problem ({key}): {message}")
         return "\n".join(lines)
+
+    @property
+    def source_text(self) -> str:
+        """Where messages come from: the peer db, or the NATS server, stream and consumer."""
+        if self.feed is not None:
+            return self.feed.describe()
+        if self._feed_problem:
+            return f"NATS: {self._feed_problem}"
+        return f"peer db: {self.db_path or '(peer_db_path is empty)'}"
+
+    def _notice(self, line: str) -> None:
+        """A line the panel shows once (the UI's ``on_notice``) and ``/inbox`` repeats."""
+        self.notices.append(line)
+        if self._on_notice is not None:
+            try:
+                self._on_notice(line)
+            except Exception:
+                pass
 
     def set_enabled(self, flag: bool) -> None:
         """Turn delivery ON or OFF live."""
@@ -285,6 +352,7 @@ class PeerInbox:
 
         Never raises (except cancellation); trouble is logged once and shown in the state.
         """
+        self._loop = asyncio.get_running_loop()  # also where the peer_ack tool acknowledges
         async with self._lock:
             try:
                 await self._step()
@@ -296,30 +364,44 @@ class PeerInbox:
         self._changed()
 
     async def _start_watermark(self) -> None:
-        """Load the saved watermark, or (first enable) start past the backlog unless ``deliver_backlog``."""
+        """Load the saved watermark; on the first enable, start at 0 but skip the broadcasts already
+        pending (unless ``deliver_backlog``): rows addressed to this panel are all delivered."""
         assert self._watermark_file is not None
-        saved = watermark.load(self._watermark_file, self.db_path)
-        self._watermark_saved = saved
+        saved = watermark.load_state(self._watermark_file, self.db_path)
         if saved is None and not self._deliver_backlog:
             try:
-                saved = await asyncio.to_thread(db.max_id, self.db_path)
+                top = await asyncio.to_thread(db.max_id, self.db_path)
+                skipped = await asyncio.to_thread(db.count_pending, self.db_path, self.filter, direct=False,
+                                                  up_to=top)
             except db.PeerDbError:
                 return  # the poll reports the problem; try again on the next one
-            self._log("peer_backlog_skipped", watermark=saved,
-                      note="rows already pending were not delivered (peer_deliver_backlog: true delivers them)")
-        self._watermark = saved or 0
+            saved = watermark.Saved(0, top)
+            self._log("peer_backlog_skipped", broadcasts_after=top, skipped=skipped,
+                      note="broadcasts already pending were not delivered (peer_deliver_backlog: true delivers them)")
+            if skipped:
+                self._notice(f"{ICON} inbox first enabled: {skipped} broadcast(s) already pending were skipped "
+                             "(rows addressed to this panel are delivered; peer_deliver_backlog: true delivers all)")
+        self._watermark = saved.watermark if saved else 0
+        self.filter = replace(self.filter, broadcasts_after=saved.broadcasts_after if saved else 0)
         self._watermark_ready = True
+        self._save_watermark()  # the first enable's cut-off holds even if the panel stops before a poll
 
     def _save_watermark(self) -> None:
-        if self._watermark_file is None or not self._watermark_ready or self._watermark == self._watermark_saved:
+        state = (self._watermark, self.filter.broadcasts_after)
+        if self._watermark_file is None or not self._watermark_ready or state == self._watermark_saved:
             return
         try:
-            watermark.save(self._watermark_file, self.db_path, self._watermark)
-            self._watermark_saved = self._watermark
+            watermark.save(self._watermark_file, self.db_path, *state)
+            self._watermark_saved = state
         except OSError as exc:
             self._problems.once("watermark_save", f"cannot save {self._watermark_file}: {exc}")
 
     async def _step(self) -> None:
+        if self._next_feed is not None:
+            await self._swap_feed()
+        if self.feed is not None or self._feed_problem:
+            await self._feed_step()
+            return
         if not self._watermark_ready:
             await self._start_watermark()
         try:
@@ -359,10 +441,10 @@ class PeerInbox:
             result = await asyncio.to_thread(db.read_pending, self.db_path, self.filter, after_id,
                                              self.max_rows_per_turn)
         except db.PeerDbError as exc:
-            self._problems.clear(*[k for k in READ_PROBLEMS if k != exc.key])
+            self._problems.clear(*[k for k in db.READ_PROBLEMS if k != exc.key])
             self._problems.report(exc.key, exc.message, db=str(self.db_path))
             return None
-        self._problems.clear(*READ_PROBLEMS)
+        self._problems.clear(*db.READ_PROBLEMS)
         for row in result.rows:
             if row.payload_error:
                 self._problems.once(f"malformed_payload:{row.id}",
@@ -385,6 +467,12 @@ class PeerInbox:
                 return
 
     async def _ack_silent(self, rows: list[PeerRow], has_completed_at: bool) -> None:
+        if self.feed is not None:
+            if await self._feed_ack([r.id for r in rows]):
+                self._handled.update(r.id for r in rows)
+                self.stats.silent_acked += len(rows)
+                self._log("peer_silent_ack", rows=[r.id for r in rows])
+            return
         if not has_completed_at:
             self._problems.report("missing_completed_at",
                                   f"peer db {self.db_path}: table '{db.TABLE}' has no completed_at column; "
@@ -408,6 +496,8 @@ class PeerInbox:
         text = format_turn(rows, self.role, self.ack_tool, self.submit_tool)
         self._delivering = len(rows)
         self._changed()
+        feed = self.feed
+        self.in_flight = InFlight(text, [feed.key(i) for i in ids] if feed is not None else [])
         try:
             await self._deliver_fn(text)
         except asyncio.CancelledError:
@@ -421,8 +511,11 @@ class PeerInbox:
             return False
         finally:
             self._delivering = 0
+            self.in_flight = None
         self._problems.clear("delivery_failed")
         self._handled.update(ids)
+        if feed is not None and feed is self.feed:
+            await self._feed_ack(ids)  # a failed ack is tried again at the next step
         self.stats.delivered_rows += len(ids)
         self.stats.delivered_turns += 1
         self._log("peer_delivered", rows=ids)
@@ -475,11 +568,17 @@ class PeerInbox:
         """Stop the runner. A turn in flight is cancelled; its rows stay undelivered."""
         self._stopping = True
         task, self._task = self._task, None
-        if task is None:
-            return
-        self.wake()
-        if self._delivering:
-            task.cancel()
+        try:
+            if task is not None:
+                self.wake()
+                if self._delivering:
+                    task.cancel()
+                await self._close_task(task)
+        finally:
+            if self.feed is not None:
+                await self.feed.aclose()
+
+    async def _close_task(self, task: "asyncio.Task[None]") -> None:
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout=max(1.0, db.WRITE_TIMEOUT_S + 1))
         except (asyncio.TimeoutError, asyncio.CancelledError):

@@ -15,6 +15,8 @@ turns itself passes its own ``deliver`` with the same contract instead.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 from typing import TYPE_CHECKING, Any, Callable
 
 from mnemara.peer.inbox import Deliver, PeerInbox
@@ -24,7 +26,10 @@ if TYPE_CHECKING:
     from mnemara.session.agent import AgentSession
 
 
-class PeerTurnFailed(Exception):
+DELIVERED = "peer_delivered"  # the answer row's meta key listing the peer messages its turn carried
+
+
+class PeerTurnFailed(MnemaraError):
     """The turn carrying peer messages did not complete; they stay undelivered."""
 
 
@@ -89,9 +94,11 @@ def attach_inbox(session: "AgentSession", *, deliver: Deliver | None = None,
         is_idle=is_idle or (lambda: not session.busy),
         instance_root=inst.root,
         debug_log=inst.debug_log_path,
+        delivered_keys=lambda keys: session.store.meta_list_values(DELIVERED, keys),
         **kwargs,
     )
     session.peer_inbox = inbox
+    session.tool_context.state.peer_inbox = inbox  # the built-in peer_ack tool acknowledges through it
     session.parts[:] = [p for p in session.parts if not isinstance(p, InboxPart)]  # one inbox per session
     session.add_part(InboxPart(inbox))
     return inbox
@@ -104,6 +111,14 @@ class InboxPart(TurnPart):
 
     def __init__(self, inbox: PeerInbox) -> None:
         self.inbox = inbox
+
+    def answer_meta(self, host: Any, text: str) -> dict[str, Any]:
+        """The keys of the peer messages this turn carries (NATS), stored with its answer: a message
+        that comes again (its ack lost in a crash) is then acknowledged without a second turn."""
+        flight = self.inbox.in_flight
+        if flight is not None and flight.keys and flight.text == text:
+            return {DELIVERED: list(flight.keys)}
+        return {}
 
     def after_turn(self, host: Any, assistant_row_id: int) -> None:
         self.inbox.wake()  # messages that arrived during the turn go out as soon as it is idle

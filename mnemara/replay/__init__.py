@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from mnemara.core.errors import InstanceNotFound
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.replay.augment import EntityLookup
 from mnemara.replay.plan import Action, Pattern, Progress, ReplayPlan, ReplayResult, apply_plan, build_plan
 

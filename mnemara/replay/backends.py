@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mnemara.core.config import Config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.replay.augment import EntityLookup
 
 

@@ -15,6 +15,8 @@ replay carries on without it.
 """
 from __future__ import annotations
 
+from mnemara.core.errors import MnemaraError
+
 import json
 import subprocess
 import sys
@@ -23,7 +25,7 @@ from typing import Sequence
 
 from mnemara.core.backend_loader import load_backend
 from mnemara.core.errors import BackendUnavailable
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.graph.store import DB_FILE, close_database, kuzu_version, open_database
 from mnemara.memory.graph.stamp import stamped_version
 from mnemara.replay.augment import EntityLookup
@@ -44,7 +46,7 @@ json.dump(rows, sys.stdout)
 """
 
 
-class GraphLookupError(Exception):
+class GraphLookupError(MnemaraError):
     """The graph could not be read; ``str(exc)`` says why in one line."""
 
 

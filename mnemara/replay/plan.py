@@ -18,8 +18,9 @@ import numpy as np
 from mnemara.core.config import Config
 from mnemara.core.errors import ConfigError, UsageError
 from mnemara.core.fsutil import atomic_write_text, locked_append
-from mnemara.core.instance import Instance
-from mnemara.memory.search.similarity import CONFLICT, COPY, contradicts, relate
+from mnemara.store.instance import Instance
+from mnemara.memory.search.exact import copy_key
+from mnemara.memory.search.similarity import CONFLICT, COPY, POSSIBLE_COPY, contradicts, relate
 from mnemara.memory.status import STATUS_FILE, StatusBook, fingerprint, note_moment, propose_supersessions
 from mnemara.memory.search.tfidf import SparseRows, TfidfSpace, call_embedder, embedder_name
 from mnemara.replay import cluster as clustering
@@ -86,14 +87,18 @@ class Action:
 
 @dataclass(frozen=True)
 class Conflict:
-    """Two notes on the same topic whose claims differ: never archived, proposed for supersession."""
+    """Two notes that are close but not the same text: never archived, proposed to the user.
+    ``kind`` is ``supersede`` (a possible correction: the claims differ) or ``merge`` (a possible
+    copy: worded alike with the same claim)."""
 
     older: LoadedAtom
     newer: LoadedAtom
     reasons: tuple[str, ...]
+    kind: str = "supersede"
 
     def describe(self) -> str:
-        return f"{self.newer.key} may supersede {self.older.key}: {'; '.join(self.reasons)}"
+        verb = "may be a copy of" if self.kind == "merge" else "may supersede"
+        return f"{self.newer.key} {verb} {self.older.key}: {'; '.join(self.reasons)}"
 
 
 @dataclass
@@ -145,7 +150,8 @@ class ReplayPlan:
             "file_issues": [{"file": i.file, "reason": i.reason, "skipped": i.skipped} for i in self.issues],
             "patterns": [p.to_dict() for p in self.patterns],
             "actions": [a.to_dict() for a in self.actions],
-            "conflicts": [{"older": c.older.key, "newer": c.newer.key, "why": list(c.reasons)} for c in self.conflicts],
+            "conflicts": [{"older": c.older.key, "newer": c.newer.key, "why": list(c.reasons), "proposal": c.kind}
+                          for c in self.conflicts],
             "result": self.result.to_dict() if self.result else None,
         }
 
@@ -255,11 +261,15 @@ def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: An
     min_similarity = 1.0 - policy.cluster_distance
     cluster_tick = lambda d, t: tick("cluster", d, t)  # noqa: E731
     if dense is not None:
-        pairs = clustering.dense_pairs(dense, min_similarity, progress=cluster_tick)
-    else:
-        pairs = clustering.sparse_pairs(space.rows, min_similarity, progress=cluster_tick)
+        judged = clustering.dense_pairs(dense, min_similarity, progress=cluster_tick)
+    else:  # shared words find a paraphrase less often than a vector: the claim guard looks further down
+        judged = clustering.sparse_pairs(space.rows, min(min_similarity, LEXICAL_JUDGE_FLOOR), progress=cluster_tick)
+    pairs = [p for p in judged if p.similarity >= min_similarity]
+    judged = pairs + [p for p in judged if p.similarity < min_similarity and _few_words_apart(space.rows, p)]
+    exact = _exact_pairs(active, judged)
+    pairs, judged = pairs + exact, judged + exact
     all_groups = clustering.components(len(active), pairs)
-    copies, conflicts, contrary = _judge_claims(_not_marked_distinct(pairs, active, book), active,
+    copies, conflicts, contrary = _judge_claims(_not_marked_distinct(judged, active, book), active,
                                                 policy.duplicate_distance)
     if book is not None and book.proposals:  # a pair already proposed waits for the user, not for replay
         known = {(p.get("older_fp"), p.get("newer_fp")) for p in book.proposals}
@@ -268,6 +278,28 @@ def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: An
     duplicate_of = _keep_reassertions(active, duplicate_of, contrary)
     groups = [g for g in all_groups if len(g) >= threshold]
     return _Relations(space, dense, method, pairs, all_groups, groups, duplicate_of, conflicts)
+
+
+def _few_words_apart(rows: SparseRows, pair: clustering.Pair, most: int = 3) -> bool:
+    """Whether the two notes' word sets differ by at most ``most`` words: a paraphrase ("never" /
+    "don't ever") or a note with a word of detail added, worth the claim guard's time below the
+    clustering threshold; anything further apart is no copy or correction of the other."""
+    ta = set(rows.indices[rows.indptr[pair.a]:rows.indptr[pair.a + 1]].tolist())
+    tb = set(rows.indices[rows.indptr[pair.b]:rows.indptr[pair.b + 1]].tolist())
+    return len(ta ^ tb) <= most
+
+
+def _exact_pairs(active: list[LoadedAtom], found: list[clustering.Pair]) -> list[clustering.Pair]:
+    """Exact copies (:func:`mnemara.memory.search.exact.copy_key`) the similarity missed: a vector of
+    "THE PAYROLL EXPORT RUNS" is not the vector of "The payroll export runs", the text is the same."""
+    by_key: dict[str, list[int]] = {}
+    for i, loaded in enumerate(active):
+        key = copy_key(loaded.atom.text)
+        if key:
+            by_key.setdefault(key, []).append(i)
+    have = {(p.a, p.b) for p in found}
+    return [clustering.Pair(a, b, 1.0) for same in by_key.values() for n, a in enumerate(same) for b in same[n + 1:]
+            if (a, b) not in have]
 
 
 def _vectors(active: list[LoadedAtom], embed: Any, tick: Progress) -> tuple[TfidfSpace, np.ndarray | None, str]:
@@ -367,8 +399,10 @@ def _supersession_actions(conflicts: list[Conflict]) -> list[Action]:
     """Conflicting pairs are proposed for supersession in memory/status.json (the user confirms in lint --fix)."""
     if not conflicts:
         return []
+    merges = sum(1 for c in conflicts if c.kind == "merge")
     return [Action("propose_supersession", f"memory/{STATUS_FILE}",
-                   f"{len(conflicts)} conflicting pairs: newer may supersede older (confirm in mnemara lint --fix)")]
+                   f"{len(conflicts) - merges} possible corrections (newer may supersede older) and {merges} possible "
+                   "copies (merge): confirm in mnemara lint --fix or /memory review")]
 
 
 def _counts(notes: _Notes, similar: _Relations, patterns: list[Pattern]) -> dict[str, int]:
@@ -456,6 +490,9 @@ def _first(mask: np.ndarray, also: int | None) -> int | None:
 
 
 MAX_CONFLICTS = 50  # proposals per run; the rest wait for the next run
+# TF-IDF similarity from which a pair goes to the claim guard (possible copy or correction, proposed,
+# never archived): "We never deploy on Fridays" / "We don't ever deploy on Fridays" is 0.42 alike
+LEXICAL_JUDGE_FLOOR = 0.4
 
 
 def _judge_claims(pairs: list[clustering.Pair], active: list[LoadedAtom],
@@ -470,8 +507,12 @@ def _judge_claims(pairs: list[clustering.Pair], active: list[LoadedAtom],
     for pair in sorted(pairs, key=lambda p: (-p.similarity, p.a, p.b)):
         a, b = active[pair.a], active[pair.b]
         rel = relate(a.atom.text, b.atom.text, pair.similarity, 1.0 - max_distance + clustering.EPS)
-        if rel.kind == COPY:
+        if rel.kind == COPY:  # exact copies only: the one thing replay archives on its own
             copies.append(pair)
+        elif rel.kind == POSSIBLE_COPY and not (a.archived or b.archived):
+            if len(conflicts) < MAX_CONFLICTS:
+                older, newer = sorted((a, b), key=_when)
+                conflicts.append(Conflict(older, newer, rel.reasons, kind="merge"))
         elif rel.kind == CONFLICT and not (a.archived or b.archived):
             if contradicts(a.atom.text, b.atom.text):
                 contrary.setdefault(pair.a, set()).add(pair.b)
@@ -533,8 +574,10 @@ def apply_plan(plan: ReplayPlan, instance: Instance) -> ReplayResult:
             moves.setdefault(action.move.source, []).append(action.move)
         elif action.kind == "propose_supersession" and plan.conflicts:
             try:
-                propose_supersessions(instance.memory_dir, [(c.older.atom, c.newer.atom, "; ".join(c.reasons))
-                                                            for c in plan.conflicts], by="replay")
+                for kind in ("supersede", "merge"):
+                    propose_supersessions(instance.memory_dir, [(c.older.atom, c.newer.atom, "; ".join(c.reasons))
+                                                                for c in plan.conflicts if c.kind == kind],
+                                          by="replay", kind=kind)
                 result.proposed = [c.describe() for c in plan.conflicts]
             except ConfigError as exc:
                 result.problems.append(f"supersession proposals not recorded: {exc.message}")

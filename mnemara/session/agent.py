@@ -16,7 +16,7 @@ is that sequence; its parts live beside it, one job each:
 * :mod:`mnemara.claude.pool`: the CLI processes (the one serving a turn, the one kept for the next);
 * :mod:`mnemara.session.warm_start`: what starts ahead of need (the next CLI, the backends);
 * :mod:`mnemara.session.live_config`: config.json and this session's overrides, handed to every holder;
-* :mod:`mnemara.session.sync_runner`: the loop thread behind the synchronous API.
+* :mod:`mnemara.core.sync_runner`: the loop thread behind the synchronous API.
 
 Every turn is a new CLI conversation (the window *is* the history). The role
 doc is read from disk at the start of every turn and handed to the CLI as
@@ -67,18 +67,19 @@ from mnemara.claude.process import (
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, StoreUnavailable
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.session.live_config import LiveConfig
 from mnemara.session.overflow import evict_to_fit
 from mnemara.guard.gate import PermissionGate, PermissionRequest
-from mnemara.session.role_refresh import RoleDocWatch
+from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.roledoc import RoleDoc, read_role_doc
 from mnemara.claude.options import CliLauncher
 from mnemara.guard.sentinel import SentinelWatch
 from mnemara.store.turns import TRIM_BATCH, TurnStore, Window
-from mnemara.session.sync_runner import LoopThread, running_loop, schedule_on
+from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.tools import ToolContext
 from mnemara.context.transcript import build_user_content
+from mnemara.context.window_leave import left_line
 from mnemara.core.turn_parts import TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
 from mnemara.session.state import RunningTurn
@@ -118,6 +119,8 @@ class AgentSession:
         self.pool = CliPool(instance.debug_log_path, reuse=reuse_cli)
         self.stats = self.pool.stats  # how each turn got its CLI process
         self.launcher = CliLauncher(self)
+        self._recording_env: dict[str, str] = {}
+        self._record_requests(self.config)  # every CLI's API calls go through this instance's request recorder
         self.warm = WarmStart(self)  # the next turn's CLI, the backends this instance uses
         self.recorder = TurnRecorder(instance, self.store)  # the turn's rows, or the spool
         #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
@@ -134,6 +137,8 @@ class AgentSession:
         self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
+        self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
+        self.tool_context.update_config = self.update_config  # an agent tool's saved change reaches every holder
         self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
         self.last_role_doc: RoleDoc | None = None
         self.role_watch: RoleDocWatch | None = None  # the role doc as this turn's CLI was given it
@@ -200,11 +205,24 @@ class AgentSession:
         """Make ``config`` the live config: the session, its tools, the permission gate, the peer
         inbox and every ``config_listeners`` callback see the same object from now on."""
         self.config = config
+        self._record_requests(config)
         self.tool_context.config = config
         self.gate.set_config(config)
         call_each(self.instance.debug_log_path, "config_changed", self.parts, lambda part: part.config_changed(config))
         call_each(self.instance.debug_log_path, "config_listener", self.config_listeners, lambda listener: listener(config))
         return config
+
+    def _record_requests(self, config: Config) -> None:
+        """Point the launcher's CLIs at the request recorder (:mod:`mnemara.claude.recorder`), or at the API
+        itself when ``request_log_calls`` is 0; through #30's seam, ``CliLauncher.env_overrides``."""
+        from mnemara.claude.recorder import request_env
+
+        overrides = self.launcher.env_overrides
+        for key, value in self._recording_env.items():  # what this method set before
+            if overrides.get(key) == value:
+                del overrides[key]
+        self._recording_env = request_env(self.instance.root, config.request_log_calls)
+        overrides.update(self._recording_env)
 
     # -- per-turn inputs ------------------------------------------------------------
     def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
@@ -316,11 +334,15 @@ class AgentSession:
             yield event
         if user_id is None:
             return
+        self.tool_context.state.turn_row = user_id  # the turn an agent's note came from (memory provenance)
         turn, events = self._open_turn(user_id)
         for event in events:
             yield event
         if turn is None:  # refused before any CLI was involved
             return
+        for extra in call_each(self.instance.debug_log_path, "answer_meta", self.parts,
+                               lambda part: part.answer_meta(self, text)):
+            turn.answer_meta.update(extra or {})
         content, events = self._context_for(turn, text)
         for event in events:
             yield event
@@ -404,21 +426,27 @@ class AgentSession:
         record = self.recorder.failure if turn.failure is not None else self.recorder.answer
         for event in record(turn):
             if isinstance(event, ev.TurnDone):
-                self._after_turn(event)
+                yield from self._after_turn(event)
             yield event
 
-    def _after_turn(self, done: ev.TurnDone) -> None:
-        """A stored answer: trim the window, run the parts' and the post-turn hooks. Every turn that
-        reached a CLI: start the next one's process (and, once, the backends this instance uses)."""
+    def _after_turn(self, done: ev.TurnDone) -> list[ev.Event]:
+        """A stored answer: say which rows left the window, trim it, run the parts' and the post-turn hooks.
+        Every turn that reached a CLI: start the next one's process (and, once, the backends)."""
         answer_id = done.assistant_row_id if done.error is None else None
+        notices: list[ev.Event] = []
         if answer_id is not None:
             window = self.window()
-            if self.store.trim(window) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
+            left = self.store.trim_ids(window)  # the live rows the caps now leave out: they just left the window
+            if left:
+                notices.append(ev.Notice(left_line(left, window, self.config), level="info"))
+                log_event(self.instance.debug_log_path, "rows_left_window", row_ids=left)
+            if len(left) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
                 self.store.finish_trim_later(window)
             self._run_post_turn_hooks(answer_id)
         self.warm.next_cli()
         if answer_id is not None:
             self.warm.backends()
+        return notices
 
     def _run_post_turn_hooks(self, assistant_id: int) -> None:
         log = self.instance.debug_log_path
@@ -493,7 +521,10 @@ class AgentSession:
                 self._finish_close()
 
     def _finish_close(self) -> None:
+        from mnemara.claude.recorder import stop_recorders
+
         self._closed = True
+        stop_recorders(self.instance.root)
         self.tool_context.state.close()
         self.store.close()
         self._sync.stop()

@@ -15,7 +15,7 @@ from typing import Any
 from mnemara.core import events as ev
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, StoreUnavailable
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.spool import Spool
 from mnemara.store.turns import TurnStore, text_block
 from mnemara.session.state import RunningTurn
@@ -120,8 +120,15 @@ class TurnRecorder:
         return ev.ErrorEvent(message, kind)
 
     def refusal(self, message: str, kind: str, user_id: int) -> list[ev.Event]:
-        """The turn cannot run: the error, then :class:`TurnDone`."""
-        return [self.error(message, kind, user_id), ev.TurnDone(user_row_id=user_id, error=message)]
+        """The turn cannot run and nothing was sent: the error, then :class:`TurnDone`. The message stays
+        stored, marked ``no_reply``: later turns leave it out of the window (it was never answered, so
+        it is not sent again behind the user's back); sending it again asks it again."""
+        error = self.error(message, kind, user_id)
+        try:
+            self.store.update_meta(user_id, no_reply=True)
+        except MnemaraError:
+            pass
+        return [error, ev.TurnDone(user_row_id=user_id, error=message)]
 
     def damaged_notices(self, row_ids: list[int]) -> list[ev.Event]:
         """One notice naming damaged rows left out of the context, each row reported once a session."""
@@ -168,6 +175,8 @@ class TurnRecorder:
             yield ev.Halt(notice)
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
+        if not turn.interrupted:
+            meta.update(turn.answer_meta)
         blocks = collector.final_blocks(turn.interrupted)
         try:
             assistant_id = self.store.append("assistant", blocks, meta)

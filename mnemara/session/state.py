@@ -1,8 +1,8 @@
 """What one turn in flight has gathered so far; the session's steps hand it along."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mnemara.core import events as ev
 from mnemara.core.config import Config
@@ -27,6 +27,7 @@ class RunningTurn:
     failure: ev.ErrorEvent | None = None
     interrupted: bool = False
     stall: StallWatch | None = None  # ends the turn when the API goes silent (api_stall_seconds)
+    answer_meta: dict[str, Any] = field(default_factory=dict)  # the parts' fields for a completed answer row
 
     @property
     def stderr(self) -> list[str]:

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Protocol
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import StoreError, UsageError
-from mnemara.core.fsutil import touch_private
+from mnemara.core.fsutil import LinkRefused, check_sqlite_files, touch_private
 from mnemara.store.health import WriteTx, busy_seconds, guarded_read, integrity_problem
 from mnemara.store.rows import decode_meta, decode_row_parts
 from mnemara.store.schema import MIGRATIONS, statements
@@ -38,6 +38,12 @@ APP_ID = "mnemara-turns"
 ROLES = ("user", "assistant", "system")
 HEADROOM_FRACTION = 0.5  # "well under the token cap" for row_cap_slack_when_token_headroom
 TRIM_BATCH = 250  # most rows one trim() call evicts (one short transaction)
+#: Who did what to a row, kept in its meta: ``made_by``/``pinned_by`` are "agent" when the agent made the
+#: slot or pinned the row (absent: the user did); ``changed_by_agent`` lists the agent's tools that rewrote it.
+AGENT = "agent"
+MADE_BY = "made_by"
+PINNED_BY = "pinned_by"
+CHANGED_BY_AGENT = "changed_by_agent"
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -76,6 +82,24 @@ class Turn:
     def text(self) -> str:
         """The plain text blocks joined (what a human would call the message)."""
         return "\n".join(b.get("text", "") for b in self.blocks if b.get("type") == "text")
+
+    @property
+    def made_by_agent(self) -> bool:
+        return self.meta.get(MADE_BY) == AGENT
+
+    @property
+    def pinned_by_agent(self) -> bool:
+        return self.pinned and self.meta.get(PINNED_BY) == AGENT
+
+    def agent_marks(self) -> list[str]:
+        """What the agent did to this row, in words ("slot made by the agent", "changed by the agent: ...")."""
+        marks = ["slot made by the agent"] if self.made_by_agent else []
+        if self.pinned_by_agent:
+            marks.append("pinned by the agent")
+        changes = self.meta.get(CHANGED_BY_AGENT)
+        if isinstance(changes, list) and changes:
+            marks.append("changed by the agent: " + ", ".join(str(c) for c in changes))
+        return marks
 
 
 @dataclass
@@ -140,6 +164,10 @@ class TurnStore:
 
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
+        try:
+            check_sqlite_files(self.path)
+        except LinkRefused as exc:
+            raise StoreError(str(exc)) from None
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not self.path.exists() and self.path.parent.is_dir():
             touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
@@ -153,7 +181,7 @@ class TurnStore:
         if existed:
             if "meta" not in tables or "turns" not in tables:
                 conn.close()
-                from mnemara.legacy.detect import legacy_turns
+                from mnemara.store.legacy_detect import legacy_turns
 
                 if legacy_turns(self.path):
                     raise StoreError(f"{self.path}: a Mnemara 0.18 turns store; convert the instance with: "
@@ -377,46 +405,79 @@ class TurnStore:
         row = conn.execute("SELECT MAX(slot_pos) FROM turns WHERE pin_label IS NOT NULL").fetchone()
         return 0 if row[0] is None else int(row[0]) + 1
 
-    def pin(self, turn_id: int, label: str | None = None) -> str:
-        """Pin a row at the next slot position; returns its label."""
+    def pin(self, turn_id: int, label: str | None = None, *, by: str = "user") -> str:
+        """Pin a row at the next slot position; returns its label. ``by="agent"`` marks the pin as the
+        agent's (the agent may unpin it without asking; a user's pin it may not)."""
         label = validate_label(label or f"row-{turn_id}")
         with self._lock, self._tx() as conn:
-            row = conn.execute("SELECT pin_label FROM turns WHERE id=?", (turn_id,)).fetchone()
+            row = conn.execute("SELECT pin_label, meta FROM turns WHERE id=?", (turn_id,)).fetchone()
             if row is None:
                 raise UsageError(f"no row {turn_id}")
             if row[0] is not None:
                 return row[0]
             self._check_label_free(conn, label)
+            meta, _ = decode_meta(row[1])
+            meta.pop(PINNED_BY, None)
+            if by == AGENT:
+                meta[PINNED_BY] = AGENT
             conn.execute(
-                "UPDATE turns SET pin_label=?, slot_pos=?, evicted=0 WHERE id=?",
-                (label, self._next_slot(conn), turn_id),
+                "UPDATE turns SET pin_label=?, slot_pos=?, evicted=0, meta=? WHERE id=?",
+                (label, self._next_slot(conn), _dumps(meta), turn_id),
             )
         return label
 
     def unpin(self, turn_id: int) -> None:
         with self._lock, self._tx() as conn:
-            if conn.execute("UPDATE turns SET pin_label=NULL, slot_pos=NULL WHERE id=?", (turn_id,)).rowcount == 0:
+            row = conn.execute("SELECT meta FROM turns WHERE id=?", (turn_id,)).fetchone()
+            if row is None:
                 raise UsageError(f"no row {turn_id}")
+            meta, _ = decode_meta(row[0])
+            meta.pop(PINNED_BY, None)
+            conn.execute("UPDATE turns SET pin_label=NULL, slot_pos=NULL, meta=? WHERE id=?", (_dumps(meta), turn_id))
 
-    def upsert_slot(self, label: str, role: str, content: str | list[dict[str, Any]]) -> int:
-        """Update the pinned row called ``label`` in place, or insert it at the next slot."""
+    def upsert_slot(self, label: str, role: str, content: str | list[dict[str, Any]], *, by: str = "user") -> int:
+        """Update the pinned row called ``label`` in place, or insert it at the next slot.
+
+        With ``by="agent"`` only a slot the agent made itself may be updated: a row the user
+        typed or pinned keeps its role and text (:class:`UsageError` names it); a new slot is
+        marked as the agent's (``made_by``).
+        """
         label = validate_label(label)
         if role not in ROLES:
             raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
         blocks = normalize_blocks(content)
         with self._lock, self._tx() as conn:
-            row = conn.execute("SELECT id FROM turns WHERE pin_label=?", (label,)).fetchone()
+            row = conn.execute("SELECT id, meta FROM turns WHERE pin_label=?", (label,)).fetchone()
             if row:
+                meta, _ = decode_meta(row[1])
+                if by == AGENT and meta.get(MADE_BY) != AGENT:
+                    raise UsageError(f"slot {label!r} holds row {row[0]}, which the agent did not make (the user typed "
+                                     f"or pinned it); upsert_slot only updates slots the agent created: pick another label")
                 conn.execute(
                     "UPDATE turns SET role=?, content=?, tokens=?, created_at=? WHERE id=?",
                     (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), row[0]),
                 )
                 return int(row[0])
             cur = conn.execute(
-                "INSERT INTO turns(role, content, tokens, created_at, pin_label, slot_pos) VALUES (?,?,?,?,?,?)",
-                (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn)),
+                "INSERT INTO turns(role, content, tokens, created_at, pin_label, slot_pos, meta) VALUES (?,?,?,?,?,?,?)",
+                (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn),
+                 _dumps({MADE_BY: AGENT} if by == AGENT else {})),
             )
             return int(cur.lastrowid or 0)
+
+    def mark_changed_by_agent(self, ids: Iterable[int], how: str) -> None:
+        """Note on each row that the agent rewrote it, and with which tool (``show`` and the viewer say so)."""
+        with self._lock, self._tx() as conn:
+            for turn_id in ids:
+                row = conn.execute("SELECT meta FROM turns WHERE id=?", (turn_id,)).fetchone()
+                if row is None:
+                    continue
+                meta, _ = decode_meta(row[0])
+                old = meta.get(CHANGED_BY_AGENT)
+                changes = [str(c) for c in old] if isinstance(old, list) else []
+                if how not in changes:
+                    meta[CHANGED_BY_AGENT] = [*changes, how]
+                    conn.execute("UPDATE turns SET meta=? WHERE id=?", (_dumps(meta), turn_id))
 
     def rename_slot(self, old: str, new: str) -> None:
         new = validate_label(new)
@@ -470,6 +531,19 @@ class TurnStore:
             return {str(r[0]) for r in self._conn.execute(sql, ("$." + key, *wanted))}
 
     @guarded_read
+    def meta_list_values(self, key: str, values: Iterable[str]) -> set[str]:
+        """Which of ``values`` some assistant row holds in the list under ``key`` of its meta (e.g. the
+        peer messages an inbox turn carried, so a message that comes again is not a second turn)."""
+        wanted = list(dict.fromkeys(values))
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        sql = (f"SELECT DISTINCT j.value FROM turns, json_each(turns.meta, ?) AS j WHERE turns.role = 'assistant'"
+               f" AND json_valid(turns.meta) AND instr(turns.meta, ?) > 0 AND j.value IN ({marks})")
+        with self._lock:
+            return {str(r[0]) for r in self._conn.execute(sql, ("$." + key, f'"{key}"', *wanted))}
+
+    @guarded_read
     def pinned(self) -> list[Turn]:
         with self._lock:
             rows = self._conn.execute(
@@ -514,7 +588,9 @@ class TurnStore:
         The token cap counts pinned rows too (they are never dropped). Rows are
         kept newest-first while they fit; ``slack`` extra rows are allowed past
         ``max_turns`` while the total stays under half the token cap. With
-        ``preserve_protected`` compression stubs are kept like pins.
+        ``preserve_protected`` compression stubs are kept like pins. A message
+        that never got a reply (meta ``no_reply``: its turn was refused before
+        anything was sent) stays stored but is not part of the window.
         """
         skip = set(exclude_ids)
         pinned = self.pinned()
@@ -533,7 +609,7 @@ class TurnStore:
                 f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC LIMIT ?",
                 (max_turns + slack + len(skip),),
             ).fetchall()
-        candidates = [t for t in map(_row_to_turn, rows) if t.id not in skip]
+        candidates = [t for t in map(_row_to_turn, rows) if t.id not in skip and not t.meta.get("no_reply")]
         damaged = [t for t in [*pinned, *protected, *candidates] if t.damaged]
         pinned = [t for t in pinned if not t.damaged]
         protected = [t for t in protected if not t.damaged]
@@ -559,6 +635,10 @@ class TurnStore:
         index), so a store that just took a large import is trimmed in steps;
         returns how many were evicted (``limit`` means more may remain).
         """
+        return len(self.trim_ids(window, limit))
+
+    def trim_ids(self, window: Window, limit: int = TRIM_BATCH) -> list[int]:
+        """:meth:`trim` that returns the ids it evicted (the rows that just left the window), oldest first."""
         keep = {t.id for t in window.rows}
         oldest = min((t.id for t in window.rows if not t.protected), default=None)
         sql = "SELECT id FROM turns WHERE pin_label IS NULL AND evicted=0"
@@ -569,11 +649,9 @@ class TurnStore:
         with self._lock, self._tx() as conn:
             ids = [r[0] for r in conn.execute(sql + " ORDER BY id LIMIT ?", (*params, limit + len(keep)))
                    if r[0] not in keep][:limit]
-            if not ids:
-                return 0
-            return conn.execute(
-                f"UPDATE turns SET evicted=1 WHERE id IN ({','.join('?' * len(ids))})", ids
-            ).rowcount
+            if ids:
+                conn.execute(f"UPDATE turns SET evicted=1 WHERE id IN ({','.join('?' * len(ids))})", ids)
+            return ids
 
     def finish_trim_later(self, window: Window, pause: float = 0.02) -> threading.Thread:
         """Evict the rest of what :meth:`trim` left (after a bulk import) in a daemon thread, batch by batch.

@@ -444,9 +444,3 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
                 return
 
     return Handler
-
-
-if __name__ == "__main__":  # python -m mnemara.testing.scripted_api: serve scripted replies for `mnemara run` in another shell
-    from mnemara.demo.serve import main
-
-    raise SystemExit(main())

@@ -22,14 +22,15 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from mnemara.core.mcp_names import SERVER_NAME
+
 if TYPE_CHECKING:
     from mnemara.core.config import Config
     from mnemara.context.manifest import FileTracker
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.surfaces import MemoryBackends
     from mnemara.store.turns import TurnStore
 
-SERVER_NAME = "mnemara"
 
 
 @dataclass
@@ -42,7 +43,21 @@ class ToolState:
     """
 
     memory_backends: "MemoryBackends | None" = None
+    peer_inbox: Any = None  # the session's PeerInbox, when one is attached (the built-in peer tools)
+    turn_row: int | None = None  # row id of the running turn's user message (provenance of agent notes)
+    _calls: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False)
     _file_tracker: "FileTracker | None" = field(default=None, repr=False)
+
+    def note_call(self, tool_name: str, tool_input: Any, tool_use_id: str | None) -> None:
+        """Remember a tool call's id as the CLI announces it, for the handler to name (:meth:`take_call`)."""
+        if tool_use_id and isinstance(tool_input, dict):
+            key = (tool_name.rsplit("__", 1)[-1], str(tool_input.get("text", "")))
+            self._calls.setdefault(key, []).append(tool_use_id)
+
+    def take_call(self, tool: str, text: str) -> str | None:
+        """The id of the oldest announced call of ``tool`` with this ``text`` argument, or None."""
+        waiting = self._calls.get((tool, text))
+        return waiting.pop(0) if waiting else None
 
     def close(self) -> None:
         """Release what the tools hold open (the graph file), so the next opener finds it closed cleanly."""
@@ -67,6 +82,8 @@ class ToolContext:
     store: "TurnStore"
     state: ToolState = field(default_factory=ToolState)  # shared by the session's tools and turn parts
     cwd: str = ""  # the session's working folder: a relative file argument is read from here, as the gate judged it
+    #: saves config.json changes through the session's live config (every holder sees them); None outside a session
+    update_config: "Callable[..., Config] | None" = None
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
@@ -85,6 +102,9 @@ class ToolSpec:
     ``call_policy``: for a tool whose calls differ in what they may do, the policy name
     governing one call, from its raw input ("" for the tool's own): ``graph_query``
     with ``write`` set is a ``GraphWrite`` call, so denying GraphWrite denies it.
+    ``asks``: why one call needs the user's yes even where its policy allows the tool ("" when it
+    does not), from the session's :class:`ToolContext` and the raw input: ``unpin_row`` on a row
+    the user pinned asks first.
     """
 
     name: str
@@ -95,6 +115,7 @@ class ToolSpec:
     enabled: Callable[["Config"], bool] = lambda cfg: True
     file_args: tuple[str, ...] = ()
     call_policy: Callable[[dict[str, Any]], str] | None = None
+    asks: "Callable[[ToolContext, dict[str, Any]], str] | None" = None
 
     @property
     def qualified_name(self) -> str:

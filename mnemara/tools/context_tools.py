@@ -16,7 +16,9 @@ from pydantic import Field, model_validator
 from mnemara.context import eviction
 from mnemara.context.row_ops import selected_ids
 from mnemara.context.skeleton import read_skeleton
+from mnemara.guard.file_roots import FileRoots, real_homes
 from mnemara.core.debuglog import log_event
+from mnemara.store.turns import AGENT
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 from mnemara.tools.window_tools import Selectors
@@ -52,7 +54,7 @@ def upsert_slot(ctx: ToolContext, args: UpsertSlotArgs) -> dict[str, Any]:
     """Update the pinned slot ``label`` in place or create it at the next position."""
     label, role, content = args.label, args.role, args.content
     existed = any(t.pin_label == label for t in ctx.store.pinned())
-    row_id = ctx.store.upsert_slot(label, role, content)
+    row_id = ctx.store.upsert_slot(label, role, content, by=AGENT)
     log_event(ctx.instance.debug_log_path, "slot_upsert", label=label, row_id=row_id, updated=existed)
     return {"ok": True, "row_id": row_id, "label": label, "updated": existed}
 
@@ -62,6 +64,7 @@ def _eviction_tool(fn: Callable[..., eviction.EvictionResult]) -> Callable[[Tool
         ids, skipped = selected_ids(ctx.store, args.selector())
         result = fn(ctx.store, ids)
         result.skipped = sorted(set(result.skipped) | set(skipped))
+        ctx.store.mark_changed_by_agent(result.row_ids, fn.__name__)
         log_event(ctx.instance.debug_log_path, "eviction", strategy=result.strategy, rows=result.rows,
                   tokens_freed=result.tokens_freed, row_ids=result.row_ids, by="agent")
         return {"ok": True, **result.to_dict()}
@@ -72,7 +75,8 @@ def _eviction_tool(fn: Callable[..., eviction.EvictionResult]) -> Callable[[Tool
 
 def skeleton_tool(ctx: ToolContext, args: SkeletonArgs) -> dict[str, Any]:
     target = os.path.join(ctx.cwd, os.path.expanduser(args.target)) if ctx.cwd else args.target
-    sk = read_skeleton(target, home_only=ctx.config.file_tool_home_only)
+    roots = FileRoots.from_entries(ctx.config.file_tool_roots, *real_homes()).roots
+    sk = read_skeleton(target, home_only=ctx.config.file_tool_home_only, roots=tuple(roots))
     return {"ok": True, "path": sk.path, "skeleton": sk.text, "source_tokens": sk.source_tokens,
             "skeleton_tokens": sk.skeleton_tokens}
 
@@ -82,8 +86,9 @@ def specs() -> list[ToolSpec]:
                   "rows are never touched. Returns rows touched and estimated tokens freed.")
     return [
         declare("upsert_slot", "Keep a piece of mutable state pinned in your context: updates the slot called `label` "
-                "in place (same row id, new content and timestamp) or creates it. Slots are sent every turn in slot "
-                "order and never evicted. Returns the row id.", UpsertSlotArgs, upsert_slot),
+                "in place (same row id, new content and timestamp) or creates it. Only slots you created can be "
+                "updated; rows the user typed or pinned are the user's. Slots are sent every turn in slot order and "
+                "never evicted. Returns the row id.", UpsertSlotArgs, upsert_slot),
         declare("evict_thinking_blocks", "Strip thinking blocks from stored turns, keeping their text and tool calls."
                 + evict_desc, Selectors, _eviction_tool(eviction.evict_thinking_blocks),
                 policy_name="EvictThinkingBlocks"),

@@ -98,10 +98,12 @@ def parse_args(model: type[A], raw: Any) -> A:
 
 def declare(name: str, description: str, args: type[A], handler: Callable[[ToolContext, A], dict[str, Any]], *,
             policy_name: str = "", enabled: Callable[[Any], bool] | None = None,
-            file_args: tuple[str, ...] = (), call_policy: Callable[[dict[str, Any]], str] | None = None) -> ToolSpec:
+            file_args: tuple[str, ...] = (), call_policy: Callable[[dict[str, Any]], str] | None = None,
+            asks: Callable[[ToolContext, dict[str, Any]], str] | None = None) -> ToolSpec:
     """A :class:`ToolSpec` whose schema and validation come from ``args``.
 
-    ``file_args`` names the arguments that name a file the tool reads; ``call_policy`` names the
+    ``file_args`` names the arguments that name a file the tool reads; ``asks`` says why one call needs
+    the user's yes (see :class:`ToolSpec`); ``call_policy`` names the
     policy of one call from its input (see :class:`ToolSpec`).
 
     The arguments are validated before ``handler`` runs (a refusal runs nothing);
@@ -117,5 +119,5 @@ def declare(name: str, description: str, args: type[A], handler: Callable[[ToolC
     run.__name__ = getattr(handler, "__name__", name)
     if enabled is None:
         return ToolSpec(name, description, args_schema(args), run, policy_name, file_args=file_args,
-                        call_policy=call_policy)
-    return ToolSpec(name, description, args_schema(args), run, policy_name, enabled, file_args, call_policy)
+                        call_policy=call_policy, asks=asks)
+    return ToolSpec(name, description, args_schema(args), run, policy_name, enabled, file_args, call_policy, asks)

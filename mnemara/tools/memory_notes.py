@@ -87,11 +87,16 @@ def write_memory(ctx: ToolContext, args: WriteMemoryArgs) -> dict[str, Any]:
         return duplicate
     inactive = inactive_copies(ctx.instance.memory_dir, text)
     result = write_everywhere(ctx.instance, ctx.config, text, category, applies_to, ctx.state)
+    if result.get("id"):
+        from mnemara.memory import provenance
+
+        provenance.record(ctx.instance.memory_dir, str(result["id"]), "agent", turn_row=ctx.state.turn_row,
+                          tool_call=ctx.state.take_call("write_memory", args.text))
     if inactive:
         result["dedupe"] = f"the same text is in {', '.join(inactive)}; written again as a new active note"
     if check is not None and result.get("ok"):
         result.update(conflict_report(check))
-        if check.conflicts:
+        if check.conflicts or check.copies:
             from mnemara.memory.dedupe import propose_conflicts
             from mnemara.memory.notes import find_note
 

@@ -19,7 +19,7 @@ from mnemara.context import row_ops
 from mnemara.context.eviction import EvictionResult, eviction_stats
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import UsageError
-from mnemara.store.turns import Turn
+from mnemara.store.turns import AGENT, Turn
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 
@@ -193,17 +193,31 @@ def pin_row(ctx: ToolContext, args: PinRowArgs) -> dict[str, Any]:
         rows, _ = row_ops.Selector(segment=segment).pick(ctx.store.live_rows())
         if not rows:
             raise UsageError(f"no live row is in segment {segment!r}")
-        labels = [ctx.store.pin(t.id, f"{label or segment}-{t.id}".replace(" ", "-")) for t in rows]
+        labels = [ctx.store.pin(t.id, f"{label or segment}-{t.id}".replace(" ", "-"), by=AGENT) for t in rows]
         log_event(ctx.instance.debug_log_path, "pin", row_ids=[t.id for t in rows], by="agent")
         return {"ok": True, "pinned": [t.id for t in rows], "labels": labels,
                 "tokens_pinned": sum(t.tokens for t in rows)}
     row_id = args.row_id
     assert row_id is not None  # PinRowArgs asks for one of the two
     turn = ctx.store.get(row_id)
-    label = ctx.store.pin(row_id, label)
+    label = ctx.store.pin(row_id, label, by=AGENT)
     log_event(ctx.instance.debug_log_path, "pin", row_ids=[row_id], label=label, by="agent")
     return {"ok": True, "pinned": [row_id], "labels": [label], "tokens_pinned": turn.tokens,
             "already_pinned": turn.pinned}
+
+
+def users_pin(ctx: ToolContext, raw: dict[str, Any]) -> str:
+    """``unpin_row`` asks first when the row is a pin the user made (the agent's own pins it may undo)."""
+    row_id = raw.get("row_id")
+    if not isinstance(row_id, int) or isinstance(row_id, bool):
+        return ""
+    try:
+        turn = ctx.store.get(row_id)
+    except UsageError:
+        return ""
+    if not turn.pinned or turn.pinned_by_agent:
+        return ""
+    return f"the agent wants to unpin row {row_id} (slot {turn.pin_label!r}), which you pinned"
 
 
 def unpin_row(ctx: ToolContext, args: UnpinRowArgs) -> dict[str, Any]:
@@ -247,23 +261,30 @@ def mark_segment(ctx: ToolContext, args: MarkSegmentArgs) -> dict[str, Any]:
 
 # -- caps and choices ----------------------------------------------------------------
 def tune_window(ctx: ToolContext, args: TuneWindowArgs) -> dict[str, Any]:
-    from mnemara.core.config import update_config
+    """Change the caps within what config.json allows: never above what config.json holds (a session-only
+    raise, ``/tokens 900k --temp``, stays the user's and is never saved) or above ``agent_max_*``."""
+    from mnemara.core.config import Config, update_config
 
-    cfg = ctx.config
+    saved = Config.load(ctx.instance.config_path)
     changes: dict[str, int] = {}
-    for key, limit, floor in (("max_window_turns", cfg.agent_max_window_turns, 2),
-                              ("max_window_tokens", cfg.agent_max_window_tokens, 1000)):
+    for key, limit, floor in (("max_window_turns", saved.agent_max_window_turns, 2),
+                              ("max_window_tokens", saved.agent_max_window_tokens, 1000)):
         value = getattr(args, key)
         if value is None:
             continue
-        ceiling = limit if limit is not None else getattr(cfg, key)
+        ceiling = limit if limit is not None else getattr(saved, key)
         if not floor <= value <= ceiling:
-            who = f"agent_{key} in config.json" if limit is not None else f"the current {key} (config.json sets no agent_{key})"
+            who = (f"agent_{key} in config.json" if limit is not None else
+                   f"the {key} config.json holds; config.json sets no agent_{key}")
+            if getattr(ctx.config, key) > ceiling:
+                who += f"; this session's {getattr(ctx.config, key)} is a session-only setting of the user's"
             raise UsageError(f"{key} must be between {floor} and {ceiling} ({who})")
         changes[key] = value
-    before = {k: getattr(cfg, k) for k in changes}
-    new = update_config(ctx.instance.config_path, **changes)
-    ctx.config = new
+    before = {k: getattr(ctx.config, k) for k in changes}
+    if ctx.update_config is not None:
+        ctx.config = ctx.update_config(**changes)
+    else:
+        ctx.config = update_config(ctx.instance.config_path, **changes)
     log_event(ctx.instance.debug_log_path, "tune_window", before=before, after=changes, by="agent")
     return {"ok": True, "before": before, "after": changes, "note": "saved to config.json; the next turn uses it"}
 
@@ -288,7 +309,8 @@ def specs() -> list[ToolSpec]:
          list_pinned, "ListPinned"),
         ("pin_row", "Pin a row (or every row of a segment) so it is sent every turn and never evicted.", PinRowArgs,
          pin_row, "PinRow"),
-        ("unpin_row", "Unpin a row: it goes back to the rolling window.", UnpinRowArgs, unpin_row, "UnpinRow"),
+        ("unpin_row", "Unpin a row: it goes back to the rolling window (a row the user pinned: the user is asked "
+         "first).", UnpinRowArgs, unpin_row, "UnpinRow"),
         ("evict_ids", "Take rows out of your context by id (or a whole segment); they stay on disk." + never,
          EvictIdsArgs, evict_ids, "EvictIds"),
         ("evict_last", "Take the newest N live rows out of your context (undo a bad turn)." + never, EvictLastArgs,
@@ -305,4 +327,5 @@ def specs() -> list[ToolSpec]:
         ("log_choice", "Record a decision you made and why (appended to choices.jsonl for the user).",
          LogChoiceArgs, log_choice, "LogChoice"),
     ]
-    return [declare(name, text, model, fn, policy_name=policy) for name, text, model, fn, policy in tools]
+    return [declare(name, text, model, fn, policy_name=policy, asks=users_pin if name == "unpin_row" else None)
+            for name, text, model, fn, policy in tools]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.errors import UsageError
-from mnemara.core.instance import SUBDIRS, Instance, list_instances, validate_name
+from mnemara.store.instance import SUBDIRS, Instance, list_instances, validate_name
 
 
 @pytest.mark.parametrize("name", ["work", "a", "A.b_c-1", "x" * 64])

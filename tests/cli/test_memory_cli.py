@@ -6,7 +6,7 @@ import sys
 from datetime import datetime, timezone
 
 from mnemara.commands import dispatch
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.proposals import list_proposals, propose_role_amendment
 from mnemara.memory.search.rag import RagIndex
 from tests.conftest import ROOT, cli_env

@@ -11,7 +11,7 @@ from mnemara.core.config import Config
 from mnemara.context import exchange
 from tests.sample_session import fill_store
 from mnemara.core.errors import UsageError
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 
 
@@ -207,3 +207,23 @@ def test_round_trip_is_exact_for_any_content(tmp_path_factory, rows, pins, evict
         with TurnStore(folder / "b.sqlite") as dst:
             dst.import_rows(doc.rows, keep_ids=True)
             assert _rows(dst) == _rows(src)
+
+
+def test_import_refuses_links_special_and_oversize_files_naming_each(tmp_path, monkeypatch):
+    """Issue 25: an export reached through a link, a pipe (reading it would hang) or a file over the cap."""
+    import os
+
+    real = tmp_path / "real.md"
+    real.write_text("<!-- mnemara-export v1 -->\n", encoding="utf-8")
+    link = tmp_path / "link.md"
+    link.symlink_to(real)
+    pipe = tmp_path / "pipe.md"
+    os.mkfifo(pipe)
+    inst = Instance.create("y")
+    with TurnStore(inst.turns_path) as store:
+        for path, hint in ((link, "link.md: refused: a symbolic link"), (pipe, "pipe.md: refused: a special file")):
+            with pytest.raises(UsageError, match=hint):
+                exchange.import_export(path, store, inst.config_path, inst.root)
+        monkeypatch.setattr(exchange, "MAX_IMPORT_BYTES", 10)
+        with pytest.raises(UsageError, match="real.md: refused: .* bytes, over the"):
+            exchange.import_export(real, store, inst.config_path, inst.root)

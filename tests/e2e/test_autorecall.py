@@ -105,9 +105,9 @@ def test_recall_command_refuses_bad_argument(session_factory) -> None:
 def test_the_newest_of_conflicting_notes_is_chosen_by_time_not_by_spelling() -> None:
     """Trust audit: a hand-edited heading with another UTC offset compared as text, so a note of
     16:00 UTC written "+09:00" outranked the newer one of 20:00 UTC."""
-    from mnemara.memory.autorecall import _newest
+    from mnemara.memory.search.similarity import apply_recency
 
-    old = {"id": "a", "created_at": "2026-05-01T10:00:00+00:00", "conflicts_with": ["b", "c"]}
-    offset = {"id": "b", "created_at": "2026-05-02T01:00:00+09:00"}  # 2026-05-01T16:00Z
-    newest = {"id": "c", "created_at": "2026-05-01T20:00:00+00:00"}
-    assert _newest(old, {e["id"]: e for e in (old, offset, newest)}) is newest
+    old = {"id": "a", "created_at": "2026-05-01T10:00:00+00:00", "text": "The lease timeout is 30 seconds."}
+    offset = {"id": "b", "created_at": "2026-05-02T01:00:00+09:00", "text": "The lease timeout is 45 seconds."}
+    newest = {"id": "c", "created_at": "2026-05-01T20:00:00+00:00", "text": "The lease timeout is 60 seconds."}
+    assert [h["id"] for h in apply_recency([old, offset, newest])] == ["c", "b", "a"]

@@ -57,7 +57,7 @@ def _snapshot(session: Any, name: str) -> None:
     """Copy ``session``'s turns.sqlite, as it is now, into a new instance ``name``."""
     import sqlite3
 
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     target = Instance.create(name)
     src, dst = sqlite3.connect(session.instance.turns_path), sqlite3.connect(target.turns_path)
@@ -194,7 +194,7 @@ home = tempfile.mkdtemp()
 os.environ.update(HOME=home, MNEMARA_HOME=home + "/m", MNEMARA_WARM_SPARE="1")
 with ScriptedAPI(default=reply("ok")) as api:
     os.environ.update(api.env())
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.session.agent import AgentSession
     for case in ("plain", "with-index"):  # plain first: nothing may load LanceDB before the indexed one
         instance = Instance.create(case)

@@ -202,7 +202,7 @@ def test_window_edits_slots_auto_eviction_manifest_and_read_skeleton_through_kep
 
 def test_context_commands_through_the_piped_repl(scripted_api, mnemara_home, tmp_path):
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.store.turns import TurnStore
     from tests.conftest import run_cli
 

@@ -120,7 +120,10 @@ def _config_broken_mid_session_gives_one_error_then_recovers(api, session) -> No
     session.instance.config_path.write_text(good, encoding="utf-8")
     api.push(reply("fixed"))
     assert session.turn("and now").text == "fixed"
-    assert "hello while broken" in api.last.user_text()
+    # never answered: stored and marked, but not sent again behind the user's back (issue 27)
+    assert "hello while broken" not in api.last.user_text()
+    (kept,) = [row for row in session.store.history() if row.text == "hello while broken"]
+    assert kept.meta["no_reply"] is True and kept.meta["error_kind"] == "config"
 
 
 def _window_order_pinned_first_then_rows_then_message(api, session) -> None:
@@ -161,7 +164,7 @@ def test_one_cli_serves_prewarm_streaming_tools_retries_config_and_window_turns(
     behaviour; at the end no CLI session transcript was left on disk."""
     import sys
 
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "1")
     server = Path(__file__).resolve().parents[1] / "mcp_echo_server.py"

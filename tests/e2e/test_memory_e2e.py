@@ -93,7 +93,8 @@ def test_broken_backends_fail_their_tools_not_the_note(scripted_api, session_fac
     scripted_api.push(
         reply(tool_use(f"{T}rag_query", {"question": "anything"})),
         reply(tool_use(f"{T}graph_neighbors", {"node_id": "x"})),
-        reply(tool_use(f"{T}write_memory", {"text": "kept despite broken backends", "applies_to": "x"})),
+        reply(tool_use(f"{T}write_memory", {"text": "kept despite broken backends", "applies_to": "x"},
+                       id="toolu_provenance_e2e")),
         reply(tool_use(f"{T}propose_role_amendment", {"title": "Check backends", "rationale": "they broke",
                                                       "proposed_text": "Report broken backends once."})),
         reply("ok"))
@@ -107,5 +108,12 @@ def test_broken_backends_fail_their_tools_not_the_note(scripted_api, session_fac
     note, err = result_of(req[3])
     assert not err and note["ok"] and note["rag"]["ok"] is False and note["graph"]["ok"] is False
     assert "kept despite broken backends" in day_files(inst.memory_dir)[0].read_text()
+    # provenance (issue 31): the note names the turn it came from and the tool call that wrote it
+    from mnemara.memory import provenance
+
+    entry = provenance.load(inst.memory_dir)[note["id"]]
+    assert entry["by"] == "agent" and entry["tool_call"] == "toolu_provenance_e2e"
+    turn = session.store.get(entry["turn_row"])
+    assert turn.role == "user" and "try everything" in str(turn.blocks)
     proposal, err = result_of(req[4])
     assert not err and (inst.root / proposal["path"]).is_file()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import LEGACY_SILENT_TYPES, Config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply, tool_use
 from tests.conftest import run_cli

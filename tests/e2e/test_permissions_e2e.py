@@ -17,7 +17,7 @@ import pytest
 from mnemara.core import events as ev
 from mnemara.core.config import Config, update_config
 from mnemara.core.debuglog import read_events
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate, PermissionRequest
 from mnemara.session.agent import AgentSession
 from mnemara.testing.scripted_api import ScriptedAPI, reply, text, tool_use

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply, tool_use
 from tests.conftest import run_cli
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from mnemara.core.config import Config, update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.notes import day_files, parse_file
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply, tool_use

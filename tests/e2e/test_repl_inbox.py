@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply, tool_use
 from tests.peer_support import add, new_db

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply
 from tests.conftest import ROOT, cli_env

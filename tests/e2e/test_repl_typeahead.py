@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply
 from mnemara.ui.repl.app import InterruptWatcher
 from tests.e2e.test_repl_inbox import PlainTerminal

@@ -8,7 +8,7 @@ import pytest
 
 from mnemara.core.config import update_config
 from mnemara.core.debuglog import read_events
-from mnemara.session.role_refresh import RoleDocWatch
+from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.testing.scripted_api import reply, tool_use
 
 

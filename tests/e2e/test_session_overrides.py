@@ -56,7 +56,7 @@ def test_tokens_warns_when_implausibly_small(ctx):
 
 @pytest.mark.e2e
 def test_swap_temp_reaches_the_api_and_is_forgotten_by_the_next_session(scripted_api, mnemara_home):
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
     Instance.create("tmpswap")
     scripted_api.push(reply("one"), reply("two"))

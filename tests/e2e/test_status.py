@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.errors import ConfigError, UsageError
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.notes import append_note
 from mnemara.memory.status import (StatusBook, all_atoms, chunk_id, inactive_atoms, set_status)
 from tests.conftest import run_cli

@@ -98,7 +98,7 @@ def test_the_panel_in_a_real_terminal_shows_the_sequences_and_obeys_none(scripte
 
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed on this machine")
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.testing.scripted_api import reply
     from tests.e2e.test_tui_tmux import Tmux
     from tests.e2e.test_tui_tmux_tour import keys, start
@@ -184,7 +184,7 @@ async def test_context_viewer_detail_shows_control_characters_and_an_unedited_sa
 
 def test_show_and_memory_list_print_the_agents_text_without_obeying_its_controls(cli, mnemara_home) -> None:
     """`mnemara show` and `mnemara memory list` printed stored turns and notes raw to the terminal."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.notes import append_note
     from mnemara.store.turns import TurnStore
 

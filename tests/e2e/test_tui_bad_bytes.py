@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from tests.conftest import ROOT, cli_env
 from tests.e2e.test_repl_tty import Terminal
 

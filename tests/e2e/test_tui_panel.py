@@ -11,7 +11,7 @@ import pytest
 
 from mnemara.commands import specs
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply, tool_use
 from mnemara.ui.tui.app import MnemaraApp
 from mnemara.ui.tui.screens.context_viewer import ContextViewer
@@ -153,7 +153,8 @@ async def test_ctrl_s_streams_answers_sends_bursts_whole_queues_text_sent_mid_tu
 
 async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_denies_and_quits(api, instance):
     """Three turns through one CLI, each asking to run a command: ``y`` runs it, ``n`` denies it (the
-    tool result says so), and Ctrl+C while the question is open denies it and quits the panel.
+    tool result says so), and Ctrl+C while the question is open denies it and stops the turn; Ctrl+C
+    again at once quits the panel (issue 27: the first Ctrl+C of a turn stops it, the next one quits).
 
     The session keeps a spare CLI (as by default): the one started before the first message serves all
     three turns, and quitting during the third starts none for a next turn that will never come.
@@ -200,8 +201,9 @@ async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_d
 
             await send(pilot, app, "run it")
             await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen), what="the third permission modal")
-            await pilot.press("ctrl+c")
+            await pilot.press("ctrl+c", "ctrl+c")
             await wait_for(pilot, lambda: app.session._closed, what="the session to close on Ctrl+C")
+            assert "press Ctrl+C again to quit" in app.chat_log.plain_text()
     finally:
         await session.aclose()  # the processes end even when an assertion fails
     assert app.return_code == 0, "Ctrl+C with a question open quits cleanly"

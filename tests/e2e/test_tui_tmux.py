@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply
 

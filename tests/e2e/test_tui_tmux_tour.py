@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply
 from tests.conftest import ROOT
@@ -64,6 +64,7 @@ def test_panel_draws_markdown_and_queues_a_message_sent_during_a_turn(tmux, scri
     assert "• read the lease" in screen and "python · block 1 · click or /copy 1 to copy" in screen
     assert "LEASE_SECONDS = 30" in screen and "**" not in screen and "```" not in screen
     assert "queued:" not in screen and "you: and then?" in screen
+    tmux.wait_for("turns: 4/20")  # both turns over: Ctrl+C quits (during a turn it would stop the turn)
     keys(tmux, "C-c")
     tmux.wait_for("PANEL-EXIT=0", timeout=30)
     with TurnStore(Instance.open("md").turns_path) as store:

@@ -7,7 +7,7 @@ import pytest
 
 from mnemara.core import events as ev
 from mnemara.commands import dispatch
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply, tool_use
 from mnemara.session.usage import StatsFile
 from tests.conftest import run_cli

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import Config, ToolPolicy
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate, PermissionRequest
 
 QUERY = "mcp__mnemara__graph_query"

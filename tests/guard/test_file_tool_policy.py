@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.config import Config, ToolPolicy
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate, PermissionRequest
 from mnemara.store.turns import TurnStore
 from mnemara.tools import ToolContext, context_tools

@@ -14,7 +14,7 @@ from textual.widgets import Button, Static
 
 from mnemara.core.config import Config
 from mnemara.core.debuglog import read_events
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate, PermissionRequest
 from mnemara.guard.target_text import show_target
 from mnemara.ui.tui.screens.permission import PermissionScreen

@@ -11,7 +11,7 @@ import pytest
 
 from mnemara.core.config import Config, ToolPolicy, McpServer
 from mnemara.core.debuglog import read_events
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.gate import (
     Decision,
     PermissionGate,

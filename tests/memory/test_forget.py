@@ -9,7 +9,7 @@ import pytest
 
 from mnemara.core.config import update_config
 from mnemara.core.debuglog import read_events
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.notes import append_note
 from mnemara.memory.status import all_atoms
 from mnemara.testing.ollama import FakeOllama

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.lint import run_lint, supersession_candidates
 from mnemara.memory.lint_paths import naive_sweep_text
 from mnemara.memory.notes import append_note

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from mnemara.cli import main
 from mnemara.core.config import Config
 from mnemara.core.debuglog import read_events
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.notes import all_notes, parse_file, write_note
 from mnemara.memory.status import StatusBook
 from tests.conftest import run_cli

@@ -6,7 +6,7 @@ import sys
 from datetime import datetime, timezone
 
 from mnemara.core.config import Config, update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.memory.graph.stamp import stamp_path
 from mnemara.memory.surfaces import write_memory
 from mnemara.replay import run_replay

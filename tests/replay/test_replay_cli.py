@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 
 from conftest import run_cli
 from datetime import datetime, timedelta, timezone

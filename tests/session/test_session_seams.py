@@ -11,10 +11,10 @@ from mnemara.core import events as ev
 from mnemara.core.config import Config
 from mnemara.core.debuglog import read_events
 from mnemara.core.errors import ConfigError
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.session.live_config import LiveConfig
 from mnemara.store.turns import TurnStore
-from mnemara.session.sync_runner import LoopThread, running_loop, schedule_on
+from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.core.turn_parts import TurnPart, call_each
 from mnemara.session.record import TurnRecorder
 

@@ -41,7 +41,7 @@ def test_piped_repl_goes_past_a_line_that_is_not_utf8(tmp_path):
     stdin = io.TextIOWrapper(io.BytesIO(b"first\nbad \xff byte\nthird\n"), encoding="utf-8", errors="strict")
     out, err = io.StringIO(), io.StringIO()
     try:
-        assert run_repl(session, stdin=stdin, stdout=out, stderr=err) == 0
+        assert run_repl(session, stdin=stdin, stdout=out, stderr=err) == 1  # no API key here: the turns fail
         assert _texts(session) == ["first", "bad \ufffd byte", "third"]
         assert "not valid UTF-8" in err.getvalue()
     finally:
@@ -135,7 +135,7 @@ async def test_a_message_neither_the_store_nor_the_spool_can_take_is_said_not_sa
 
 
 async def test_the_panel_puts_an_unsaved_message_back_in_its_input(tmp_path, monkeypatch):
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.ui.tui.app import MnemaraApp
 
     from tests.tui_support import type_text, wait_for
@@ -193,7 +193,7 @@ async def test_the_panel_gives_back_a_line_refused_as_a_command(mnemara_home):
     """A message that starts with a path ("/etc/hosts ...") is taken for an unknown command, and a
     command with a bad argument is refused: the typed text used to vanish from the input (the panel has
     no input history to get it back from)."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.ui.tui.app import MnemaraApp
 
     from tests.tui_support import type_text
@@ -228,7 +228,7 @@ async def test_the_panel_gives_back_a_line_refused_as_a_command(mnemara_home):
 async def test_the_panel_opens_on_a_damaged_store_and_what_is_sent_waits_in_the_spool(mnemara_home):
     """A turns.sqlite that fails its integrity check: the REPL spooled what was typed, but the panel
     raised StoreUnavailable while drawing the history and never opened, so nothing could be typed."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.store.turns import TurnStore
     from mnemara.ui.tui.app import MnemaraApp
 
@@ -323,7 +323,7 @@ async def test_rows_waiting_in_the_spool_are_mentioned_when_the_repl_or_the_pane
     """Rows spooled while turns.sqlite was locked are stored with the next message; until then they
     are not in the window, so a panel (or `mnemara run`) opened later showed the conversation without
     them and said nothing: the message looked lost."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.ui.tui.app import MnemaraApp
 
     instance = Instance.create("waiting")
@@ -348,7 +348,7 @@ async def test_keys_typed_as_a_permission_question_appears_go_back_into_the_mess
     """The question pops up while the user types a message (typing during a turn is normal). The
     keys typed before the answer keys are armed are rightly not answers, but they were dropped: the
     message lost the letters typed in that moment. They go back into the input, where they were going."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.guard.gate import PermissionRequest
     from mnemara.ui.tui.app import MnemaraApp
     from mnemara.ui.tui.screens.permission import PermissionScreen
@@ -400,7 +400,7 @@ async def test_ctrl_l_while_messages_are_queued_does_not_lose_them(mnemara_home)
     """Ctrl+L clears the on-screen log; a queued message kept the index of its log entry, so when its
     turn came, the panel looked up an entry that no longer existed: the worker died before the
     message reached the session (never sent, never stored, and gone from unsent.json)."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.ui.tui.app import MnemaraApp
 
     from tests.tui_support import wait_for
@@ -430,7 +430,7 @@ async def test_ctrl_l_while_messages_are_queued_does_not_lose_them(mnemara_home)
 async def test_the_input_is_kept_before_the_session_closes(mnemara_home):
     """Quitting closes the session first, which can take seconds while its CLI processes end; the
     text left in the input was kept only after that, so a window closed meanwhile lost it."""
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.ui.tui.app import MnemaraApp
 
     from tests.tui_support import type_text

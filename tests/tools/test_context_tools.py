@@ -5,7 +5,7 @@ import pytest
 
 from mnemara.core.config import Config
 from tests.sample_session import fill_store
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.tools import ToolContext, enabled_specs
 from mnemara.tools import context_tools as ct

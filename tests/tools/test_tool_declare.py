@@ -7,7 +7,7 @@ import pytest
 from pydantic import Field, model_validator
 
 from mnemara.core.config import Config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.tools import ToolContext, all_specs
 from mnemara.tools.declare import ToolArgs, args_schema, declare

@@ -66,6 +66,9 @@ REFUSALS: list[tuple[str, dict[str, Any], str]] = [
      "pattern_json is not valid JSON: Expecting property name enclosed in double quotes at column 2"),
     ("graph_shortest_path", {"from_id": "a"}, "missing argument 'to_id'"),
     ("propose_role_amendment", {"title": "t", "rationale": "r"}, "missing argument 'proposed_text'"),
+    # peer tools (NATS; a refusal before any connection)
+    ("peer_send", {"to": "eng"}, "missing argument 'payload_json'"),
+    ("peer_ack", {"ids": "1,2"}, "argument 'ids' must be of type array"),
 ]
 
 

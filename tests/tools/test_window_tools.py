@@ -8,7 +8,7 @@ import pytest
 from mnemara.core.config import Config, ToolPolicy, update_config
 from mnemara.context.row_ops import parse_duration
 from mnemara.core.errors import UsageError
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate
 from mnemara.store.turns import TurnStore
 from mnemara.tools import (

@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from mnemara.core import events as ev
 from mnemara.commands import dispatch
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.core.markdown_blocks import code_blocks, looks_like_markdown, split_parts
 from mnemara.store.turns import TurnStore
 from mnemara.ui.text.readable import readable_result

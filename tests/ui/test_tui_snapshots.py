@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import TextArea
 
 from mnemara.core.config import update_config
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.context import breakdown
 

@@ -20,6 +20,11 @@ construction, not when a filter fails to spot something:
   must start with a query clause.
 
 Values that need quotes or backslashes travel as ``$parameters``.
+
+``range()`` must have integer literals for bounds and step, and all the ranges of one statement
+together may produce at most :data:`MAX_RANGE_VALUES` values: ``UNWIND range(1, 20000000)`` is refused
+before it runs (Kuzu builds the list outside its buffer pool). What else a statement builds is
+bounded where it runs (:mod:`mnemara.memory.graph.bounded_query`).
 """
 from __future__ import annotations
 
@@ -38,6 +43,8 @@ CALL_ALLOWLIST = frozenset({"SHOW_TABLES", "TABLE_INFO", "SHOW_CONNECTION", "DB_
 FIRST_WORDS = frozenset({"MATCH", "OPTIONAL", "UNWIND", "WITH", "RETURN", "CALL", "CREATE", "MERGE"})
 PUNCTUATION = set("()[]{}<>=+-*/%^,.:|!$&~?")
 MAX_CYPHER = 20_000
+#: The most values all ``range()`` calls of one statement may produce together (their product).
+MAX_RANGE_VALUES = 100_000
 
 
 @dataclass(frozen=True)
@@ -152,7 +159,46 @@ def check_cypher(cypher: object) -> str:
                               "never run here")
         elif word == "DETACH" and (after is None or after.text.upper() != "DELETE"):
             raise _refuse("DETACH is accepted only as DETACH DELETE")
+    _check_ranges(tokens)
     first = tokens[0]
     if first.kind != "word" or first.text.upper() not in FIRST_WORDS:
         raise _refuse(f"a statement starts with one of {', '.join(sorted(FIRST_WORDS))}")
     return cypher[:end].strip()
+
+
+def _range_arguments(tokens: list[Token], start: int) -> list[int] | None:
+    """The integer literals of ``range(a, b[, step])`` whose ``(`` is at ``start``, or None if any is not one."""
+    values: list[int] = []
+    i = start + 1
+    while i < len(tokens):
+        sign = 1
+        if tokens[i].text == "-":
+            sign, i = -1, i + 1
+        if i >= len(tokens) or tokens[i].kind != "number" or not tokens[i].text.isdigit():
+            return None
+        values.append(sign * int(tokens[i].text))
+        i += 1
+        if i < len(tokens) and tokens[i].text == ")":
+            return values if len(values) in (2, 3) else None
+        if i >= len(tokens) or tokens[i].text != ",":
+            return None
+        i += 1
+    return None
+
+
+def _check_ranges(tokens: list[Token]) -> None:
+    """Refuse ``range()`` without literal bounds, and ranges producing over :data:`MAX_RANGE_VALUES` values."""
+    total = 1
+    for index, token in enumerate(tokens[:-1]):
+        if token.kind != "word" or token.text.upper() != "RANGE" or tokens[index + 1].text != "(":
+            continue
+        args = _range_arguments(tokens, index + 1)
+        if args is None:
+            raise _refuse("range() takes integer literals for its bounds and step (a variable or $parameter "
+                          "could ask for billions of values)")
+        low, high, step = (*args, 1) if len(args) == 2 else args
+        if step == 0:
+            raise _refuse("range() with a step of 0")
+        total *= max(0, (high - low) // step + 1)
+        if total > MAX_RANGE_VALUES:
+            raise _refuse(f"range() would produce {total} values; at most {MAX_RANGE_VALUES} per statement")

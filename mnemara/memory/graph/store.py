@@ -29,8 +29,10 @@ from typing import Any
 
 from mnemara.core.backend_loader import load_backend
 from mnemara.core.errors import BackendUnavailable, UsageError
-from mnemara.core.fsutil import private_mkdir
+from mnemara.core.fsutil import LinkRefused, check_no_links, private_mkdir
 from mnemara.memory.graph.cypher_guard import check_cypher
+from mnemara.memory.graph.bounded_query import QueryLimits, run_bounded
+from mnemara.memory.graph.values import json_value as _json
 from mnemara.memory.graph.stamp import drop_stamp, file_state, has_companions, unchanged_since_clean_close, write_stamp
 
 DB_FILE = "graph.kuzu"
@@ -167,6 +169,14 @@ def check_opens(kuzu: Any, path: Path) -> None:
         raise GraphUnavailable(why)
 
 
+def _companions_of(db_file: Path) -> list[str]:
+    """Files beside ``db_file`` named after it (Kuzu's WAL, shadow and lock files)."""
+    try:
+        return [name for name in os.listdir(db_file.parent) if name.startswith(db_file.name) and name != db_file.name]
+    except OSError:
+        return []
+
+
 class Graph:
     """The graph of one instance (``graph_dir``). Not thread-safe; one per session."""
 
@@ -192,6 +202,11 @@ class Graph:
             raise GraphUnavailable(f"cannot create {self.graph_dir}: {_one_line(exc)}") from None
         if self.path.is_dir():
             raise GraphUnavailable(f"{self.path} is a folder, not a Kuzu database file")
+        try:  # Kuzu follows links: a planted graph.kuzu (or its .wal) -> ~/.bashrc would be written through
+            for name in (self.path, *(self.graph_dir / n for n in _companions_of(self.path))):
+                check_no_links(name)
+        except LinkRefused as exc:
+            raise GraphUnavailable(str(exc)) from None
         version = kuzu_version(kuzu)
         unchanged = unchanged_since_clean_close(self.path, version)
         if not unchanged and self._closed_as is not None:  # reopening what this instance closed: on a
@@ -438,39 +453,19 @@ class Graph:
     def query(self, cypher: str, params: dict[str, Any] | None = None, allow_write: bool = False) -> dict[str, Any]:
         """Run one Cypher statement with parameters; read-only unless ``allow_write``.
 
-        Only what :func:`mnemara.memory.graph.cypher_guard.check_cypher` accepts runs, whatever ``allow_write`` says.
+        Only what :func:`mnemara.memory.graph.cypher_guard.check_cypher` accepts runs, whatever ``allow_write`` says,
+        and it runs in a child process with a time limit and a memory cap
+        (:mod:`mnemara.memory.graph.bounded_query`): a statement can build lists and strings that
+        neither Kuzu's buffer pool nor its timeout stops.
         """
         statement = check_cypher(cypher)
         if params is not None and (not isinstance(params, dict) or not all(
                 isinstance(k, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in params)):
             raise UsageError("params must be a JSON object whose keys are parameter names")
-        conn = self._connection()
-        began = False
-        try:
-            if not allow_write:
-                conn.execute("BEGIN TRANSACTION READ ONLY")
-                began = True
-            result = conn.execute(statement, params or {})
-            columns = result.get_column_names()
-            rows: list[list[Any]] = []
-            truncated = False
-            while result.has_next():
-                if len(rows) >= MAX_ROWS:
-                    truncated = True
-                    break
-                rows.append([_plain(v) for v in result.get_next()])
-        except RuntimeError as exc:
-            message = _one_line(exc)
-            if "read-only transaction" in message:
-                raise UsageError("graph_query is read-only: this statement writes (pass write=true to allow it)") from None
-            raise UsageError(f"Cypher error: {message}") from None
-        finally:
-            if began:
-                try:
-                    conn.execute("ROLLBACK")
-                except RuntimeError:
-                    pass
-        return {"columns": columns, "rows": rows, "truncated": truncated}
+        self._connection()  # the file exists with its schema (and passed the crash probe)
+        self.close()  # Kuzu's lock is per process: the child opens the file; the next call here reopens it
+        return run_bounded(self.path, statement, params or {}, write=allow_write,
+                           limits=QueryLimits(max_rows=MAX_ROWS))
 
     def counts(self) -> dict[str, int]:
         nodes = self._run("MATCH (n:Node) RETURN count(n)")[0][0]
@@ -511,11 +506,6 @@ def _props(properties: Any) -> str:
     return text
 
 
-def _json(text: Any) -> Any:
-    try:
-        return json.loads(text) if isinstance(text, str) else text
-    except json.JSONDecodeError:
-        return text
 
 
 def _node(row: Any) -> dict[str, Any]:
@@ -553,15 +543,3 @@ def _props_match(props: Any, want: dict[str, Any]) -> bool:
     return not want or (isinstance(props, dict) and all(props.get(k) == v for k, v in want.items()))
 
 
-def _plain(value: Any) -> Any:
-    """A Kuzu value as JSON-able data (internal ids dropped, JSON properties decoded)."""
-    if isinstance(value, dict):
-        out = {k: _plain(v) for k, v in value.items() if k not in ("_id", "_src", "_dst")}
-        if isinstance(out.get("properties"), str):
-            out["properties"] = _json(out["properties"])
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)

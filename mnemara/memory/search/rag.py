@@ -15,8 +15,9 @@ question names and conversation neighbours: :mod:`mnemara.memory.search.ranking`
   a new model re-embeds. The weights come from the model in use
   (:func:`mnemara.memory.search.embedders.ranking_weights`), shown in every answer.
 
-Hits whose notes conflict (the claim guard of :mod:`similarity`) are ordered
-newest first and the older ones are marked ``stale_candidate``.
+Hits whose notes may conflict (the claim guard of :mod:`similarity`) are all
+kept, each marked ``may_conflict_with`` the others, newest first; a newer one that
+ranked just past the cut is added, never put in the place of a better match.
 
 The files are the truth. ``index/sources.json`` records size, mtime and hash of
 every memory day file and wiki page that was indexed; :meth:`RagIndex.catch_up`
@@ -45,14 +46,14 @@ from mnemara.memory.search import chunking, ranking
 from mnemara.memory.search.chunking import Chunk
 from mnemara.memory.search.embed import EmbedError
 from mnemara.memory.notes import day_files
-from mnemara.memory.search.similarity import apply_recency
+from mnemara.memory.search.similarity import best_with_conflicts
 from mnemara.memory.search.tokenize import VERSION as TOKENIZER_VERSION
 from mnemara.memory.search.tokenize import fts_text, query_tokens
 from mnemara.memory.wiki import list_pages
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
 
 FTS_COLUMN = "fts_text"
 CHUNKS = "chunks"
@@ -487,8 +488,8 @@ class RagIndex:
                     hits.setdefault(row["id"], _hit(row))["score"] = 0.0
             ranking.apply_neighbours(hits, timeline, weights.neighbour)
         ordered = [h for h in ranking.ordered(hits.values()) if h["channels"] or h["score"] > 0]
-        # a few hits past the k-th go through recency too: a newer note that contradicts a hit
-        # takes that hit's place even when it ranked just below the cut (counted among the hits a
+        # a few hits past the k-th are looked at too: a newer note that may correct one of the k
+        # best is added beside it (both flagged), never in its place (counted among the hits a
         # channel found: a neighbour in between does not shorten the reach)
         answer: dict[str, Any] = {"ok": True, "hits": ranking.first_found(ordered, k + min(k, RECENCY_MARGIN)),
                                   "fusion": ranking.RULE,
@@ -500,7 +501,7 @@ class RagIndex:
             answer["degraded"] = degraded
         elif degraded:
             answer["note"] = degraded
-        answer["hits"] = apply_recency(answer["hits"])[:k]
+        answer["hits"] = best_with_conflicts(answer["hits"], k)
         return answer
 
     def _weights(self, with_vector: bool) -> tuple[ranking.Weights, str]:

@@ -19,10 +19,13 @@ Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
   order of their named entities agree, and neither only adds a word or two
   of detail to the other. Anything else is a
   *conflict*: written, shown and proposed for supersession, never merged.
-* :func:`relate` combines both into ``copy`` / ``conflict`` / ``distinct``: a
-  copy needs the same content words; a similarity never makes one.
-* :func:`apply_recency` orders conflicting search hits newest first without
-  moving any other hit.
+* :func:`relate` combines them into ``copy`` (an exact copy, :mod:`.exact`: the
+  only verdict any step may act on alone), ``possible copy`` and ``conflict``
+  (proposed to the user) or ``distinct`` (other subjects in one pattern
+  included, :mod:`.subject`); a similarity never makes a copy.
+* :func:`apply_recency` flags hits that may conflict and orders them newest
+  first without moving any other hit; :func:`best_with_conflicts` never lets
+  that push one of the ``k`` best out.
 """
 from __future__ import annotations
 
@@ -57,7 +60,9 @@ def strip_marks(text: str) -> str:
 
 @lru_cache(maxsize=8192)
 def normalize(text: str) -> str:
-    """Canonical form for exact-copy checks: case, whitespace, emphasis marks and end punctuation do not count."""
+    """A loose canonical form (every letter case-folded): for finding a note by its text and for the
+    claim guard's shortcut. Never the test of a copy: that is
+    :func:`mnemara.memory.search.exact.copy_key` ("MB" is not "mb", "Exports/" is not "exports/")."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = strip_marks(text)
     text = re.sub(r"^\s*[-+*]\s+", "", text)  # a markdown bullet
@@ -411,13 +416,14 @@ def same_topic(a: str, b: str, min_overlap: float = 0.6) -> bool:
 
 # -- relations ----------------------------------------------------------------------------
 COPY = "copy"
+POSSIBLE_COPY = "possible copy"
 CONFLICT = "conflict"
 DISTINCT = "distinct"
 
 
 @dataclass(frozen=True)
 class Relation:
-    kind: str  # copy | conflict | distinct
+    kind: str  # copy | possible copy | conflict | distinct
     reasons: tuple[str, ...] = ()
 
     def describe(self) -> str:
@@ -425,22 +431,33 @@ class Relation:
 
 
 def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0) -> Relation:
-    """``copy`` when ``a`` and ``b`` are the same text, or worded alike (the same content words)
-    AND the claim guard agrees; ``conflict`` when they share a topic and the guard disagrees, or
-    one of them only adds a word or two of detail to the other; else ``distinct``.
+    """How two notes relate. Only ``copy`` may be acted on without the user:
+
+    * ``copy``: an exact copy (:func:`mnemara.memory.search.exact.is_exact_copy`);
+    * ``possible copy``: worded alike (the same content words) and the claim guard agrees, yet
+      not the same text: proposed for a merge, never merged on its own;
+    * ``conflict``: the same subject and the claim guard disagrees, or one only adds a word or
+      two of detail (a possible correction): proposed for supersession, flagged in recall;
+    * ``distinct``: anything else, notes about different subjects written in one pattern
+      included (:func:`mnemara.memory.search.subject.different_subject`).
 
     ``similarity`` and ``copy_at`` are accepted for the callers that measured one, but a
-    similarity never makes a copy: an embedder puts "approval" and "approval from legal" above
-    0.9, and merging them would hide the newer detail."""
-    if normalize(a) == normalize(b):
+    similarity never makes a copy."""
+    from mnemara.memory.search.exact import is_exact_copy
+    from mnemara.memory.search.subject import different_subject
+
+    if is_exact_copy(a, b):
         return Relation(COPY, ("same text",))
     diffs = claim_differences(a, b)
     if diffs:
+        other_subject = different_subject(a, b)
+        if other_subject:
+            return Relation(DISTINCT, (other_subject, *diffs))
         if same_topic(a, b) or _one_word_swapped(a, b):
             return Relation(CONFLICT, tuple(diffs))
         return Relation(DISTINCT, tuple(diffs))
     if same_wording(a, b):
-        return Relation(COPY, ("same wording",))
+        return Relation(POSSIBLE_COPY, ("same wording, not the same text",))
     return Relation(DISTINCT)
 
 
@@ -466,11 +483,13 @@ def added_detail(a: str, b: str) -> str:
 
 # -- recency over search hits ------------------------------------------------------------
 def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Within each group of conflicting hits, newest first; every other hit keeps its rank.
+    """Mark the hits that may conflict, and order each such group newest first; nothing is dropped.
 
-    The group's members take the positions the group already held, newest in the
-    best one. Each older member gets ``conflicts_with`` (the newer ids) and
-    ``stale_candidate: true``. Hits without a timestamp are left alone.
+    Every member of a group of hits that may conflict (:func:`relate` says ``conflict``) gets
+    ``may_conflict_with`` (the ids of the others) and ``conflict`` (why). The group's members
+    take the positions the group already held, the newest in the best one; every other hit
+    keeps its rank. Hits without a timestamp are left alone. Which note is true is the user's
+    call (a supersession proposal), never this function's.
     """
     n = len(hits)
     edges: list[tuple[int, int]] = []
@@ -492,12 +511,26 @@ def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for slot, i in zip(sorted(members), newest_first):
             out[slot] = hits[i]
         for i in members:
-            newer = [j for j, _ in links[i] if hit_moment(hits[j]) > hit_moment(hits[i])]
-            if newer:
-                hits[i]["conflicts_with"] = [hits[j]["id"] for j in newer]
-                hits[i]["stale_candidate"] = True
-                hits[i]["conflict"] = "; ".join(dict.fromkeys(r for j, rs in links[i] if j in newer for r in rs))
+            hits[i]["may_conflict_with"] = [hits[j]["id"] for j, _ in links[i]]
+            hits[i]["conflict"] = "; ".join(dict.fromkeys(r for _, rs in links[i] for r in rs))
     return out
+
+
+def best_with_conflicts(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+    """The ``k`` best hits, never pushed out, plus any hit past the cut that may conflict with one of
+    them (a newer correction ranked just below), all marked and ordered by :func:`apply_recency`."""
+    top = {id(h) for h in hits[:k]}
+    ordered = apply_recency(list(hits))
+    wanted = {h.get("id") for h in hits[:k]}
+    keep = [h for h in ordered if id(h) in top or wanted & set(h.get("may_conflict_with", []))]
+    kept = {h.get("id") for h in keep}
+    for hit in keep:
+        if "may_conflict_with" in hit:
+            hit["may_conflict_with"] = [i for i in hit["may_conflict_with"] if i in kept]
+            if not hit["may_conflict_with"]:
+                hit.pop("may_conflict_with")
+                hit.pop("conflict", None)
+    return keep
 
 
 def connected_components(n: int, edges: Iterable[tuple[int, int]]) -> list[list[int]]:

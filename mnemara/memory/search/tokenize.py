@@ -9,6 +9,9 @@ English stop words, stems with the Snowball English stemmer (PyStemmer: ``renews
 :func:`query_tokens` is the same for a question, less the words that only make it a question
 (``what``, ``kind``, ``tell``): names, numbers and every content word stay.
 
+Scripts written without spaces (Chinese, Japanese, Korean, Thai...) are cut into overlapping
+character pairs, so a word of two characters inside a sentence matches.
+
 To extend it (another script, another language) change :func:`words` or add a branch to
 :func:`tokens`, and bump :data:`VERSION`: the index stores tokenized text, so a new version
 makes every index re-tokenize itself once (:mod:`mnemara.memory.search.rag` checks it).
@@ -20,7 +23,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-VERSION = 2  # 1: the suffix stripper of Mnemara <= 0.x; 2: Snowball English
+VERSION = 3  # 1: the suffix stripper of Mnemara <= 0.x; 2: Snowball English; 3: bigrams for scripts without spaces
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between
@@ -36,6 +39,10 @@ whose kind kinds sort type types tell know remember recall mention mentioned ple
 """.split())
 
 RUN_RE = re.compile(r"[^\W_]+", re.UNICODE)
+# scripts written without spaces between words (Han, kana, Hangul, Thai, Lao, Myanmar, Khmer): a run of them
+# is a whole sentence to RUN_RE, so it is cut into overlapping character pairs ("東京都" -> "東京", "京都")
+NO_SPACE_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+                         "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")
 PART_RE = re.compile(r"[^\W\d_]+|\d+")
 
 
@@ -67,10 +74,13 @@ def tokens(text: str, keep_stopwords: bool = False) -> list[str]:
     the letters are capitals) also yields the joined form, so every spelling
     meets every other.
     """
-    text = unicodedata.normalize("NFKC", text)
+    text = NO_SPACE_RE.sub(lambda m: f" {m.group(0)} ", unicodedata.normalize("NFKC", text))
     runs = words(text)
     out: list[str] = []
     for n, (raw, start, _end) in enumerate(runs):
+        if NO_SPACE_RE.fullmatch(raw):
+            out.extend([raw] if len(raw) == 1 else [raw[i:i + 2] for i in range(len(raw) - 1)])
+            continue
         run = raw.casefold()
         parts = PART_RE.findall(run)
         if len(parts) > 1:

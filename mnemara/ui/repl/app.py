@@ -11,9 +11,11 @@ end of input denies.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
@@ -58,11 +60,16 @@ class Renderer:
     With ``markdown`` (the terminal REPL) assistant text is drawn as Markdown,
     block by block as it completes (:class:`mnemara.ui.repl.markdown.MarkdownStream`);
     piped output stays the raw text. ``ask`` answers yes/no questions (e.g. /compress).
+    ``code_blocks`` collects the code blocks drawn, numbered across the session (``/copy N``).
     """
 
     def __init__(self, out: TextIO, info: TextIO, assistant_name: str = "", stream: bool = True,
-                 markdown: bool = False, ask: Callable[[str], str | None] | None = None) -> None:
+                 markdown: bool = False, ask: Callable[[str], str | None] | None = None,
+                 code_blocks: list[str] | None = None) -> None:
         self.out, self.info = out, info
+        self.code_blocks = code_blocks if code_blocks is not None else []
+        self.turns = 0  # turns drawn to the end, and how many of them ended in an error (the exit code)
+        self.failed_turns = 0
         self.assistant_name = assistant_name
         self.stream = stream  # False: print each message whole (inbox turns above a live prompt)
         self.markdown = markdown
@@ -77,7 +84,7 @@ class Renderer:
 
             from mnemara.ui.repl.markdown import MarkdownStream
 
-            self._md = MarkdownStream(self.out, shutil.get_terminal_size().columns)
+            self._md = MarkdownStream(self.out, shutil.get_terminal_size().columns, self.code_blocks)
         self._md.feed(text)
         if final:
             self._md.flush()
@@ -155,17 +162,30 @@ class Renderer:
         elif isinstance(event, ev.ErrorEvent):
             self._note(f"error: {event.message}")
         elif isinstance(event, ev.TurnDone):
+            self.turns += 1
+            self.failed_turns += event.error is not None
             self._end_line()
             self._streamed = False
             if event.interrupted:
                 self._note("(turn interrupted)")
 
 
-def _permission_answer_line(request: Any) -> str:
-    """The question: target whole (escaped, with its line count), answer keys last so they stay on screen."""
+def has_colour(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal that takes colour (not when NO_COLOR is set or TERM is dumb)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM", "") == "dumb":
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _permission_answer_line(request: Any, color: bool = False) -> str:
+    """The question: target whole (escaped, with its line count), an Edit's or Write's diff (coloured with
+    ``color``), answer keys last so they stay on screen."""
     question = getattr(request, "question", None)
     if callable(question):
-        return str(question())
+        return str(question(color=True)) if color else str(question())
     return f"permission: allow {request}? [y]es / [n]o / [a]lways / [s]ession: "
 
 
@@ -179,7 +199,7 @@ def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
     from mnemara.guard.gate import ANSWERS
 
     def prompt(request: Any) -> str | None:
-        info.write(_permission_answer_line(request) + "\n")
+        info.write(_permission_answer_line(request, has_colour(info)) + "\n")
         info.flush()
         answer = lines.next()
         if answer is None:
@@ -200,9 +220,9 @@ def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
         watcher = watcher_ref[0] if watcher_ref else None
         try:
             if watcher is None:
-                return input(_permission_answer_line(request))
+                return input(_permission_answer_line(request, has_colour(sys.stdout)))
             with watcher.paused():
-                answer = input(_permission_answer_line(request))
+                answer = input(_permission_answer_line(request, has_colour(sys.stdout)))
             return None if "\x03" in answer else answer
         except EOFError:
             return None
@@ -298,13 +318,27 @@ def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> in
     finally:
         if inbox is not None:
             inbox.close()
-    return 0
+    return 1 if render.failed_turns else 0  # a script must see that a message got no answer (its error said why)
+
+
+def _history(path: Path) -> Any:
+    """The prompt history file, or a history kept in memory when that file is a link (prompt-toolkit
+    appends through links: a planted .prompt_history -> ~/.bashrc would get every line typed)."""
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    from mnemara.core.fsutil import LinkRefused, check_no_links
+
+    try:
+        check_no_links(path)
+    except LinkRefused as exc:
+        print(f"mnemara: {terminal_safe(str(exc))}; the prompt history is kept in memory only", file=sys.stderr)
+        return InMemoryHistory()
+    return FileHistory(str(path))
 
 
 def run_tty(session: Any, banner: str = "") -> int:
     """The interactive REPL on a terminal (prompt-toolkit, history in .prompt_history)."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory
 
     watcher_ref: list[InterruptWatcher] = []
     session.warn_to_stderr = False
@@ -313,7 +347,7 @@ def run_tty(session: Any, banner: str = "") -> int:
                               repl_stdout)
     ask = tty_prompt_for(watcher_ref)
     session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
-    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(session.instance.prompt_history_path)))
+    prompt: PromptSession[str] = PromptSession(history=_history(session.instance.prompt_history_path))
     if banner:
         print(banner)
 
@@ -328,8 +362,11 @@ def run_tty(session: Any, banner: str = "") -> int:
         except EOFError:
             return None
 
+    codes: list[str] = []  # code blocks drawn, numbered across the session: /copy N takes block N
+    session.shown_code_blocks = codes
     if inbox is None:
-        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm),
+        return _tty_loop(session, prompt, Renderer(sys.stdout, sys.stdout, name, markdown=True, ask=confirm,
+                                                   code_blocks=codes),
                          watcher_ref, None)
     from prompt_toolkit.patch_stdout import patch_stdout
 
@@ -337,7 +374,8 @@ def run_tty(session: Any, banner: str = "") -> int:
     try:
         with patch_stdout(raw=True):  # inbox turns print above the prompt while you type
             inbox.start()
-            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm),
+            return _tty_loop(session, prompt, Renderer(repl_stdout(), repl_stdout(), name, markdown=True, ask=confirm,
+                                                       code_blocks=codes),
                              watcher_ref, inbox)
     finally:
         inbox.close()

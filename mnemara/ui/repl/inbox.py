@@ -58,7 +58,7 @@ class ReplInbox:
             finally:
                 self.delivering = False
 
-        inbox = attach_inbox(session, deliver=deliver, is_idle=self._idle)
+        inbox = attach_inbox(session, deliver=deliver, is_idle=self._idle, on_notice=self._say)
         if inbox is None:
             raise MnemaraError("peer_poll_enabled is false in config.json: no inbox to run")
         self.inbox: PeerInbox = inbox
@@ -77,8 +77,7 @@ class ReplInbox:
 
     def banner(self) -> str:
         inbox = self.inbox
-        where = inbox.db_path or "(peer_db_path is empty)"
-        return f"{inbox.state_text} · role {inbox.role} · {where} · /inbox toggles delivery"
+        return f"{inbox.state_text} · role {inbox.role} · {inbox.source_text} · /inbox toggles delivery"
 
     def _say(self, text: str) -> None:
         out = self._info()

@@ -6,6 +6,10 @@ does. Nothing printed is ever redrawn, so there is no flicker and the cost per
 delta is a scan of the new text. A long line of prose is drawn in pieces (cut
 at a space where no ``**`` or backtick is left open) so the answer keeps moving
 as it streams.
+
+Code blocks are numbered across the session, not per answer: a caption scrolled up still
+names the block ``/copy N`` copies (``code_blocks``, shared by every answer's stream, holds
+them in that order; :mod:`mnemara.commands.copy` reads it).
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ LONG_PARAGRAPH = 600  # characters after which an unfinished paragraph is drawn 
 
 
 class MarkdownStream:
-    def __init__(self, out: TextIO, width: int | None = None) -> None:
+    def __init__(self, out: TextIO, width: int | None = None, code_blocks: list[str] | None = None) -> None:
         from rich.console import Console
 
         self.out = out
@@ -31,6 +35,7 @@ class MarkdownStream:
         self._partial = ""  # the line being typed out
         self._fence = ""
         self.blocks = 0  # how many blocks were drawn (tests read it)
+        self.code_blocks = code_blocks if code_blocks is not None else []  # every code block numbered so far
 
     def feed(self, text: str) -> None:
         lines = (self._partial + text).split("\n")
@@ -79,8 +84,10 @@ class MarkdownStream:
         if not text.strip():
             return
         with self.console.capture() as capture:
-            for block in blocks_for(text):
+            for block in blocks_for(text, first_number=len(self.code_blocks) + 1, clickable=False):
                 self.console.print(block.renderable)
+                if block.code is not None and not block.caption:
+                    self.code_blocks.append(block.code)
         drawn = capture.get()
         self.out.write("\n".join(_TRAILING.sub(r"\1", line) for line in drawn.split("\n")))
         self.blocks += 1

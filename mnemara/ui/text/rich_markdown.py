@@ -24,9 +24,11 @@ class Block:
     caption: bool = False  # the caption line above a code block
 
 
-def code_caption(number: int, lang: str, closed: bool) -> str:
+def code_caption(number: int, lang: str, closed: bool, clickable: bool = True) -> str:
+    """The line above a code block; ``clickable`` only where a click copies it (the panel)."""
     what = lang or "code"
-    return f"── {what} · block {number} · click or /copy {number} to copy" + ("" if closed else " · streaming…")
+    how = f"click or /copy {number} to copy" if clickable else f"/copy {number} copies it"
+    return f"── {what} · block {number} · {how}" + ("" if closed else " · streaming…")
 
 
 _PARSER: Any = None
@@ -53,17 +55,19 @@ def _markdown(text: str) -> Any:
     return md
 
 
-def blocks_for(text: str) -> list[Block]:
-    """Prose and code of ``text`` as renderables, in order."""
+def blocks_for(text: str, first_number: int = 1, clickable: bool = True) -> list[Block]:
+    """Prose and code of ``text`` as renderables, in order; code blocks are numbered from ``first_number``
+    (the REPL numbers them across the session) and captioned by :func:`code_caption`."""
     from rich.syntax import Syntax
     from rich.text import Text
 
     out: list[Block] = []
-    number = 0
+    number = first_number - 1
     for part in split_parts(text):
         if part.is_code:
             number += 1
-            out.append(Block(Text(code_caption(number, part.lang or "", part.closed), style="dim"), part.text, True))
+            caption = code_caption(number, part.lang or "", part.closed, clickable)
+            out.append(Block(Text(caption, style="dim"), part.text, True))
             out.append(Block(Syntax(part.text, part.lang or "text", theme=CODE_THEME, word_wrap=True,
                                     background_color="default"), part.text))
         else:

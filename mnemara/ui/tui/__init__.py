@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 
 
 def run_panel(instance: Instance, **kwargs: Any) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Button
@@ -25,15 +26,16 @@ from textual.worker import Worker, WorkerState
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.core.debuglog import log_event
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.store.unsent import UnsentMessages
 from mnemara.ui.tui.bridge import PanelBridge
 from mnemara.ui.tui.screens.permission import PermissionScreen
 from mnemara.ui.tui.screens.role_editor import RoleEditor
-from mnemara.ui.tui.terminal_input import tolerate_bad_bytes
+from mnemara.ui.tui.terminal_input import decode_alt_enter, tolerate_bad_bytes
 from mnemara.ui.tui.transcript_view import TurnView, entries_for, error_entry
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
-from mnemara.ui.tui.widgets.chat_input import ChatInput
+from mnemara.ui.prompt_history import PromptHistory
+from mnemara.ui.tui.widgets.chat_input import ChatInput, CompletionHint
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from mnemara.ui.tui.widgets.panel_header import PanelHeader
 from mnemara.ui.tui.widgets.status_line import StatusLine
@@ -41,11 +43,15 @@ from mnemara.ui.tui.widgets.status_line import StatusLine
 STOP_GRACE_SECONDS = 5.0
 BUSY = "a turn is running: wait, or press Esc (or /stop) to cancel it"
 QUEUED = "queued: sent when the current turn ends (Esc cancels the turn and puts it back in the input)"
+CTRL_C_STOPS = "stopping the turn: press Ctrl+C again to quit"
+FIRST_RUN_KEYS = "Keys: {keys}. ↑ recalls earlier messages, Ctrl+R searches them, Tab completes"
 SessionFactory = Callable[..., Any]
 
 
 class ChatScreen(Screen):
     """Header, log, status, input, buttons; the panel's keys live here."""
+
+    AUTO_FOCUS = "#input"  # at once, so keys typed as the panel opens land there (the log takes focus too)
 
     BINDINGS = [
         Binding("ctrl+s", "app.send", "Send"),  # the input binds it too; see ChatInput
@@ -53,12 +59,16 @@ class ChatScreen(Screen):
         Binding("pageup", "app.scroll_log(-1)", "Page up", priority=True, show=False),
         Binding("pagedown", "app.scroll_log(1)", "Page down", priority=True, show=False),
         Binding("escape", "app.escape", "Clear / cancel"),
+        Binding("ctrl+r", "app.search_history", "Search earlier messages", show=False),
+        # End jumps down only while the log says "new output below" (else it is the input's End)
+        Binding("end", "app.follow_log", "Follow the log", priority=True, show=False),
     ]
 
     def compose(self) -> ComposeResult:
         yield PanelHeader(id="header")
         yield ChatLog(id="log")
         yield StatusLine(id="status")
+        yield CompletionHint(id="completions")
         yield ChatInput(id="input")
         yield ButtonBar(id="buttons")
 
@@ -70,15 +80,20 @@ class MnemaraApp(App[None]):
     CSS_PATH = ["styles/app.tcss", "styles/dialogs.tcss", "styles/context_viewer.tcss", "styles/permission.tcss",
                 "styles/role_editor.tcss"]
     ENABLE_COMMAND_PALETTE = False
-    BINDINGS = [Binding("ctrl+c", "quit_panel", "Quit", show=False, priority=True)]  # from every screen
+    BINDINGS = [Binding("ctrl+c", "ctrl_c", "Quit", show=False, priority=True)]  # from every screen
 
     def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None,
                  tour: Any = None) -> None:
         tolerate_bad_bytes()  # a byte that is not UTF-8 must not kill the keyboard (see terminal_input)
+        decode_alt_enter()  # Alt+Enter is a newline key of its own, not Enter (send_key: enter)
         super().__init__()
         self.instance = instance
         self.tour = tour  # mnemara demo: a mnemara.demo.script.Tour that leads the user step by step
         self._last_sent = ""
+        self.history = PromptHistory(instance.prompt_history_path)  # the REPL's .prompt_history
+        self._ctrl_c_stopping = False  # Ctrl+C stopped the running turn: the next one quits
+        self._spare_paused = False  # Ctrl+C stopped a turn: no spare CLI started until the next turn
+        self._tour_prefill = ""
         self._owns_session = False
         if session is None:
             factory = session_factory
@@ -137,13 +152,14 @@ class MnemaraApp(App[None]):
     def _start_inbox(self) -> None:
         """Run the peer inbox beside the session when peer poll is configured (the ⚡ Inbox button)."""
         cfg = self.bridge.config
-        if not (cfg.peer_poll_enabled and cfg.peer_db_path) or getattr(self.session, "peer_inbox", None):
+        configured = cfg.peer_db_path or cfg.peer_transport == "nats"
+        if not (cfg.peer_poll_enabled and configured) or getattr(self.session, "peer_inbox", None):
             return
         from mnemara.peer import attach_inbox
 
         # The same wiring as the REPL's: the session wakes the inbox after every turn.
         inbox = attach_inbox(self.session, deliver=self._deliver_peer_turn, is_idle=lambda: not self.turn_running,
-                             on_change=lambda _inbox: self.refresh_panel())
+                             on_change=lambda _inbox: self.refresh_panel(), on_notice=self.say)
         if inbox is not None:
             inbox.start()
 
@@ -168,6 +184,7 @@ class MnemaraApp(App[None]):
         if self.bridge.store_problem:
             self.say(f"cannot show the conversation: {self.bridge.store_problem}. What you send now is kept in "
                      "spool.jsonl and stored once turns.sqlite works again", "error", "error")
+        self._set_up_input()
         self.refresh_panel()
         self.chat_input.focus()
         self._restore_unsent()
@@ -176,6 +193,18 @@ class MnemaraApp(App[None]):
         self._start_inbox()
         if self.tour is not None:
             self._show_tour(*self.tour.start())
+
+    def _set_up_input(self) -> None:
+        """History, completion and the send key for the input; a first run says which keys do what."""
+        from mnemara.commands.complete import complete
+        from mnemara.commands.keys import describe
+
+        field = self.chat_input
+        field.prompt_history = self.history
+        field.completer = lambda before: complete(self.session, before)
+        field.set_send_key(self.bridge.config.send_key)
+        if self.tour is None and not self.chat_log.entries and not self.history.entries:
+            self.say(FIRST_RUN_KEYS.format(keys=describe(field.send_key)))
 
     def _restore_unsent(self) -> None:
         """Messages queued but never sent when a panel on this instance last closed: back in the input."""
@@ -195,11 +224,16 @@ class MnemaraApp(App[None]):
             self.say(f"{problem}: the queued message(s) live only in this panel", "error", "error")
 
     def _show_tour(self, lines: list[str], prefill: str) -> None:
+        """The tour's lines, and its step's message in the input, selected: Ctrl+S sends it, typing
+        (a /command) replaces it, and it comes back after the command."""
         for line in lines:
             self.say(line, "info", "tour")
-        if prefill and not self.chat_input.text.strip():
-            self.chat_input.text = prefill
-            self.chat_input.move_cursor(self.chat_input.document.end)
+        self._tour_prefill = prefill
+        self._offer_tour_message()
+
+    def _offer_tour_message(self) -> None:
+        if self.tour is not None and self._tour_prefill and not self.tour.done and not self.chat_input.text.strip():
+            self.chat_input.offer(self._tour_prefill)
 
     def refresh_panel(self) -> None:
         """Header, status line and buttons from the current config and store."""
@@ -209,6 +243,8 @@ class MnemaraApp(App[None]):
         screen = self._chat_screen
         screen.query_one(PanelHeader).show(self.instance.name, cfg.model, cfg.role_doc_path)
         screen.query_one(StatusLine).show_status(self.bridge.status(busy=self.turn_running))
+        if cfg.send_key != self.chat_input.send_key:
+            self.chat_input.set_send_key(cfg.send_key)
         screen.query_one(ButtonBar).set_inbox(self.bridge.inbox_state())
 
     def say(self, text: str, kind: str = "info", who: str = "mnemara") -> None:
@@ -225,7 +261,15 @@ class MnemaraApp(App[None]):
 
     @on(ChatInput.Submitted)
     def _submitted(self, event: ChatInput.Submitted) -> None:
+        self.history.add(event.text)
+        if self.history.problem:
+            self.say(f"{self.history.problem}: ↑ will not recall this message", "error", "error")
+            self.history.problem = None
         self.send_text(event.text)
+
+    @on(ChatInput.Completed)
+    def _completed(self, event: ChatInput.Completed) -> None:
+        self._chat_screen.query_one(CompletionHint).show(event.completion, event.current)
 
     def send_text(self, text: str) -> None:
         """Run a slash command, or start a turn; text refused while a turn runs goes back to the input."""
@@ -235,13 +279,23 @@ class MnemaraApp(App[None]):
             busy = self.turn_running
             result = self.run_command(text.strip())
             if result.data.get("refused_input") or (busy and result.action == "send" and result.data.get("text")):
-                self.chat_input.put_back(text + ("\n" if self.chat_input.text else ""))  # fix it, or // to send it
+                self._give_back_command(text)
+            elif self.tour is not None:
+                self._offer_tour_message()
             return
         message = text[1:] if text.startswith("//") else text  # "//x" sends "/x" as a message
         if self.turn_running:
             self.queue_message(message)
             return
         self.start_turn(message)
+
+    def _give_back_command(self, text: str) -> None:
+        """A refused command back in the input, to fix it (or // to send it as a message): selected when
+        the input was empty, so the next command typed replaces it instead of being appended to it."""
+        if self.chat_input.text:
+            self.chat_input.put_back(text + "\n")
+        else:
+            self.chat_input.offer(text)
 
     def queue_message(self, text: str) -> None:
         """Hold a message typed during a turn; it is sent when the turn ends (shown as queued meanwhile)."""
@@ -272,6 +326,9 @@ class MnemaraApp(App[None]):
 
     def start_turn(self, text: str, who: str = "you", entry: int | None = None) -> Worker:
         self._last_sent = text
+        self._ctrl_c_stopping = False
+        if self._spare_paused:  # the user stayed after Ctrl+C: spare CLIs again from this turn on
+            self.session.warm_spare, self._spare_paused = True, False
         self._turn = self._run_turn(text, who, entry)
         self.refresh_panel()
         return self._turn
@@ -397,8 +454,9 @@ class MnemaraApp(App[None]):
                 self.say("cancelled: nothing was changed")
             self.chat_input.focus()
 
-        self.push_screen(ConfirmScreen("Compress the window?", str(result.data.get("question", result.text)),
-                                       [("yes", "Compress (y)")]), callback=answered)
+        title = str(result.data.get("title", "Compress the window?"))  # a command may name its question
+        self.push_screen(ConfirmScreen(title, str(result.data.get("question", result.text)),
+                                       [("yes", str(result.data.get("yes_label", "Compress (y)")))]), callback=answered)
 
     def _offer_role_copy(self, result: CommandResult) -> None:
         from mnemara.ui.tui.screens.confirm import ConfirmScreen
@@ -420,14 +478,10 @@ class MnemaraApp(App[None]):
                          callback=answered)
 
     def _copy(self, result: CommandResult) -> None:
-        from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text
+        """/copy: the system clipboard, else the terminal's (OSC 52); the user asked for this copy."""
+        from mnemara.ui.tui.clipboard import copy_for_user
 
-        try:
-            copy_text(str(result.data["text"]))
-        except ClipboardUnavailable as exc:
-            self.say(str(exc), "error", "error")
-            return
-        self.say(result.text)
+        self.say(result.text + copy_for_user(self, str(result.data["text"])))
 
     async def _stop_from_command(self) -> None:
         self._unqueue_to_input()
@@ -441,6 +495,37 @@ class MnemaraApp(App[None]):
             self.run_worker(self.cancel_turn(), group="stop")
         else:
             self.chat_input.clear()
+
+    async def action_ctrl_c(self) -> None:
+        """Ctrl+C: during a turn, stop it and keep the panel (a second Ctrl+C quits); idle, quit."""
+        if self.turn_running and not self._ctrl_c_stopping and not self._quitting:
+            self._ctrl_c_stopping = True
+            if getattr(self.session, "warm_spare", False):  # quitting may be next: no spare CLI for now
+                self.session.warm_spare = False
+                self._spare_paused = True
+            self.say(CTRL_C_STOPS)
+            self.notify(CTRL_C_STOPS, timeout=4)
+            self._unqueue_to_input()
+            self.run_worker(self.cancel_turn(), group="stop")
+            return
+        await self.action_quit_panel()
+
+    def action_follow_log(self) -> None:
+        """End while the log says "new output below": jump down and follow again."""
+        if not self.chat_log.marker_shown:
+            raise SkipAction()
+        self.chat_log.follow()
+
+    def action_search_history(self) -> None:
+        """Ctrl+R: search the earlier messages; the chosen one replaces the input."""
+        from mnemara.ui.tui.screens.history_search import HistorySearch
+
+        def chosen(text: str | None) -> None:
+            if text is not None:
+                self.chat_input.recall_text(text)
+            self.chat_input.focus()
+
+        self.push_screen(HistorySearch(self.history), callback=chosen)
 
     def action_clear_log(self) -> None:
         self.chat_log.clear()

@@ -12,7 +12,7 @@ from typing import Any
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import StoreUnavailable
-from mnemara.core.instance import Instance
+from mnemara.store.instance import Instance
 from mnemara.core.roledoc import read_role_doc
 from mnemara.store.turns import TurnStore, Window
 from mnemara.context.breakdown import Breakdown, compute
@@ -89,6 +89,19 @@ class PanelBridge:
             lines.append(f"[{n}] {hit['id']}\n{hit['text']}")
         return lines
 
+    def last_request_text(self) -> str:
+        """The last API call as the API received it, block by block with its origin (``mnemara context``)."""
+        from mnemara.context.request_view import call_report, format_call
+        from mnemara.core.errors import MnemaraError
+        from mnemara.store.request_log import RequestLog
+
+        try:
+            call = RequestLog(self.instance.root).load("last")
+        except MnemaraError as exc:
+            return exc.message
+        return format_call(call_report(call)) + (
+            f"\n\nfull text and JSON: mnemara context --instance {self.instance.name} --call {call.seq} --full|--json")
+
     # -- inbox (peer poll) ---------------------------------------------------
     @property
     def inbox(self) -> Any:
@@ -105,6 +118,7 @@ class PanelBridge:
         return Status(
             turns=len(win.rows), max_turns=cfg.max_window_turns, tokens=win.tokens, max_tokens=cfg.max_window_tokens,
             model=cfg.model, inbox=inbox_label(None) if inbox is None else inbox.state_text, busy=busy or self.busy,
+            oldest=win.rows[0].id if win.rows else None,
         )
 
     def log(self, event: str, **fields: Any) -> None:

@@ -2,12 +2,22 @@
 
 On a machine without a clipboard (no xclip/xsel/wl-clipboard, no display) the
 calls raise :class:`ClipboardUnavailable` with one line telling the user why.
+:func:`copy_for_user` then falls back to the terminal's clipboard sequence (OSC 52,
+which Textual's ``copy_to_clipboard`` writes), so a copy works over SSH too. It is
+called only for a copy the user asked for (/copy, a click on a code block, ``c`` in
+the log), never with text on its way from the model to the screen.
 """
 from __future__ import annotations
 
+from typing import Any
 
-class ClipboardUnavailable(Exception):
-    pass
+from mnemara.core.errors import MnemaraError
+
+THROUGH_TERMINAL = " through the terminal (OSC 52: no xclip, xsel or wl-clipboard here; the terminal must allow it)"
+
+
+class ClipboardUnavailable(MnemaraError):
+    """No clipboard tool on this system; the message says what to install."""
 
 
 def _explain(exc: Exception) -> ClipboardUnavailable:
@@ -24,6 +34,18 @@ def copy_text(text: str) -> None:
         pyperclip.copy(text)
     except Exception as exc:  # pyperclip raises its own PyperclipException or OS errors
         raise _explain(exc) from None
+
+
+def copy_for_user(app: Any, text: str) -> str:
+    """Copy ``text`` the user asked to copy: the system clipboard, else the terminal's (OSC 52).
+
+    Returns "" for the system clipboard, or :data:`THROUGH_TERMINAL` to add to the message."""
+    try:
+        copy_text(text)
+        return ""
+    except ClipboardUnavailable:
+        app.copy_to_clipboard(text)
+        return THROUGH_TERMINAL
 
 
 def paste_text() -> str:

@@ -6,12 +6,18 @@ terminal sending 8-bit Meta keys) raised UnicodeDecodeError there, the thread di
 its traceback was drawn over the panel, and from then on no key reached it, Ctrl+C
 included: what was in the input was lost with the panel. :func:`tolerate_bad_bytes`
 makes that decoder replace such a byte with U+FFFD, which then shows in the input.
+
+Alt+Enter reaches a terminal program as ESC then CR; Textual reads that pair as a
+plain Enter (its Alt prefix applies to printable keys only), so with ``send_key:
+"enter"`` the newline key would send. :func:`decode_alt_enter` makes the pair the
+``alt+enter`` key (terminals speaking the kitty protocol send that name already).
 """
 from __future__ import annotations
 
 import codecs
 import functools
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 _PATCHED = "_mnemara_tolerant"
 
@@ -33,3 +39,19 @@ def tolerate_bad_bytes() -> bool:
     linux_driver.getincrementaldecoder = _tolerant_decoder
     setattr(linux_driver, _PATCHED, True)
     return True
+
+
+@dataclass(frozen=True)
+class _Key:
+    value: str  # what Textual's parser reads from a key of ANSI_SEQUENCES_KEYS (an enum's value)
+
+
+def decode_alt_enter() -> bool:
+    """Make ESC CR (Alt+Enter on most terminals) the ``alt+enter`` key; True when it now is."""
+    try:
+        from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+    except ImportError:  # a Textual that keeps its key table elsewhere: Ctrl+J still makes a newline
+        return False
+    table = cast("dict[str, Any]", ANSI_SEQUENCES_KEYS)  # a dict, typed as a Mapping
+    table.setdefault("\x1b\r", (_Key("alt+enter"),))
+    return bool(getattr(table["\x1b\r"][0], "value", None) == "alt+enter")

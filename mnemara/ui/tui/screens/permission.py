@@ -1,4 +1,7 @@
-"""The permission prompt: which tool, on what target, and the four answers y / n / a / s."""
+"""The permission prompt: which tool, on what target, and the four answers y / n / a / s.
+
+An Edit, MultiEdit or Write shows the change as a diff (removed lines red, added green), built and
+escaped by :mod:`mnemara.guard.change_preview`; its lines are drawn as plain text, never as markup."""
 from __future__ import annotations
 
 from typing import Any, ClassVar
@@ -13,6 +16,7 @@ from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
 from mnemara.guard.target_text import show_target
+from mnemara.ui.tui.widgets.diff_view import DiffView
 
 CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("y", "y: once", "success"),
@@ -66,15 +70,21 @@ class PermissionScreen(ModalScreen[str]):
         tool = getattr(req, "tool_name", "?")
         policy = getattr(req, "policy_name", "") or tool
         shown = show_target(getattr(req, "target", "") or "")
+        change = getattr(req, "change", None)
+        about = f" · change: {change.summary}" if change is not None and change.summary else ""
         with Vertical(id="permission-box"):
             yield Static(f"Allow {tool}?", id="permission-title", markup=False)
-            yield Static(f"policy: {policy} · target: {shown.summary}", id="permission-summary",
+            yield Static(f"policy: {policy} · target: {shown.summary}{about}", id="permission-summary",
                          classes="permission-field", markup=False)
             with VerticalScroll(id="permission-scroll"):
                 yield Static(shown.text or "(none)", id="permission-target", markup=False)
                 resolved = getattr(req, "shown_resolved", "")
                 if resolved:  # a symlink or .. makes the path reach another file: say which
                     yield Static(f"resolves to: {resolved}", id="permission-resolved", markup=False)
+                if change is not None and change.lines:
+                    yield DiffView(change, id="permission-diff")
+                elif change is not None and change.problem:
+                    yield Static(f"no diff: {show_target(change.problem).text}", id="permission-no-diff", markup=False)
                 rest = getattr(req, "details", "")  # the rest of a Bash/file tool's input, escaped
                 if rest:
                     yield Static(rest, id="permission-input", markup=False)

@@ -45,6 +45,8 @@ class RoleEditor(ModalScreen[bool]):
     BINDINGS = [
         Binding("ctrl+s", "save", "save"),  # not priority: it must come after the keys typed before it
         Binding("escape", "close", "close"),
+        Binding("ctrl+home", "document_edge(False)", "start of the file", show=False),
+        Binding("ctrl+end", "document_edge(True)", "end of the file", show=False),
     ]
 
     class Saved(Message):
@@ -75,6 +77,10 @@ class RoleEditor(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
+
+    def action_document_edge(self, end: bool) -> None:
+        """Ctrl+Home / Ctrl+End: the cursor to the start or the end of the role doc."""
+        self.editor.move_cursor(self.editor.document.end if end else (0, 0))
 
     @property
     def editor(self) -> TextArea:

@@ -11,6 +11,13 @@ the screen keeps responding while older entries catch up.
 Entries with a ``detail`` (tool calls, tool results, thinking) are shown
 collapsed and toggle open with a click or with ``toggle(i)``.
 
+The log follows new output while it is scrolled to the bottom. Scrolled up, it
+stays where the user put it and its last line says "new output below, End to
+follow" once something new arrives; :meth:`follow` (End) jumps down and follows
+again. With the keyboard focus (Shift+Tab from the input) Up/Down
+select an entry, Enter expands or collapses it, ``c`` copies it (its code block
+when it has one; ``1``-``9`` pick a block) and Esc goes back to the input.
+
 Assistant text with Markdown in it is drawn as Markdown (prose) and highlighted
 code blocks (:mod:`mnemara.ui.text.rich_markdown`); a click on a code block copies it.
 Text without Markdown syntax takes the plain fast path. A command's output of
@@ -31,6 +38,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -43,6 +51,7 @@ REWRAP_CHUNK = 300  # entries re-wrapped per step after a resize (newest first)
 STREAM_FRAME = 1 / 30  # seconds between re-draws of an entry that is streaming in (at least)
 FRAME_BUDGET = 0.25  # at most this share of the time goes to re-drawing a streaming entry
 KINDS = ("user", "assistant", "thinking", "tool", "result", "halt", "error", "info", "queued")
+MARKER = " new output below, End to follow ↓ "
 INDENT = 2  # body under its label
 
 
@@ -79,10 +88,22 @@ class LogEntry:
         return f"{marker}{self.who}: {body}"
 
 
-class ChatLog(ScrollView, can_focus=False):
+class ChatLog(ScrollView, can_focus=True):
     """Scrollable, append-only chat transcript (presentation only; the store is elsewhere)."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {f"chat-log--{kind}" for kind in KINDS}
+    FOCUS_ON_CLICK = False  # a click expands or copies; the typing stays in the input (Shift+Tab focuses the log)
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"chat-log--{kind}" for kind in KINDS} | {
+        "chat-log--selected", "chat-log--marker"}
+    BINDINGS = [
+        Binding("up", "select(-1)", "previous entry", show=False),
+        Binding("down", "select(1)", "next entry", show=False),
+        Binding("enter,space", "toggle_selected", "expand/collapse", show=False),
+        Binding("c", "copy_selected", "copy", show=False),
+        *(Binding(str(n), f"copy_block({n})", f"copy block {n}", show=False) for n in range(1, 10)),
+        Binding("home", "first", "first entry", show=False),
+        Binding("end", "bottom", "follow", show=False),
+        Binding("escape,i", "leave", "back to the input", show=False),
+    ]
     # The scrollbar is always there, so the text width does not change when the log outgrows the screen.
     DEFAULT_CSS = """
     ChatLog {
@@ -113,6 +134,9 @@ class ChatLog(ScrollView, can_focus=False):
         self._flush_timer: Timer | None = None
         self._wrap_queue: list[int] = []
         self._frame = STREAM_FRAME  # grows when a long Markdown answer costs more to re-draw
+        self.following = True  # scrolled to the bottom: new output scrolls into view
+        self.unseen = False  # something arrived below while the user was scrolled up
+        self.selected: int | None = None  # the entry the keyboard is on (index into entries)
 
     # -- public API -------------------------------------------------------------
     def append(self, entry: LogEntry) -> int:
@@ -121,7 +145,7 @@ class ChatLog(ScrollView, can_focus=False):
         Handles outlive :meth:`clear` (Ctrl+L): one given out before names no entry afterwards, never
         another entry, so a streaming turn or a queued message keeps working after the screen is cleared.
         Before any clear a handle is the entry's index in :attr:`entries`."""
-        follow = self._at_bottom()
+        follow = self.following
         self.entries.append(entry)
         strips = self._render_entry(entry) if self._width else []
         self._starts.append(self._height)
@@ -178,6 +202,8 @@ class ChatLog(ScrollView, can_focus=False):
         self._wrap_queue.clear()
         self._cleared += len(self.entries)
         self.entries.clear()
+        self.selected = None
+        self.following, self.unseen = True, False
         self._strips.clear()
         self._starts.clear()
         self._height = 0
@@ -261,7 +287,7 @@ class ChatLog(ScrollView, can_focus=False):
     def _rerender(self, index: int) -> None:
         if not self._width:
             return
-        follow = self._at_bottom()
+        follow = self.following
         old = len(self._strips[index])
         self._strips[index] = self._render_entry(self.entries[index])
         delta = len(self._strips[index]) - old
@@ -277,7 +303,7 @@ class ChatLog(ScrollView, can_focus=False):
         self._rewrap_step()
 
     def _rewrap_step(self) -> None:
-        follow = self._at_bottom()
+        follow = self.following
         queue = self._wrap_queue
         for _ in range(min(REWRAP_CHUNK, len(queue))):
             index = queue.pop()
@@ -296,9 +322,31 @@ class ChatLog(ScrollView, can_focus=False):
         return self.scroll_y >= self.max_scroll_y - 1
 
     def _resized(self, follow: bool) -> None:
+        grew = self._height > self.virtual_size.height
         self.virtual_size = Size(self._width, self._height)
         if follow:
             self.scroll_end(animate=False, immediate=False, x_axis=False)
+        elif grew and not self._at_bottom():
+            self.unseen = True
+        self.refresh()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        """Scrolling up stops following; reaching the bottom again follows (and drops the marker)."""
+        super().watch_scroll_y(old, new)
+        if new >= self.max_scroll_y - 1:
+            self.following, self.unseen = True, False
+        elif new < old:
+            self.following = False
+
+    @property
+    def marker_shown(self) -> bool:
+        """The "new output below" line is drawn (scrolled up, and something arrived since)."""
+        return self.unseen and not self.following
+
+    def follow(self) -> None:
+        """Jump to the newest output and follow it again (End)."""
+        self.following, self.unseen = True, False
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
         self.refresh()
 
     def on_resize(self, event: events.Resize | None = None) -> None:
@@ -323,12 +371,93 @@ class ChatLog(ScrollView, can_focus=False):
         width = self.scrollable_content_region.width
         if width != self._width and width:
             self.call_later(self.on_resize)  # the text width changed without a Resize (e.g. a scrollbar)
+        if self.marker_shown and y == self.scrollable_content_region.height - 1:
+            style = self.get_component_rich_style("chat-log--marker", partial=True)
+            return Strip([Segment(MARKER.rjust(width)[-width:], self.rich_style + style)], width)
         line = scroll_y + y
         index = self.entry_at_line(line)
         if index is None:
             return Strip.blank(width, self.rich_style)
         strip = self._strips[index][line - self._starts[index]]
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style).apply_style(self.rich_style)
+        strip = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style).apply_style(self.rich_style)
+        if index == self.selected and self.has_focus:
+            strip = strip.apply_style(self.get_component_rich_style("chat-log--selected", partial=True))
+        return strip
+
+    # -- keyboard -----------------------------------------------------------------
+    def on_focus(self) -> None:
+        if self.selected is None or self.selected >= len(self.entries):
+            self.selected = self._last_visible()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def _last_visible(self) -> int | None:
+        if not self.entries:
+            return None
+        index = self.entry_at_line(int(self.scroll_y) + max(self.scrollable_content_region.height - 1, 0))
+        return len(self.entries) - 1 if index is None else index
+
+    def action_select(self, step: int) -> None:
+        if not self.entries:
+            return
+        current = self.selected if self.selected is not None else len(self.entries)
+        self.selected = max(0, min(len(self.entries) - 1, current + step))
+        self._show_selected()
+
+    def action_first(self) -> None:
+        if self.entries:
+            self.selected = 0
+            self._show_selected()
+
+    def _show_selected(self) -> None:
+        index = self.selected
+        if index is None:
+            return
+        top, height = self._starts[index], len(self._strips[index])
+        view = self.scrollable_content_region.height
+        if top < self.scroll_y or height > view:
+            self.scroll_to(y=top, animate=False, immediate=True)
+        elif top + height > self.scroll_y + view:
+            self.scroll_to(y=top + height - view, animate=False, immediate=True)
+        self.refresh()
+
+    def action_toggle_selected(self) -> None:
+        if self.selected is not None:
+            self.toggle(self.selected)
+            self._show_selected()
+
+    def action_bottom(self) -> None:
+        self.follow()
+        if self.entries:
+            self.selected = len(self.entries) - 1
+
+    def action_copy_selected(self) -> None:
+        """``c``: the selected entry's code block (when it has exactly one), else the whole entry."""
+        if self.selected is None:
+            return
+        entry = self.entries[self.selected]
+        blocks = [code for _, _, code in entry.code_spans]
+        if len(blocks) == 1:
+            self.copy_code(blocks[0])
+            return
+        text = entry.detail if entry.collapsible and entry.expand_replaces else (
+            f"{entry.text}\n{entry.detail}" if entry.detail else entry.text)
+        self._copy(text, f"the {entry.who} entry")
+
+    def action_copy_block(self, n: int) -> None:
+        """A digit: code block ``n`` of the selected entry."""
+        if self.selected is None:
+            return
+        blocks = [code for _, _, code in self.entries[self.selected].code_spans]
+        if n > len(blocks):
+            self.app.notify(f"this entry has {len(blocks)} code block(s), not {n}", severity="warning")
+            return
+        self.copy_code(blocks[n - 1], f"code block {n}")
+
+    def action_leave(self) -> None:
+        self.screen.focus_next()
 
     def on_click(self, event: events.Click) -> None:
         line = self.scroll_offset.y + event.y
@@ -340,17 +469,16 @@ class ChatLog(ScrollView, can_focus=False):
         if index is not None:
             self.toggle(index)
 
-    def copy_code(self, code: str) -> None:
-        """Put a code block on the system clipboard and say so (or say why not)."""
-        from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text
+    def copy_code(self, code: str, what: str = "the code block") -> None:
+        """Put a code block on the clipboard (the user asked: a click, ``c`` or a digit) and say so."""
+        self._copy(code, what)
 
-        try:
-            copy_text(code)
-        except ClipboardUnavailable as exc:
-            self.app.notify(str(exc), severity="warning")
-            return
-        lines = code.count("\n") + 1
-        self.app.notify(f"copied the code block ({lines} line{'s' if lines != 1 else ''})", timeout=2)
+    def _copy(self, text: str, what: str) -> None:
+        from mnemara.ui.tui.clipboard import copy_for_user
+
+        lines = text.count("\n") + 1
+        self.app.notify(f"copied {what} ({lines} line{'s' if lines != 1 else ''}){copy_for_user(self.app, text)}",
+                        timeout=3)
 
 
 def _indent(text: str) -> str:

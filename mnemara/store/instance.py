@@ -25,6 +25,7 @@ from mnemara.core.fsutil import (
     PRIVATE_DIR,
     PRIVATE_FILE,
     atomic_write_text,
+    open_nofollow,
     private_mkdir,
     touch_private,
 )
@@ -138,6 +139,10 @@ class Instance:
                 f"or move the folder away and run: mnemara init --instance {name})"
             )
         if not (root / "config.json").is_file():
+            near = nearest_instance(name, root.parent)
+            if near is not None:
+                raise InstanceNotFound(f"no instance {name!r} under {root.parent}: did you mean `{near}`? "
+                                       f"(to create {name!r}: mnemara init --instance {name})")
             raise InstanceNotFound(
                 f"no instance {name!r} under {root.parent} (create it with: mnemara init --instance {name})"
             )
@@ -210,7 +215,7 @@ def run_lock(instance: Instance) -> Iterator[None]:
     not take this lock: they are safe beside a running session.
     """
     path = instance.root / RUN_LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -225,6 +230,18 @@ def run_lock(instance: Instance) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def nearest_instance(name: str, home: Path | None = None) -> str | None:
+    """The existing instance whose name is closest to ``name`` (a typo, another case), if any is close."""
+    import difflib
+
+    names = list_instances(home)
+    same_case = [n for n in names if n.lower() == name.lower()]
+    if same_case:
+        return same_case[0]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def list_instances(home: Path | None = None) -> list[str]:

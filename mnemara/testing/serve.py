@@ -1,4 +1,4 @@
-"""``mnemara demo --serve`` / ``python -m mnemara.testing.scripted_api``: a scripted Messages API to try role docs offline.
+"""``mnemara demo --serve`` / ``python -m mnemara.testing``: a scripted Messages API to try role docs offline.
 
 It prints the environment to export in another shell (so ``mnemara run`` or your
 own code talks to it instead of Anthropic), then answers every request with a
@@ -51,7 +51,7 @@ def serve(port: int = 0, out: TextIO | None = None, stop: threading.Event | None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mnemara.testing.scripted_api", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m mnemara.testing", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     args = parser.parse_args(argv)
     return serve(args.port)

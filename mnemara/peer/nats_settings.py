@@ -1,0 +1,176 @@
+"""The NATS transport's settings: URL, stream, subjects, credentials, each checked with a one-line refusal.
+
+Subjects: a message to role R is published on ``<prefix>.R``; a broadcast from
+sender S on ``<prefix>.broadcast.S``. One stream (``peer_nats_stream``) holds
+``<prefix>.>``; each panel role reads it through its own durable pull consumer,
+named from the role, that filters its own subject and the broadcasts of the
+senders it accepts (``peer_poll_roles``).
+"""
+from __future__ import annotations
+
+import re
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from mnemara.core.errors import MnemaraError
+
+if TYPE_CHECKING:
+    from mnemara.core.config import Config
+
+SCHEMES = ("nats", "tls", "ws", "wss")
+TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}$")
+BROADCAST = "broadcast"
+
+
+class PeerSettingsError(MnemaraError, ValueError):
+    """A peer transport setting that cannot be used; the message is one line naming it."""
+
+    exit_code = 2
+
+
+def check_url(url: str) -> str:
+    """``url`` as given when it is a usable NATS URL (``nats://[user:pass@]host:port``, tls, ws, wss)."""
+    text = (url or "").strip()
+    if not text:
+        raise PeerSettingsError("peer_nats_url is empty (e.g. nats://127.0.0.1:4222)")
+    if any(c.isspace() for c in text) or "," in text:
+        raise PeerSettingsError(f"peer_nats_url {redact(text)!r} is not one URL (spaces or commas)")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise PeerSettingsError(f"peer_nats_url {redact(text)!r} is not a URL ({exc})") from None
+    if parts.scheme not in SCHEMES:
+        raise PeerSettingsError(f"peer_nats_url {redact(text)!r}: the scheme must be one of "
+                                f"{', '.join(s + '://' for s in SCHEMES)}")
+    if not parts.hostname:
+        raise PeerSettingsError(f"peer_nats_url {redact(text)!r} names no host")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise PeerSettingsError(f"peer_nats_url {redact(text)!r}: a NATS URL has no path, query or fragment")
+    if port == 0:
+        raise PeerSettingsError(f"peer_nats_url {redact(text)!r}: port 0 is not a server port")
+    return text
+
+
+def redact(url: str) -> str:
+    """``url`` with its password (or token) replaced by ``***``, for messages and the status line."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(unparsable URL)"
+    if parts.password is None and parts.username is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = parts.username or ""
+    auth = f"{user}:***" if parts.password is not None else "***"
+    return urlunsplit((parts.scheme, f"{auth}@{host}", parts.path, parts.query, parts.fragment))
+
+
+def check_token(what: str, value: str) -> str:
+    """A role, sender or stream name usable as one subject token and in a consumer name."""
+    if not TOKEN.match(value or ""):
+        raise PeerSettingsError(f"{what} {value!r} cannot be used with NATS: use 1-64 letters, digits, '-' or '_'")
+    return value
+
+
+def _path(what: str, raw: str, base: Path | None) -> Path | None:
+    if not raw.strip():
+        return None
+    path = Path(raw.strip()).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    if not path.is_file():
+        raise PeerSettingsError(f"{what} {path} is not a readable file")
+    return path
+
+
+@dataclass(frozen=True)
+class NatsSettings:
+    url: str
+    stream: str = "MNEMARA_PEER"
+    prefix: str = "mnemara.peer"
+    creds: Path | None = None
+    tls_ca: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    def __post_init__(self) -> None:
+        check_url(self.url)
+        check_token("peer_nats_stream", self.stream)
+        if not PREFIX.match(self.prefix or ""):
+            raise PeerSettingsError(f"peer_nats_subject_prefix {self.prefix!r} is not dot-separated tokens of "
+                                    "letters, digits, '-' or '_'")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise PeerSettingsError("peer_nats_tls_cert and peer_nats_tls_key go together (both or neither)")
+
+    @classmethod
+    def from_config(cls, config: "Config", base: Path | None = None) -> "NatsSettings":
+        """The settings of a config; relative file paths are taken from ``base`` (the instance folder)."""
+        return cls(
+            url=check_url(config.peer_nats_url),
+            stream=config.peer_nats_stream,
+            prefix=config.peer_nats_subject_prefix,
+            creds=_path("peer_nats_creds", config.peer_nats_creds, base),
+            tls_ca=_path("peer_nats_tls_ca", config.peer_nats_tls_ca, base),
+            tls_cert=_path("peer_nats_tls_cert", config.peer_nats_tls_cert, base),
+            tls_key=_path("peer_nats_tls_key", config.peer_nats_tls_key, base),
+        )
+
+    @property
+    def shown_url(self) -> str:
+        return redact(self.url)
+
+    def role_subject(self, role: str) -> str:
+        return f"{self.prefix}.{check_token('role', role)}"
+
+    def broadcast_subject(self, sender: str) -> str:
+        return f"{self.prefix}.{BROADCAST}.{check_token('sender role', sender)}"
+
+    def durable(self, role: str) -> str:
+        return f"mnemara_{check_token('role', role)}"
+
+    def filter_subjects(self, role: str, senders: tuple[str, ...]) -> list[str]:
+        """Our role's subject and the broadcasts of each accepted sender (never our own)."""
+        subjects = [self.role_subject(role)]
+        subjects += [self.broadcast_subject(s) for s in dict.fromkeys(senders) if s and s != role]
+        return subjects
+
+    @property
+    def server_url(self) -> str:
+        """The URL without its user info (given to ``nats.connect`` apart, see :meth:`connect_options`)."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        if parts.port is not None:
+            host = f"{host}:{parts.port}"
+        return urlunsplit((parts.scheme, host, "", "", ""))
+
+    def connect_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``nats.connect`` beyond the URL: the URL's user and password (or token),
+        percent-decoded so a password may hold any character; a creds file; TLS."""
+        options: dict[str, Any] = {}
+        parts = urlsplit(self.url)
+        if parts.password is not None:
+            options["user"] = unquote(parts.username or "")
+            options["password"] = unquote(parts.password)
+        elif parts.username:
+            options["token"] = unquote(parts.username)
+        if self.creds is not None:
+            options["user_credentials"] = str(self.creds)
+        scheme = urlsplit(self.url).scheme
+        if self.tls_ca or self.tls_cert or scheme in ("tls", "wss"):
+            try:
+                context = ssl.create_default_context(cafile=str(self.tls_ca) if self.tls_ca else None)
+                if self.tls_cert is not None and self.tls_key is not None:
+                    context.load_cert_chain(str(self.tls_cert), str(self.tls_key))
+            except (OSError, ssl.SSLError) as exc:
+                raise PeerSettingsError(f"peer NATS TLS files cannot be used: {exc}") from None
+            options["tls"] = context
+        return options

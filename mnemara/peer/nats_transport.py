@@ -1,0 +1,309 @@
+"""The peer inbox over NATS JetStream: a durable pull consumer per panel role.
+
+:class:`NatsTransport` keeps a connection and a small buffer of fetched,
+not yet acknowledged messages (at most ``limit``). A background task connects
+(retrying while the server is down), makes sure the stream and this role's
+durable consumer exist, rewinds the consumer to its ack floor
+(``$JS.API.CONSUMER.RESET``, server 2.14+) so messages left unacknowledged by a
+crash come first and in order, then long-polls for more. The inbox takes the
+buffer as :class:`~mnemara.peer.rows.PeerRow` rows whose ``id`` is the stream
+sequence, and acknowledges them (confirmed by the server) only after the turn
+carrying them succeeded. A rewound consumer also delivers again messages that
+were acknowledged after an unacknowledged one; the inbox recognises them by
+stream sequence (stored with the turn), never by delivery count.
+
+Trouble (server down, no JetStream, a stream that does not take our subjects)
+is reported as one line through ``report(key, message)`` and retried.
+"""
+from __future__ import annotations
+
+from mnemara.core.errors import MnemaraError
+
+import asyncio
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from mnemara.peer.nats_settings import BROADCAST, NatsSettings
+from mnemara.peer.rows import PeerRow
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client
+    from nats.aio.msg import Msg
+    from nats.js.client import JetStreamContext
+
+RETRY_S = 2.0
+FETCH_WAIT_S = 5.0
+CONNECT_TIMEOUT_S = 2.0
+ACK_WAIT_S = 24 * 3600  # a turn may take long; a crash is recovered by the rewind at start, not by ack_wait
+STREAM_MAX_AGE_S = 14 * 24 * 3600  # a stream we create keeps messages two weeks (no size reservation)
+HEADER_FROM = "Mnemara-From"
+HEADER_TASK = "Mnemara-Task"
+HEADER_SUBMITTED = "Mnemara-Submitted"
+PROBLEM_KEYS = ("nats_down", "nats_setup")
+
+Report = Callable[[str, str], None]
+Clear = Callable[..., None]
+
+
+class PeerTransportError(MnemaraError):
+    """A transport operation failed; ``key`` names the kind, the message is one line."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+async def connect(settings: NatsSettings, **callbacks: Any) -> "Client":
+    """One connection attempt (raises :class:`PeerTransportError` naming the server when it fails).
+
+    No automatic reconnection: the transport's own loop reconnects, reports and rewinds the consumer.
+    """
+    import nats
+
+    seen: list[Exception] = []
+
+    async def remember(exc: Exception) -> None:  # nats-py would print errors to stderr otherwise
+        seen[:] = [exc]  # the last one says why a connection attempt failed
+
+    try:
+        return await nats.connect(settings.server_url, connect_timeout=CONNECT_TIMEOUT_S, allow_reconnect=False,
+                                  max_reconnect_attempts=1, reconnect_time_wait=0.05, error_cb=remember,
+                                  **settings.connect_options(), **callbacks)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        cause = seen[-1] if seen else exc
+        text = str(cause).strip() or type(cause).__name__
+        raise PeerTransportError("nats_down", f"NATS server {settings.shown_url} unreachable ({text}); "
+                                 f"retrying every {RETRY_S:g}s") from None
+
+
+async def ensure_stream(js: "JetStreamContext", settings: NatsSettings) -> None:
+    """Create the stream when it is missing; refuse one that does not take ``<prefix>.>``."""
+    from nats.js import api
+    from nats.js.errors import BadRequestError, NotFoundError
+
+    wanted = f"{settings.prefix}.>"
+    try:
+        info = await js.stream_info(settings.stream)
+    except NotFoundError:
+        try:
+            await js.add_stream(name=settings.stream, subjects=[wanted], storage=api.StorageType.FILE,
+                                retention=api.RetentionPolicy.LIMITS, max_age=STREAM_MAX_AGE_S,
+                                discard=api.DiscardPolicy.OLD)
+        except BadRequestError as exc:
+            raise PeerTransportError("nats_setup", f"NATS stream {settings.stream} for {wanted} cannot be created "
+                                     f"({exc.description}); set peer_nats_stream or peer_nats_subject_prefix") from None
+        return
+    subjects = list(info.config.subjects or [])
+    if wanted not in subjects:
+        raise PeerTransportError("nats_setup", f"NATS stream {settings.stream} takes {', '.join(subjects) or 'no subjects'}"
+                                 f", not {wanted} (set peer_nats_stream or peer_nats_subject_prefix)")
+
+
+async def publish(js: "JetStreamContext", settings: NatsSettings, sender: str, to: str | None,
+                  payload_json: str, task: str | None = None, msg_id: str = "") -> int:
+    """Publish one message (``to`` None: a broadcast); returns its stream sequence.
+
+    ``msg_id`` becomes ``Nats-Msg-Id``: the server drops a second publish with the same id
+    within its duplicate window, so a retried send is stored once.
+    """
+    subject = settings.role_subject(to) if to else settings.broadcast_subject(sender)
+    headers = {HEADER_FROM: sender, HEADER_SUBMITTED: datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if task:
+        headers[HEADER_TASK] = task
+    if msg_id:
+        headers["Nats-Msg-Id"] = msg_id
+    ack = await js.publish(subject, payload_json.encode("utf-8"), stream=settings.stream, headers=headers)
+    return int(ack.seq)
+
+
+def row_of(msg: "Msg", settings: NatsSettings) -> PeerRow:
+    """A fetched message as the inbox's row: id = stream sequence, recipient None for a broadcast."""
+    headers = msg.headers or {}
+    broadcast = msg.subject.startswith(f"{settings.prefix}.{BROADCAST}.")
+    recipient = None if broadcast else msg.subject[len(settings.prefix) + 1:]
+    return PeerRow.from_db(id=msg.metadata.sequence.stream, agent_role=headers.get(HEADER_FROM),
+                           recipient_role=recipient, payload_json=msg.data.decode("utf-8", errors="replace"),
+                           task_id=headers.get(HEADER_TASK), submitted_at=headers.get(HEADER_SUBMITTED))
+
+
+class NatsTransport:
+    """Fetches this role's messages into a bounded buffer and acknowledges them on request."""
+
+    name = "nats"
+
+    def __init__(self, settings: NatsSettings, role: str, senders: tuple[str, ...], *, limit: int = 100,
+                 on_arrival: Callable[[], None] = lambda: None, report: Report = lambda k, m: None,
+                 clear: Clear = lambda *k: None) -> None:
+        self.settings = settings
+        self.role = role
+        self.senders = senders
+        self.subjects = settings.filter_subjects(role, senders)
+        self.durable = settings.durable(role)
+        self.limit = limit
+        self.connected = False
+        self.pending_on_server: int | None = None
+        self.on_arrival = on_arrival
+        self.report = report
+        self.clear = clear
+        self._buffer: dict[int, Msg] = {}
+        self._space = asyncio.Event()
+        self._nc: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    # -- what the inbox uses ------------------------------------------------------------------
+    @property
+    def key_prefix(self) -> str:
+        return f"nats:{self.settings.stream}:"
+
+    def key(self, seq: int) -> str:
+        """How a message is named in the turn that carried it (stream and sequence)."""
+        return f"{self.key_prefix}{seq}"
+
+    def rows(self) -> list[PeerRow]:
+        """The fetched, unacknowledged messages, oldest first."""
+        return [row_of(self._buffer[seq], self.settings) for seq in sorted(self._buffer)]
+
+    def describe(self) -> str:
+        state = "connected" if self.connected else "not connected"
+        return f"NATS {self.settings.shown_url} stream {self.settings.stream} consumer {self.durable} ({state})"
+
+    @property
+    def more(self) -> bool:
+        return bool(self.pending_on_server)
+
+    async def ack(self, seqs: list[int]) -> None:
+        """Acknowledge buffered messages ``seqs`` and wait for the server to confirm each.
+
+        Raises :class:`PeerTransportError`; the ones not confirmed stay buffered.
+        """
+        for seq in sorted(seqs):
+            msg = self._buffer.get(seq)
+            if msg is None:
+                continue
+            try:
+                await msg.ack_sync(timeout=CONNECT_TIMEOUT_S)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                raise PeerTransportError("ack_failed", f"NATS ack of message {seq} not confirmed "
+                                         f"({type(exc).__name__}: {exc or 'timeout'}); it will come again") from None
+            del self._buffer[seq]
+        self._space.set()
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="mnemara-peer-nats")
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """For tests and tools: wait until the consumer is set up (True) or ``timeout`` passes."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    async def aclose(self) -> None:
+        """Stop fetching and close the connection (``close``, not ``drain``: acks are already confirmed)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        await self._close()
+
+    # -- the background task ------------------------------------------------------------------
+    async def _close(self) -> None:
+        nc, self._nc = self._nc, None
+        self.connected = False
+        self._ready.clear()
+        self._buffer.clear()  # not acknowledged: the server delivers them again
+        if nc is not None:
+            try:
+                await nc.close()
+            except Exception:
+                pass
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._session()
+            except asyncio.CancelledError:
+                raise
+            except PeerTransportError as exc:
+                self.report(exc.key, exc.message)
+            except Exception as exc:
+                lost = "connection lost" if self.connected else "failed"
+                self.report("nats_down", f"NATS server {self.settings.shown_url} {lost} ({type(exc).__name__}: "
+                            f"{exc}); retrying every {RETRY_S:g}s")
+            await self._close()
+            await asyncio.sleep(RETRY_S)
+
+    async def _session(self) -> None:
+        """Connect, set up, rewind, then fetch until something fails."""
+        from nats.errors import TimeoutError as NatsTimeout
+
+        self._nc = nc = await connect(self.settings)
+        js = nc.jetstream()
+        await ensure_stream(js, self.settings)
+        sub = await self._consumer(js)
+        await self._rewind(nc)
+        self.connected = True
+        self.clear(*PROBLEM_KEYS)
+        self._ready.set()
+        while True:
+            if len(self._buffer) >= self.limit:
+                self._space.clear()
+                await self._space.wait()
+                continue
+            try:
+                msgs = await sub.fetch(self.limit - len(self._buffer), timeout=FETCH_WAIT_S)
+            except NatsTimeout:
+                msgs = []
+            if not nc.is_connected:
+                raise PeerTransportError("nats_down", f"NATS server {self.settings.shown_url} connection lost; "
+                                         f"retrying every {RETRY_S:g}s")
+            fresh = False
+            for msg in msgs:
+                seq = msg.metadata.sequence.stream
+                fresh = fresh or seq not in self._buffer
+                self._buffer[seq] = msg  # a redelivery replaces the older copy
+            if msgs:
+                self.pending_on_server = msgs[-1].metadata.num_pending
+            if fresh:
+                self.on_arrival()
+
+    async def _consumer(self, js: "JetStreamContext") -> Any:
+        """This role's durable pull consumer, created or brought to the current filter."""
+        from nats.js import api
+        from nats.js.errors import NotFoundError
+
+        config = api.ConsumerConfig(durable_name=self.durable, name=self.durable, ack_policy=api.AckPolicy.EXPLICIT,
+                                    deliver_policy=api.DeliverPolicy.ALL, ack_wait=ACK_WAIT_S,
+                                    filter_subjects=self.subjects, max_ack_pending=max(1000, self.limit * 2))
+        try:
+            info = await js.consumer_info(self.settings.stream, self.durable)
+            if sorted(info.config.filter_subjects or [info.config.filter_subject or ""]) != sorted(self.subjects):
+                await js.add_consumer(self.settings.stream, config=config)  # same name: an update
+        except NotFoundError:
+            await js.add_consumer(self.settings.stream, config=config)
+        return await js.pull_subscribe_bind(durable=self.durable, stream=self.settings.stream)
+
+    async def _rewind(self, nc: "Client") -> None:
+        """Reset the consumer to its ack floor: what a crash left unacknowledged comes first, in order."""
+        subject = f"$JS.API.CONSUMER.RESET.{self.settings.stream}.{self.durable}"
+        reply = await nc.request(subject, b"", timeout=CONNECT_TIMEOUT_S)
+        try:
+            data = json.loads(reply.data or b"{}")
+        except ValueError:
+            data = {}
+        error = data.get("error") if isinstance(data, dict) else None
+        if error:
+            raise PeerTransportError("nats_setup", f"NATS consumer reset refused ({error.get('description', error)}); "
+                                     "the server must be 2.14 or newer")

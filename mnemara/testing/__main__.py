@@ -1,0 +1,4 @@
+"""``python -m mnemara.testing``: the scripted Messages API for trying role docs offline."""
+from mnemara.testing.serve import main
+
+raise SystemExit(main())
