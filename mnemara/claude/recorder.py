@@ -22,6 +22,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import socket
 import threading
 import zlib
@@ -156,6 +157,13 @@ class RequestRecorder:
     def upstream_path(self, path: str) -> str:
         return self._prefix + path
 
+    def note_failure(self, exc: BaseException) -> None:
+        """Say in the instance's debug.log why a call could not be relayed (the CLI reports a lost connection)."""
+        from mnemara.core.debuglog import log_event
+
+        log_event(self.log.folder.parent / "debug.log", "request_recorder_upstream_failed", level="warning",
+                  upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
+
     def save(self, call: RecordedCall) -> None:
         try:
             self.log.write(call)
@@ -163,6 +171,17 @@ class RequestRecorder:
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
             self.on_call(call)
+
+
+def _closed_by_peer(sock: socket.socket | None) -> bool:
+    """Has the other end closed this idle kept-alive connection (it reads as ready, at its end)?"""
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def _no_delay(sock: socket.socket | None) -> None:
@@ -209,8 +228,10 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             record = is_messages_call(self.command, self.path)
             try:
                 response = self._send_upstream(raw, headers)
-            except OSError as exc:
-                self._bad_gateway(exc)
+            except (http.client.HTTPException, OSError) as exc:
+                self._hang_up(exc)  # the CLI meets the same failure it would have met going direct
+                if record:
+                    self._record(raw, None, None)
                 return
             reader = UsageReader(response.getheader("Content-Encoding", "") or "") if record else None
             done = [False]
@@ -226,36 +247,44 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 record_once()  # an answer cut short is recorded too
 
         def _send_upstream(self, raw: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
-            for attempt in (1, 2):  # a kept-alive upstream connection may have been closed meanwhile
-                if self.upstream is None:
-                    self.upstream = recorder.connect()
-                try:
-                    self.upstream.request(self.command, recorder.upstream_path(self.path), body=raw or None,
-                                          headers=headers)
-                    return self.upstream.getresponse()
-                except (http.client.HTTPException, OSError):
-                    self.upstream.close()
-                    self.upstream = None
-                    if attempt == 2:
-                        raise
-            raise OSError("unreachable")
+            """Send the request once. A kept-alive connection the API has closed is replaced before sending;
+            a request that may have reached the API is never sent twice."""
+            if self.upstream is not None and _closed_by_peer(self.upstream.sock):
+                self.upstream.close()
+                self.upstream = None
+            if self.upstream is None:
+                self.upstream = recorder.connect()
+            try:
+                self.upstream.request(self.command, recorder.upstream_path(self.path), body=raw or None,
+                                      headers=headers)
+                return self.upstream.getresponse()
+            except BaseException:
+                self.upstream.close()
+                self.upstream = None
+                raise
 
         def _pass_back(self, response: http.client.HTTPResponse, reader: UsageReader | None,
                        record: Callable[[], None]) -> None:
-            """Stream the answer back as it arrives. The call is recorded just before its last bytes go
-            out, so it is on disk when the CLI has the whole answer, and never before the first byte."""
+            """Stream the answer back as it arrives, framed as the API framed it (a length, chunks, or
+            the end of the connection), so a cut-off answer reaches the CLI cut off. The call is recorded
+            just before its last bytes go out: on disk when the CLI has the whole answer, never before
+            the first byte."""
             length = response.getheader("Content-Length")
+            chunked = bool(response.chunked) and self.command != "HEAD"
             self.send_response_only(response.status, response.reason)
             for key, value in response.getheaders():
                 if key.lower() not in HOP_BY_HOP and key.lower() != "content-length":
                     self.send_header(key, value)
-            chunked = length is None and self.command != "HEAD"
             if length is not None:
                 self.send_header("Content-Length", length)
             elif chunked:
                 self.send_header("Transfer-Encoding", "chunked")
+            elif self.command != "HEAD":  # the answer ends when the connection does, as the API's did
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
             self.wfile.flush()
+            complete = False
             try:
                 while True:
                     data = response.read1(CHUNK) if self.command != "HEAD" else b""
@@ -263,32 +292,35 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                         break
                     if reader is not None:
                         reader.feed(data)
-                    if not chunked and response.length == 0:
+                    if length is not None and response.length == 0:
                         record()  # the last piece of a fixed-length answer
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
                     self.wfile.flush()
+                complete = True
                 record()
                 if chunked:
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
-            except OSError:
-                self.close_connection = True
+            except (http.client.HTTPException, OSError):  # the API or the CLI broke off
+                pass
             finally:
                 response.close()  # read1 leaves a fully read fixed-length answer open; the next request needs it closed
-            if response.will_close and self.upstream is not None:
+            if not complete:
+                self.close_connection = True  # no end marker: the CLI sees the answer broken off
+            if (response.will_close or not complete) and self.upstream is not None:
                 self.upstream.close()
                 self.upstream = None
 
-        def _bad_gateway(self, exc: BaseException) -> None:
-            message = f"Mnemara's request recorder could not reach {recorder.upstream}: {exc}"
-            data = json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}).encode()
-            self.send_response(502)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+        def _hang_up(self, exc: BaseException) -> None:
+            """Close the CLI's connection without an answer: a connection failure stays one."""
+            recorder.note_failure(exc)
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
-        def _record(self, raw: bytes, status: int, reader: UsageReader | None) -> None:
+        def _record(self, raw: bytes, status: int | None, reader: UsageReader | None) -> None:
             try:
                 body = json.loads(raw or b"{}")
             except ValueError:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from mnemara.core.backend_loader import import_failure, load_backend
 from mnemara.core.errors import BackendUnavailable, UsageError
-from mnemara.core.fsutil import atomic_write_text, locked, private_mkdir
+from mnemara.core.fsutil import atomic_write_text, locked, private_mkdir, tighten_modes
 from mnemara.memory.search import chunking
 from mnemara.memory.search.chunking import Chunk
 from mnemara.memory.search.embed import EmbedError
@@ -361,6 +361,7 @@ class RagIndex:
             table.optimize(cleanup_older_than=timedelta(hours=1))
             writes = 0
         atomic_write_text(counter, str(writes))
+        tighten_modes(self.index_dir)  # LanceDB writes 0644 files and 0755 folders
         if self._pending is not None:
             self._seen_version = table.version
 
@@ -448,6 +449,7 @@ class RagIndex:
         rows = [{"hash": h, "vector": v} for h, v in zip(hashes, vectors) if len(v) == dim]
         if rows:
             vtable.add(rows)
+        tighten_modes(self.index_dir)
 
     # -- reading ---------------------------------------------------------------------
     def query(self, question: str, k: int = 5, kind: str | None = None) -> dict[str, Any]:
