@@ -456,3 +456,17 @@ async def test_keys_enter_changes_the_panel_live_and_enter_runs_a_command(make_a
         await type_text(pilot, "a")
         await pilot.press("enter")
         assert app.chat_input.text == "a\n", "with ctrl+s, Enter is a newline again"
+
+
+def test_the_repl_tab_completes_the_same_way(session_factory):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from mnemara.ui.repl.completion import SlashCompleter
+
+    completer = SlashCompleter(session_factory("repl-tab"))
+    found = list(completer.get_completions(Document("/swap ha"), CompleteEvent(completion_requested=True)))
+    assert [(c.text, c.start_position) for c in found] == [("haiku", -2)]
+    assert [c.text for c in completer.get_completions(Document("/co"), CompleteEvent())] == [
+        "/compress", "/context", "/copy"]
+    assert list(completer.get_completions(Document("plain words"), CompleteEvent())) == []
