@@ -6,8 +6,9 @@
 - idle CPU: this process's CPU time while a started inbox waits ``idle_seconds`` with nothing to do,
   as a percentage of one core (the nats-server's own CPU is reported beside it).
 - kill -9: a panel process (:mod:`mnemara.testing.peer_panel`, a real inbox and turns.sqlite) is
-  killed at a random point after it is ready, ``trials`` times, while messages keep coming; then a
-  last panel runs to the end. Every message must be in exactly one stored answer.
+  killed ``trials`` times while messages keep coming: half at a random point after it is ready,
+  half right after a turn's answer was stored (its ack in flight); then a last panel runs to the
+  end. Every message must be in exactly one stored answer.
 
 Goals: NATS median send->turn-start <= SQLite's; idle CPU <= 1% of a core; zero duplicate turns.
 """
@@ -172,7 +173,10 @@ async def kill_trials(config: Config, root: Path, trials: int, per_trial: int, s
                 await send_async(lead, "lead", root, "eng", json.dumps({"n": sent}))
                 sent += 1
                 await asyncio.sleep(rng.uniform(0, 0.01))
-            await asyncio.sleep(rng.uniform(0, 0.15))
+            if rng.random() < 0.5:
+                await asyncio.sleep(rng.uniform(0, 0.15))  # anywhere: before, during or after a turn
+            else:  # just after a turn's answer is stored: its ack is in flight or not sent yet
+                await asyncio.to_thread(_wait_line, proc, "done", 10)
         finally:
             if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGKILL)

@@ -220,8 +220,14 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         role = read_role_doc(cfg.role_doc_path)
         cwd = cwd or os.getcwd()
         prompt = PromptFile(role.text)
-        argv = command_line(cli, str(prompt.path), cfg.model, cli_servers(cfg), BUILTIN_TOOLS, quiet_settings())
-        env = process_env(launch_env(cfg), cwd, sdk_version())
+        # Mnemara's tools are taken as on (the window tools always are): importing every tool module to
+        # check would delay the start, and a wrong guess only means this CLI is not adopted
+        argv = command_line(cli, str(prompt.path), cfg.model, cli_servers(cfg, with_tools=True), BUILTIN_TOOLS,
+                            quiet_settings())
+        from mnemara.claude.recorder import request_env
+
+        recording = request_env(instance.root, cfg.request_log_calls)  # the session's CLIs go through it too
+        env = process_env({**launch_env(cfg), **recording}, cwd, sdk_version())
         started = time.monotonic()
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    cwd=cwd, env=dict(env))

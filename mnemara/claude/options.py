@@ -51,13 +51,14 @@ def launch_env(cfg: Config) -> dict[str, str]:
             **retry_env(cfg.api_max_retries), **guard_env(), **QUIET_ENV}
 
 
-def cli_servers(cfg: Config) -> dict[str, dict[str, Any]]:
+def cli_servers(cfg: Config, with_tools: bool | None = None) -> dict[str, dict[str, Any]]:
     """The ``--mcp-config`` servers a CLI is started with for ``cfg`` (no SDK import): the configured
-    stdio servers, and Mnemara's in-process one when any of its tools is enabled."""
+    stdio servers, and Mnemara's in-process one when any of its tools is enabled (``with_tools``:
+    taken as given, without importing every tool module to find out)."""
     servers: dict[str, dict[str, Any]] = {
         s.name: {"type": "stdio", "command": s.command, "args": list(s.args), "env": dict(s.env)}
         for s in cfg.mcp_servers}
-    if enabled_specs(cfg):
+    if with_tools if with_tools is not None else enabled_specs(cfg):
         servers[SERVER_NAME] = {"type": "sdk", "name": SERVER_NAME}
     return servers
 

@@ -50,6 +50,9 @@ def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, 
             early.release()
         raise
     session.launcher.early = early  # its first launch adopts the CLI started before these imports
+    from mnemara.memory.recall_worker import attach
+
+    recall_worker = attach(session)  # auto-recall's LanceDB and embedder live in a child process
     if dirs:  # mnemara run --dir: file tools may use these folders in this session (config.json untouched)
         session.override_config(file_tool_roots=[*session.config.file_tool_roots, *dirs])
     for problem in session.gate.new_problems():  # bad regexes / policies: say so before anything runs
@@ -62,6 +65,7 @@ def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, 
         return run_repl(session, banner=banner)
     finally:
         session.close()
+        recall_worker.close()
         if early is not None:
             early.release()  # never adopted (no turn, or it did not fit): ended here
 

@@ -123,7 +123,7 @@ def _commands(word: str) -> list[Candidate]:
     for spec in specs():
         for name in (spec.name, *spec.aliases):
             if name.startswith(prefix) and name.isidentifier():
-                out.append(Candidate(f"/{name}", spec.help.split(";")[0][:60]))
+                out.append(Candidate(f"/{name}", spec.help.split(";")[0]))
     return sorted(out, key=lambda c: c.value)
 
 
@@ -191,7 +191,8 @@ def paths(word: str) -> list[Candidate]:
             for n, entry in enumerate(found):
                 if n >= PATHS:
                     break
-                if entry.name.startswith(prefix) and (prefix.startswith(".") or not entry.name.startswith(".")):
+                if (entry.name.startswith(prefix) and (prefix.startswith(".") or not entry.name.startswith("."))
+                        and entry.name.isprintable()):  # a name with control characters is never offered
                     entries.append(entry)
     except OSError:
         return []

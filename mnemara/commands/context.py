@@ -241,7 +241,7 @@ def import_cmd(ctx: CommandContext, args: str) -> CommandResult:
         quoted = shlex.quote(paths[0])
         return CommandResult(
             f"{asked.message}\nNothing was imported. To import with these changes: /import --accept-permissions "
-            f"{quoted}\nTo import everything else and keep your settings above: "
+            f"{quoted}\nTo import the rows and keep this instance's settings: "
             f"/import --keep-permissions {quoted}", ok=False, data={"permission_changes": asked.changes})
     ctx.apply_config(result.config)
     log_event(ctx.instance.debug_log_path, "import", file=paths[0], rows=result.rows, permissions=mode)

@@ -26,11 +26,11 @@ def keys_cmd(ctx: CommandContext, args: str) -> CommandResult:
     word = args.strip().lower()
     current = str(getattr(ctx.config, "send_key", "ctrl+s"))
     if not word:
-        return CommandResult(f"send key: {current}. {describe(current)}")
+        return CommandResult(f"the panel's send key: {current}. {describe(current)}")
     wanted = _SPELLINGS.get(word)
     if wanted is None:
         raise ValueError(f"unknown send key {args.strip()!r}: use ctrl+s or enter")
     if wanted != current:
         ctx.update_config(send_key=wanted)
-    return CommandResult(f"send key: {wanted} (saved in config.json). {describe(wanted)}",
+    return CommandResult(f"the panel's send key: {wanted} (saved in config.json). {describe(wanted)}",
                          data={"send_key": wanted})

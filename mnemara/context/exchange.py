@@ -337,68 +337,31 @@ def _place_role_doc(doc: ExportDoc, instance_root: Path, current: Config) -> str
     return str(target)
 
 
-#: Config fields that decide what the agent may do, or which files and addresses Mnemara reads and
-#: sends data to (file_tool_home_only lets file tools leave $HOME, file_tool_roots adds folders to it;
-#: rag_embed_url receives every note;
-#: peer_db_path is read into turns while peer polling is on); an import never changes them unasked.
-#: (role_doc_path too, when the export carries no role doc text: that file becomes the system prompt.)
-PERMISSION_FIELDS = ("allowed_tools", "mcp_servers", "file_tool_home_only", "file_tool_roots", "rag_embedder",
-                     "rag_embed_url", "peer_poll_enabled", "peer_db_path")
-LIST_FIELDS = ("allowed_tools", "mcp_servers")
-
-
 class PermissionChangeNeedsConsent(UsageError):
-    """The export would change a :data:`PERMISSION_FIELDS` field (or the role doc path); nothing was imported."""
+    """The export would change what the agent may do (or the role doc path); nothing was imported."""
 
     def __init__(self, message: str, changes: list[str]) -> None:
         super().__init__(message)
         self.changes = changes
 
 
-def _own_policy_names() -> set[str]:
-    """Policy names of the in-process mnemara tools (``WriteMemory``, ``GraphQuery``, ...)."""
-    from mnemara.tools import all_specs
+def permission_changes(current: Config, incoming: Config, instance_root: Path) -> list[str]:
+    """Every change in what the agent may do if ``incoming`` replaced ``current``.
 
-    return {spec.policy_name for spec in all_specs() if spec.policy_name}
-
-
-def permission_changes(current: Config, incoming: Config) -> list[str]:
-    """``- field: entry`` / ``+ field: entry`` lines for every policy or MCP server that would change.
-
-    Entries are shown as ASCII JSON, so no control or direction character can hide in them.
-    Entries that change nothing are not listed: a plain ``allow`` for an in-process mnemara tool
-    with no policy here (allowed by default; a server-wide deny still wins), and a policy naming
-    no tool Mnemara knows (0.18's per-tool names; the gate ignores them and says so at start).
+    Computed from the permission gate itself (:func:`mnemara.guard.effective.capability_changes`:
+    its answer for every known tool, tool family and server-wide name, before and after; the
+    allowed patterns added or removed; every other config field that differs). When something
+    changes, the policy entries that differ are listed too, as ASCII JSON.
     """
-    from mnemara.guard.gate import BUILTIN_DEFAULTS, MCP_PREFIX, POLICY_ALIASES
+    from mnemara.guard.effective import capability_changes, instance_for
 
-    lines: list[str] = []
-    mine, theirs = current.to_dict(), incoming.to_dict()
-    own = _own_policy_names()
-    known = own | set(BUILTIN_DEFAULTS) | set(POLICY_ALIASES)
-    configured = {item.get("tool") for item in mine.get("allowed_tools") or []}
-
-    def effective(item: dict[str, Any]) -> bool:
-        tool = str(item.get("tool"))
-        if tool not in known and not tool.startswith(MCP_PREFIX):
-            return False
-        return not (tool in own and tool not in configured and item.get("mode") == "allow"
-                    and not item.get("allowed_patterns"))
-
-    theirs["allowed_tools"] = [item for item in theirs.get("allowed_tools") or [] if effective(item)]
-    for name in PERMISSION_FIELDS:
-        if name not in LIST_FIELDS:
-            inert = name == "peer_db_path" and not theirs.get("peer_poll_enabled")  # read only while polling
-            if mine.get(name) != theirs.get(name) and not inert:  # ASCII JSON: nothing can hide in the value
-                lines += [f"  - {name}: {json.dumps(mine.get(name))}", f"  + {name}: {json.dumps(theirs.get(name))}"]
-            continue
-        old = [json.dumps(item, sort_keys=True) for item in mine.get(name) or []]
-        new = [json.dumps(item, sort_keys=True) for item in theirs.get(name) or []]
-        if old == new:
-            continue
-        changed = [f"  - {name}: {item}" for item in old if item not in new]
-        changed += [f"  + {name}: {item}" for item in new if item not in old]
-        lines += changed or [f"  ~ {name}: the same entries in another order (the first policy per tool counts)"]
+    lines = capability_changes(current, incoming, instance_for(instance_root), skip=frozenset({"role_doc_path"}))
+    if not lines:
+        return []
+    old = [json.dumps(item, sort_keys=True) for item in current.to_dict().get("allowed_tools") or []]
+    new = [json.dumps(item, sort_keys=True) for item in incoming.to_dict().get("allowed_tools") or []]
+    lines += [f"  - allowed_tools: {item}" for item in old if item not in new]
+    lines += [f"  + allowed_tools: {item}" for item in new if item not in old]
     return lines
 
 
@@ -406,17 +369,17 @@ def import_export(path: Path, store: TurnStore, config_path: Path, instance_root
                   permissions: str = "ask") -> ImportResult:
     """Restore an export: rows into ``store``, config into ``config_path``, the role doc beside it.
 
-    ``permissions`` says what happens when the export's :data:`PERMISSION_FIELDS` (or a role doc
-    path it carries no text for) differ from the current config: ``"ask"`` (the default) imports
-    nothing and raises :class:`PermissionChangeNeedsConsent` listing the differences, ``"accept"``
-    takes the export's, ``"keep"`` imports everything else and keeps the current ones.
+    ``permissions`` says what happens when the export's config would change what the agent may do
+    (:func:`permission_changes`, or a role doc path it carries no text for): ``"ask"`` (the default)
+    imports nothing and raises :class:`PermissionChangeNeedsConsent` listing the differences,
+    ``"accept"`` takes the export's config, ``"keep"`` imports the rows and keeps this config.
     """
     if permissions not in ("ask", "accept", "keep"):
         raise UsageError(f"permissions must be ask, accept or keep, not {permissions!r}")
     doc = read_export(path)
     config_path = Path(config_path)
     mine = Config.load(config_path) if config_path.exists() else Config()
-    changes = permission_changes(mine, doc.config) if doc.config is not None else []
+    changes = permission_changes(mine, doc.config, Path(instance_root)) if doc.config is not None else []
     named_role = doc.config is not None and not doc.role_present and doc.config.role_doc_path != mine.role_doc_path
     if named_role and doc.config is not None:  # no role text in the export: its path would be read as is
         changes += [f"  - role_doc_path: {json.dumps(mine.role_doc_path)}",
@@ -424,7 +387,8 @@ def import_export(path: Path, store: TurnStore, config_path: Path, instance_root
     if changes and permissions == "ask":
         raise PermissionChangeNeedsConsent(
             f"{path}: importing would change what the agent may do or which files and addresses Mnemara "
-            f"reads and sends to ({', '.join(PERMISSION_FIELDS)}, role_doc_path):\n" + "\n".join(changes), changes)
+            "reads, runs and sends to (~ the permission gate's answer for a tool before -> after; - now, + imported):\n"
+            + "\n".join(changes), changes)
     empty = not store.history(limit=1)
     current = mine if doc.config is None else doc.config
     role_path = mine.role_doc_path if named_role and permissions == "keep" else \
@@ -433,9 +397,7 @@ def import_export(path: Path, store: TurnStore, config_path: Path, instance_root
     data = (doc.config or current).to_dict()
     data["role_doc_path"] = role_path
     if permissions == "keep":
-        kept = mine.to_dict()
-        for name in PERMISSION_FIELDS:
-            data[name] = kept[name]
+        data = {**mine.to_dict(), "role_doc_path": role_path}
     config = Config.from_dict(data, source=str(path))
     config.save(config_path)
     return ImportResult(len(doc.rows), sum(1 for r in doc.rows if r.pinned), empty, role_path, config)

@@ -90,6 +90,9 @@ class Config(BaseModel):
     # -- API faults (issue 13): retries of 5xx/529/429, and a silent stream ends the turn --
     api_max_retries: int = Field(default=2, ge=0, le=10)
     api_stall_seconds: float = Field(default=120, gt=0, le=3600)
+    # how many of the last API calls requests/ keeps, exactly as the API received them (0: no recording;
+    # `mnemara context --call last` shows one block by block)
+    request_log_calls: int = Field(default=50, ge=0, le=10_000)
     file_tool_home_only: bool = True
     # folders besides $HOME that file tools may use while file_tool_home_only is on (/add-dir, run --dir)
     file_tool_roots: list[str] = Field(default_factory=list)

@@ -84,6 +84,24 @@ def _copy_originals(root: Path, backup: Path, parts: list[str]) -> None:
         shutil.copytree(memory, backup / "memory", symlinks=True)
 
 
+def _permission_notes(root: Path, cfg_raw: object) -> list[str]:
+    """What the migrated config lets the agent do that a new instance's would not (or the reverse),
+    as the permission gate answers it (:func:`mnemara.guard.effective.capability_changes`)."""
+    from mnemara.core.config import Config
+    from mnemara.core.errors import ConfigError
+    from mnemara.guard.effective import capability_changes, instance_for
+
+    try:
+        migrated = Config.from_dict(cfg_raw, source=str(root / "config.json"))
+    except ConfigError as exc:
+        return [f"permissions: not compared ({exc})"]
+    lines = capability_changes(Config(), migrated, instance_for(root), skip=frozenset({"role_doc_path"}))
+    if not lines:
+        return ["permissions: the same as a new instance's"]
+    return ["permissions, compared with a new instance (~ tool: new instance -> this one; - new instance, "
+            "+ this one):", *lines]
+
+
 def _build(root: Path, staging: Path, parts: list[str], result: MigrationResult) -> dict[str, Path]:
     """Converted files in ``staging``; returns original name -> staged file."""
     staged: dict[str, Path] = {}
@@ -107,7 +125,13 @@ def _build(root: Path, staging: Path, parts: list[str], result: MigrationResult)
     if "permissions.json" in parts:
         raw = json.loads((root / "permissions.json").read_text(encoding="utf-8"))
         staged["permissions.json"] = staging / "permissions.json"
-        atomic_write_text(staged["permissions.json"], json.dumps(fold_legacy(raw), indent=2, ensure_ascii=False) + "\n")
+        folded = fold_legacy(raw)
+        atomic_write_text(staged["permissions.json"], json.dumps(folded, indent=2, ensure_ascii=False) + "\n")
+        table = folded.get("allowed_patterns") if isinstance(folded, dict) else None
+        for tool, patterns in sorted(table.items()) if isinstance(table, dict) else ():
+            result.notes += [f"  + permissions.json allowed_patterns[{tool}]: {json.dumps(p)} (allowed without asking)"
+                             for p in patterns if isinstance(p, str)]
+    result.notes += _permission_notes(root, cfg_raw)
     if detect.LEGACY_WATERMARK in parts:
         from mnemara.peer.inbox import resolve_db_path
 

@@ -285,7 +285,10 @@ def _scan_elsewhere(root: Path, plan: ForgetPlan, keep_turns: bool) -> list[str]
 
 
 def _conversation_file(root: Path, path: Path) -> bool:
-    """turns.sqlite (and its WAL), the spool and the prompt history: what forget redacts unless keep_turns."""
+    """turns.sqlite (and its WAL), the spool, the prompt history and the recorded API calls: what forget
+    redacts unless keep_turns."""
+    if path.parent == root / reach.REQUESTS_DIR:
+        return True
     return path.parent == root and (path.name.startswith("turns.sqlite") or path.name in reach.OWN_FILES)
 
 

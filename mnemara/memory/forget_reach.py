@@ -23,6 +23,7 @@ from mnemara.core.fsutil import rewrite_locked
 
 REDACTED = "[forgotten]"
 OWN_FILES = (".prompt_history", "spool.jsonl", "unsent.json")  # instance files holding typed text that forget rewrites
+REQUESTS_DIR = "requests"  # the recorded API calls (mnemara.store.request_log): every one holds the window it sent
 MIN_NEEDLE = 4
 
 
@@ -105,12 +106,16 @@ def redact_turns(db_path: Path, ids: list[int], pattern: re.Pattern[str]) -> dic
 
 
 def scrub_own_files(root: Path, pattern: re.Pattern[str]) -> list[str]:
-    """Redact the text in the instance's prompt history and spool; returns the files changed."""
+    """Redact the text in the instance's prompt history, spool and recorded API calls; returns the files changed."""
     changed = []
     for name in OWN_FILES:
         path = Path(root) / name
         if path.is_file() and rewrite_locked(path, lambda old: pattern.sub(REDACTED, old)):
             changed.append(name)
+    calls = Path(root) / REQUESTS_DIR
+    for path in sorted(calls.glob("*.json")) if calls.is_dir() else []:
+        if rewrite_locked(path, lambda old: scrub_json_text(old, pattern) if pattern.search(old) else None):
+            changed.append(f"{REQUESTS_DIR}/{path.name}")
     return changed
 
 

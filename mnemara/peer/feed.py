@@ -26,6 +26,7 @@ class Feed(Protocol):
 
     name: str
     connected: bool
+    limit: int  # at most this many messages fetched and not yet acknowledged
     on_arrival: Callable[[], None]  # set by the inbox: wakes it when messages arrive
     report: Callable[..., Any]  # the inbox's problem log: report(key, one_line_message)
     clear: Callable[..., Any]

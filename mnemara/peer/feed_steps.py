@@ -35,6 +35,7 @@ class FeedSteps:
     _problems: "ProblemLog"
     _delivered_keys: Callable[[list[str]], set[str]] | None
     _loop: asyncio.AbstractEventLoop | None
+    max_rows_per_turn: int
     stats: Any
 
     def wake(self) -> None: ...
@@ -48,6 +49,7 @@ class FeedSteps:
             self.feed.on_arrival = self.wake
             self.feed.report = self._problems.report
             self.feed.clear = self._problems.clear
+            self.feed.limit = self.max_rows_per_turn  # fetch no more than one turn carries
 
     async def _swap_feed(self) -> None:
         """Put the feed built by :meth:`apply_config` in place of the running one."""

@@ -352,6 +352,7 @@ class PeerInbox(FeedSteps):
 
         Never raises (except cancellation); trouble is logged once and shown in the state.
         """
+        self._loop = asyncio.get_running_loop()  # also where the peer_ack tool acknowledges
         async with self._lock:
             try:
                 await self._step()

@@ -89,6 +89,8 @@ async def send_async(config: "Config", instance_name: str, root: Path | None, to
         seq = await _publish(settings, msg)
         return f"sent {target}: message {seq} on NATS stream {settings.stream} ({settings.shown_url})"
     path = resolve_db_path(config.peer_db_path, root)
+    if path is None:
+        raise PeerInputError("peer_db_path is empty in config.json (or set peer_transport to nats); nothing was sent")
     try:
         row = await asyncio.to_thread(db.insert_pending, path, msg.sender, msg.to, msg.payload_json, msg.task)
     except db.PeerDbError as exc:

@@ -261,12 +261,15 @@ def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: An
     min_similarity = 1.0 - policy.cluster_distance
     cluster_tick = lambda d, t: tick("cluster", d, t)  # noqa: E731
     if dense is not None:
-        pairs = clustering.dense_pairs(dense, min_similarity, progress=cluster_tick)
-    else:
-        pairs = clustering.sparse_pairs(space.rows, min_similarity, progress=cluster_tick)
-    pairs = pairs + _exact_pairs(active, pairs)
+        judged = clustering.dense_pairs(dense, min_similarity, progress=cluster_tick)
+    else:  # shared words find a paraphrase less often than a vector: the claim guard looks further down
+        judged = clustering.sparse_pairs(space.rows, min(min_similarity, LEXICAL_JUDGE_FLOOR), progress=cluster_tick)
+    pairs = [p for p in judged if p.similarity >= min_similarity]
+    judged = pairs + [p for p in judged if p.similarity < min_similarity and _few_words_apart(space.rows, p)]
+    exact = _exact_pairs(active, judged)
+    pairs, judged = pairs + exact, judged + exact
     all_groups = clustering.components(len(active), pairs)
-    copies, conflicts, contrary = _judge_claims(_not_marked_distinct(pairs, active, book), active,
+    copies, conflicts, contrary = _judge_claims(_not_marked_distinct(judged, active, book), active,
                                                 policy.duplicate_distance)
     if book is not None and book.proposals:  # a pair already proposed waits for the user, not for replay
         known = {(p.get("older_fp"), p.get("newer_fp")) for p in book.proposals}
@@ -275,6 +278,15 @@ def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: An
     duplicate_of = _keep_reassertions(active, duplicate_of, contrary)
     groups = [g for g in all_groups if len(g) >= threshold]
     return _Relations(space, dense, method, pairs, all_groups, groups, duplicate_of, conflicts)
+
+
+def _few_words_apart(rows: SparseRows, pair: clustering.Pair, most: int = 3) -> bool:
+    """Whether the two notes' word sets differ by at most ``most`` words: a paraphrase ("never" /
+    "don't ever") or a note with a word of detail added, worth the claim guard's time below the
+    clustering threshold; anything further apart is no copy or correction of the other."""
+    ta = set(rows.indices[rows.indptr[pair.a]:rows.indptr[pair.a + 1]].tolist())
+    tb = set(rows.indices[rows.indptr[pair.b]:rows.indptr[pair.b + 1]].tolist())
+    return len(ta ^ tb) <= most
 
 
 def _exact_pairs(active: list[LoadedAtom], found: list[clustering.Pair]) -> list[clustering.Pair]:
@@ -478,6 +490,9 @@ def _first(mask: np.ndarray, also: int | None) -> int | None:
 
 
 MAX_CONFLICTS = 50  # proposals per run; the rest wait for the next run
+# TF-IDF similarity from which a pair goes to the claim guard (possible copy or correction, proposed,
+# never archived): "We never deploy on Fridays" / "We don't ever deploy on Fridays" is 0.42 alike
+LEXICAL_JUDGE_FLOOR = 0.4
 
 
 def _judge_claims(pairs: list[clustering.Pair], active: list[LoadedAtom],

@@ -119,6 +119,8 @@ class AgentSession:
         self.pool = CliPool(instance.debug_log_path, reuse=reuse_cli)
         self.stats = self.pool.stats  # how each turn got its CLI process
         self.launcher = CliLauncher(self)
+        self._recording_env: dict[str, str] = {}
+        self._record_requests(self.config)  # every CLI's API calls go through this instance's request recorder
         self.warm = WarmStart(self)  # the next turn's CLI, the backends this instance uses
         self.recorder = TurnRecorder(instance, self.store)  # the turn's rows, or the spool
         #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
@@ -203,11 +205,24 @@ class AgentSession:
         """Make ``config`` the live config: the session, its tools, the permission gate, the peer
         inbox and every ``config_listeners`` callback see the same object from now on."""
         self.config = config
+        self._record_requests(config)
         self.tool_context.config = config
         self.gate.set_config(config)
         call_each(self.instance.debug_log_path, "config_changed", self.parts, lambda part: part.config_changed(config))
         call_each(self.instance.debug_log_path, "config_listener", self.config_listeners, lambda listener: listener(config))
         return config
+
+    def _record_requests(self, config: Config) -> None:
+        """Point the launcher's CLIs at the request recorder (:mod:`mnemara.claude.recorder`), or at the API
+        itself when ``request_log_calls`` is 0; through #30's seam, ``CliLauncher.env_overrides``."""
+        from mnemara.claude.recorder import request_env
+
+        overrides = self.launcher.env_overrides
+        for key, value in self._recording_env.items():  # what this method set before
+            if overrides.get(key) == value:
+                del overrides[key]
+        self._recording_env = request_env(self.instance.root, config.request_log_calls)
+        overrides.update(self._recording_env)
 
     # -- per-turn inputs ------------------------------------------------------------
     def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
@@ -506,7 +521,10 @@ class AgentSession:
                 self._finish_close()
 
     def _finish_close(self) -> None:
+        from mnemara.claude.recorder import stop_recorders
+
         self._closed = True
+        stop_recorders(self.instance.root)
         self.tool_context.state.close()
         self.store.close()
         self._sync.stop()

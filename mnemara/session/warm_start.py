@@ -54,8 +54,9 @@ class WarmStart:
         self._backends_warmed = True
         session = self.session
         cfg, instance = session.config, session.instance
-        if cfg.rag_enabled and _has_files(instance.index_dir):
-            preload_backend("lancedb")
+        recall_elsewhere = getattr(getattr(session, "auto_recall", None), "worker", None) is not None
+        if cfg.rag_enabled and _has_files(instance.index_dir) and not recall_elsewhere:
+            preload_backend("lancedb")  # not when a recall worker holds the index: ~105 MB kept out of the UI
         if cfg.graph_enabled and _has_files(instance.graph_dir):
             preload_backend("kuzu")
 

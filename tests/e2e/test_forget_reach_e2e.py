@@ -46,6 +46,7 @@ def test_forget_reaches_typed_text_answers_tool_calls_slots_and_graph_properties
     before = _holders(inst.root)
     assert "turns.sqlite" in before or any(h.startswith("turns.sqlite") for h in before)
     assert any(h.startswith("graph/") for h in before) and any(h.startswith("memory/") for h in before)
+    assert any(h.startswith("requests/") for h in before)  # the recorded API calls quoted it too (issue 24)
 
     out = run_cli("forget", "--instance", "vault", SECRET, "--yes")
     assert out.returncode == 0, out.stdout + out.stderr

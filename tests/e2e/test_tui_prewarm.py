@@ -41,3 +41,29 @@ async def test_no_prewarm_without_warm_spare(scripted_api, mnemara_home):
         await wait_for(pilot, lambda: worker.is_finished, what="the prewarm step to finish")
         assert session.pool.spare is None and session.stats["fresh_started"] == 0
     await session.aclose()
+
+
+async def test_the_panel_prewarms_with_the_cli_started_before_its_imports(scripted_api, mnemara_home, monkeypatch):
+    """``mnemara run``'s early CLI (issue 30) is the panel's prewarmed process, and it answers the first message."""
+    from mnemara.claude.early import start_early
+
+    monkeypatch.setenv("MNEMARA_WARM_SPARE", "1")
+    instance = Instance.create("early-panel")
+    early = start_early(instance)
+    assert early is not None
+    session = AgentSession(instance, warm_spare=True)
+    session.launcher.early = early
+    app = MnemaraApp(instance, session=session)
+    scripted_api.push(reply("early answer"))
+    async with app.run_test(size=(110, 34)) as pilot:
+        spare = await wait_for(pilot, lambda: session.pool.spare, what="the prewarmed CLI")
+        await wait_for(pilot, lambda: spare.ready.done(), what="the prewarmed CLI to connect")
+        assert spare.client._transport._process.pid == early.process.pid, "the panel adopted the early CLI"
+        app.chat_input.focus()
+        await type_text(pilot, "hello")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app._turn is not None and not app.turn_running, what="the answer")
+        assert "early answer" in app.chat_log.plain_text()
+        await app.action_quit_panel()
+    await session.aclose()
+    assert early.process.poll() is not None, "closing the panel ends the adopted process"

@@ -56,3 +56,18 @@ def test_a_clean_folder_migrates() -> None:
     inst = _old_instance()
     assert migrate_instance(inst).changed
     assert json.loads(inst.permissions_path.read_text()) == {"allowed_patterns": {"Bash": ["^ls$"]}}
+
+
+def test_migrate_lists_every_change_in_what_the_agent_may_do() -> None:
+    """Issue 25 item 3: the migration names each tool the gate answers differently than for a new
+    instance, the patterns permissions.json allows, and the other fields that differ."""
+    inst = _old_instance()
+    raw = json.loads(inst.config_path.read_text())
+    raw["allowed_tools"] = [{"tool": "Bash", "mode": "allow"}, {"tool": "GraphAddNode", "mode": "deny"}]
+    raw["model"] = "claude-opus-4-7"
+    inst.config_path.write_text(json.dumps(raw))
+    text = "\n".join(migrate_instance(inst).lines())
+    assert "~ Bash: ask -> allow" in text
+    assert "~ mcp__mnemara__graph_add_node: allow -> deny" in text
+    assert '+ permissions.json allowed_patterns[Bash]: "^ls$"' in text
+    assert '+ model: "claude-opus-4-7"' in text

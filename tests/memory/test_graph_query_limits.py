@@ -77,7 +77,7 @@ def test_a_list_that_doubles_past_the_cap_is_stopped(graph: Graph) -> None:
     """No range() at all: the list is built by '+' (Kuzu's timeout and interrupt do not stop it)."""
     growth, raised = _peak_growth(lambda: graph.query(DOUBLING))
     assert isinstance(raised, UsageError) and "\n" not in str(raised), raised
-    assert "graph_query stopped: it needed more than" in str(raised)
+    assert str(raised).startswith("graph_query stopped:"), raised  # the memory cap, or time on a loaded host
     assert growth < GROWTH_CAP_MB
 
 
@@ -86,7 +86,9 @@ def test_a_slow_query_is_stopped_by_the_time_limit(graph: Graph) -> None:
     slow = ("UNWIND range(1,3000) AS x UNWIND range(1,3000) AS y UNWIND range(1,300) AS z "
             "WITH x + y + z AS s WHERE s < 0 RETURN count(*)")
     with pytest.raises(UsageError, match="graph_query stopped: it ran longer than 0.5 s"):
-        run_bounded(graph.path, slow, {}, write=False, limits=QueryLimits(seconds=0.5))
+        run_bounded(graph.path, slow, {}, write=False, limits=QueryLimits(seconds=0.5))  # Kuzu's own timeout
+    with pytest.raises(UsageError, match="graph_query stopped: it ran longer than 1 s"):
+        run_bounded(graph.path, slow, {}, write=False, limits=QueryLimits(seconds=60, kill_seconds=1))
 
 
 @pytest.mark.parametrize("cypher, why", [

@@ -60,6 +60,8 @@ def test_refusals_for_an_unknown_instance_a_missing_db_and_a_bad_nats_url(cli, m
     out = cli("peer", "send", "--instance", "ghost", "--to", "eng", "{}")
     assert out.returncode != 0 and "ghost" in out.stderr and len(out.stderr.splitlines()) == 1
     inst = Instance.create("eng")
+    out = cli("peer", "send", "--instance", "eng", "--to", "lead", "{}")
+    assert out.returncode == 2 and out.stderr.startswith("error: peer_db_path is empty in config.json")
     update_config(inst.config_path, peer_db_path=str(tmp_path / "absent.db"))
     out = cli("peer", "send", "--instance", "eng", "--to", "lead", "{}")
     assert out.returncode == 1 and "does not exist" in out.stderr and "nothing was sent" in out.stderr

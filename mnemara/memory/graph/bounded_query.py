@@ -5,9 +5,9 @@ the list is built outside the buffer pool, the query timeout is only checked bet
 and ``Connection.interrupt`` is not seen while one expression is being evaluated (measured with
 Kuzu 0.11: 4.5 GB and 23 s for a list doubled by ``list_concat`` with a 2 s timeout set). So the
 statement runs in a child process that this process watches: its resident memory is sampled every
-few milliseconds and the child is killed past :data:`MEMORY_CAP_MB`; past :data:`TIME_LIMIT_S` it
-is killed too. Kuzu's own timeout and a small buffer pool still apply inside the child, so most
-runaway queries end there first with Kuzu's error. Whatever happens, the answer is one line.
+few milliseconds and the child is killed past :data:`MEMORY_CAP_MB`, and past :data:`KILL_AFTER_S`
+whatever it does. Inside the child Kuzu's query timeout (:data:`TIME_LIMIT_S`) and a small buffer
+pool apply, so most slow or big queries end there first with Kuzu's error. Whatever happens, the answer is one line.
 """
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ from typing import Any
 from mnemara.core.errors import UsageError
 
 TIME_LIMIT_S = 5.0
+#: The child is killed this long after it started, whatever it does (its start-up counts: a loaded
+#: machine may take seconds to import Kuzu, so this is more than the query's own limit).
+KILL_AFTER_S = 15.0
 MEMORY_CAP_MB = 256
 CHILD_BUFFER_POOL_MB = 64
 POLL_S = 0.005
@@ -61,7 +64,8 @@ sys.stdout.write(json.dumps(out, default=str))
 class QueryLimits:
     """How long and how big one ``graph_query`` child may get."""
 
-    seconds: float = TIME_LIMIT_S
+    seconds: float = TIME_LIMIT_S  # Kuzu's query timeout, counted from the statement's start
+    kill_seconds: float = KILL_AFTER_S  # the child is killed this long after it was started
     memory_mb: int = MEMORY_CAP_MB
     pool_mb: int = CHILD_BUFFER_POOL_MB
     max_rows: int = 500
@@ -95,12 +99,12 @@ def run_bounded(path: Path, statement: str, params: dict[str, Any], *, write: bo
             first = False
         if _rss_mb(proc.pid) > limits.memory_mb:
             stopped = f"it needed more than {limits.memory_mb} MB"
-        elif time.monotonic() - started > limits.seconds:
-            stopped = f"it ran longer than {limits.seconds:g} s"
+        elif time.monotonic() - started > limits.kill_seconds:
+            stopped = f"it ran longer than {limits.kill_seconds:g} s"
         if stopped:
             _kill(proc)
             raise UsageError(f"graph_query stopped: {stopped} (narrow the MATCH, add LIMIT, or use smaller ranges)")
-    return _answer(proc.returncode, out, err)
+    return _answer(proc.returncode, out, err, limits)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -111,7 +115,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.communicate()
 
 
-def _answer(returncode: int, out: bytes, err: bytes) -> dict[str, Any]:
+def _answer(returncode: int, out: bytes, err: bytes, limits: QueryLimits) -> dict[str, Any]:
     try:
         answer = json.loads(out.decode("utf-8")) if out else None
     except (UnicodeDecodeError, ValueError):
@@ -125,7 +129,7 @@ def _answer(returncode: int, out: bytes, err: bytes) -> dict[str, Any]:
         if "read-only" in message.lower():
             raise UsageError("graph_query is read-only: this statement writes (pass write=true to allow it)")
         if "interrupted" in message.lower():
-            raise UsageError("graph_query stopped: it ran longer than the time limit (narrow the MATCH or add LIMIT)")
+            raise UsageError(f"graph_query stopped: it ran longer than {limits.seconds:g} s (narrow the MATCH or add LIMIT)")
         if "buffer pool is full" in message.lower():
             raise UsageError("graph_query stopped: it needed more memory than the graph's buffer pool allows")
         raise UsageError(f"Cypher error: {message}")

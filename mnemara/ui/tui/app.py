@@ -205,6 +205,12 @@ class MnemaraApp(App[None]):
         field.set_send_key(self.bridge.config.send_key)
         if self.tour is None and not self.chat_log.entries and not self.history.entries:
             self.say(FIRST_RUN_KEYS.format(keys=describe(field.send_key)))
+        self._say_history_problem()
+
+    def _say_history_problem(self) -> None:
+        if self.history.problem:
+            self.say(self.history.problem, "error", "error")
+            self.history.problem = None
 
     def _restore_unsent(self) -> None:
         """Messages queued but never sent when a panel on this instance last closed: back in the input."""
@@ -262,9 +268,7 @@ class MnemaraApp(App[None]):
     @on(ChatInput.Submitted)
     def _submitted(self, event: ChatInput.Submitted) -> None:
         self.history.add(event.text)
-        if self.history.problem:
-            self.say(f"{self.history.problem}: ↑ will not recall this message", "error", "error")
-            self.history.problem = None
+        self._say_history_problem()
         self.send_text(event.text)
 
     @on(ChatInput.Completed)

@@ -2,7 +2,9 @@
 
 Tabs: *Breakdown* (bars against the window's token cap), *Rows* (the working
 window, filtered by role; evict, pin), *Pinned* (slots in slot order with
-their ``03`` badge; rename, add, move, unpin) and, after a turn that ran
+their ``03`` badge; rename, add, move, unpin), *Last request* (the last API
+call exactly as the API received it, each block with its origin; the same as
+``mnemara context --call last``) and, after a turn that ran
 auto-recall, *Recall* (what was injected and every hit's per-channel scores). The detail pane on the right
 shows the selected row: a read-only header and an editable body that
 💾 Save edit writes back to the same row. Every change goes straight to the
@@ -15,7 +17,7 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Select, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.option_list import Option
@@ -91,6 +93,9 @@ class ContextViewer(ModalScreen[None]):
                             yield Button("➕ Add slot", id="slot-add", compact=True)
                             yield Button("⇅ Move", id="slot-move", compact=True)
                             yield Button("Unpin", id="slot-unpin", compact=True)
+                    with TabPane("Last request", id="tab-request"):
+                        with VerticalScroll(id="request-scroll"):
+                            yield Static("", id="request-text", markup=False)  # filled by reload()
                     recall = self.bridge.recall_lines()
                     if recall:  # only after a turn that ran auto-recall
                         with TabPane("Recall", id="tab-recall"):
@@ -120,6 +125,7 @@ class ContextViewer(ModalScreen[None]):
             f"{len(window.pinned)} pinned · {len(window.rows)} rows"
         )
         self.query_one(TokenBars).show(breakdown)
+        self.query_one("#request-text", Static).update(terminal_safe(self.bridge.last_request_text()))
         rows = [t for t in window.rows if self.role_filter in ("all", t.role)]
         self._fill(self.query_one("#rows-list", OptionList), [(row_label(t), t.id) for t in rows])
         self._fill(self.query_one("#pinned-list", OptionList), [(pinned_label(t), t.id) for t in window.pinned])

@@ -25,16 +25,19 @@ from textual.widgets import Static, TextArea
 
 from mnemara.commands.complete import Completion
 from mnemara.ui.prompt_history import PromptHistory
+from mnemara.ui.text.readable import terminal_safe
 
 PLACEHOLDERS = {
     "ctrl+s": "Message or /command — Enter: newline · Ctrl+S: send · ↑: earlier · Tab: complete · /help",
     "enter": "Message or /command — Enter: send · Alt+Enter or Ctrl+J: newline · ↑: earlier · Tab: complete · /help",
 }
 HINT_SHOWN = 12  # candidates listed under the input
+HINT_CHARS = 24  # of each candidate's hint in the list
 
 
 class CompletionHint(Static):
-    """The candidates of an ambiguous Tab, shown between the status line and the input."""
+    """The candidates of an ambiguous Tab, shown between the status line and the input: each with a
+    short hint (a row's role and first words), and the whole hint of the one in the input (a command's help)."""
 
     def show(self, completion: Completion | None, current: int | None = None) -> None:
         if completion is None or len(completion.candidates) < 2:
@@ -43,14 +46,21 @@ class CompletionHint(Static):
             return
         line = Text("Tab: ", style="dim")
         for n, candidate in enumerate(completion.candidates[:HINT_SHOWN]):
-            label = candidate.value + (f" ({candidate.hint})" if candidate.hint else "")
+            short = "" if candidate.value.startswith("/") else _short(candidate.hint)
+            label = terminal_safe(candidate.value + (f" ({short})" if short else ""))  # row text: the model's
             line.append(f"[{label}]" if n == current else label, style="reverse" if n == current else "")
             line.append("  ")
         more = len(completion.candidates) - HINT_SHOWN
         if more > 0:
             line.append(f"… {more} more", style="dim")
+        if current is not None and completion.candidates[current].hint:
+            line.append(f"— {terminal_safe(completion.candidates[current].hint)}", style="dim")
         self.update(line)
         self.display = True
+
+
+def _short(hint: str) -> str:
+    return hint if len(hint) <= HINT_CHARS else hint[: HINT_CHARS - 1] + "…"
 
 
 class ChatInput(TextArea):
@@ -124,9 +134,10 @@ class ChatInput(TextArea):
                 self.replace("\n", (row, column - 1), (row, column))
             else:
                 self.action_submit()
-        elif key == "tab" and self._complete():
+        elif key == "tab":  # completes, or does nothing (the focus stays here: Shift+Tab reaches the log)
             event.stop()
             event.prevent_default()
+            self._complete()
 
     def _type(self, text: str) -> None:
         result = self._replace_via_keyboard(text, *self.selection)
@@ -244,7 +255,7 @@ class ChatInput(TextArea):
         except ClipboardUnavailable as exc:
             pasted = self.app.clipboard
             if not pasted:
-                self.app.notify(str(exc), severity="warning")
+                self.app.notify(terminal_safe(str(exc), markup=True), severity="warning")
                 return
         if pasted:
             self._type(pasted)

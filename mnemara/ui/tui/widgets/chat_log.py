@@ -14,7 +14,7 @@ collapsed and toggle open with a click or with ``toggle(i)``.
 The log follows new output while it is scrolled to the bottom. Scrolled up, it
 stays where the user put it and its last line says "new output below, End to
 follow" once something new arrives; :meth:`follow` (End) jumps down and follows
-again. With the keyboard focus (Shift+Tab from the input, or a click) Up/Down
+again. With the keyboard focus (Shift+Tab from the input) Up/Down
 select an entry, Enter expands or collapses it, ``c`` copies it (its code block
 when it has one; ``1``-``9`` pick a block) and Esc goes back to the input.
 
@@ -91,6 +91,7 @@ class LogEntry:
 class ChatLog(ScrollView, can_focus=True):
     """Scrollable, append-only chat transcript (presentation only; the store is elsewhere)."""
 
+    FOCUS_ON_CLICK = False  # a click expands or copies; the typing stays in the input (Shift+Tab focuses the log)
     COMPONENT_CLASSES: ClassVar[set[str]] = {f"chat-log--{kind}" for kind in KINDS} | {
         "chat-log--selected", "chat-log--marker"}
     BINDINGS = [

@@ -32,6 +32,7 @@ class DiffView(Widget):
         self.lines: list[tuple[str, str]] = [(line.kind, line.text) for line in change.lines]
         self._rows: list[tuple[str, Style | None]] = []
         self._rows_width = -1
+        self._strips: dict[int, Strip] = {}  # drawn rows at this width and style (a scroll redraws none)
 
     @property
     def plain_text(self) -> str:
@@ -45,7 +46,12 @@ class DiffView(Widget):
                 style = DIFF_STYLES.get(kind)
                 rows += [(chunk, style) for chunk in (chop_cells(text, width) if text else [""])]
             self._rows, self._rows_width = rows, width
+            self._strips = {}
         return self._rows
+
+    def notify_style_update(self) -> None:
+        self._strips = {}
+        super().notify_style_update()
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._wrap(max(1, width)))
@@ -53,8 +59,12 @@ class DiffView(Widget):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         rows = self._wrap(max(1, width))
-        base = self.rich_style
-        if y >= len(rows):
-            return Strip.blank(width, base)
-        text, style = rows[y]
-        return Strip([Segment(text, base + style if style else base)]).adjust_cell_length(width, base)
+        strip = self._strips.get(y)
+        if strip is None:
+            base = self.rich_style
+            if y >= len(rows):
+                return Strip.blank(width, base)
+            text, style = rows[y]
+            strip = self._strips[y] = Strip([Segment(text, base + style if style else base)]).adjust_cell_length(
+                width, base)
+        return strip

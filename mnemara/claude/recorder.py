@@ -1,0 +1,364 @@
+"""The request recorder: a loopback HTTP relay between the Claude CLI and the Messages API.
+
+The CLI of a session is started with ``ANTHROPIC_BASE_URL`` pointing here
+(:meth:`RequestRecorder.cli_env`). Every request goes on to the real base URL
+as it came (same method, path, headers and body bytes) and the answer streams
+back chunk by chunk as it arrives, its bytes untouched. For each
+``POST /v1/messages`` the body is kept as the API received it, after the CLI
+added its own parts; headers are never kept except a harmless few
+(:data:`~mnemara.store.request_log.KEPT_HEADERS`), so no key or token reaches
+the disk. The answer's ``usage`` is read from the copy streaming past.
+
+The call is written to ``requests/`` (:class:`~mnemara.store.request_log.RequestLog`)
+after its answer has been passed on, so recording never delays the first byte.
+
+:func:`request_env` is what a launch asks for: one recorder per instance and API
+in this process (the early CLI of ``mnemara run`` and the session share it, so
+the early process is still the one the session would start), or nothing when
+``request_log_calls`` is 0 or the CLI talks to Bedrock, Vertex or Foundry.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import select
+import socket
+import threading
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+from mnemara.core.debuglog import now_iso
+from mnemara.store.request_log import RecordedCall, RequestLog, safe_headers
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
+              "transfer-encoding", "upgrade", "host"}
+CHUNK = 64 * 1024
+UPSTREAM_TIMEOUT = 600.0
+
+
+#: Routes on which the CLI does not talk to ANTHROPIC_BASE_URL: nothing is recorded there.
+OTHER_ROUTES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+_running: dict[tuple[str, str], "RequestRecorder"] = {}
+_running_lock = threading.Lock()
+
+
+def upstream_base_url(env: dict[str, str] | None = None) -> str:
+    """Where the CLI would have gone: ``ANTHROPIC_BASE_URL`` of this process, else the public API."""
+    env = dict(os.environ if env is None else env)
+    return (env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+class UsageReader:
+    """Follows an answer's bytes as they pass and keeps its ``usage`` (SSE or one JSON body)."""
+
+    def __init__(self, encoding: str = "") -> None:
+        encoding = encoding.lower()
+        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else (
+            zlib.decompressobj() if encoding == "deflate" else None)
+        self.readable = encoding in ("", "identity", "gzip", "deflate")
+        self._partial = b""
+        self._whole: list[bytes] = []
+        self.usage: dict[str, Any] = {}
+
+    def feed(self, data: bytes) -> None:
+        if not self.readable:
+            return
+        if self._inflate is not None:
+            data = self._inflate.decompress(data)
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
+        for line in lines:
+            self._line(line)
+        if len(self._whole) < 64:  # a non-streamed answer: kept whole (bounded) to read its usage at the end
+            self._whole.append(data)
+
+    def _line(self, line: bytes) -> None:
+        if not line.startswith(b"data:") or b'"usage"' not in line:
+            return
+        try:
+            event = json.loads(line[5:])
+        except ValueError:
+            return
+        usage = (event.get("message") or {}).get("usage") if event.get("type") == "message_start" else event.get("usage")
+        if isinstance(usage, dict):
+            self.usage.update({k: v for k, v in usage.items() if v is not None})
+
+    def finish(self) -> dict[str, Any]:
+        if self._partial:
+            self._line(self._partial)
+        if not self.usage and self._whole:
+            try:
+                body = json.loads(b"".join(self._whole))
+            except ValueError:
+                body = None
+            if isinstance(body, dict) and isinstance(body.get("usage"), dict):
+                self.usage = dict(body["usage"])
+        return self.usage
+
+
+class RequestRecorder:
+    """One loopback relay per session, started on first use (:meth:`start`), stopped by :meth:`stop`."""
+
+    def __init__(self, log: RequestLog, upstream: str | None = None,
+                 on_call: Callable[[RecordedCall], None] | None = None) -> None:
+        self.log = log
+        self.upstream = (upstream or upstream_base_url()).rstrip("/")
+        self.on_call = on_call
+        parts = urlsplit(self.upstream)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"ANTHROPIC_BASE_URL {self.upstream!r} is not an http(s) URL")
+        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
+        self._prefix = parts.path.rstrip("/")
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start() the recorder first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def cli_env(self) -> dict[str, str]:
+        """The environment that sends a CLI through this recorder (starting it if needed)."""
+        self.start()
+        return {"ANTHROPIC_BASE_URL": self.base_url}
+
+    def start(self) -> "RequestRecorder":
+        with self._lock:
+            if self._server is None:
+                server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+                server.daemon_threads = True
+                self._server = server
+                self._thread = threading.Thread(target=server.serve_forever, name="mnemara-recorder", daemon=True)
+                self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        with self._lock:
+            server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    # -- used by the handler --------------------------------------------------------------------
+    def connect(self) -> http.client.HTTPConnection:
+        """A new connection to the upstream API (kept alive by the handler thread that opened it)."""
+        kind = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+        conn = kind(self._host, self._port, timeout=UPSTREAM_TIMEOUT)
+        conn.connect()
+        _no_delay(conn.sock)
+        return conn
+
+    def upstream_path(self, path: str) -> str:
+        return self._prefix + path
+
+    def note_failure(self, exc: BaseException) -> None:
+        """Say in the instance's debug.log why a call could not be relayed (the CLI reports a lost connection)."""
+        from mnemara.core.debuglog import log_event
+
+        log_event(self.log.folder.parent / "debug.log", "request_recorder_upstream_failed", level="warning",
+                  upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
+
+    def save(self, call: RecordedCall) -> None:
+        try:
+            self.log.write(call)
+        except OSError:
+            return  # a full disk must never fail the user's turn; the call is simply not kept
+        if self.on_call is not None:
+            self.on_call(call)
+
+
+def _closed_by_peer(sock: socket.socket | None) -> bool:
+    """Has the other end closed this idle kept-alive connection (it reads as ready, at its end)?"""
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+def _no_delay(sock: socket.socket | None) -> None:
+    """Send small writes at once: an SSE event must not wait for the peer's delayed ACK (Nagle)."""
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def is_messages_call(method: str, path: str) -> bool:
+    return method == "POST" and path.split("?")[0].rstrip("/").endswith("/v1/messages")
+
+
+def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
+    class Relay(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        upstream: http.client.HTTPConnection | None = None
+
+        def setup(self) -> None:
+            super().setup()
+            _no_delay(self.connection)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            self._relay()
+
+        def do_GET(self) -> None:
+            self._relay()
+
+        def do_HEAD(self) -> None:
+            self._relay()
+
+        def do_PUT(self) -> None:
+            self._relay()
+
+        def do_DELETE(self) -> None:
+            self._relay()
+
+        def _relay(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+            record = is_messages_call(self.command, self.path)
+            try:
+                response = self._send_upstream(raw, headers)
+            except (http.client.HTTPException, OSError) as exc:
+                self._hang_up(exc)  # the CLI meets the same failure it would have met going direct
+                if record:
+                    self._record(raw, None, None)
+                return
+            reader = UsageReader(response.getheader("Content-Encoding", "") or "") if record else None
+            done = [False]
+
+            def record_once() -> None:
+                if record and not done[0]:
+                    done[0] = True
+                    self._record(raw, response.status, reader)
+
+            try:
+                self._pass_back(response, reader, record_once)
+            finally:
+                record_once()  # an answer cut short is recorded too
+
+        def _send_upstream(self, raw: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
+            """Send the request once. A kept-alive connection the API has closed is replaced before sending;
+            a request that may have reached the API is never sent twice."""
+            if self.upstream is not None and _closed_by_peer(self.upstream.sock):
+                self.upstream.close()
+                self.upstream = None
+            if self.upstream is None:
+                self.upstream = recorder.connect()
+            try:
+                self.upstream.request(self.command, recorder.upstream_path(self.path), body=raw or None,
+                                      headers=headers)
+                return self.upstream.getresponse()
+            except BaseException:
+                self.upstream.close()
+                self.upstream = None
+                raise
+
+        def _pass_back(self, response: http.client.HTTPResponse, reader: UsageReader | None,
+                       record: Callable[[], None]) -> None:
+            """Stream the answer back as it arrives, framed as the API framed it (a length, chunks, or
+            the end of the connection), so a cut-off answer reaches the CLI cut off. The call is recorded
+            just before its last bytes go out: on disk when the CLI has the whole answer, never before
+            the first byte."""
+            length = response.getheader("Content-Length")
+            chunked = bool(response.chunked) and self.command != "HEAD"
+            self.send_response_only(response.status, response.reason)
+            for key, value in response.getheaders():
+                if key.lower() not in HOP_BY_HOP and key.lower() != "content-length":
+                    self.send_header(key, value)
+            if length is not None:
+                self.send_header("Content-Length", length)
+            elif chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            elif self.command != "HEAD":  # the answer ends when the connection does, as the API's did
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            self.end_headers()
+            self.wfile.flush()
+            complete = False
+            try:
+                while True:
+                    data = response.read1(CHUNK) if self.command != "HEAD" else b""
+                    if not data:
+                        break
+                    if reader is not None:
+                        reader.feed(data)
+                    if length is not None and response.length == 0:
+                        record()  # the last piece of a fixed-length answer
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+                    self.wfile.flush()
+                complete = True
+                record()
+                if chunked:
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+            except (http.client.HTTPException, OSError):  # the API or the CLI broke off
+                pass
+            finally:
+                response.close()  # read1 leaves a fully read fixed-length answer open; the next request needs it closed
+            if not complete:
+                self.close_connection = True  # no end marker: the CLI sees the answer broken off
+            if (response.will_close or not complete) and self.upstream is not None:
+                self.upstream.close()
+                self.upstream = None
+
+        def _hang_up(self, exc: BaseException) -> None:
+            """Close the CLI's connection without an answer: a connection failure stays one."""
+            recorder.note_failure(exc)
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+        def _record(self, raw: bytes, status: int | None, reader: UsageReader | None) -> None:
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"_unparsed": raw.decode("utf-8", "replace")}
+            call = RecordedCall(seq=recorder.log.next_seq(), at=now_iso(), path=self.path, body=body,
+                                headers=safe_headers(self.headers), status=status,
+                                usage=reader.finish() if reader is not None else {}, bytes_sent=len(raw))
+            recorder.save(call)
+
+    return Relay
+
+
+def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment entries that send a CLI of the instance at ``root`` through its recorder
+    (started on first use, shared by every launch of this process); empty when recording is off."""
+    env = dict(os.environ if env is None else env)
+    if keep <= 0 or any(env.get(name) for name in OTHER_ROUTES):
+        return {}
+    upstream = upstream_base_url(env)
+    key = (str(Path(root).resolve()), upstream)
+    with _running_lock:
+        recorder = _running.get(key)
+        if recorder is None:
+            try:
+                recorder = RequestRecorder(RequestLog(Path(root), keep), upstream)
+            except ValueError:
+                return {}  # a base URL the recorder cannot relay: the CLI goes there directly, as before
+            _running[key] = recorder
+        recorder.log.keep = keep
+    return recorder.cli_env()
+
+
+def stop_recorders(root: Path | None = None) -> None:
+    """Stop the recorders of the instance at ``root`` (every one when None): a closing session ends its own.
+    A later launch starts a new one on another port (its CLI's options change, so it is a new CLI)."""
+    wanted = None if root is None else str(Path(root).resolve())
+    with _running_lock:
+        keys = [key for key in _running if wanted is None or key[0] == wanted]
+        running = [_running.pop(key) for key in keys]
+    for recorder in running:
+        recorder.stop()

@@ -1,0 +1,313 @@
+"""A recorded API request, block by block, each block labelled with where it came from.
+
+:func:`label_request` cuts the request body the API received (see
+:mod:`mnemara.claude.recorder`) into blocks and names the origin of each:
+
+* ``cli``: a part the Claude CLI added (billing header, SDK identity line,
+  ``<system-reminder>`` blocks, request settings);
+* ``role_doc``: the system prompt Mnemara handed over (the role doc and its extras);
+* ``slot``: one pinned slot; ``row``: one row of the rolling window;
+* ``recall``: one recalled note, with its id and score;
+* ``framing``: Mnemara's own wrapper lines around slots and rows;
+* ``context``: another per-turn block Mnemara added; ``message``: the user's new message;
+* ``turn``: what this turn already exchanged (the model's tool calls, their results);
+* ``tools``: one tool schema.
+
+Every block keeps its exact text and where it sits (``part``, ``message``,
+``block``, ``start``, ``end``), so the pieces of one content block put back
+together are that block's text byte for byte. Tokens are Mnemara's estimate
+(:func:`~mnemara.core.tokens.estimate_text`).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterator
+
+from mnemara.core.tokens import estimate_text
+
+SDK_IDENTITY = "You are a Claude agent, built on Anthropic's Claude Agent SDK."
+BILLING_PREFIX = "x-anthropic-billing-header:"
+REMINDER_OPEN = "<system-reminder>"
+#: Request fields other than system, messages and tools: all of them set by the CLI.
+BODY_PARTS = ("system", "messages", "tools")
+
+_TURN = re.compile(r'<turn id="(\d+)" role="(\w+)"[^>]*>\n.*?\n</turn>', re.S)
+_SLOT = re.compile(r'<slot pos="(\d+)" label="([^"]*)" role="(\w+)"[^>]*>\n.*?\n</slot>', re.S)
+_NOTE = re.compile(r"^\[(\d+)\] (\S+) \(([^\n]*?)relevance ([0-9.]+)[^\n]*\)\n", re.M)
+
+
+@dataclass
+class Block:
+    """One labelled piece of a request."""
+
+    origin: str
+    label: str
+    text: str
+    part: str
+    message: int | None = None
+    block: int | None = None
+    start: int = 0
+    end: int = 0
+    tokens: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def reminder_kind(text: str) -> str:
+    """What a ``<system-reminder>`` the CLI added is about (a word for the label)."""
+    lowered = text.lower()
+    for needle, kind in (("# environment", "environment"), ("you are powered by the model", "model"),
+                         ("today's date", "date"), ("attribution", "git attribution"),
+                         ("total_tokens", "token budget")):
+        if needle in lowered:
+            return kind
+    return "reminder"
+
+
+def _blocks_of(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _block(origin: str, label: str, text: str, part: str, message: int | None, index: int | None,
+           start: int = 0, end: int | None = None, **detail: Any) -> Block:
+    end = len(text) + start if end is None else end
+    return Block(origin, label, text, part, message, index, start, end, estimate_text(text), dict(detail))
+
+
+def _spans(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[int, int, re.Match[str] | None]]:
+    """``text`` cut at each match of ``pattern``: (start, end, match or None for the text between)."""
+    at = 0
+    for match in pattern.finditer(text):
+        if match.start() > at:
+            yield at, match.start(), None
+        yield match.start(), match.end(), match
+        at = match.end()
+    if at < len(text):
+        yield at, len(text), None
+
+
+def _context_block(text: str, m: int, j: int) -> list[Block]:
+    """One text block of the turn's first user message that Mnemara built."""
+    if text.startswith("<pinned_slots>"):
+        out = []
+        for start, end, match in _spans(text, _SLOT):
+            piece = text[start:end]
+            if match is None:
+                out.append(_block("framing", "pinned slots wrapper", piece, "messages", m, j, start, end))
+            else:
+                out.append(_block("slot", f"slot {match.group(2)} (pos {match.group(1)}, {match.group(3)})", piece,
+                                  "messages", m, j, start, end, slot=match.group(2), role=match.group(3),
+                                  by_agent='by="agent"' in piece.split("\n", 1)[0]))
+        return out
+    if text.startswith("<conversation_history>"):
+        out = []
+        for start, end, match in _spans(text, _TURN):
+            piece = text[start:end]
+            if match is None:
+                out.append(_block("framing", "window wrapper", piece, "messages", m, j, start, end))
+            else:
+                out.append(_block("row", f"row {match.group(1)} ({match.group(2)})", piece, "messages", m, j,
+                                  start, end, row=int(match.group(1)), role=match.group(2),
+                                  by_agent='by="agent"' in piece.split("\n", 1)[0]))
+        return out
+    if text.startswith("<recalled_memory"):
+        out = []
+        notes = list(_NOTE.finditer(text))
+        bounds = [n.start() for n in notes] + [text.rfind("</recalled_memory>") if notes else len(text)]
+        if not notes:
+            return [_block("recall", "recalled notes", text, "messages", m, j)]
+        out.append(_block("framing", "recalled notes wrapper", text[: bounds[0]], "messages", m, j, 0, bounds[0]))
+        for note, end in zip(notes, bounds[1:]):
+            out.append(_block("recall", f"recalled note {note.group(2)} (score {note.group(4)})",
+                              text[note.start():end], "messages", m, j, note.start(), end,
+                              note=note.group(2), score=float(note.group(4))))
+        if bounds[-1] < len(text):
+            out.append(_block("framing", "recalled notes wrapper", text[bounds[-1]:], "messages", m, j,
+                              bounds[-1], len(text)))
+        return out
+    return [_block("context", "turn context from Mnemara", text, "messages", m, j)]
+
+
+def _first_message(content: list[dict[str, Any]], m: int) -> list[Block]:
+    out: list[Block] = []
+    texts = [j for j, b in enumerate(content) if b.get("type") == "text" and not str(b.get("text", "")).startswith(REMINDER_OPEN)]
+    last = texts[-1] if texts else None
+    for j, b in enumerate(content):
+        text = str(b.get("text", "")) if b.get("type") == "text" else json.dumps(b, ensure_ascii=False)
+        if b.get("type") == "text" and text.startswith(REMINDER_OPEN):
+            out.append(_block("cli", f"CLI addition: {reminder_kind(text)} reminder", text, "messages", m, j))
+        elif j == last:
+            out.append(_block("message", "your message", text, "messages", m, j))
+        elif b.get("type") == "text":
+            out.extend(_context_block(text, m, j))
+        else:
+            out.append(_block("context", f"{b.get('type')} block", text, "messages", m, j))
+    return out
+
+
+def _later_message(message: dict[str, Any], m: int, call: int) -> list[Block]:
+    out: list[Block] = []
+    for j, b in enumerate(_blocks_of(message.get("content"))):
+        kind = b.get("type")
+        if kind == "text" and message.get("role") == "user" and str(b.get("text", "")).startswith(REMINDER_OPEN):
+            text = str(b["text"])
+            out.append(_block("cli", f"CLI addition: {reminder_kind(text)} reminder", text, "messages", m, j))
+            continue
+        text = str(b.get("text", "")) if kind == "text" else json.dumps(b, ensure_ascii=False)
+        if kind == "tool_result":
+            label = "tool result"
+            if REMINDER_OPEN in text:
+                label += " (with a CLI reminder appended)"
+        elif kind == "tool_use":
+            label = f"tool call {b.get('name', '?')}"
+        else:
+            label = f"{message.get('role')} {kind}"
+        out.append(_block("turn", f"this turn: {label}", text, "messages", m, j))
+    return out
+
+
+def label_request(body: dict[str, Any]) -> list[Block]:
+    """The request ``body`` as labelled blocks, in the order they are sent (system, messages, tools, settings)."""
+    out: list[Block] = []
+    system = body.get("system", "")
+    for j, b in enumerate(_blocks_of(system)):
+        text = str(b.get("text", ""))
+        if text.startswith(BILLING_PREFIX):
+            out.append(_block("cli", "CLI addition: billing header", text, "system", None, j))
+        elif text.startswith(SDK_IDENTITY):
+            out.append(_block("cli", "CLI addition: SDK identity line", text[: len(SDK_IDENTITY)], "system", None, j,
+                              0, len(SDK_IDENTITY)))
+            if len(text) > len(SDK_IDENTITY):
+                out.append(_block("role_doc", "role doc (system prompt)", text[len(SDK_IDENTITY):], "system", None, j,
+                                  len(SDK_IDENTITY), len(text)))
+        else:
+            out.append(_block("role_doc", "role doc (system prompt)", text, "system", None, j))
+    for m, message in enumerate(body.get("messages") or []):
+        if m == 0 and message.get("role") == "user":
+            out.extend(_first_message(_blocks_of(message.get("content")), m))
+        else:
+            out.extend(_later_message(message, m, m))
+    for j, tool in enumerate(body.get("tools") or []):
+        text = json.dumps(tool, ensure_ascii=False, sort_keys=True)
+        name = str(tool.get("name", "?")) if isinstance(tool, dict) else "?"
+        out.append(_block("tools", f"tool schema {name}", text, "tools", None, j, tool=name))
+    settings = {k: v for k, v in body.items() if k not in BODY_PARTS}
+    if settings:
+        text = json.dumps(settings, ensure_ascii=False, sort_keys=True)
+        out.append(_block("cli", "CLI addition: request settings (" + ", ".join(sorted(settings)) + ")", text,
+                          "settings", None, None))
+    return out
+
+
+def totals(blocks: list[Block]) -> dict[str, int]:
+    """Estimated tokens per origin."""
+    out: dict[str, int] = {}
+    for b in blocks:
+        out[b.origin] = out.get(b.origin, 0) + b.tokens
+    return out
+
+
+def _keyed(blocks: list[Block]) -> dict[tuple[str, str, int], Block]:
+    """Blocks by (label, part, how many blocks of that label came before): labels repeat (tool results)."""
+    seen: dict[tuple[str, str], int] = {}
+    out: dict[tuple[str, str, int], Block] = {}
+    for b in blocks:
+        n = seen.get((b.label, b.part), 0)
+        seen[(b.label, b.part)] = n + 1
+        out[(b.label, b.part, n)] = b
+    return out
+
+
+def diff_blocks(old: list[Block], new: list[Block]) -> list[tuple[str, Block]]:
+    """What changed between two calls, by label: ("+", block) added, ("-", block) gone, ("~", block) changed text."""
+    before = _keyed(old)
+    after = _keyed(new)
+    out: list[tuple[str, Block]] = []
+    for key, block in after.items():
+        if key not in before:
+            out.append(("+", block))
+        elif before[key].text != block.text:
+            out.append(("~", block))
+    out += [("-", block) for key, block in before.items() if key not in after]
+    return out
+
+
+#: List prices in USD per million tokens (input, output, cache write, cache read), by model name prefix;
+#: a call's cost is an estimate from these and its usage. A model not listed has no cost shown.
+PRICES: tuple[tuple[str, tuple[float, float, float, float]], ...] = (
+    ("claude-opus-4-0", (15.0, 75.0, 18.75, 1.5)), ("claude-opus-4-1", (15.0, 75.0, 18.75, 1.5)),
+    ("claude-opus-4", (5.0, 25.0, 6.25, 0.5)), ("claude-sonnet-4", (3.0, 15.0, 3.75, 0.3)),
+    ("claude-haiku-4", (1.0, 5.0, 1.25, 0.1)),
+)
+
+
+def estimated_cost(model: str, usage: dict[str, Any]) -> float | None:
+    """The call's cost at list prices (None for a model without a known price or a call without usage)."""
+    price = next((p for prefix, p in PRICES if model.startswith(prefix)), None)
+    if price is None or not usage:
+        return None
+    amounts = (usage.get("input_tokens"), usage.get("output_tokens"), usage.get("cache_creation_input_tokens"),
+               usage.get("cache_read_input_tokens"))
+    return round(sum(float(n or 0) * p for n, p in zip(amounts, price)) / 1_000_000, 6)
+
+
+def call_report(call: Any) -> dict[str, Any]:
+    """A recorded call (:class:`~mnemara.store.request_log.RecordedCall`) as a JSON-able report."""
+    blocks = label_request(call.body)
+    model = str(call.body.get("model", ""))
+    return {"call": call.seq, "at": call.at, "path": call.path, "status": call.status, "model": model,
+            "bytes": call.bytes_sent, "usage": call.usage, "cost_usd_estimate": estimated_cost(model, call.usage),
+            "estimated_tokens": sum(b.tokens for b in blocks), "tokens_by_origin": totals(blocks),
+            "blocks": [b.to_dict() for b in blocks]}
+
+
+def _preview(text: str, width: int = 90) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def format_call(report: dict[str, Any], full: bool = False) -> str:
+    """The report as text: a header, then one line per block (tool schemas summed on one line)."""
+    usage = report["usage"]
+    cost = report["cost_usd_estimate"]
+    lines = [f"call {report['call']} at {report['at']} · {report['model']} · {report['bytes']} bytes sent · "
+             f"HTTP {report['status']}",
+             "usage: " + (", ".join(f"{k} {v}" for k, v in usage.items() if not isinstance(v, dict)) or "not reported")
+             + (f" · cost ≈ ${cost:.4f} at list prices" if cost is not None else ""),
+             "tokens by origin (estimated): " + ", ".join(f"{k} {v}" for k, v in report["tokens_by_origin"].items()),
+             ""]
+    tools = [b for b in report["blocks"] if b["origin"] == "tools"]
+    for b in report["blocks"]:
+        if b["origin"] == "tools":
+            continue
+        lines.append(f"[{b['origin']:<8}] {b['label']} · ~{b['tokens']} tok")
+        if full:
+            lines += ["    " + line for line in b["text"].splitlines()]
+        else:
+            lines.append(f"    {_preview(b['text'])}")
+    if tools:
+        biggest = sorted(tools, key=lambda b: -b["tokens"])[:5]
+        lines.append(f"[tools   ] {len(tools)} tool schemas · ~{sum(b['tokens'] for b in tools)} tok (largest: "
+                     + ", ".join(f"{b['detail']['tool']} {b['tokens']}" for b in biggest) + ")")
+    return "\n".join(lines)
+
+
+def diff_report(old: Any, new: Any) -> dict[str, Any]:
+    changes = diff_blocks(label_request(old.body), label_request(new.body))
+    return {"from_call": old.seq, "to_call": new.seq,
+            "changes": [{"change": sign, **block.to_dict()} for sign, block in changes]}
+
+
+def format_diff(report: dict[str, Any]) -> str:
+    words = {"+": "added", "-": "gone", "~": "changed"}
+    lines = [f"call {report['from_call']} -> call {report['to_call']}: {len(report['changes'])} block(s) differ"]
+    for change in report["changes"]:
+        lines.append(f"{change['change']} [{change['origin']:<8}] {change['label']} ({words[change['change']]}, "
+                     f"~{change['tokens']} tok)")
+    return "\n".join(lines)

@@ -1,0 +1,149 @@
+"""The request recorder: answers stream through untouched, calls are kept (never a key), the oldest go."""
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+
+import pytest
+
+from mnemara.claude.recorder import RequestRecorder, UsageReader, upstream_base_url
+from mnemara.core.errors import UsageError
+from mnemara.store.request_log import RequestLog
+from mnemara.testing.scripted_api import ScriptedAPI, reply
+
+KEY = "sk-ant-never-on-disk-0123456789"
+IDS = re.compile(rb'"(msg|toolu)_[0-9a-f]+"')
+
+
+def _post(port: int, body: dict, path: str = "/v1/messages?beta=true") -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("POST", path, body=json.dumps(body).encode(),
+                 headers={"content-type": "application/json", "x-api-key": KEY, "authorization": f"Bearer {KEY}"})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, data
+
+
+@pytest.fixture
+def api():
+    with ScriptedAPI(default=reply("hello from upstream")) as server:
+        yield server
+
+
+@pytest.fixture
+def recorder(api, tmp_path):
+    rec = RequestRecorder(RequestLog(tmp_path, keep=3), upstream=api.base_url).start()
+    yield rec
+    rec.stop()
+
+
+def _port(rec: RequestRecorder) -> int:
+    return int(rec.base_url.rsplit(":", 1)[1])
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_the_answer_streams_through_byte_for_byte_and_the_body_is_kept(api, recorder, stream):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 50, "stream": stream,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi ✓"}]}]}
+    direct = _post(api.port, body)
+    relayed = _post(_port(recorder), body)
+    assert relayed[0] == direct[0] == 200
+    assert IDS.sub(b"ID", relayed[1]) == IDS.sub(b"ID", direct[1])
+    call = recorder.log.load("last")
+    assert call.body == body == api.last.body
+    assert call.usage.get("output_tokens", 0) > 0 and call.status == 200
+    assert KEY not in recorder.log.path_of(call.seq).read_text(encoding="utf-8")
+
+
+def test_only_the_newest_calls_are_kept_and_numbers_keep_counting(recorder):
+    for n in range(5):
+        _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"n{n}"}]})
+    assert recorder.log.calls() == [3, 4, 5]
+    assert recorder.log.load("last").body["messages"][0]["content"] == "n4"
+    assert recorder.log.load("last-2").seq == 3
+    assert oct(recorder.log.path_of(5).stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("which, message", [("9", "no call 9"), ("last-7", "older than the oldest"),
+                                            ("first", "not 'first'"), ("-1", "not '-1'")])
+def test_asking_for_a_call_that_is_not_kept_is_one_clear_line(recorder, which, message):
+    _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    with pytest.raises(UsageError, match=message):
+        recorder.log.load(which)
+
+
+def test_an_empty_log_says_so(tmp_path):
+    with pytest.raises(UsageError, match="no API call recorded yet"):
+        RequestLog(tmp_path).load("last")
+
+
+def test_other_paths_pass_through_without_being_recorded(api, recorder):
+    conn = http.client.HTTPConnection("127.0.0.1", _port(recorder), timeout=10)
+    conn.request("GET", "/v1/models")
+    assert conn.getresponse().status == 404
+    conn.close()
+    assert recorder.log.calls() == [] and api.requests[-1].path == "/v1/models"
+
+
+def test_an_unreachable_api_stays_a_lost_connection_for_the_cli_and_debug_log_says_why(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = probe.getsockname()[1]
+    rec = RequestRecorder(RequestLog(tmp_path), upstream=f"http://127.0.0.1:{dead}").start()
+    try:
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+            _post(_port(rec), {"model": "m", "messages": []})
+    finally:
+        rec.stop()
+    assert "request_recorder_upstream_failed" in (tmp_path / "debug.log").read_text(encoding="utf-8")
+    assert rec.log.load("last").status is None  # what was sent is kept even though nothing came back
+
+
+def test_a_dropped_answer_reaches_the_cli_dropped_once(tmp_path):
+    from mnemara.testing.scripted_api import drop
+
+    with ScriptedAPI(default=drop(4, "cut off here")) as server:
+        rec = RequestRecorder(RequestLog(tmp_path), upstream=server.base_url).start()
+        try:
+            body = {"model": "m", "max_tokens": 5, "stream": True, "messages": [{"role": "user", "content": "x"}]}
+            direct = _post(server.port, body)
+            relayed = _post(_port(rec), body)
+        finally:
+            rec.stop()
+        assert IDS.sub(b"ID", relayed[1]) == IDS.sub(b"ID", direct[1]) and b"message_stop" not in relayed[1]
+        assert len(server.message_requests()) == 2  # one each: the recorder never sends a call twice
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com", "not a url", "http://"])
+def test_a_base_url_that_is_not_http_is_refused(tmp_path, url):
+    with pytest.raises(ValueError, match="not an http"):
+        RequestRecorder(RequestLog(tmp_path), upstream=url)
+
+
+def test_the_upstream_is_the_base_url_the_cli_would_have_used():
+    assert upstream_base_url({}) == "https://api.anthropic.com"
+    assert upstream_base_url({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9/gw/"}) == "http://127.0.0.1:9/gw"
+
+
+def test_usage_is_read_from_gzip_and_split_lines():
+    import zlib
+
+    events = (b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7}}}\n\n'
+              b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":3}}\n\n')
+    packer = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    packed = packer.compress(events) + packer.flush()
+    reader = UsageReader("gzip")
+    for i in range(0, len(packed), 7):
+        reader.feed(packed[i:i + 7])
+    assert reader.finish() == {"input_tokens": 7, "output_tokens": 3}
+
+
+def test_every_file_of_the_log_is_private(recorder):
+    _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    folder = recorder.log.folder
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {
+        ".seq": "0o600", ".seq.lock": "0o600", "000001.json": "0o600"}
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"

@@ -1,0 +1,92 @@
+"""Labelling a recorded request: every block named by its origin, the pieces putting the request back together."""
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mnemara.context.request_view import SDK_IDENTITY, diff_blocks, estimated_cost, label_request
+from mnemara.context.transcript import build_user_content, escape_delimiters
+from mnemara.memory.autorecall import format_block
+from mnemara.store.turns import Turn
+
+
+def _turn(row_id: int, role: str, text: str, **kw) -> Turn:
+    return Turn(id=row_id, role=role, blocks=[{"type": "text", "text": text}], tokens=5,
+                created_at="2026-01-01T00:00:00+00:00", **kw)
+
+
+def _body(content: list[dict], system: list[dict] | None = None) -> dict:
+    return {"model": "claude-sonnet-4-6", "stream": True, "max_tokens": 100,
+            "system": system or [{"type": "text", "text": SDK_IDENTITY + "\n\nYou are my role doc."}],
+            "messages": [{"role": "user", "content": content}],
+            "tools": [{"name": "Read", "description": "reads", "input_schema": {"type": "object"}}]}
+
+
+def test_each_origin_is_named():
+    hit = {"id": "2026-01-01-ab12", "text": "the door code is 4411", "category": "fact", "created_at": "2026-01-01",
+           "evidence": {"relevance": 0.83}, "may_conflict_with": ["2025-12-31-cd34"], "conflict": "another code"}
+    slot = _turn(1, "user", "agent notes", pin_label="plan", slot_pos=0, meta={"made_by": "agent"})
+    content = [{"type": "text", "text": "<system-reminder>\nToday's date is 2026-12-01.\n</system-reminder>"},
+               *build_user_content([slot], [_turn(2, "user", "hi"), _turn(3, "assistant", "hello")], "and now?",
+                                   [format_block([hit])])]
+    blocks = label_request(_body(content))
+    by_origin = [(b.origin, b.label) for b in blocks if b.origin not in ("framing", "tools")]
+    assert by_origin == [
+        ("cli", "CLI addition: SDK identity line"), ("role_doc", "role doc (system prompt)"),
+        ("cli", "CLI addition: date reminder"), ("slot", "slot plan (pos 0, user)"),
+        ("row", "row 2 (user)"), ("row", "row 3 (assistant)"),
+        ("recall", "recalled note 2026-01-01-ab12 (score 0.83)"), ("message", "your message"),
+        ("cli", "CLI addition: request settings (max_tokens, model, stream)"),
+    ]
+    assert next(b for b in blocks if b.origin == "slot").detail["by_agent"] is True
+    assert next(b for b in blocks if b.origin == "recall").detail == {"note": "2026-01-01-ab12", "score": 0.83}
+    assert [b.label for b in blocks if b.origin == "tools"] == ["tool schema Read"]
+    assert all(b.tokens >= 0 for b in blocks)
+
+
+def test_later_messages_of_the_turn_and_a_reminder_in_a_tool_result():
+    body = _body([{"type": "text", "text": "go"}])
+    body["messages"] += [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "x"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "data\n\n<system-reminder>\n<total_tokens>9 left</total_tokens>\n</system-reminder>"}]},
+    ]
+    labels = [b.label for b in label_request(body) if b.origin == "turn"]
+    assert labels == ["this turn: tool call Read", "this turn: tool result (with a CLI reminder appended)"]
+
+
+_texts = st.lists(st.sampled_from(list("ab <>/\n\"=") + ["<turn", "</turn>", "<slot", "</slot>",
+                                                         '<turn id="9" role="user">']), max_size=12).map("".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _texts), max_size=5),
+       slots=st.lists(_texts, max_size=3), message=_texts, extra=_texts)
+def test_property_the_labelled_pieces_are_the_request_and_name_every_row(rows, slots, message, extra):
+    turns = [_turn(i + 10, role, text) for i, (role, text) in enumerate(rows)]
+    pinned = [_turn(i + 1, "system", text, pin_label=f"s{i}", slot_pos=i) for i, text in enumerate(slots)]
+    content = build_user_content(pinned, turns, message or "m", [escape_delimiters(extra)])
+    body = _body(content)
+    blocks = label_request(body)
+    assert [b.detail["row"] for b in blocks if b.origin == "row"] == [t.id for t in turns]
+    assert [b.detail["slot"] for b in blocks if b.origin == "slot"] == [t.pin_label for t in pinned]
+    for j, sent in enumerate(content):
+        pieces = sorted((b for b in blocks if b.part == "messages" and b.block == j), key=lambda b: b.start)
+        assert "".join(b.text for b in pieces) == sent["text"]
+    assert json.loads(next(b.text for b in blocks if b.part == "tools")) == body["tools"][0]
+
+
+def test_diff_names_what_changed_between_two_calls():
+    one = label_request(_body(build_user_content([], [_turn(2, "user", "hi")], "first")))
+    two = label_request(_body(build_user_content([], [_turn(2, "user", "hi"), _turn(3, "assistant", "yo")], "second")))
+    changes = [(sign, b.label) for sign, b in diff_blocks(one, two)]
+    assert ("+", "row 3 (assistant)") in changes and ("~", "your message") in changes
+    assert all(label != "row 2 (user)" for _, label in changes)
+
+
+def test_cost_is_an_estimate_for_known_models_only():
+    usage = {"input_tokens": 1_000_000, "output_tokens": 1_000_000}
+    assert estimated_cost("claude-sonnet-4-6", usage) == 18.0
+    assert estimated_cost("claude-scripted", usage) is None and estimated_cost("claude-sonnet-4-6", {}) is None
