@@ -139,3 +139,11 @@ def test_usage_is_read_from_gzip_and_split_lines():
     for i in range(0, len(packed), 7):
         reader.feed(packed[i:i + 7])
     assert reader.finish() == {"input_tokens": 7, "output_tokens": 3}
+
+
+def test_every_file_of_the_log_is_private(recorder):
+    _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    folder = recorder.log.folder
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {
+        ".seq": "0o600", ".seq.lock": "0o600", "000001.json": "0o600"}
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
