@@ -157,7 +157,7 @@ class Result:
 
 # -- systems -----------------------------------------------------------------------------------
 def build_instance(conv: Conversation, name: str) -> Any:
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.notes import write_note
 
     inst = Instance.create(name)
@@ -243,7 +243,7 @@ def table(title: str, results: dict[str, Result]) -> None:
 def scale_latency(convs: list[Conversation], notes: int) -> tuple[float, float, int]:
     """(median ms, index seconds, notes) of rag_query in one instance of ``notes`` notes."""
     from mnemara.core.config import Config, update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.notes import write_note
     from mnemara.memory.search.rag import RagIndex
     from mnemara.memory.status import query_active
