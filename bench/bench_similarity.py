@@ -8,9 +8,8 @@ Run: python bench/bench_similarity.py [--notes 10000] [--turns 30] [--skip-scale
 2. Retrieval on the golden set (bench/data/rag_golden.json, notes dated by
    their 'day'), for keyword-only, the local embedder and the loopback fake
    embedder: recall@1/@5 and MRR, overall and for the issue-15 queries; the
-   vector channel alone (MRR), which gives each model's fusion weight
-   (min(1, vector MRR / keyword MRR)), compared with the table in
-   mnemara/memory/search/embedders.py.
+   vector channel alone (MRR) beside the weights in use (chosen on LoCoMo
+   by bench/bench_locomo.py, see mnemara/memory/search/embedders.py).
 3. Auto-recall on the golden queries plus 15 off-topic messages (default bar):
    injection rate, precision (injections that hold the expected note) and
    off-topic false positives.
@@ -116,7 +115,7 @@ def vector_only(embedder: object) -> dict[str, float]:
 def retrieval(modes: dict[str, object]) -> dict[str, dict[str, float]]:
     from bench_rag import golden_ranks, metrics
 
-    from mnemara.memory.search.embedders import MEASURED, fusion_weight
+    from mnemara.memory.search.embedders import ranking_weights
     from mnemara.memory.search.rag import RagIndex
 
     print("\n== 2. retrieval on the golden set "
@@ -138,13 +137,10 @@ def retrieval(modes: dict[str, object]) -> dict[str, dict[str, float]]:
         if embedder is None:
             continue
         vec = vector_only(embedder)
-        derived = min(1.0, vec["MRR"] / keyword) if keyword else 0.0
-        used, why = fusion_weight(embedder)
-        model = getattr(embedder, "model", "")
-        table = MEASURED.get(model)
-        print(f"   vector channel alone, {label}: MRR {vec['MRR']:.3f} (recall@5 {vec['recall@5']:.2f}) -> weight "
-              f"min(1, {vec['MRR']:.3f}/{keyword:.3f}) = {derived:.3f}; in use: {used} ({why[:60]}...)"
-              + (f"; table says keyword {table[0]:.3f} vector {table[1]:.3f}" if table else ""))
+        derived = vec["MRR"] / keyword if keyword else 0.0
+        used, why = ranking_weights(embedder)
+        print(f"   vector channel alone, {label}: MRR {vec['MRR']:.3f} (recall@5 {vec['recall@5']:.2f}); vector/keyword "
+              f"MRR ratio {derived:.3f}; in use: keyword {used.keyword}, vector {used.vector} ({why[:70]}...)")
     return out
 
 

@@ -77,10 +77,12 @@ def writes(label: str, embedder: Any) -> None:
         memory = Path(tmp) / "corrections"
         for n, pair in enumerate(DATA["corrections"]):
             append_note(memory, pair["older"], "fact", when=DAY + timedelta(minutes=n))
+        flagged = 0
         for pair in DATA["corrections"]:
             check = assess(memory, pair["newer"], embedder=embedder)
             if check.duplicate is not None:
                 lost.append(pair)
+            flagged += pair["older"] in [c.atom.text for c in check.conflicts + check.copies]
         memory = Path(tmp) / "copies"
         for n, pair in enumerate(DATA["copies"]):
             append_note(memory, pair["older"], "fact", when=DAY + timedelta(minutes=n))
@@ -97,11 +99,21 @@ def writes(label: str, embedder: Any) -> None:
                 neither.append(pair)
             if pair["how"] == "exact" and check.duplicate is None:
                 wrong_class.append(pair)
+        memory = Path(tmp) / "siblings"
+        for n, pair in enumerate(DATA["siblings"]):
+            append_note(memory, pair["older"], "fact", when=DAY + timedelta(minutes=n))
+        sibling_proposals = 0
+        for pair in DATA["siblings"]:
+            check = assess(memory, pair["newer"], embedder=embedder)
+            sibling_proposals += pair["older"] in [c.atom.text for c in check.conflicts + check.copies]
     n_corr, n_copy = len(DATA["corrections"]), len(DATA["copies"])
     print(f"   write, {label:12s}: corrections lost {len(lost)}/{n_corr} "
-          f"({goal(not lost, f'write loses 0 corrections ({label})')}); copies automatic {auto}/{n_copy}, "
+          f"({goal(not lost, f'write loses 0 corrections ({label})')}; proposed for supersession or merge "
+          f"{flagged}/{n_corr}, reported); copies automatic {auto}/{n_copy}, "
           f"proposed {proposed}/{n_copy}, neither {len(neither)} "
           f"({goal(not neither, f'write handles or proposes every copy ({label})')})")
+    print(f"   {'':20s}sibling pairs (other subjects) proposed as a conflict or copy: "
+          f"{sibling_proposals}/{len(DATA['siblings'])} (reported)")
     for pair in lost:
         print(f"      LOST [{pair['class']}] {pair['newer']!r}")
     for pair in neither:

@@ -15,14 +15,18 @@ after its answer has been passed on, so recording never delays the first byte.
 :func:`request_env` is what a launch asks for: one recorder per instance and API
 in this process (the early CLI of ``mnemara run`` and the session share it, so
 the early process is still the one the session would start), or nothing when
-``request_log_calls`` is 0 or the CLI talks to Bedrock, Vertex or Foundry.
+``request_log_calls`` is 0, the CLI talks to Bedrock, Vertex or Foundry, or it
+reaches the API through a proxy, a client certificate or a unix socket
+(:data:`STEP_ASIDE`).
 """
 from __future__ import annotations
 
 import http.client
 import json
 import os
+import select
 import socket
+import ssl
 import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +46,10 @@ UPSTREAM_TIMEOUT = 600.0
 
 #: Routes on which the CLI does not talk to ANTHROPIC_BASE_URL: nothing is recorded there.
 OTHER_ROUTES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+#: Ways of reaching the API the relay does not reproduce (a proxy, a client certificate, a socket): with
+#: any of them set the CLI goes to the API itself, unrecorded, rather than through a relay that would fail.
+STEP_ASIDE = (*OTHER_ROUTES, "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+              "CLAUDE_CODE_CLIENT_CERT", "ANTHROPIC_UNIX_SOCKET")
 _running: dict[tuple[str, str], "RequestRecorder"] = {}
 _running_lock = threading.Lock()
 
@@ -147,14 +155,24 @@ class RequestRecorder:
     # -- used by the handler --------------------------------------------------------------------
     def connect(self) -> http.client.HTTPConnection:
         """A new connection to the upstream API (kept alive by the handler thread that opened it)."""
-        kind = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-        conn = kind(self._host, self._port, timeout=UPSTREAM_TIMEOUT)
+        if self._scheme == "https":
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                self._host, self._port, timeout=UPSTREAM_TIMEOUT, context=_tls_context())
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT)
         conn.connect()
         _no_delay(conn.sock)
         return conn
 
     def upstream_path(self, path: str) -> str:
         return self._prefix + path
+
+    def note_failure(self, exc: BaseException) -> None:
+        """Say in the instance's debug.log why a call could not be relayed (the CLI reports a lost connection)."""
+        from mnemara.core.debuglog import log_event
+
+        log_event(self.log.folder.parent / "debug.log", "request_recorder_upstream_failed", level="warning",
+                  upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
 
     def save(self, call: RecordedCall) -> None:
         try:
@@ -163,6 +181,26 @@ class RequestRecorder:
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
             self.on_call(call)
+
+
+def _tls_context() -> ssl.SSLContext:
+    """The system's trusted certificates, plus ``NODE_EXTRA_CA_CERTS`` (which the CLI itself trusts)."""
+    context = ssl.create_default_context()
+    extra = os.environ.get("NODE_EXTRA_CA_CERTS")
+    if extra and os.path.isfile(extra):
+        context.load_verify_locations(cafile=extra)
+    return context
+
+
+def _closed_by_peer(sock: socket.socket | None) -> bool:
+    """Has the other end closed this idle kept-alive connection (it reads as ready, at its end)?"""
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def _no_delay(sock: socket.socket | None) -> None:
@@ -209,8 +247,10 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             record = is_messages_call(self.command, self.path)
             try:
                 response = self._send_upstream(raw, headers)
-            except OSError as exc:
-                self._bad_gateway(exc)
+            except (http.client.HTTPException, OSError) as exc:
+                self._hang_up(exc)  # the CLI meets the same failure it would have met going direct
+                if record:
+                    self._record(raw, None, None)
                 return
             reader = UsageReader(response.getheader("Content-Encoding", "") or "") if record else None
             done = [False]
@@ -226,36 +266,44 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 record_once()  # an answer cut short is recorded too
 
         def _send_upstream(self, raw: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
-            for attempt in (1, 2):  # a kept-alive upstream connection may have been closed meanwhile
-                if self.upstream is None:
-                    self.upstream = recorder.connect()
-                try:
-                    self.upstream.request(self.command, recorder.upstream_path(self.path), body=raw or None,
-                                          headers=headers)
-                    return self.upstream.getresponse()
-                except (http.client.HTTPException, OSError):
-                    self.upstream.close()
-                    self.upstream = None
-                    if attempt == 2:
-                        raise
-            raise OSError("unreachable")
+            """Send the request once. A kept-alive connection the API has closed is replaced before sending;
+            a request that may have reached the API is never sent twice."""
+            if self.upstream is not None and _closed_by_peer(self.upstream.sock):
+                self.upstream.close()
+                self.upstream = None
+            if self.upstream is None:
+                self.upstream = recorder.connect()
+            try:
+                self.upstream.request(self.command, recorder.upstream_path(self.path), body=raw or None,
+                                      headers=headers)
+                return self.upstream.getresponse()
+            except BaseException:
+                self.upstream.close()
+                self.upstream = None
+                raise
 
         def _pass_back(self, response: http.client.HTTPResponse, reader: UsageReader | None,
                        record: Callable[[], None]) -> None:
-            """Stream the answer back as it arrives. The call is recorded just before its last bytes go
-            out, so it is on disk when the CLI has the whole answer, and never before the first byte."""
+            """Stream the answer back as it arrives, framed as the API framed it (a length, chunks, or
+            the end of the connection), so a cut-off answer reaches the CLI cut off. The call is recorded
+            just before its last bytes go out: on disk when the CLI has the whole answer, never before
+            the first byte."""
             length = response.getheader("Content-Length")
+            chunked = bool(response.chunked) and self.command != "HEAD"
             self.send_response_only(response.status, response.reason)
             for key, value in response.getheaders():
                 if key.lower() not in HOP_BY_HOP and key.lower() != "content-length":
                     self.send_header(key, value)
-            chunked = length is None and self.command != "HEAD"
             if length is not None:
                 self.send_header("Content-Length", length)
             elif chunked:
                 self.send_header("Transfer-Encoding", "chunked")
+            elif self.command != "HEAD":  # the answer ends when the connection does, as the API's did
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
             self.wfile.flush()
+            complete = False
             try:
                 while True:
                     data = response.read1(CHUNK) if self.command != "HEAD" else b""
@@ -263,32 +311,35 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                         break
                     if reader is not None:
                         reader.feed(data)
-                    if not chunked and response.length == 0:
+                    if length is not None and response.length == 0:
                         record()  # the last piece of a fixed-length answer
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
                     self.wfile.flush()
+                complete = True
                 record()
                 if chunked:
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
-            except OSError:
-                self.close_connection = True
+            except (http.client.HTTPException, OSError):  # the API or the CLI broke off
+                pass
             finally:
                 response.close()  # read1 leaves a fully read fixed-length answer open; the next request needs it closed
-            if response.will_close and self.upstream is not None:
+            if not complete:
+                self.close_connection = True  # no end marker: the CLI sees the answer broken off
+            if (response.will_close or not complete) and self.upstream is not None:
                 self.upstream.close()
                 self.upstream = None
 
-        def _bad_gateway(self, exc: BaseException) -> None:
-            message = f"Mnemara's request recorder could not reach {recorder.upstream}: {exc}"
-            data = json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}).encode()
-            self.send_response(502)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+        def _hang_up(self, exc: BaseException) -> None:
+            """Close the CLI's connection without an answer: a connection failure stays one."""
+            recorder.note_failure(exc)
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
-        def _record(self, raw: bytes, status: int, reader: UsageReader | None) -> None:
+        def _record(self, raw: bytes, status: int | None, reader: UsageReader | None) -> None:
             try:
                 body = json.loads(raw or b"{}")
             except ValueError:
@@ -305,7 +356,7 @@ def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dic
     """The environment entries that send a CLI of the instance at ``root`` through its recorder
     (started on first use, shared by every launch of this process); empty when recording is off."""
     env = dict(os.environ if env is None else env)
-    if keep <= 0 or any(env.get(name) for name in OTHER_ROUTES):
+    if keep <= 0 or any(env.get(name) for name in STEP_ASIDE):
         return {}
     upstream = upstream_base_url(env)
     key = (str(Path(root).resolve()), upstream)

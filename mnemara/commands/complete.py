@@ -191,7 +191,8 @@ def paths(word: str) -> list[Candidate]:
             for n, entry in enumerate(found):
                 if n >= PATHS:
                     break
-                if entry.name.startswith(prefix) and (prefix.startswith(".") or not entry.name.startswith(".")):
+                if (entry.name.startswith(prefix) and (prefix.startswith(".") or not entry.name.startswith("."))
+                        and entry.name.isprintable()):  # a name with control characters is never offered
                     entries.append(entry)
     except OSError:
         return []

@@ -126,6 +126,25 @@ def _check_folder(path: Path) -> None:
     check_no_links(Path(path) / "_")
 
 
+def tighten_modes(folder: Path) -> int:
+    """Take group and other permissions off everything under ``folder`` (folders 0700, files 0600 at
+    most); links are skipped, nothing is followed. For folders a library writes with its own modes
+    (LanceDB's ``index/``, Kuzu's ``graph/``). Returns how many entries were changed; never raises."""
+    changed = 0
+    for base, dirs, files in os.walk(folder, followlinks=False):
+        for name in (*dirs, *files):
+            path = os.path.join(base, name)
+            try:
+                mode = os.lstat(path).st_mode
+                if stat.S_ISLNK(mode) or not mode & 0o077:
+                    continue
+                os.chmod(path, stat.S_IMODE(mode) & 0o700)
+                changed += 1
+            except OSError:
+                continue
+    return changed
+
+
 def touch_private(path: Path) -> None:
     """Create ``path`` as an empty 0600 file if it does not exist (an existing file is untouched)."""
     os.close(open_nofollow(path, os.O_WRONLY | os.O_CREAT))

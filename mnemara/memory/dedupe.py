@@ -3,7 +3,7 @@
 The rule (issue 31): no automatic step refuses a note on a similarity or a claim-guard
 verdict, because a wrong "copy" costs the user a correction. Only active notes count: a
 superseded or deprecated note may be written again (the fact became true again), and the
-writers say so (:func:`inactive_copies`).
+writers say so (:attr:`WriteCheck.inactive`).
 
 * **exact copy**: the same text after :func:`mnemara.memory.search.exact.copy_key`
   (whitespace, Unicode form, the case of plain words, markdown dressing). Not appended;
@@ -89,19 +89,14 @@ def find_same_text(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = N
     """The oldest *active* note that is an exact copy of ``text``.
 
     A superseded or deprecated note does not hold a fact any more, so writing it
-    again is allowed (:func:`inactive_copies` names such notes).
+    again is allowed (:attr:`WriteCheck.inactive` names such notes).
     """
     return same_text_notes(memory_dir, text, atoms)[0]
 
 
-def inactive_copies(memory_dir: Path, text: str) -> list[str]:
-    """Superseded or deprecated notes with the same text, as ``<status> note <id> (memory/<file>)``."""
-    return same_text_notes(memory_dir, text)[1]
-
-
 def same_text_notes(memory_dir: Path, text: str, atoms: Sequence[Atom] | None = None, *,
                     later: Callable[[Atom], Sequence[Atom]] | None = None) -> tuple[Atom | None, list[str]]:
-    """:func:`find_same_text` and :func:`inactive_copies` from one read of the day files (or of ``atoms``).
+    """:func:`find_same_text` and the inactive notes with the same text, from one read of the day files (or of ``atoms``).
 
     A note with the same text that a newer active note contradicts does not hold the text any
     more (writing it again restates it: see :func:`contradicted_since`); it is named in the

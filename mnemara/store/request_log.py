@@ -88,7 +88,11 @@ class RequestLog:
             except (FileNotFoundError, ValueError):
                 last = 0
             last = max([last, *self._seqs()]) + 1
-            counter.write_text(str(last), encoding="utf-8")
+            fd = os.open(counter, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, like every instance file
+            try:
+                os.write(fd, str(last).encode())
+            finally:
+                os.close(fd)
             return last
 
     def write(self, call: RecordedCall) -> Path:

@@ -78,14 +78,14 @@ def write_memory(ctx: ToolContext, args: WriteMemoryArgs) -> dict[str, Any]:
         applies_to = list(dict.fromkeys([*normalize_applies_to(applies_to), *named]))
     if not text.strip():
         raise UsageError("give the note's text (or a payload with an observation)")
-    from mnemara.memory.dedupe import check_write, conflict_report, inactive_copies, refusal
+    from mnemara.memory.dedupe import check_write, conflict_report, refusal
     from mnemara.memory.surfaces import write_memory as write_everywhere
 
     check = check_write(ctx.instance.memory_dir, text, ctx.config)
     duplicate = refusal(check) if check is not None else None
     if duplicate is not None:
         return duplicate
-    inactive = inactive_copies(ctx.instance.memory_dir, text)
+    inactive = check.inactive  # found through the note index with the check (no second read of every file)
     result = write_everywhere(ctx.instance, ctx.config, text, category, applies_to, ctx.state)
     if result.get("id"):
         from mnemara.memory import provenance

@@ -4,11 +4,19 @@ The REPL keeps it through prompt-toolkit's ``FileHistory``: each entry is a line
 ``# <time>`` followed by the entry's lines, each prefixed with ``+``. The panel
 reads and appends the same file without importing prompt-toolkit (a quarter of a
 second at start-up), so Up in either one recalls what was sent in the other.
+
+Never through a link (as the REPL, which then keeps its history in memory): a planted
+``.prompt_history -> ~/.bashrc`` would get every message appended. Such a file is
+neither read nor written; the history of this panel is kept in memory and the
+panel says so once (:attr:`PromptHistory.problem`).
 """
 from __future__ import annotations
 
 import datetime
+import os
 from pathlib import Path
+
+from mnemara.core.fsutil import LinkRefused, check_no_links, open_nofollow
 
 MAX_ENTRIES = 5000  # newest entries kept in memory for recall and search
 
@@ -19,7 +27,8 @@ class PromptHistory:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._entries: list[str] | None = None
-        self.problem: str | None = None  # why the file could not be read or written (said once by the UI)
+        self.problem: str | None = None  # why the file could not be read or written (the UI says it, once)
+        self._memory_only = False  # the file is refused (a link) or failed: entries live in memory only
 
     @property
     def entries(self) -> list[str]:
@@ -31,6 +40,7 @@ class PromptHistory:
         entries: list[str] = []
         lines: list[str] = []
         try:
+            check_no_links(self.path)
             with open(self.path, "rb") as handle:
                 for raw in handle:
                     line = raw.decode("utf-8", errors="replace")
@@ -42,7 +52,7 @@ class PromptHistory:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            self.problem = f"cannot read {self.path}: {exc.strerror or exc}"
+            self._refuse("read", exc)
             return []
         if lines:
             entries.append("".join(lines)[:-1])
@@ -53,12 +63,22 @@ class PromptHistory:
         if not text.strip():
             return
         self.entries.append(text)
+        if self._memory_only:
+            return
+        body = "".join(f"+{line}\n" for line in text.split("\n"))
         try:
-            with open(self.path, "ab") as handle:
-                body = "".join(f"+{line}\n" for line in text.split("\n"))
-                handle.write(f"\n# {datetime.datetime.now()}\n{body}".encode("utf-8", errors="replace"))
+            fd = open_nofollow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                os.write(fd, f"\n# {datetime.datetime.now()}\n{body}".encode("utf-8", errors="replace"))
+            finally:
+                os.close(fd)
         except OSError as exc:
-            self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
+            self._refuse("write", exc)
+
+    def _refuse(self, doing: str, exc: OSError) -> None:
+        self._memory_only = True
+        why = exc.strerror if isinstance(exc, LinkRefused) else f"cannot {doing} {self.path}: {exc.strerror or exc}"
+        self.problem = f"{why}; the message history (↑, Ctrl+R) is kept in memory only"
 
     def search(self, needle: str) -> list[str]:
         """Distinct entries containing ``needle`` (any case), newest first."""

@@ -88,16 +88,33 @@ def test_other_paths_pass_through_without_being_recorded(api, recorder):
     assert recorder.log.calls() == [] and api.requests[-1].path == "/v1/models"
 
 
-def test_an_unreachable_api_answers_502_with_one_line(tmp_path):
+def test_an_unreachable_api_stays_a_lost_connection_for_the_cli_and_debug_log_says_why(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         dead = probe.getsockname()[1]
     rec = RequestRecorder(RequestLog(tmp_path), upstream=f"http://127.0.0.1:{dead}").start()
     try:
-        status, data = _post(_port(rec), {"model": "m", "messages": []})
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+            _post(_port(rec), {"model": "m", "messages": []})
     finally:
         rec.stop()
-    assert status == 502 and "could not reach" in json.loads(data)["error"]["message"]
+    assert "request_recorder_upstream_failed" in (tmp_path / "debug.log").read_text(encoding="utf-8")
+    assert rec.log.load("last").status is None  # what was sent is kept even though nothing came back
+
+
+def test_a_dropped_answer_reaches_the_cli_dropped_once(tmp_path):
+    from mnemara.testing.scripted_api import drop
+
+    with ScriptedAPI(default=drop(4, "cut off here")) as server:
+        rec = RequestRecorder(RequestLog(tmp_path), upstream=server.base_url).start()
+        try:
+            body = {"model": "m", "max_tokens": 5, "stream": True, "messages": [{"role": "user", "content": "x"}]}
+            direct = _post(server.port, body)
+            relayed = _post(_port(rec), body)
+        finally:
+            rec.stop()
+        assert IDS.sub(b"ID", relayed[1]) == IDS.sub(b"ID", direct[1]) and b"message_stop" not in relayed[1]
+        assert len(server.message_requests()) == 2  # one each: the recorder never sends a call twice
 
 
 @pytest.mark.parametrize("url", ["ftp://example.com", "not a url", "http://"])
@@ -122,3 +139,25 @@ def test_usage_is_read_from_gzip_and_split_lines():
     for i in range(0, len(packed), 7):
         reader.feed(packed[i:i + 7])
     assert reader.finish() == {"input_tokens": 7, "output_tokens": 3}
+
+
+def test_every_file_of_the_log_is_private(recorder):
+    _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    folder = recorder.log.folder
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {
+        ".seq": "0o600", ".seq.lock": "0o600", "000001.json": "0o600"}
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+
+
+@pytest.mark.parametrize("name", ["CLAUDE_CODE_USE_BEDROCK", "HTTPS_PROXY", "CLAUDE_CODE_CLIENT_CERT"])
+def test_recording_steps_aside_where_the_relay_would_not_reach_the_api_as_the_cli_does(tmp_path, name):
+    from mnemara.claude.recorder import request_env, stop_recorders
+
+    assert request_env(tmp_path, 50, {name: "1"}) == {}
+    assert request_env(tmp_path, 0, {}) == {}
+    try:
+        env = request_env(tmp_path, 50, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+        assert env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:") and env == request_env(
+            tmp_path, 50, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})  # one recorder, shared by every launch
+    finally:
+        stop_recorders(tmp_path)

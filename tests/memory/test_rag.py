@@ -11,7 +11,7 @@ import pytest
 from mnemara.core.errors import UsageError
 from mnemara.memory.search.embed import OllamaEmbedder
 from mnemara.memory.notes import append_note
-from mnemara.memory.search.rag import RRF_K, RagIndex, RagUnavailable
+from mnemara.memory.search.rag import RagIndex, RagUnavailable
 from mnemara.memory.wiki import write_page
 from mnemara.testing.ollama import FakeOllama
 from tests.memory_support import corrupt_folder
@@ -45,7 +45,7 @@ def test_keyword_only_floor_says_it_is_degraded(tmp_path: Path) -> None:
     top = res["hits"][0]
     assert top["id"].startswith("note:") and "LEASE_TIMEOUT_MS" in top["text"] and top["category"] == "insight"
     assert set(top["channels"]) == {"keyword"} and top["channels"]["keyword"]["rank"] == 1
-    assert top["score"] == pytest.approx(1 / (RRF_K + 1))
+    assert top["channels"]["keyword"]["unit"] == 1.0 and top["score"] == pytest.approx(res["weights"]["keyword"])
     wiki = rag.query("import cycles", kind="wiki")["hits"]
     assert wiki and all(h["kind"] == "wiki" for h in wiki) and wiki[0]["title"] == "Loader traps / Import cycles"
     assert rag.query("lease", kind="wiki")["hits"] == []
@@ -57,15 +57,22 @@ def test_hybrid_fusion_is_rederivable_from_the_receipt(tmp_path: Path) -> None:
     with FakeOllama() as fake:
         rag = RagIndex(tmp_path, embedder=OllamaEmbedder(fake.url("/api/embeddings"), "nomic-embed-text"))
         res = rag.query("lease timeout server", k=4)
-    assert "degraded" not in res and res["channels"] == ["keyword", "vector"] and "weight/(60 + rank)" in res["fusion"]
+    assert "degraded" not in res and res["channels"] == ["keyword", "vector"] and "min-max" in res["fusion"]
     weights = res["weights"]
-    assert weights["keyword"] == 1.0 and 0 < weights["vector"] <= 1 and "not measured" in res["weights_from"]
+    assert weights["keyword"] + weights["vector"] == pytest.approx(1.0) and 0 < weights["vector"] < 1
+    assert "not measured" in res["weights_from"]
     hits = res["hits"]
     assert hits[0]["id"].startswith("note:") and "lease" in hits[0]["text"].lower()
     assert {"keyword", "vector"} <= set(hits[0]["channels"])
     assert any(set(h["channels"]) == {"vector"} for h in hits)  # vector-only hits are fused in too
     for hit in hits:
-        assert hit["score"] == pytest.approx(sum(weights[n] / (RRF_K + c["rank"]) for n, c in hit["channels"].items()))
+        fused = sum(weights[n] * c["unit"] for n, c in hit["channels"].items())
+        boosts = hit.get("boosts", {})
+        fused += boosts.get("date", 0.0) + boosts.get("neighbour", {}).get("added", 0.0)
+        assert hit["score"] == pytest.approx(fused, abs=1e-5)
+    for name in ("keyword", "vector"):  # min-max: each channel's best is 1, its last 0
+        units = [h["channels"][name]["unit"] for h in hits if name in h["channels"]]
+        assert max(units) == 1.0
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
 

@@ -95,3 +95,11 @@ def test_settings_refuse_what_cannot_work_in_one_line(tmp_path: Path) -> None:
         else:
             raise AssertionError(f"{fields} was accepted")
     assert redact("nats://u:p@h:1") == "nats://u:***@h:1" and redact("nats://tok@h:1") == "nats://***@h:1"
+    from mnemara.core.errors import ConfigError
+
+    try:
+        Config.from_dict({"peer_transport": "kafka"})
+    except ConfigError as exc:
+        assert "peer_transport" in exc.message and "'sqlite' or 'nats'" in exc.message
+    else:
+        raise AssertionError("peer_transport kafka was accepted")

@@ -176,6 +176,26 @@ def test_history_file_shared_with_prompt_toolkit_both_ways(tmp_path: Path):
     assert PromptHistory(tmp_path / "missing").entries == []
 
 
+async def test_a_linked_history_file_is_neither_read_nor_written(make_app, instance, isolated_home):
+    victim = isolated_home / ".bashrc"
+    victim.write_text("\n# t\n+export SECRET=1\n", encoding="utf-8")
+    instance.prompt_history_path.unlink(missing_ok=True)
+    instance.prompt_history_path.symlink_to(victim)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = app.chat_log.plain_text()
+        assert "symbolic link" in shown and "kept in memory only" in shown
+        assert "SECRET" not in shown
+        await type_text(pilot, "/keys")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("up")
+        assert app.chat_input.text == "/keys", "this panel's messages are still recalled (from memory)"
+        assert app.chat_log.plain_text().count("symbolic link") == 1, "said once"
+    assert victim.read_text(encoding="utf-8") == "\n# t\n+export SECRET=1\n"
+
+
 # -- Tab completion ----------------------------------------------------------------------
 
 
@@ -204,6 +224,8 @@ def test_complete_commands_arguments_and_paths(session_factory, isolated_home):
     assert complete(ctx, "/role ~/roles/c").values == ["~/roles/coder.md"]
     assert complete(ctx, f"see {isolated_home}/roles/co").values == [f"{isolated_home}/roles/coder.md"]
     assert complete(ctx, "/inbox o").values == ["on", "off"], "in the order of the usage"
+    (isolated_home / "roles" / "co\x1b]52;c;bad\x07.md").write_text("x", encoding="utf-8")
+    assert complete(ctx, "/role ~/roles/c").values == ["~/roles/coder.md"], "a name with control characters"
     assert complete(ctx, "/nosuch x").values == [], "an unknown command completes nothing (and says so)"
     assert complete(ctx, "a plain message") is None
 
@@ -243,6 +265,21 @@ async def test_tab_completes_in_the_panel_and_lists_the_choices(make_app, instan
         assert app.focused is field and field.text == "just words", "nothing to complete: Tab does nothing"
         await pilot.click("#log")
         assert app.focused is field, "a click on the log leaves the typing in the input"
+
+
+async def test_row_ids_complete_with_their_words_shown_not_obeyed(make_app, instance):
+    with TurnStore(instance.turns_path) as store:
+        first = store.append("user", "the first row")
+        second = store.append("assistant", "\x1b[8mconcealed by the model")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await type_text(pilot, "/pin ")
+        await pilot.press("tab")
+        await pilot.pause()
+        shown = str(app._chat_screen.query_one("#completions").render())
+        assert app.chat_input.text in (f"/pin {first}", f"/pin {second}")
+        assert "user: the first row" in shown and "\\x1b[8m" in shown and "\x1b" not in shown
 
 
 # -- the log: following, the marker, End, keyboard focus -----------------------------------
@@ -419,3 +456,17 @@ async def test_keys_enter_changes_the_panel_live_and_enter_runs_a_command(make_a
         await type_text(pilot, "a")
         await pilot.press("enter")
         assert app.chat_input.text == "a\n", "with ctrl+s, Enter is a newline again"
+
+
+def test_the_repl_tab_completes_the_same_way(session_factory):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from mnemara.ui.repl.completion import SlashCompleter
+
+    completer = SlashCompleter(session_factory("repl-tab"))
+    found = list(completer.get_completions(Document("/swap ha"), CompleteEvent(completion_requested=True)))
+    assert [(c.text, c.start_position) for c in found] == [("haiku", -2)]
+    assert [c.text for c in completer.get_completions(Document("/co"), CompleteEvent())] == [
+        "/compress", "/context", "/copy"]
+    assert list(completer.get_completions(Document("plain words"), CompleteEvent())) == []

@@ -29,7 +29,7 @@ from typing import Any
 
 from mnemara.core.backend_loader import load_backend
 from mnemara.core.errors import BackendUnavailable, UsageError
-from mnemara.core.fsutil import LinkRefused, check_no_links, private_mkdir
+from mnemara.core.fsutil import LinkRefused, check_no_links, private_mkdir, tighten_modes
 from mnemara.memory.graph.cypher_guard import check_cypher
 from mnemara.memory.graph.bounded_query import QueryLimits, run_bounded
 from mnemara.memory.graph.values import json_value as _json
@@ -224,6 +224,7 @@ class Graph:
             conn = kuzu.Connection(self._db)
             for statement in SCHEMA:
                 conn.execute(statement)
+            tighten_modes(self.graph_dir)
         except Exception as exc:
             self._db = None
             raise GraphUnavailable(_one_line(exc)) from None
@@ -264,6 +265,7 @@ class Graph:
         except Exception:
             clean = False
         if clean:
+            tighten_modes(self.graph_dir)  # Kuzu writes 0644 files; before the stamp, which records ctime
             write_stamp(self.path, self._kuzu_version)
             self._closed_as = file_state(self.path)
 

@@ -16,13 +16,15 @@ embedder here, so they share one choice and one timeout. Vectors are stored
 per model id (``model``), so switching models re-embeds instead of mixing
 spaces.
 
-**Fusion weight.** How much the vector channel counts in the fused ranking
-comes from the measured quality of the model in use (:data:`MEASURED`):
-``weight = min(1, MRR of the vector channel alone / MRR of the keyword
-channel alone)`` on the golden set of ``bench/data/rag_golden.json``. So a
-weak embedder adds its evidence but cannot outvote a correct keyword hit. A
-model nobody measured gets :data:`UNMEASURED_WEIGHT`. ``bench/bench_similarity.py``
-re-derives the figures.
+**Ranking weights.** How much each channel counts in the fused ranking
+(:mod:`mnemara.memory.search.ranking`) depends on the model in use
+(:data:`VECTOR_WEIGHTS`: the vector channel's share, the keyword channel gets
+the rest), measured on real conversations: LoCoMo conversations 0-4
+(``bench/bench_locomo.py --split tune``; 5-9 are the held-out check), with
+the golden set of ``bench/data/rag_golden.json`` (``bench/bench_similarity.py``)
+as the no-regression check. A model nobody measured gets
+:data:`UNMEASURED_VECTOR_WEIGHT`. The date and neighbour weights are the same
+for every model, and for keyword-only.
 """
 from __future__ import annotations
 
@@ -31,19 +33,23 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mnemara.memory.search.embed import EmbedError
+from mnemara.memory.search.ranking import Weights
 
 LOCAL_CONFIG = "l2_supercat"
 LOCAL_DIM = 256
 LOCAL_MODEL = f"wordllama-{LOCAL_CONFIG}-{LOCAL_DIM}"
 EMBEDDERS = ("local", "ollama", "none")
-UNMEASURED_WEIGHT = 0.5
+UNMEASURED_VECTOR_WEIGHT = 0.3
+DATE_WEIGHT = 0.6
+NEIGHBOUR_WEIGHT = 0.6
 # below this cosine a nearest neighbour is no evidence at all (measured: unrelated pairs of short notes)
 FLOORS = {LOCAL_MODEL: 0.2}
 DEFAULT_FLOOR = 0.0
-# model id -> (keyword MRR, vector-only MRR) on bench/data/rag_golden.json, from bench/bench_similarity.py
-# (bench/bench_similarity.py, 51 golden queries, 2026-11-30: keyword-only MRR 0.819, local vector-only MRR 0.881)
-MEASURED: dict[str, tuple[float, float]] = {
-    LOCAL_MODEL: (0.819, 0.881),
+# model id -> the vector channel's weight (the keyword channel's is 1 - it). WordLlama: on LoCoMo 0-4 hit@5/@10
+# 0.680/0.789 at 0.2, 0.667/0.776 at 0.45 (keyword-only 0.646/0.773); the golden set's MRR needs 0.45 to stay at
+# 0.893 (0.844 at 0.2), so 0.45 (bench/bench_locomo.py --split tune, bench/bench_similarity.py, 2026-12-01)
+VECTOR_WEIGHTS: dict[str, float] = {
+    LOCAL_MODEL: 0.45,
 }
 
 
@@ -142,13 +148,15 @@ def similarity_floor(embedder: Any) -> float:
     return FLOORS.get(str(getattr(embedder, "model", "") or ""), DEFAULT_FLOOR)
 
 
-def fusion_weight(embedder: Any) -> tuple[float, str]:
-    """The vector channel's weight in the fusion, and where it comes from."""
+def ranking_weights(embedder: Any) -> tuple[Weights, str]:
+    """The ranking weights for this embedder (None: keyword-only), and where they come from."""
+    if embedder is None:
+        return Weights(1.0, 0.0, DATE_WEIGHT, NEIGHBOUR_WEIGHT), "keyword only"
     model = str(getattr(embedder, "model", "") or "")
-    measured = MEASURED.get(model)
-    if measured and measured[0] > 0:
-        keyword, vector = measured
-        weight = round(min(1.0, vector / keyword), 3)
-        return weight, (f"{model}: vector-only MRR {vector:.3f} / keyword MRR {keyword:.3f} on the golden set "
-                        f"(bench/bench_similarity.py), capped at 1")
-    return UNMEASURED_WEIGHT, f"{model or 'embedder'}: not measured, default weight {UNMEASURED_WEIGHT}"
+    vector = VECTOR_WEIGHTS.get(model)
+    why = (f"{model}: vector weight {vector} chosen on LoCoMo conversations 0-4 and the golden set "
+           "(bench/bench_locomo.py, bench/bench_similarity.py)")
+    if vector is None:
+        vector = UNMEASURED_VECTOR_WEIGHT
+        why = f"{model or 'embedder'}: not measured, default vector weight {vector}"
+    return Weights(round(1.0 - vector, 6), vector, DATE_WEIGHT, NEIGHBOUR_WEIGHT), why

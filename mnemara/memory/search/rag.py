@@ -1,19 +1,19 @@
 """Hybrid retrieval over memory notes, wiki pages and manual entries (LanceDB under ``index/``).
 
-Two channels, fused by weighted Reciprocal Rank Fusion
-(``score = sum over channels of weight/(60 + rank)``):
+Two channels, fused by score (min-max per channel, weighted; then dates the
+question names and conversation neighbours: :mod:`mnemara.memory.search.ranking`):
 
 * **keyword**: LanceDB's native full-text index (BM25) on ``fts_text``, the
   output of :func:`mnemara.memory.search.tokenize.tokens` (stemmed, identifiers
   spelled every way) stored beside the text; the question goes through the
-  same function, so index and query can never tokenize differently. Always
-  on, needs no model. Weight 1.
+  same function (less its question words), so index and query can never
+  tokenize differently. Always on, needs no model.
 * **vector**: cosine search over embeddings from the configured embedder
   (:mod:`mnemara.memory.search.embedders`: the bundled local model by default,
   Ollama, or none). Embeddings live in a table per model keyed by the hash of
   the embedded text, so re-indexing unchanged text never embeds it again and
-  a new model re-embeds. Its weight is the model's measured quality
-  (:func:`mnemara.memory.search.embedders.fusion_weight`), shown in every answer.
+  a new model re-embeds. The weights come from the model in use
+  (:func:`mnemara.memory.search.embedders.ranking_weights`), shown in every answer.
 
 Hits whose notes may conflict (the claim guard of :mod:`similarity`) are all
 kept, each marked ``may_conflict_with`` the others, newest first; a newer one that
@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from mnemara.core.backend_loader import import_failure, load_backend
 from mnemara.core.errors import BackendUnavailable, UsageError
-from mnemara.core.fsutil import atomic_write_text, locked, private_mkdir
-from mnemara.memory.search import chunking
+from mnemara.core.fsutil import atomic_write_text, locked, private_mkdir, tighten_modes
+from mnemara.memory.search import chunking, ranking
 from mnemara.memory.search.chunking import Chunk
 from mnemara.memory.search.embed import EmbedError
 from mnemara.memory.notes import day_files
@@ -55,9 +55,6 @@ if TYPE_CHECKING:
     from mnemara.core.config import Config
     from mnemara.store.instance import Instance
 
-RRF_K = 60
-FUSION_RULE = (f"weighted rrf: score = sum over channels of weight/({RRF_K} + rank), rank 1-based; "
-               "ties by keyword rank, then id")
 FTS_COLUMN = "fts_text"
 CHUNKS = "chunks"
 KIND_RE = re.compile(r"[a-z0-9_-]{1,40}")
@@ -104,6 +101,7 @@ class RagIndex:
         index_memory: bool = True,
         index_wiki: bool = True,
         retry_embedder_after: float = 30.0,
+        channel_weights: tuple[float, float] | None = None,
     ) -> None:
         self.root = Path(root)
         self.index_dir = self.root / "index"
@@ -121,6 +119,8 @@ class RagIndex:
         self._matrix: tuple[Any, list[str], Any] | None = None  # (table name+version, hashes, unit vectors)
         self._fts_checked = False
         self._term_stats: tuple[Any, tuple[int, dict[str, int]]] | None = None
+        self._timeline_cache: tuple[Any, ranking.Timeline] | None = None
+        self.channel_weights = channel_weights  # (keyword, vector) instead of the embedder's (benches)
 
     @classmethod
     def for_instance(cls, instance: "Instance", config: "Config", **kwargs: Any) -> "RagIndex":
@@ -361,6 +361,7 @@ class RagIndex:
             table.optimize(cleanup_older_than=timedelta(hours=1))
             writes = 0
         atomic_write_text(counter, str(writes))
+        tighten_modes(self.index_dir)  # LanceDB writes 0644 files and 0755 folders
         if self._pending is not None:
             self._seen_version = table.version
 
@@ -448,6 +449,7 @@ class RagIndex:
         rows = [{"hash": h, "vector": v} for h, v in zip(hashes, vectors) if len(v) == dim]
         if rows:
             vtable.add(rows)
+        tighten_modes(self.index_dir)
 
     # -- reading ---------------------------------------------------------------------
     def query(self, question: str, k: int = 5, kind: str | None = None) -> dict[str, Any]:
@@ -465,7 +467,7 @@ class RagIndex:
 
         self._catch_up(None, False, 0)
         table = self._chunks()
-        depth = max(4 * k, 20)
+        depth = max(4 * k, ranking.DEPTH)
         where = f"kind = {_sql(kind)}" if kind else None
         keyword: list[dict[str, Any]] = []
         terms = " ".join(query_tokens(question))
@@ -475,16 +477,54 @@ class RagIndex:
                 search = search.where(where, prefilter=True)
             keyword = search.select(_COLUMNS + ["_score"]).limit(depth).to_list()
         vector, degraded = self._vector_channel(table, question, depth, where)
-        from mnemara.memory.search.embedders import fusion_weight
-
-        weight, why = fusion_weight(self.embedder)
+        with_vector = not degraded.startswith("keyword-only")
+        weights, why = self._weights(with_vector)
+        hits = ranking.fuse(keyword, vector, weights, _hit)
+        window = ranking.apply_dates(hits.values(), question, weights.date)
+        if table is not None and hits and weights.neighbour > 0 and kind in (None, "memory"):
+            timeline = self._timeline(table)
+            missing = sorted(ranking.neighbour_ids(hits, timeline))
+            for start in range(0, len(missing), 500):
+                part = ", ".join(_sql(i) for i in missing[start:start + 500])
+                for row in table.search().where(f"id IN ({part})").select(_COLUMNS).limit(1000).to_list():
+                    hits.setdefault(row["id"], _hit(row))["score"] = 0.0
+            ranking.apply_neighbours(hits, timeline, weights.neighbour)
+        ordered = [h for h in ranking.ordered(hits.values()) if h["channels"] or h["score"] > 0]
         # a few hits past the k-th are looked at too: a newer note that may correct one of the k
-        # best is added beside it (both flagged), never in its place
-        answer = _fuse(keyword, vector, k + min(k, RECENCY_MARGIN), degraded, weight)
-        answer["weights"] = {"keyword": 1.0, "vector": weight if "vector" in answer["channels"] else 0.0}
-        answer["weights_from"] = why if "vector" in answer["channels"] else "keyword only"
+        # best is added beside it (both flagged), never in its place (counted among the hits a
+        # channel found: a neighbour in between does not shorten the reach)
+        answer: dict[str, Any] = {"ok": True, "hits": ranking.first_found(ordered, k + min(k, RECENCY_MARGIN)),
+                                  "fusion": ranking.RULE,
+                                  "channels": ["keyword"] + (["vector"] if with_vector else []),
+                                  "weights": weights.as_dict(), "weights_from": why}
+        if window:
+            answer["date_window"] = window
+        if not with_vector:
+            answer["degraded"] = degraded
+        elif degraded:
+            answer["note"] = degraded
         answer["hits"] = best_with_conflicts(answer["hits"], k)
         return answer
+
+    def _weights(self, with_vector: bool) -> tuple[ranking.Weights, str]:
+        from mnemara.memory.search.embedders import ranking_weights
+
+        if self.channel_weights is not None:
+            base, _ = ranking_weights(self.embedder if with_vector else None)
+            keyword, vector = self.channel_weights
+            return (ranking.Weights(keyword, vector if with_vector else 0.0, base.date, base.neighbour),
+                    f"channel weights set by the caller ({keyword}, {vector})")
+        return ranking_weights(self.embedder if with_vector else None)
+
+    def _timeline(self, table: Any) -> ranking.Timeline:
+        """Memory notes in writing order (cached per table version: one column scan after a write)."""
+        key = table.version
+        if self._timeline_cache is None or self._timeline_cache[0] != key:
+            data = table.search().where("kind = 'memory'").select(["id", "path", "category", "created_at"]) \
+                .limit(10_000_000).to_arrow()
+            rows = zip(*(data.column(name).to_pylist() for name in ("id", "path", "category", "created_at")))
+            self._timeline_cache = (key, ranking.Timeline(rows))
+        return self._timeline_cache[1]
 
     def _vector_channel(self, table: Any, question: str, depth: int, where: str | None) -> tuple[list[dict[str, Any]], str]:
         problem = self._embedder_ready()
@@ -627,30 +667,6 @@ def _row(chunk: Chunk) -> dict[str, str]:
 
 
 RECENCY_MARGIN = 10  # hits past the k-th that may take a place in the answer as a newer conflicting note
-
-
-def _fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int, degraded: str,
-          vector_weight: float = 1.0) -> dict[str, Any]:
-    """Weighted Reciprocal Rank Fusion of the two ranked lists; each hit keeps its channel evidence."""
-    weights = {"keyword": 1.0, "vector": vector_weight}
-    hits: dict[str, dict[str, Any]] = {}
-    for rank, row in enumerate(keyword, 1):
-        hit = hits.setdefault(row["id"], _hit(row))
-        hit["channels"]["keyword"] = {"rank": rank, "bm25": round(float(row["_score"]), 6)}
-    for rank, row in enumerate(vector, 1):
-        hit = hits.setdefault(row["id"], _hit(row))
-        hit["channels"]["vector"] = {"rank": rank, "cosine_distance": round(float(row["_distance"]), 6)}
-    for hit in hits.values():
-        hit["score"] = round(sum(weights[name] / (RRF_K + ch["rank"]) for name, ch in hit["channels"].items()), 8)
-    ordered = sorted(hits.values(), key=lambda h: (
-        -h["score"], h["channels"].get("keyword", {}).get("rank", 10**9), h["id"]))
-    channels = ["keyword"] + ([] if degraded.startswith("keyword-only") else ["vector"])
-    out: dict[str, Any] = {"ok": True, "hits": ordered[:k], "fusion": FUSION_RULE, "channels": channels}
-    if degraded.startswith("keyword-only"):
-        out["degraded"] = degraded
-    elif degraded:
-        out["note"] = degraded
-    return out
 
 
 def _hit(row: dict[str, Any]) -> dict[str, Any]:

@@ -347,7 +347,10 @@ def run_tty(session: Any, banner: str = "") -> int:
                               repl_stdout)
     ask = tty_prompt_for(watcher_ref)
     session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
-    prompt: PromptSession[str] = PromptSession(history=_history(session.instance.prompt_history_path))
+    from mnemara.ui.repl.completion import SlashCompleter
+
+    prompt: PromptSession[str] = PromptSession(history=_history(session.instance.prompt_history_path),
+                                               completer=SlashCompleter(session), complete_while_typing=False)
     if banner:
         print(banner)
 

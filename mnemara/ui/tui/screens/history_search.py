@@ -15,13 +15,15 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from mnemara.ui.prompt_history import PromptHistory
+from mnemara.ui.text.readable import terminal_safe
 
 SHOWN = 50  # matches listed
 PREVIEW = 200  # characters of a match shown on its line
 
 
 def one_line(text: str) -> str:
-    flat = text.replace("\n", " ⏎ ")
+    """A match on one line, its control characters shown, not obeyed (the file may have been edited)."""
+    flat = terminal_safe(text.replace("\n", " ⏎ "))
     return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
 
 

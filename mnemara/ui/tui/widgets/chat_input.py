@@ -25,6 +25,7 @@ from textual.widgets import Static, TextArea
 
 from mnemara.commands.complete import Completion
 from mnemara.ui.prompt_history import PromptHistory
+from mnemara.ui.text.readable import terminal_safe
 
 PLACEHOLDERS = {
     "ctrl+s": "Message or /command — Enter: newline · Ctrl+S: send · ↑: earlier · Tab: complete · /help",
@@ -46,14 +47,14 @@ class CompletionHint(Static):
         line = Text("Tab: ", style="dim")
         for n, candidate in enumerate(completion.candidates[:HINT_SHOWN]):
             short = "" if candidate.value.startswith("/") else _short(candidate.hint)
-            label = candidate.value + (f" ({short})" if short else "")
+            label = terminal_safe(candidate.value + (f" ({short})" if short else ""))  # row text: the model's
             line.append(f"[{label}]" if n == current else label, style="reverse" if n == current else "")
             line.append("  ")
         more = len(completion.candidates) - HINT_SHOWN
         if more > 0:
             line.append(f"… {more} more", style="dim")
         if current is not None and completion.candidates[current].hint:
-            line.append(f"— {completion.candidates[current].hint}", style="dim")
+            line.append(f"— {terminal_safe(completion.candidates[current].hint)}", style="dim")
         self.update(line)
         self.display = True
 
@@ -254,7 +255,7 @@ class ChatInput(TextArea):
         except ClipboardUnavailable as exc:
             pasted = self.app.clipboard
             if not pasted:
-                self.app.notify(str(exc), severity="warning")
+                self.app.notify(terminal_safe(str(exc), markup=True), severity="warning")
                 return
         if pasted:
             self._type(pasted)

@@ -1,0 +1,26 @@
+"""Tab in the REPL completes what the panel's Tab does (:func:`mnemara.commands.complete.complete`)."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from mnemara.commands.complete import complete
+from mnemara.ui.text.readable import terminal_safe
+
+
+class SlashCompleter(Completer):
+    """Commands, their arguments and paths, for the text before the cursor (only when Tab is pressed)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        found = complete(self.session, document.text_before_cursor)
+        if found is None:
+            return
+        for candidate in found.candidates:
+            yield Completion(candidate.value, start_position=-len(found.word),
+                             display_meta=terminal_safe(candidate.hint))
