@@ -157,7 +157,7 @@ class Result:
 
 # -- systems -----------------------------------------------------------------------------------
 def build_instance(conv: Conversation, name: str) -> Any:
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.notes import write_note
 
     inst = Instance.create(name)
@@ -206,8 +206,9 @@ def run_mnemara(conv: Conversation, systems: list[str]) -> dict[str, Result]:
 def run_bm25s(conv: Conversation) -> Result:
     import logging
 
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
     import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 
     corpus = [t.text for t in conv.turns]
     retriever = bm25s.BM25()
@@ -243,7 +244,7 @@ def table(title: str, results: dict[str, Result]) -> None:
 def scale_latency(convs: list[Conversation], notes: int) -> tuple[float, float, int]:
     """(median ms, index seconds, notes) of rag_query in one instance of ``notes`` notes."""
     from mnemara.core.config import Config, update_config
-    from mnemara.core.instance import Instance
+    from mnemara.store.instance import Instance
     from mnemara.memory.notes import write_note
     from mnemara.memory.search.rag import RagIndex
     from mnemara.memory.status import query_active
