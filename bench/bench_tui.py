@@ -493,8 +493,10 @@ SEND_KEYS = {"ctrl+s": b"\x13", "enter": b"\r"}
 SEND_KEY_GOAL = 1.1  # Enter -> request at most this many times Ctrl+S -> request (the same path after the key)
 
 
-def send_key_request(cmd: list[str], env: dict[str, str], api: Any, key: bytes, timeout: float = 120.0) -> float:
-    """Seconds from ``key`` (typed after a message) to the request reaching ``api``; the panel is then quit."""
+def send_key_request(cmd: list[str], env: dict[str, str], api: Any, key: bytes, pause: float,
+                     timeout: float = 120.0) -> float:
+    """Seconds from ``key`` (typed after a message) to the request reaching ``api``; the panel is then quit.
+    ``pause``: seconds between the panel drawn and typing (its spare CLI starts meanwhile, in both cases)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     before = len(api.message_requests())
@@ -517,7 +519,7 @@ def send_key_request(cmd: list[str], env: dict[str, str], api: Any, key: bytes, 
 
     try:
         pump(lambda: READY_MARK in seen, "the panel drawing")
-        warm = time.perf_counter() + 1.0
+        warm = time.perf_counter() + pause
         pump(lambda: time.perf_counter() >= warm, "the pause")
         os.write(master, b"where is the lease timeout")
         settle = time.perf_counter() + 0.3
@@ -537,7 +539,7 @@ def send_key_request(cmd: list[str], env: dict[str, str], api: Any, key: bytes, 
     return to_request
 
 
-def bench_send_keys(repeats: int) -> float:
+def bench_send_keys(repeats: int, pause: float = 3.0) -> float:
     """Median Enter -> request (``send_key: enter``) / median Ctrl+S -> request (the default), interleaved."""
     from mnemara.testing.scripted_api import ScriptedAPI, reply
 
@@ -557,9 +559,10 @@ def bench_send_keys(repeats: int) -> float:
                 data["send_key"] = name
                 config.write_text(json.dumps(data), encoding="utf-8")
                 cmd = [sys.executable, "-m", "mnemara", "run", "--instance", instance]
-                times[name].append(send_key_request(cmd, env, api, SEND_KEYS[name]))
+                times[name].append(send_key_request(cmd, env, api, SEND_KEYS[name], pause))
     medians = {name: statistics.median(runs) for name, runs in times.items()}
-    print(f"send key (median of {repeats}, on a pty; the key pressed after typing a message -> the request)")
+    print(f"send key (median of {repeats}, on a pty, typing {pause:.1f} s after the panel is drawn; the key pressed "
+          "after the message -> the request)")
     for name, runs in times.items():
         print(f"  {name:<7} -> request {medians[name] * 1000:8.1f} ms   runs: " + ", ".join(f"{r * 1000:.0f}" for r in runs))
     ratio = medians["enter"] / medians["ctrl+s"]

@@ -15,7 +15,9 @@ after its answer has been passed on, so recording never delays the first byte.
 :func:`request_env` is what a launch asks for: one recorder per instance and API
 in this process (the early CLI of ``mnemara run`` and the session share it, so
 the early process is still the one the session would start), or nothing when
-``request_log_calls`` is 0 or the CLI talks to Bedrock, Vertex or Foundry.
+``request_log_calls`` is 0, the CLI talks to Bedrock, Vertex or Foundry, or it
+reaches the API through a proxy, a client certificate or a unix socket
+(:data:`STEP_ASIDE`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import json
 import os
 import select
 import socket
+import ssl
 import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,10 +42,15 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
               "transfer-encoding", "upgrade", "host"}
 CHUNK = 64 * 1024
 UPSTREAM_TIMEOUT = 600.0
+POLL_SECONDS = 0.05  # how soon stop() returns (serve_forever checks for shutdown this often)
 
 
 #: Routes on which the CLI does not talk to ANTHROPIC_BASE_URL: nothing is recorded there.
 OTHER_ROUTES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+#: Ways of reaching the API the relay does not reproduce (a proxy, a client certificate, a socket): with
+#: any of them set the CLI goes to the API itself, unrecorded, rather than through a relay that would fail.
+STEP_ASIDE = (*OTHER_ROUTES, "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+              "CLAUDE_CODE_CLIENT_CERT", "ANTHROPIC_UNIX_SOCKET")
 _running: dict[tuple[str, str], "RequestRecorder"] = {}
 _running_lock = threading.Lock()
 
@@ -134,7 +142,8 @@ class RequestRecorder:
                 server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
                 server.daemon_threads = True
                 self._server = server
-                self._thread = threading.Thread(target=server.serve_forever, name="mnemara-recorder", daemon=True)
+                self._thread = threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,),
+                                                name="mnemara-recorder", daemon=True)
                 self._thread.start()
         return self
 
@@ -148,8 +157,11 @@ class RequestRecorder:
     # -- used by the handler --------------------------------------------------------------------
     def connect(self) -> http.client.HTTPConnection:
         """A new connection to the upstream API (kept alive by the handler thread that opened it)."""
-        kind = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-        conn = kind(self._host, self._port, timeout=UPSTREAM_TIMEOUT)
+        if self._scheme == "https":
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                self._host, self._port, timeout=UPSTREAM_TIMEOUT, context=_tls_context())
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT)
         conn.connect()
         _no_delay(conn.sock)
         return conn
@@ -171,6 +183,15 @@ class RequestRecorder:
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
             self.on_call(call)
+
+
+def _tls_context() -> ssl.SSLContext:
+    """The system's trusted certificates, plus ``NODE_EXTRA_CA_CERTS`` (which the CLI itself trusts)."""
+    context = ssl.create_default_context()
+    extra = os.environ.get("NODE_EXTRA_CA_CERTS")
+    if extra and os.path.isfile(extra):
+        context.load_verify_locations(cafile=extra)
+    return context
 
 
 def _closed_by_peer(sock: socket.socket | None) -> bool:
@@ -337,7 +358,7 @@ def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dic
     """The environment entries that send a CLI of the instance at ``root`` through its recorder
     (started on first use, shared by every launch of this process); empty when recording is off."""
     env = dict(os.environ if env is None else env)
-    if keep <= 0 or any(env.get(name) for name in OTHER_ROUTES):
+    if keep <= 0 or any(env.get(name) for name in STEP_ASIDE):
         return {}
     upstream = upstream_base_url(env)
     key = (str(Path(root).resolve()), upstream)

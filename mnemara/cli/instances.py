@@ -61,7 +61,7 @@ def _list_line(name: str, legacy: list[str]) -> str:
         role = (raw.get("role_doc_path") if isinstance(raw, dict) else "") or "(none)"
     except (OSError, ValueError):
         model, role = "?", "(config.json unreadable)"
-    line = f"{name}  model={model}  role={role}"
+    line = f"{name}  model={terminal_safe(str(model))}  role={terminal_safe(str(role))}"  # imported text: escaped
     if legacy:
         line += f"  [needs migrate: {', '.join(legacy)} in Mnemara 0.18 format; run: mnemara migrate --instance {name}]"
     return line

@@ -1,6 +1,7 @@
 """``mnemara run`` (chat panel, or the REPL with --no-tui) and ``mnemara demo``."""
 from __future__ import annotations
 
+import gc
 import io
 import os
 import sys
@@ -53,6 +54,11 @@ def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, 
     from mnemara.memory.recall_worker import attach
 
     recall_worker = attach(session)  # auto-recall's LanceDB and embedder live in a child process
+    if auto is not None or not _want_tui(no_tui):
+        from mnemara.claude import import_sdk
+
+        import_sdk()  # the REPL's first turn needs it: imported while the collector is off
+    gc.enable()  # start-up done (`run` turned it off); the panel imports the SDK after it has drawn
     if dirs:  # mnemara run --dir: file tools may use these folders in this session (config.json untouched)
         session.override_config(file_tool_roots=[*session.config.file_tool_roots, *dirs])
     for problem in session.gate.new_problems():  # bad regexes / policies: say so before anything runs
@@ -85,11 +91,15 @@ def run(instance_name: str, no_tui: bool, dirs: tuple[str, ...]) -> None:
     from mnemara.claude.early import start_early
     from mnemara.store.instance import run_lock
 
-    inst = open_instance(instance_name)
-    with run_lock(inst):
-        early = start_early(inst)  # the CLI boots while the SDK, the session and the UI are imported
-        code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)", dirs=dirs,
-                     early=early)
+    gc.disable()  # no collections during the start-up imports (a tenth of their CPU); on again in _chat
+    try:
+        inst = open_instance(instance_name)
+        with run_lock(inst):
+            early = start_early(inst)  # the CLI boots while the SDK, the session and the UI are imported
+            code = _chat(inst, no_tui, f"mnemara: {instance_name} (/help for commands, /quit to leave)", dirs=dirs,
+                         early=early)
+    finally:
+        gc.enable()
     sys.exit(code)
 
 

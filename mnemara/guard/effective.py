@@ -37,8 +37,6 @@ TUNING_FIELDS = frozenset({
 #: Probe paths for file tools: one inside ``$HOME`` and one outside it.
 INSIDE_HOME = "~/.mnemara-permission-probe"
 OUTSIDE_HOME = "/etc/mnemara-permission-probe"
-#: Built-in tools of the Claude CLI that the gate may be asked about besides the defaults.
-EXTRA_BUILTINS = ("Glob", "Grep", "WebFetch", "WebSearch", "Task", "TodoWrite")
 ANY_TOOL = "any_tool"
 
 
@@ -50,10 +48,10 @@ class _QuietGate(PermissionGate):
 
 
 def probe_names(*configs: Config) -> list[str]:
-    """Every model-facing tool name whose answer may differ between ``configs``."""
+    """Every model-facing tool name the agent can call whose answer may differ between ``configs``."""
     from mnemara.tools import all_specs
 
-    names: list[str] = [*BUILTIN_DEFAULTS, *POLICY_ALIASES, *EXTRA_BUILTINS]
+    names: list[str] = [*BUILTIN_DEFAULTS, *POLICY_ALIASES]
     names += [spec.qualified_name for spec in all_specs()]
     names += [f"{MCP_PREFIX}{OWN_SERVER}__{tool}" for tool in LEGACY_POLICY_NAMES.values()]
     for config in configs:
@@ -64,8 +62,8 @@ def probe_names(*configs: Config) -> list[str]:
                 names.append(tool if "__" in rest else f"{tool}__{ANY_TOOL}")  # mcp__srv is server-wide
             elif tool in LEGACY_POLICY_NAMES:
                 names.append(f"{MCP_PREFIX}{OWN_SERVER}__{LEGACY_POLICY_NAMES[tool]}")
-            else:
-                names.append(tool)
+            # any other name is a built-in (listed above), an in-process tool's policy name (its tool is
+            # listed above) or a name no tool has: a policy for it governs nothing the agent can call
         names += [f"{MCP_PREFIX}{server.name}__{ANY_TOOL}" for server in config.mcp_servers]
     return list(dict.fromkeys(names))
 
@@ -118,6 +116,8 @@ def capability_changes(current: Config, incoming: Config, instance: Instance,
     lines += [f"  + allowed_patterns[{tool}]: {json.dumps(p)}" for tool, p in sorted(new_patterns - old_patterns)]
     mine, theirs = current.to_dict(), incoming.to_dict()
     for field in sorted(set(mine) | set(theirs)):
+        if field not in Config.model_fields:
+            continue  # a key Mnemara does not read (0.18's mud_*, a user's note) changes nothing
         if field in NOT_LISTED or field in TUNING_FIELDS or field in skip or mine.get(field) == theirs.get(field):
             continue
         lines += [f"  - {field}: {json.dumps(mine.get(field), sort_keys=True)}",

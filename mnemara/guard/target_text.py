@@ -22,39 +22,13 @@ followed by 5000 of them and ``ls -la`` leaves only ``ls -la`` on an 80x30 termi
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from itertools import groupby
 
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
-#: Printable by category yet drawn as nothing or as blank space (default-ignorable code points
-#: outside the Cf category, the Hangul fillers, the blank braille pattern).
-_BLANK_LOOKING = (
-    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
-    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0000, 0xE0FFF),
-)
+from mnemara.core.display import BLANK_LOOKING, escape_char, unsafe_char
+
 #: This many of one escaped character (or of spaces) in a row are shown once with their count.
 REPEAT_RUN = 20
-
-
-def _unsafe(ch: str) -> bool:
-    category = unicodedata.category(ch)
-    if category in _UNSAFE_CATEGORIES or (category == "Zs" and ch != " "):
-        return True
-    code = ord(ch)
-    return any(low <= code <= high for low, high in _BLANK_LOOKING)
-
-
-def _escape(ch: str) -> str:
-    if ch in _NAMED:
-        return _NAMED[ch]
-    code = ord(ch)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
 
 
 @dataclass(frozen=True)
@@ -82,15 +56,15 @@ def show_target(target: str) -> ShownTarget:
     target = target if isinstance(target, str) else str(target)
     lines = target.count("\n") + 1
     runs = [(ch, sum(1 for _ in group)) for ch, group in groupby(target)]
-    counted = [n >= REPEAT_RUN and (ch == " " or _unsafe(ch)) for ch, n in runs]
-    if not any(counted) and not any(_unsafe(ch) for ch, _ in runs):
+    counted = [n >= REPEAT_RUN and (ch == " " or unsafe_char(ch)) for ch, n in runs]
+    if not any(counted) and not any(unsafe_char(ch) for ch, _ in runs):
         return ShownTarget(target, lines, len(target), False)
     parts = []
     for (ch, n), count in zip(runs, counted):
         if count:
-            parts.append(f"{_escape(ch)}\\{{{n}}}")
-        elif _unsafe(ch):
-            parts.append(_escape(ch) * n)
+            parts.append(f"{escape_char(ch)}\\{{{n}}}")
+        elif unsafe_char(ch):
+            parts.append(escape_char(ch) * n)
         else:
             parts.append("\\\\" * n if ch == "\\" else ch * n)
     return ShownTarget("".join(parts), lines, len(target), True, any(counted))
@@ -99,7 +73,7 @@ def show_target(target: str) -> ShownTarget:
 #: In :func:`show_lines`, a run of this many spaces or more is shown with its count: more than any
 #: indentation (code nests deeper than :data:`REPEAT_RUN` spaces), fewer than a terminal row.
 LINE_SPACE_RUN = 64
-_SAFE_LINE = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in _BLANK_LOOKING) + "]")
+_SAFE_LINE = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in BLANK_LOOKING) + "]")
 
 
 @dataclass(frozen=True)
@@ -136,11 +110,11 @@ def show_lines(lines: list[str], space_run: int = LINE_SPACE_RUN) -> ShownLines:
         parts = []
         for ch, group in groupby(line):
             n = sum(1 for _ in group)
-            if n >= (space_run if ch == " " else REPEAT_RUN) and (ch == " " or _unsafe(ch)):
-                parts.append(f"{_escape(ch)}\\{{{n}}}")
+            if n >= (space_run if ch == " " else REPEAT_RUN) and (ch == " " or unsafe_char(ch)):
+                parts.append(f"{escape_char(ch)}\\{{{n}}}")
                 counted_any = True
-            elif _unsafe(ch):
-                parts.append(_escape(ch) * n)
+            elif unsafe_char(ch):
+                parts.append(escape_char(ch) * n)
             else:
                 parts.append("\\\\" * n if ch == "\\" else ch * n)
         out.append("".join(parts))

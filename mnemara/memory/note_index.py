@@ -17,7 +17,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Iterator
 
-from mnemara.core.fsutil import check_sqlite_files
+from mnemara.core.fsutil import check_sqlite_files, touch_private
 from mnemara.memory.notes import Atom, day_files, parse_file
 
 INDEX_FILE = ".note_index.sqlite"
@@ -36,6 +36,7 @@ LOOKUP_TERMS = 6
 
 def _connect(path: Path) -> sqlite3.Connection:
     check_sqlite_files(path)  # a linked index (or memory folder) is refused, not written through
+    touch_private(path)  # 0600, like every file Mnemara writes; SQLite gives its journal the same mode
     db = sqlite3.connect(path, timeout=5.0, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=TRUNCATE")  # a cache: no WAL to checkpoint on every close,

@@ -88,7 +88,11 @@ class RequestLog:
             except (FileNotFoundError, ValueError):
                 last = 0
             last = max([last, *self._seqs()]) + 1
-            counter.write_text(str(last), encoding="utf-8")
+            fd = os.open(counter, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, like every instance file
+            try:
+                os.write(fd, str(last).encode())
+            finally:
+                os.close(fd)
             return last
 
     def write(self, call: RecordedCall) -> Path:
@@ -131,9 +135,11 @@ class RequestLog:
         seq = _pick(str(which).strip().lower(), seqs)
         try:
             data = json.loads(self.path_of(seq).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"call {seq} cannot be read ({exc}); it was left as it is") from None
-        return RecordedCall.from_dict(data)
+            if not isinstance(data, dict) or not isinstance(data.get("body"), dict):
+                raise ValueError("not a recorded call: no request body")
+            return RecordedCall.from_dict({**data, "seq": seq})
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise UsageError(f"call {seq} ({self.path_of(seq)}) cannot be read: {exc}; it was left as it is") from None
 
     def previous(self, seq: int) -> int | None:
         """The call kept just before ``seq`` (None when it is the oldest)."""

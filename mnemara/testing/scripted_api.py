@@ -200,6 +200,7 @@ class ScriptedAPI:
         self.responder = responder  # asked when the queue is empty: a reply built from the request, or None
         self.requests: list[RecordedRequest] = []
         self._arrived = threading.Condition(self._lock)
+        self._open = 0  # connections a handler is serving right now
         self._stopping = threading.Event()  # releases stalled answers when the server stops
         self._server = ThreadingHTTPServer((host, port), _make_handler(self))
         self._server.daemon_threads = True
@@ -277,6 +278,19 @@ class ScriptedAPI:
                 self._arrived.wait(left)
         return True
 
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Block until no connection is open or waiting to be accepted (or timeout): every request a
+        client that has since gone sent is then recorded. Use it instead of sleeping before asserting
+        that no further request arrived."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._arrived:
+                idle = self._open == 0
+            if idle and not select.select([self._server.socket], [], [], 0)[0]:
+                return True
+            time.sleep(0.02)
+        return False
+
     # used by the handler
     def _record(self, req: RecordedRequest) -> Reply | None:
         with self._arrived:
@@ -352,6 +366,18 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:  # silence stderr
             return
+
+        def setup(self) -> None:
+            with api._arrived:
+                api._open += 1
+            super().setup()
+
+        def finish(self) -> None:
+            try:
+                super().finish()
+            finally:
+                with api._arrived:
+                    api._open -= 1
 
         def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()

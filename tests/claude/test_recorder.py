@@ -139,3 +139,36 @@ def test_usage_is_read_from_gzip_and_split_lines():
     for i in range(0, len(packed), 7):
         reader.feed(packed[i:i + 7])
     assert reader.finish() == {"input_tokens": 7, "output_tokens": 3}
+
+
+def test_every_file_of_the_log_is_private(recorder):
+    _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    folder = recorder.log.folder
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {
+        ".seq": "0o600", ".seq.lock": "0o600", "000001.json": "0o600"}
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+
+
+@pytest.mark.parametrize("name", ["CLAUDE_CODE_USE_BEDROCK", "HTTPS_PROXY", "CLAUDE_CODE_CLIENT_CERT"])
+def test_recording_steps_aside_where_the_relay_would_not_reach_the_api_as_the_cli_does(tmp_path, name):
+    from mnemara.claude.recorder import request_env, stop_recorders
+
+    assert request_env(tmp_path, 50, {name: "1"}) == {}
+    assert request_env(tmp_path, 0, {}) == {}
+    try:
+        env = request_env(tmp_path, 50, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+        assert env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:") and env == request_env(
+            tmp_path, 50, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})  # one recorder, shared by every launch
+    finally:
+        stop_recorders(tmp_path)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"seq": 1}', '{"body": {}, "usage": 5}', "\udcff"])
+def test_a_hand_edited_call_file_is_refused_in_one_line_and_left_as_it_is(tmp_path, content):
+    log = RequestLog(tmp_path)
+    log.folder.mkdir()
+    path = log.path_of(1)
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    with pytest.raises(UsageError, match="call 1 .* cannot be read") as refused:
+        log.load("last")
+    assert "\n" not in str(refused.value) and path.read_bytes() == content.encode("utf-8", "surrogateescape")

@@ -151,7 +151,7 @@ def test_kill_9_of_mnemara_leaves_no_cli_calling_the_api(scripted_api, mnemara_h
         while any(_alive(c) for c in clis) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not any(_alive(c) for c in clis), "the Claude CLI outlived mnemara"
-        time.sleep(1.0)
+        assert scripted_api.wait_idle(15), "a connection to the scripted API stayed open"
         assert len(scripted_api.message_requests()) == 1
     finally:
         if proc.poll() is None:

@@ -87,7 +87,7 @@ def test_demo_auto_shows_what_it_types_and_ends_with_next_steps(mnemara_home):
 
 def test_demo_serve_prints_the_env_and_answers_mnemara_run(mnemara_home, tmp_path):
     env = {k: v for k, v in cli_env().items() if not k.startswith("ANTHROPIC_")}
-    server = subprocess.Popen([sys.executable, "-m", "mnemara.testing.scripted_api"], stdout=subprocess.PIPE, text=True,
+    server = subprocess.Popen([sys.executable, "-m", "mnemara.testing"], stdout=subprocess.PIPE, text=True,
                               env=env, cwd=str(ROOT))
     try:
         exports = {}

@@ -110,9 +110,13 @@ def test_018_export_file_imports(old_instance, isolated_home: Path) -> None:
     inst = Instance.create("fresh")
     session = AgentSession(inst)
     try:
-        # its allowed_tools only name 0.18's per-tool policies and default allows: nothing the agent may do
-        # changes, so /import does not ask (tests/guard/test_policy_holes.py covers the asking)
-        result = dispatch(session, f"/import {export}")
+        # its allowed_tools only name 0.18's per-tool policies and default allows, so no tool's answer
+        # changes; its model and peer settings differ, and those are shown and asked (issue 25)
+        asked = dispatch(session, f"/import {export}")
+        assert not asked.ok and '+ model: "claude-opus-4-7"' in asked.text, asked.text
+        assert not [line for line in asked.text.splitlines() if line.startswith("  ~ ")], asked.text
+        assert "mud_host" not in asked.text  # keys Mnemara does not read change nothing
+        result = dispatch(session, f"/import --accept-permissions {export}")
         assert result.ok, result.text
         rows = session.store.history()
     finally:

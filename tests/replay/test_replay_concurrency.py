@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import os
+from pathlib import Path
 import threading
 import time
 from collections import Counter
@@ -24,6 +26,20 @@ for i in range(count):
 """
 
 
+def _waits_for_a_lock_on(path, timeout: float = 10.0) -> bool:
+    """Whether some process of ours queues for a lock on ``path`` within ``timeout``: Linux lists a
+    blocked lock request in /proc/locks with ``->`` before it, naming the file's inode."""
+    inode = os.stat(path).st_ino
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "->" in fields and fields[-3].endswith(f":{inode}"):
+                return True
+        time.sleep(0.01)
+    return False
+
+
 def test_append_waiting_on_a_rewrite_lands_in_the_new_file(tmp_path):
     day = tmp_path / "2026-05-10.md"
     day.write_text("old\n")
@@ -31,7 +47,7 @@ def test_append_waiting_on_a_rewrite_lands_in_the_new_file(tmp_path):
     with locked_rewrite(day) as (data, replace):
         writer = threading.Thread(target=lambda: (locked_append(day, "appended\n"), done.set()))
         writer.start()
-        time.sleep(0.2)
+        assert _waits_for_a_lock_on(day), "the append never asked for the file's lock"
         assert not done.is_set()  # blocked on our lock
         replace(data.replace(b"old", b"new"))
     writer.join(5)

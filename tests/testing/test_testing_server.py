@@ -56,3 +56,19 @@ def test_unknown_block_type_is_refused():
             from mnemara.testing.scripted_api import _sse_events
 
             list(_sse_events(api._queue[0], "m"))
+
+
+def test_wait_idle_waits_for_open_connections_to_end() -> None:
+    """``wait_idle`` is what a test waits on before asserting that no further request arrived."""
+    import socket
+
+    from mnemara.testing import ScriptedAPI
+
+    with ScriptedAPI() as api:
+        assert api.wait_idle(5)
+        conn = socket.create_connection(("127.0.0.1", api.port))
+        try:
+            assert not api.wait_idle(0.3)  # a client is still connected
+        finally:
+            conn.close()
+        assert api.wait_idle(5)

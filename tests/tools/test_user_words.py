@@ -88,3 +88,14 @@ def test_agent_eviction_marks_the_rows_it_changed(session):
     changed = session.store.get(answer["row_ids"][0])
     assert changed.meta.get("changed_by_agent") == ["evict_thinking_blocks"]
     assert "changed by the agent: evict_thinking_blocks" in format_turn(changed)
+
+
+def test_the_context_viewer_marks_what_the_agent_made_or_changed(session):
+    from mnemara.ui.tui.screens.context_viewer import detail_header, pinned_label, row_label
+
+    slot = _tool("upsert_slot")(session.tool_context, {"label": "plan", "role": "system", "content": "step 1"})
+    typed = session.store.append("user", "typed by me")
+    made = session.store.get(slot["row_id"])
+    assert "🤖" in pinned_label(made) and "slot made by the agent" in detail_header(made)
+    mine = session.store.get(typed)
+    assert "🤖" not in row_label(mine) and "agent" not in detail_header(mine)

@@ -19,7 +19,7 @@ from mnemara.ui.repl.markdown import MarkdownStream
 from mnemara.ui.tui.transcript_view import entries_for, error_entry, result_entry
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from tests.ui.test_tui_widgets import fake_wayland_clipboard
-from tests.tui_support import instance, make_app  # noqa: F401  (fixtures)
+from tests.tui_support import wait_for, instance, make_app  # noqa: F401  (fixtures)
 
 ANSWER = """Here is the **fix**:
 
@@ -89,9 +89,9 @@ async def test_plain_answers_take_the_fast_path_and_streaming_redraws_one_entry(
         for piece in ANSWER.split(" "):  # a Markdown answer streaming in, delta by delta
             text += piece + " "
             log.update_entry(index, text=text)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "• check the lease" in screen_text(log, 20), 10, "the streamed answer on screen")
+        await pilot.pause()
         assert log.renders - before <= 3  # coalesced into a frame or two, not one per delta
-        assert "• check the lease" in screen_text(log, 20)
 
 
 async def test_help_columns_wrap_under_the_description_at_80_columns():

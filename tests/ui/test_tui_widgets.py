@@ -16,6 +16,7 @@ from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from mnemara.ui.tui.widgets.status_line import Status, human_tokens
 from mnemara.ui.tui.widgets.token_bars import bar
+from tests.tui_support import wait_for
 
 
 class LogApp(App[None]):
@@ -45,7 +46,8 @@ async def test_streaming_updates_rerender_one_entry_and_shift_later_lines():
         before = log.renders
         for n in range(1, 31):  # deltas arriving in a burst are drawn together
             log.update_entry(first, text="word " * n)  # wraps onto several lines
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: log.renders > before, 10, "the burst to be drawn")
+        await pilot.pause()  # one more frame: a second render would show here
         assert log.renders == before + 1
         assert log.entry_at_line(log.virtual_size.height - 1) == 1
         assert log.entries[0].text.startswith("word word")

@@ -8,10 +8,10 @@ reads as ``{"ok": true}`` laid out over lines.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from mnemara.core.blocks import result_text
+from mnemara.core.display import terminal_safe as terminal_safe  # the one escaping function (re-exported)
 
 MAX_DEPTH = 3
 
@@ -35,23 +35,6 @@ def readable_result(content: Any, _depth: int = 0) -> str:
     if isinstance(content, (dict, list)):
         return json.dumps(content, ensure_ascii=False, indent=2, default=str)
     return str(content)
-
-
-def _escaped(match: "re.Match[str]") -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-#: Terminal controls: C0 except tab and newline, DEL, C1 (a UTF-8 terminal may obey U+009B as CSI).
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` from the model, a tool or a file, safe to write to a terminal: carriage returns are
-    dropped and every other control character (ESC above all) is shown as ``\\x1b`` instead of being
-    obeyed. Written raw, ``ESC[8m`` in a file the agent reads would hide the next permission question
-    (concealed text), ``ESC(0`` garble it, and an OSC 52 sequence set the clipboard."""
-    return _TERMINAL_CONTROLS.sub(_escaped, text.replace("\r", ""))
 
 
 def preview_lines(text: str, lines: int = 3, width: int = 160) -> str:

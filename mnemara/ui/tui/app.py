@@ -17,7 +17,6 @@ from typing import Any, Callable
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Button
@@ -35,6 +34,7 @@ from mnemara.ui.tui.terminal_input import decode_alt_enter, tolerate_bad_bytes
 from mnemara.ui.tui.transcript_view import TurnView, entries_for, error_entry
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
 from mnemara.ui.prompt_history import PromptHistory
+from mnemara.ui.tui.key_actions import PanelKeys
 from mnemara.ui.tui.widgets.chat_input import ChatInput, CompletionHint
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from mnemara.ui.tui.widgets.panel_header import PanelHeader
@@ -43,8 +43,6 @@ from mnemara.ui.tui.widgets.status_line import StatusLine
 STOP_GRACE_SECONDS = 5.0
 BUSY = "a turn is running: wait, or press Esc (or /stop) to cancel it"
 QUEUED = "queued: sent when the current turn ends (Esc cancels the turn and puts it back in the input)"
-CTRL_C_STOPS = "stopping the turn: press Ctrl+C again to quit"
-FIRST_RUN_KEYS = "Keys: {keys}. ↑ recalls earlier messages, Ctrl+R searches them, Tab completes"
 SessionFactory = Callable[..., Any]
 
 
@@ -73,7 +71,7 @@ class ChatScreen(Screen):
         yield ButtonBar(id="buttons")
 
 
-class MnemaraApp(App[None]):
+class MnemaraApp(PanelKeys, App[None]):
     #: The screens' style sheets too (each screen still names its own, for use on its own): a screen
     #: whose sheet the app has not read makes Textual re-parse every sheet and restyle every widget
     #: the first time it opens (about 0.1 s of CPU for each of the four dialogs).
@@ -91,7 +89,7 @@ class MnemaraApp(App[None]):
         self.tour = tour  # mnemara demo: a mnemara.demo.script.Tour that leads the user step by step
         self._last_sent = ""
         self.history = PromptHistory(instance.prompt_history_path)  # the REPL's .prompt_history
-        self._ctrl_c_stopping = False  # Ctrl+C stopped the running turn: the next one quits
+        self._ctrl_c_stopping = False  # Ctrl+C stopped the running turn: the next one quits (PanelKeys)
         self._spare_paused = False  # Ctrl+C stopped a turn: no spare CLI started until the next turn
         self._tour_prefill = ""
         self._owns_session = False
@@ -194,24 +192,6 @@ class MnemaraApp(App[None]):
         if self.tour is not None:
             self._show_tour(*self.tour.start())
 
-    def _set_up_input(self) -> None:
-        """History, completion and the send key for the input; a first run says which keys do what."""
-        from mnemara.commands.complete import complete
-        from mnemara.commands.keys import describe
-
-        field = self.chat_input
-        field.prompt_history = self.history
-        field.completer = lambda before: complete(self.session, before)
-        field.set_send_key(self.bridge.config.send_key)
-        if self.tour is None and not self.chat_log.entries and not self.history.entries:
-            self.say(FIRST_RUN_KEYS.format(keys=describe(field.send_key)))
-        self._say_history_problem()
-
-    def _say_history_problem(self) -> None:
-        if self.history.problem:
-            self.say(self.history.problem, "error", "error")
-            self.history.problem = None
-
     def _restore_unsent(self) -> None:
         """Messages queued but never sent when a panel on this instance last closed: back in the input."""
         texts, problem = self.unsent.take()
@@ -271,10 +251,6 @@ class MnemaraApp(App[None]):
         self._say_history_problem()
         self.send_text(event.text)
 
-    @on(ChatInput.Completed)
-    def _completed(self, event: ChatInput.Completed) -> None:
-        self._chat_screen.query_one(CompletionHint).show(event.completion, event.current)
-
     def send_text(self, text: str) -> None:
         """Run a slash command, or start a turn; text refused while a turn runs goes back to the input."""
         if not text.strip():
@@ -292,14 +268,6 @@ class MnemaraApp(App[None]):
             self.queue_message(message)
             return
         self.start_turn(message)
-
-    def _give_back_command(self, text: str) -> None:
-        """A refused command back in the input, to fix it (or // to send it as a message): selected when
-        the input was empty, so the next command typed replaces it instead of being appended to it."""
-        if self.chat_input.text:
-            self.chat_input.put_back(text + "\n")
-        else:
-            self.chat_input.offer(text)
 
     def queue_message(self, text: str) -> None:
         """Hold a message typed during a turn; it is sent when the turn ends (shown as queued meanwhile)."""
@@ -330,9 +298,7 @@ class MnemaraApp(App[None]):
 
     def start_turn(self, text: str, who: str = "you", entry: int | None = None) -> Worker:
         self._last_sent = text
-        self._ctrl_c_stopping = False
-        if self._spare_paused:  # the user stayed after Ctrl+C: spare CLIs again from this turn on
-            self.session.warm_spare, self._spare_paused = True, False
+        self._turn_starts()
         self._turn = self._run_turn(text, who, entry)
         self.refresh_panel()
         return self._turn
@@ -499,37 +465,6 @@ class MnemaraApp(App[None]):
             self.run_worker(self.cancel_turn(), group="stop")
         else:
             self.chat_input.clear()
-
-    async def action_ctrl_c(self) -> None:
-        """Ctrl+C: during a turn, stop it and keep the panel (a second Ctrl+C quits); idle, quit."""
-        if self.turn_running and not self._ctrl_c_stopping and not self._quitting:
-            self._ctrl_c_stopping = True
-            if getattr(self.session, "warm_spare", False):  # quitting may be next: no spare CLI for now
-                self.session.warm_spare = False
-                self._spare_paused = True
-            self.say(CTRL_C_STOPS)
-            self.notify(CTRL_C_STOPS, timeout=4)
-            self._unqueue_to_input()
-            self.run_worker(self.cancel_turn(), group="stop")
-            return
-        await self.action_quit_panel()
-
-    def action_follow_log(self) -> None:
-        """End while the log says "new output below": jump down and follow again."""
-        if not self.chat_log.marker_shown:
-            raise SkipAction()
-        self.chat_log.follow()
-
-    def action_search_history(self) -> None:
-        """Ctrl+R: search the earlier messages; the chosen one replaces the input."""
-        from mnemara.ui.tui.screens.history_search import HistorySearch
-
-        def chosen(text: str | None) -> None:
-            if text is not None:
-                self.chat_input.recall_text(text)
-            self.chat_input.focus()
-
-        self.push_screen(HistorySearch(self.history), callback=chosen)
 
     def action_clear_log(self) -> None:
         self.chat_log.clear()

@@ -13,6 +13,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from mnemara.core.display import terminal_safe
+
 
 class ConfirmScreen(ModalScreen[str | None]):
     CSS_PATH = "../styles/dialogs.tcss"
@@ -30,9 +32,9 @@ class ConfirmScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
-            yield Static(self.title_text, id="confirm-title", markup=False)
-            with VerticalScroll(id="confirm-body"):
-                yield Static(self.question, id="confirm-question", markup=False)
+            yield Static(terminal_safe(self.title_text), id="confirm-title", markup=False)
+            with VerticalScroll(id="confirm-body"):  # the question may quote an import, a path or a name
+                yield Static(terminal_safe(self.question), id="confirm-question", markup=False)
             with Horizontal(id="confirm-buttons"):
                 for n, (ident, label) in enumerate(self.choices):
                     yield Button(label, id=f"confirm-{ident}", variant="primary" if n == 0 else "default", compact=True)

@@ -8,6 +8,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from mnemara.core.display import terminal_safe
+
 
 class TextPrompt(ModalScreen[str | None]):
     CSS_PATH = "../styles/dialogs.tcss"
@@ -21,7 +23,7 @@ class TextPrompt(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="prompt-box"):
-            yield Static(self.question, id="prompt-question", markup=False)
+            yield Static(terminal_safe(self.question), id="prompt-question", markup=False)
             yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
             with Horizontal(id="prompt-buttons"):
                 yield Button("OK", id="prompt-ok", variant="primary", compact=True)

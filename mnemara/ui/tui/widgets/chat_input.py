@@ -255,7 +255,7 @@ class ChatInput(TextArea):
         except ClipboardUnavailable as exc:
             pasted = self.app.clipboard
             if not pasted:
-                self.app.notify(str(exc), severity="warning")
+                self.app.notify(terminal_safe(str(exc), markup=True), severity="warning")
                 return
         if pasted:
             self._type(pasted)

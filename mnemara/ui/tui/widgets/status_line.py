@@ -18,6 +18,8 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
+from mnemara.core.display import terminal_safe
+
 SEPARATOR = " | "
 DROP = 100  # dropping a part costs its priority plus this; shortening costs its priority
 BUSY_FULL = "working… (Esc or /stop cancels)"
@@ -102,11 +104,12 @@ class Status:
         turns = f"{self.turns}/{self.max_turns}"
         since = f" from row {self.oldest}" if self.oldest is not None else ""
         tokens = f"{human_tokens(self.tokens)}/{human_tokens(self.max_tokens)}"
-        model = self.model.removeprefix("claude-")
+        shown_model = terminal_safe(self.model)  # from config or an import: never obeyed by the terminal
+        model = shown_model.removeprefix("claude-")
         parts = [
             StatusPart(f"turns: {turns}{since}", 60, (f"turns: {turns}", f"t {turns}") if since else (f"t {turns}",)),
             StatusPart(f"window tokens: {tokens}", 55, (f"tokens: {tokens}", f"tok {tokens}")),
-            StatusPart(f"model: {self.model}", 50, (self.model, model)),
+            StatusPart(f"model: {shown_model}", 50, (shown_model, model)),
             StatusPart(self.inbox, -DROP if self.inbox.endswith("n/a") else 45),
         ]
         if self.busy:
