@@ -42,6 +42,7 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
               "transfer-encoding", "upgrade", "host"}
 CHUNK = 64 * 1024
 UPSTREAM_TIMEOUT = 600.0
+POLL_SECONDS = 0.05  # how soon stop() returns (serve_forever checks for shutdown this often)
 
 
 #: Routes on which the CLI does not talk to ANTHROPIC_BASE_URL: nothing is recorded there.
@@ -141,7 +142,8 @@ class RequestRecorder:
                 server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
                 server.daemon_threads = True
                 self._server = server
-                self._thread = threading.Thread(target=server.serve_forever, name="mnemara-recorder", daemon=True)
+                self._thread = threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,),
+                                                name="mnemara-recorder", daemon=True)
                 self._thread.start()
         return self
 

@@ -55,7 +55,9 @@ def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, 
 
     recall_worker = attach(session)  # auto-recall's LanceDB and embedder live in a child process
     if auto is not None or not _want_tui(no_tui):
-        import claude_agent_sdk  # noqa: F401  (the REPL's first turn needs it: imported while the collector is off)
+        from mnemara.claude import import_sdk
+
+        import_sdk()  # the REPL's first turn needs it: imported while the collector is off
     gc.enable()  # start-up done (`run` turned it off); the panel imports the SDK after it has drawn
     if dirs:  # mnemara run --dir: file tools may use these folders in this session (config.json untouched)
         session.override_config(file_tool_roots=[*session.config.file_tool_roots, *dirs])

@@ -188,12 +188,17 @@ def label_request(body: dict[str, Any]) -> list[Block]:
                                   len(SDK_IDENTITY), len(text)))
         else:
             out.append(_block("role_doc", "role doc (system prompt)", text, "system", None, j))
-    for m, message in enumerate(body.get("messages") or []):
-        if m == 0 and message.get("role") == "user":
+    messages = body.get("messages")
+    for m, message in enumerate(messages if isinstance(messages, list) else []):
+        if not isinstance(message, dict):
+            text = json.dumps(message, ensure_ascii=False)
+            out.append(_block("turn", "a message that is not an object", text, "messages", m, None))
+        elif m == 0 and message.get("role") == "user":
             out.extend(_first_message(_blocks_of(message.get("content")), m))
         else:
             out.extend(_later_message(message, m, m))
-    for j, tool in enumerate(body.get("tools") or []):
+    tools = body.get("tools")
+    for j, tool in enumerate(tools if isinstance(tools, list) else []):
         text = json.dumps(tool, ensure_ascii=False, sort_keys=True)
         name = str(tool.get("name", "?")) if isinstance(tool, dict) else "?"
         out.append(_block("tools", f"tool schema {name}", text, "tools", None, j, tool=name))

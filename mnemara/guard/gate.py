@@ -569,7 +569,7 @@ def _read_permissions_doc(path: Path) -> tuple[dict[str, Any], str | None]:
         return {}, f"{path.name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     if not isinstance(data, dict):
         return {}, f"{path.name}: top level must be a JSON object"
-    from mnemara.legacy.perms018 import fold_legacy
+    from mnemara.guard.legacy_perms import fold_legacy
 
     data = fold_legacy(data)  # Mnemara 0.18's {"Bash": {"allowed_patterns": [...]}} is read too
     table = data.get("allowed_patterns", {})

@@ -30,7 +30,7 @@ from mnemara.core.fsutil import atomic_write_text
 from mnemara.store.instance import Instance
 from mnemara.store import legacy_detect as detect
 from mnemara.legacy.config018 import convert_config
-from mnemara.legacy.perms018 import fold_legacy
+from mnemara.guard.legacy_perms import fold_legacy
 from mnemara.peer import watermark
 
 STAGING = ".migrate-staging"

@@ -51,9 +51,9 @@ def load(memory_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def describe(entry: dict[str, Any] | None) -> str:
-    """One line: "agent (turn row 12, tool call toolu_01...)", "user (mnemara note)", "unknown (...)"."""
+    """One line: "agent (turn row 12, tool call toolu_01...)", "user (mnemara note)", or "unknown"."""
     if not entry:
-        return "unknown (written before provenance was recorded, or by hand)"
+        return "unknown"  # written before provenance was recorded, or by hand (the module doc says so)
     parts = []
     if entry.get("via"):
         parts.append(str(entry["via"]))

@@ -148,10 +148,10 @@ def serve(instance_root: Path, stdin: IO[str], stdout: IO[str]) -> int:
     from mnemara.core.config import Config
     from mnemara.store.instance import Instance
     from mnemara.memory.autorecall import recall_for
-    from mnemara.tools import ToolState
+    from mnemara.memory.surfaces import HeldBackends
 
     instance = Instance.at(instance_root)
-    state = ToolState()  # the backends stay open between messages, as in a session
+    state = HeldBackends()  # the backends stay open between messages, as in a session
     try:
         for line in stdin:
             message = json.loads(line)["message"]

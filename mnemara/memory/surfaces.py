@@ -21,7 +21,7 @@ import atexit
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import BackendUnavailable, UsageError
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from mnemara.store.instance import Instance
     from mnemara.memory.graph.store import Graph
     from mnemara.memory.search.rag import RagIndex
-    from mnemara.tools import ToolState
 
 MAX_APPLIES_TO = 20
 RELEASE_AFTER = 1.5  # seconds of graph inactivity before the Kuzu file is closed
@@ -44,7 +43,7 @@ class BackendOff(BackendUnavailable):
 
 
 class MemoryBackends:
-    """Lazily created RAG index and graph of one instance (held in a session's :class:`~mnemara.tools.ToolState`)."""
+    """Lazily created RAG index and graph of one instance (held in a session's :class:`BackendsHolder`)."""
 
     def __init__(self, instance: "Instance", config: "Config") -> None:
         self.instance = instance
@@ -130,7 +129,25 @@ class MemoryBackends:
                 self._graph.close()
 
 
-def backends_for(instance: "Instance", config: "Config", state: "ToolState | None" = None) -> MemoryBackends:
+class BackendsHolder(Protocol):
+    """Whatever keeps one caller's backends open between calls: a session's ``ToolState``, or
+    :class:`HeldBackends` for a process with no session (the recall worker)."""
+
+    memory_backends: "MemoryBackends | None"
+
+
+class HeldBackends:
+    """A :class:`BackendsHolder` of its own, for a caller with no session; :meth:`close` releases them."""
+
+    def __init__(self) -> None:
+        self.memory_backends: MemoryBackends | None = None
+
+    def close(self) -> None:
+        if self.memory_backends is not None:
+            self.memory_backends.release()
+
+
+def backends_for(instance: "Instance", config: "Config", state: "BackendsHolder | None" = None) -> MemoryBackends:
     """The backends held in ``state`` (a session's tool state), created on first use."""
     if state is None:  # a one-off caller (a CLI command, a script): nothing to share, close at once
         once = MemoryBackends(instance, config)
@@ -160,7 +177,7 @@ def normalize_applies_to(value: Any) -> list[str]:
 
 
 def write_memory(instance: "Instance", config: "Config", text: str, category: str | None = None,
-                 applies_to: Any = None, state: "ToolState | None" = None) -> dict[str, Any]:
+                 applies_to: Any = None, state: "BackendsHolder | None" = None) -> dict[str, Any]:
     """Append a note, mirror ``wiki/<rest>`` categories to the wiki, index it and link it.
 
     Bad input raises :class:`UsageError` before anything is written.
@@ -202,7 +219,7 @@ def note_files(instance: "Instance", text: str, category: str | None) -> tuple[A
 
 
 def wiki_write(instance: "Instance", config: "Config", path: str, content: str, mode: str = "replace",
-               state: "ToolState | None" = None) -> dict[str, Any]:
+               state: "BackendsHolder | None" = None) -> dict[str, Any]:
     """Write a wiki page, then index it and link its frontmatter tags."""
     page = write_page(instance.wiki_dir, path, content, mode)
     tags = page_tags(page.text)

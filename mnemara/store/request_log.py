@@ -135,9 +135,11 @@ class RequestLog:
         seq = _pick(str(which).strip().lower(), seqs)
         try:
             data = json.loads(self.path_of(seq).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"call {seq} cannot be read ({exc}); it was left as it is") from None
-        return RecordedCall.from_dict(data)
+            if not isinstance(data, dict) or not isinstance(data.get("body"), dict):
+                raise ValueError("not a recorded call: no request body")
+            return RecordedCall.from_dict({**data, "seq": seq})
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise UsageError(f"call {seq} ({self.path_of(seq)}) cannot be read: {exc}; it was left as it is") from None
 
     def previous(self, seq: int) -> int | None:
         """The call kept just before ``seq`` (None when it is the oldest)."""

@@ -22,55 +22,14 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from mnemara.context.tool_state import ToolState as ToolState  # re-exported: where tools used to keep it
 from mnemara.core.mcp_names import SERVER_NAME
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
-    from mnemara.context.manifest import FileTracker
     from mnemara.store.instance import Instance
-    from mnemara.memory.surfaces import MemoryBackends
     from mnemara.store.turns import TurnStore
 
-
-
-@dataclass
-class ToolState:
-    """What one session's tools and turn parts share, each piece created on first use.
-
-    ``file_tracker``: the files the agent Read this session (the file-stat manifest).
-    ``memory_backends``: the session's RAG index and graph handles, set by
-    :func:`mnemara.memory.surfaces.backends_for`, which needs the instance and config.
-    """
-
-    memory_backends: "MemoryBackends | None" = None
-    peer_inbox: Any = None  # the session's PeerInbox, when one is attached (the built-in peer tools)
-    turn_row: int | None = None  # row id of the running turn's user message (provenance of agent notes)
-    _calls: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False)
-    _file_tracker: "FileTracker | None" = field(default=None, repr=False)
-
-    def note_call(self, tool_name: str, tool_input: Any, tool_use_id: str | None) -> None:
-        """Remember a tool call's id as the CLI announces it, for the handler to name (:meth:`take_call`)."""
-        if tool_use_id and isinstance(tool_input, dict):
-            key = (tool_name.rsplit("__", 1)[-1], str(tool_input.get("text", "")))
-            self._calls.setdefault(key, []).append(tool_use_id)
-
-    def take_call(self, tool: str, text: str) -> str | None:
-        """The id of the oldest announced call of ``tool`` with this ``text`` argument, or None."""
-        waiting = self._calls.get((tool, text))
-        return waiting.pop(0) if waiting else None
-
-    def close(self) -> None:
-        """Release what the tools hold open (the graph file), so the next opener finds it closed cleanly."""
-        if self.memory_backends is not None:
-            self.memory_backends.release()
-
-    @property
-    def file_tracker(self) -> "FileTracker":
-        if self._file_tracker is None:
-            from mnemara.context.manifest import FileTracker
-
-            self._file_tracker = FileTracker()
-        return self._file_tracker
 
 
 @dataclass

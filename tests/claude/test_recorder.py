@@ -161,3 +161,14 @@ def test_recording_steps_aside_where_the_relay_would_not_reach_the_api_as_the_cl
             tmp_path, 50, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})  # one recorder, shared by every launch
     finally:
         stop_recorders(tmp_path)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"seq": 1}', '{"body": {}, "usage": 5}', "\udcff"])
+def test_a_hand_edited_call_file_is_refused_in_one_line_and_left_as_it_is(tmp_path, content):
+    log = RequestLog(tmp_path)
+    log.folder.mkdir()
+    path = log.path_of(1)
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    with pytest.raises(UsageError, match="call 1 .* cannot be read") as refused:
+        log.load("last")
+    assert "\n" not in str(refused.value) and path.read_bytes() == content.encode("utf-8", "surrogateescape")

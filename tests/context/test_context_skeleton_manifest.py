@@ -10,7 +10,7 @@ from mnemara.context.manifest import FileTracker
 from mnemara.context.skeleton import read_skeleton, skeleton_of
 from mnemara.core.errors import UsageError
 from mnemara.store.turns import TurnStore
-from mnemara.tools import ToolState
+from mnemara.context.tool_state import ToolState
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -90,3 +90,16 @@ def test_cost_is_an_estimate_for_known_models_only():
     usage = {"input_tokens": 1_000_000, "output_tokens": 1_000_000}
     assert estimated_cost("claude-sonnet-4-6", usage) == 18.0
     assert estimated_cost("claude-scripted", usage) is None and estimated_cost("claude-sonnet-4-6", {}) is None
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                         st.sampled_from(["type", "text", "role", "content", "name", "system", "messages", "tools"]),
+                         inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.dictionaries(st.sampled_from(["system", "messages", "tools", "model", "stream"]), _json, max_size=5))
+def test_property_a_body_of_any_shape_is_labelled_without_failing(body):
+    for block in label_request(body):
+        assert isinstance(block.text, str) and block.tokens >= 0

@@ -13,7 +13,7 @@ from mnemara.store.instance import Instance
 from mnemara.memory.notes import append_note
 from mnemara.memory.status import all_atoms
 from mnemara.testing.ollama import FakeOllama
-from mnemara.tools import ToolState
+from mnemara.context.tool_state import ToolState
 from tests.conftest import run_cli
 
 SECRET = "ZEBRAQUARTZ"

@@ -112,8 +112,8 @@ def test_memory_list_json_filters_and_one_line_per_note() -> None:
     assert listed("ls", "--day", "2030-01-01") == []
     plain = cli("memory", "list", "-i", "ls", "--category", "infra")
     lines = plain.stdout.splitlines()
-    assert lines == [f"{items[0]['id']}  2026-04-27T09:00:00+00:00  infra  superseded  Staging DB is db-stage-01.",
-                     f"{items[1]['id']}  2026-04-27T10:00:00+00:00  infra  active  Staging DB moved to db-stage-02."]
+    assert lines == [f"{items[0]['id']}  2026-04-27T09:00:00+00:00  infra  superseded  Staging DB is db-stage-01.  [by unknown]",
+                     f"{items[1]['id']}  2026-04-27T10:00:00+00:00  infra  active  Staging DB moved to db-stage-02.  [by unknown]"]
 
 
 @pytest.mark.parametrize("args,message", [

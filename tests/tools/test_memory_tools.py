@@ -9,7 +9,7 @@ import pytest
 
 from mnemara.memory.notes import day_files, parse_file
 from mnemara.memory.surfaces import backends_for, write_memory
-from mnemara.tools import ToolState
+from mnemara.context.tool_state import ToolState
 from mnemara.tools import all_specs
 from tests.conftest import ROOT, cli_env
 from tests.memory_support import call, context, corrupt_folder, make_instance
