@@ -170,6 +170,7 @@ def test_history_file_shared_with_prompt_toolkit_both_ways(tmp_path: Path):
     path = tmp_path / ".prompt_history"
     FileHistory(str(path)).store_string("from the repl\nsecond line")
     ours = PromptHistory(path)
+    assert not ours.is_empty() and ours._entries is None, "a first run is told from the size, nothing read"
     assert ours.entries == ["from the repl\nsecond line"]
     ours.add("from the panel")
     assert list(FileHistory(str(path)).load_history_strings()) == ["from the panel", "from the repl\nsecond line"]
