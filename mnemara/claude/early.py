@@ -131,14 +131,13 @@ def command_line(cli: str, prompt_path: str, model: str | None, servers: dict[st
 def sdk_spec(options: Any) -> LaunchSpec | None:
     """What the SDK would start for ``options`` (SDK imported); None when it cannot say."""
     from claude_agent_sdk import __version__
-    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
-    from claude_agent_sdk.types import _configure_can_use_tool
+
+    from mnemara.claude._private import sdk_command
 
     if options.cli_path is None or options.user is not None or options.stderr is None:
         return None  # the SDK would search for the CLI, switch user, or not pipe stderr: not what started early
-    transport = SubprocessCLITransport(prompt="", options=_configure_can_use_tool(options))
     cwd = str(options.cwd) if options.cwd else ""
-    return LaunchSpec(tuple(transport._build_command()), process_env(dict(options.env), cwd, __version__), cwd)
+    return LaunchSpec(tuple(sdk_command(options)), process_env(dict(options.env), cwd, __version__), cwd)
 
 
 @dataclass
