@@ -141,6 +141,11 @@ class RagIndex:
                 raise RagUnavailable(_reason(exc)) from None
         return self._db
 
+    def close(self) -> None:
+        """Let go of the LanceDB connection and its open tables, e.g. before something else rewrites
+        the index folder; the next search or index call opens it again."""
+        self._db = None
+
     def _table_names(self) -> set[str]:
         return set(self._connect().list_tables().tables)
 
