@@ -110,7 +110,7 @@ def test_an_early_cli_whose_key_no_longer_matches_is_never_used(
         if change is _edit_role:
             assert reasons == ["system prompt"] and expected in request.system_text and ROLE not in request.system_text
         elif change is _swap_model:
-            assert reasons[0].startswith("command line") and expected in reasons[0]
+            assert reasons[0] == "command line: --model" and expected not in reasons[0], "flag names, never values"
         else:
             assert reasons[0].startswith(expected)
     finally:
