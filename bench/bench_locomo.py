@@ -206,8 +206,9 @@ def run_mnemara(conv: Conversation, systems: list[str]) -> dict[str, Result]:
 def run_bm25s(conv: Conversation) -> Result:
     import logging
 
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
     import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 
     corpus = [t.text for t in conv.turns]
     retriever = bm25s.BM25()

@@ -45,16 +45,15 @@ def grow_evicted(store: TurnStore, target: int) -> None:
     """Add evicted history (as trims would have left it) until the store holds ``target`` rows."""
     have = store.counts()["stored"]
     body = '[{"text":"' + "lorem ipsum dolor " * 20 + '","type":"text"}]'
-    conn = store._conn
     while have < target:
         n = min(100_000, target - have)
-        with store._lock, store._tx():
+        with store.transaction() as conn:
             conn.executemany(
                 "INSERT INTO turns(role, content, tokens, created_at, evicted) VALUES (?, ?, 90, '2026-01-01T00:00:00Z', 1)",
                 ((("user", "assistant")[i % 2], body) for i in range(n)))
         have += n
     live = [t.id for t in store.live_rows()]
-    with store._lock, store._tx():  # the live window stays the newest rows
+    with store.transaction() as conn:  # the live window stays the newest rows
         for tid in live:
             conn.execute("UPDATE turns SET evicted=1 WHERE id=?", (tid,))
     store.append_many(("user" if i % 2 else "assistant", f"live message {i} " + "lorem " * 30) for i in range(WINDOW))
@@ -104,7 +103,7 @@ def bulk_trim(store: TurnStore, rows: int) -> tuple[float, float, float]:
     store.append_many(("user", f"imported again {i}") for i in range(rows))
     oldest = store.window(WINDOW, 10_000_000).rows[0].id
     t0 = time.perf_counter()
-    with store._lock, store._tx() as conn:
+    with store.transaction() as conn:
         old = conn.execute("UPDATE turns SET evicted=1 WHERE pin_label IS NULL AND evicted=0 AND id < ?", (oldest,)).rowcount
     old_s = time.perf_counter() - t0
     if old != rows:

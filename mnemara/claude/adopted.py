@@ -8,8 +8,8 @@ the process it would have started itself. :class:`AdoptedTransport` speaks to a
 on the loop that connects it, framing stdout into JSON messages as the SDK's
 own subprocess transport does.
 
-Its ``_process`` attribute answers what :mod:`mnemara.claude.process` asks of a
-process (``returncode``, ``kill()``, and ``_transport`` for
+Its ``_process`` attribute answers what :mod:`mnemara.claude._private` reads of the
+SDK's own transport (``returncode``, ``kill()``, and ``_transport`` for
 :func:`~mnemara.claude.process.release_transport`), so the session's pool keeps,
 rewinds and ends an adopted process like any other.
 """

@@ -51,14 +51,30 @@ class LaunchSpec:
         """The first thing that differs from ``other``, named for the debug log (None when equal)."""
         if self.cwd != other.cwd:
             return "working directory"
-        if self.argv != other.argv:
-            mine, theirs = set(self.argv), set(other.argv)
-            return "command line: " + " ".join(sorted((mine ^ theirs)))[:300]
+        if self.argv != other.argv:  # flag names only: a value (an MCP server's env, say) may be a secret
+            if self.argv[:1] != other.argv[:1]:
+                return "command line: the CLI's path"
+            mine_flags, theirs_flags = _flags(self.argv[1:]), _flags(other.argv[1:])
+            names = sorted(k for k in mine_flags.keys() | theirs_flags.keys() if mine_flags.get(k) != theirs_flags.get(k))
+            return "command line: " + (", ".join(names)[:300] or "the order of its arguments")
         if self.env != other.env:
             mine_env, theirs_env = dict(self.env), dict(other.env)
             names = sorted(k for k in mine_env.keys() | theirs_env.keys() if mine_env.get(k) != theirs_env.get(k))
             return "environment: " + ", ".join(names)[:300]  # names only: values may be secrets
         return None
+
+
+def _flags(argv: tuple[str, ...]) -> dict[str, str]:
+    """``--flag`` -> its value (``--flag=value`` or ``--flag value``; "" for a switch)."""
+    out: dict[str, str] = {}
+    for n, item in enumerate(argv):
+        if not item.startswith("--"):
+            continue
+        name, eq, value = item.partition("=")
+        if not eq and n + 1 < len(argv) and not argv[n + 1].startswith("--"):
+            value = argv[n + 1]
+        out[name] = value
+    return out
 
 
 def sdk_version() -> str:
@@ -115,14 +131,13 @@ def command_line(cli: str, prompt_path: str, model: str | None, servers: dict[st
 def sdk_spec(options: Any) -> LaunchSpec | None:
     """What the SDK would start for ``options`` (SDK imported); None when it cannot say."""
     from claude_agent_sdk import __version__
-    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
-    from claude_agent_sdk.types import _configure_can_use_tool
+
+    from mnemara.claude._private import sdk_command
 
     if options.cli_path is None or options.user is not None or options.stderr is None:
         return None  # the SDK would search for the CLI, switch user, or not pipe stderr: not what started early
-    transport = SubprocessCLITransport(prompt="", options=_configure_can_use_tool(options))
     cwd = str(options.cwd) if options.cwd else ""
-    return LaunchSpec(tuple(transport._build_command()), process_env(dict(options.env), cwd, __version__), cwd)
+    return LaunchSpec(tuple(sdk_command(options)), process_env(dict(options.env), cwd, __version__), cwd)
 
 
 @dataclass

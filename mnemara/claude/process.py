@@ -1,6 +1,7 @@
 """The Claude CLI processes a session runs turns on: handles, liveness, rewinding, failure lines.
 
-No SDK import here: these helpers only look at what ``ClaudeSDKClient`` holds.
+No SDK import here: these helpers only look at what ``ClaudeSDKClient`` holds, through
+:mod:`mnemara.claude._private` (the one module that reads the SDK's private names).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from mnemara.claude._private import asyncio_transport, cli_process, control_sender, transport_loop
 from mnemara.core.sync_runner import running_loop
 
 
@@ -83,7 +85,7 @@ async def rewind_conversation(client: Any, message_id: str) -> bool:
     goes through the control channel ``ClaudeSDKClient`` keeps; when that is
     missing or the CLI says no, the answer is False and the process is not reused.
     """
-    send = getattr(getattr(client, "_query", None), "_send_control_request", None)
+    send = control_sender(client)
     if send is None:
         return False
     answer = await send({"subtype": "rewind_conversation", "target_message_uuid": message_id})
@@ -92,13 +94,13 @@ async def rewind_conversation(client: Any, message_id: str) -> bool:
 
 def alive(client: Any) -> bool:
     """Is the CLI process of ``client`` still running (e.g. not killed by a terminal's Ctrl+C)?"""
-    process = getattr(getattr(client, "_transport", None), "_process", None)
+    process = cli_process(client)
     return process is not None and process.returncode is None
 
 
 def hard_kill(client: Any) -> None:
     """Last resort: kill the CLI process of ``client`` directly."""
-    process = getattr(getattr(client, "_transport", None), "_process", None)
+    process = cli_process(client)
     try:
         if process is not None and process.returncode is None:
             process.kill()
@@ -109,8 +111,7 @@ def hard_kill(client: Any) -> None:
 def process_transport(client: Any) -> Any:
     """The asyncio subprocess transport of ``client``'s CLI process (None when there is none).
     Take it before ``disconnect()``, which forgets the SDK transport that leads to it."""
-    process = getattr(getattr(client, "_transport", None), "_process", None)
-    return getattr(process, "_transport", None)
+    return asyncio_transport(cli_process(client))
 
 
 def release_transport(transport: Any) -> None:
@@ -124,7 +125,7 @@ def release_transport(transport: Any) -> None:
     """
     if transport is None or transport.is_closing():
         return
-    loop = getattr(transport, "_loop", None)
+    loop = transport_loop(transport)
     try:
         if loop is None or running_loop() is loop:
             transport.close()

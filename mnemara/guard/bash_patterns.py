@@ -219,8 +219,13 @@ def _redirect_constructs(node: Any) -> list[Construct]:
 _UNESCAPE = re.compile(r"\\(\W)")
 
 
+def names_marker(pattern: re.Pattern[str], marker: str) -> bool:
+    """Whether ``pattern``'s text, regex escapes removed, contains ``marker`` (``>``, ``$(``, ``&`` ...)."""
+    return marker in _UNESCAPE.sub(r"\1", pattern.pattern)
+
+
 def _names(pattern: re.Pattern[str], construct: Construct) -> bool:
-    return construct.marker in _UNESCAPE.sub(r"\1", pattern.pattern)
+    return names_marker(pattern, construct.marker)
 
 
 def match_bash(command: str, patterns: Sequence[re.Pattern[str]]) -> BashMatch:

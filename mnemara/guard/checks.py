@@ -109,8 +109,13 @@ def _literal_prefix(pattern: str) -> str:
 
 def loose_match(pattern: re.Pattern[str]) -> str | None:
     """A probe command with a second command chained on that ``pattern`` alone allows, or None."""
-    from mnemara.guard.bash_patterns import match_bash
+    from mnemara.guard.bash_patterns import match_bash, names_marker
 
+    # Every probe holds a second simple command ('touch x' or 'sh') except '> x', which needs a
+    # pattern naming '>': a pattern matching neither, and not naming '>', allows none of them
+    # (this skips the full parser for the probes with $(...), backticks and newlines).
+    if not (pattern.search("touch x") or pattern.search("sh") or names_marker(pattern, ">")):
+        return None
     base = _literal_prefix(pattern.pattern).rstrip()
     bases = [b for b in dict.fromkeys([base, base + " -l", base + " x", "ls", "echo hi"]) if b.strip()]
     for start in bases:

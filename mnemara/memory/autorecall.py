@@ -147,7 +147,7 @@ class RecallRecord:
                      f"({ev['matched_words']} words)"]
             if "vector_similarity" in ev:
                 parts.append(f"vector similarity {ev['vector_similarity']:.2f}")
-            parts.append(f"rrf {hit['score']}")
+            parts.append(f"fused score {hit['score']}")
             if hit.get("may_conflict_with"):
                 parts.append(f"may conflict with {', '.join(hit['may_conflict_with'])}")
             if hit.get("provenance"):

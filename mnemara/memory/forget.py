@@ -379,7 +379,7 @@ def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, An
         files = sorted({a.file for a in plan.atoms if a.file.parent.name != "archive"})
         files += [root / p for p in plan.wiki_pages]
         rag.catch_up(only=files)
-        rag._db = None
+        rag.close()  # purge_lance rewrites the tables under it
         stats = purge_lance(root / "index", plan.chunk_ids)
         planned = plan.chunks + plan.manual_chunks
         left = sorted(set(planned) & {r["id"] for r in _chunk_rows(root)})

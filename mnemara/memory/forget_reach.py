@@ -82,25 +82,9 @@ def rows_holding(db_path: Path, pattern: re.Pattern[str]) -> list[int]:
 def redact_turns(db_path: Path, ids: list[int], pattern: re.Pattern[str]) -> dict[str, Any]:
     """Redact rows ``ids`` in place, vacuum the file, and say which rows still hold the text."""
     from mnemara.store.turns import TurnStore
-    from mnemara.core.tokens import estimate_blocks
 
-    with TurnStore(db_path) as store:
-        conn = store._conn
-        conn.execute("PRAGMA secure_delete = ON")
-        with store._lock, store._tx() as tx:  # one transaction for all rows
-            for row_id in ids:
-                found = tx.execute("SELECT content, meta FROM turns WHERE id=?", (row_id,)).fetchone()
-                if found is None:
-                    continue
-                content, meta = scrub_json_text(found[0], pattern), scrub_json_text(found[1] or "{}", pattern)
-                try:
-                    tokens = estimate_blocks(json.loads(content))
-                except (TypeError, ValueError, AttributeError):
-                    tokens = 0
-                tx.execute("UPDATE turns SET content=?, meta=?, tokens=? WHERE id=?", (content, meta, tokens, row_id))
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("VACUUM")  # the old page images leave the file
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with TurnStore(db_path) as store:  # one transaction for all rows, then vacuumed
+        store.redact(ids, lambda raw: scrub_json_text(raw, pattern))
     left = rows_holding(db_path, pattern)
     return {"turn_row_ids": list(ids), "left_in_turns": [f"turns.sqlite row {rid}" for rid in left]}
 

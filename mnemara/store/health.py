@@ -11,19 +11,13 @@
 """
 from __future__ import annotations
 
-import functools
 import os
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Protocol
 
 from mnemara.core.errors import StoreUnavailable
 
-if TYPE_CHECKING:
-    from mnemara.store.turns import TurnStore
-
-F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_BUSY_SECONDS = 30.0
 BUSY_ENV = "MNEMARA_STORE_BUSY_SECONDS"  # how long a write waits for another process's lock
 
@@ -50,40 +44,43 @@ def integrity_problem(conn: sqlite3.Connection, path: Path) -> str | None:
             f"or rebuild it (sqlite3 {path.name} '.recover')")
 
 
-def guarded_read(method: F) -> F:
-    """A store read that meets a damaged page raises StoreUnavailable (one line), not a traceback."""
-
-    @functools.wraps(method)
-    def wrapper(store: TurnStore, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(store, *args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            raise WriteTx(store)._unavailable(exc) from None
-
-    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy cannot see it
-
-
 def _is_lock(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
-class WriteTx:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` on a store, turning lock and damage errors into StoreUnavailable."""
+class StoreFile(Protocol):
+    """What a write transaction needs to know of the store it writes to."""
 
-    def __init__(self, store: TurnStore) -> None:
+    path: Path
+    damaged: str | None
+
+    @property
+    def closed(self) -> bool: ...
+
+
+def unavailable(store: StoreFile, conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreUnavailable:
+    """The one-line error a failed read or write of ``store`` (through ``conn``) means: closed,
+    locked by another process, or damaged (checked once, then every later write is refused)."""
+    if store.closed:  # closed by its owner: the file is fine, say nothing of damage
+        return StoreUnavailable(f"{store.path}: this store is closed (its session was closed)")
+    if _is_lock(exc):
+        return StoreUnavailable(f"{store.path} is locked by another process ({exc}, waited {busy_seconds():g} s)")
+    if store.damaged is None:
+        store.damaged = integrity_problem(conn, store.path)
+    return StoreUnavailable(store.damaged or f"{store.path}: {exc}")
+
+
+class WriteTx:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` on a store's connection, turning lock and damage errors into
+    StoreUnavailable."""
+
+    def __init__(self, store: StoreFile, conn: sqlite3.Connection) -> None:
         self.store = store
-        self.conn = store._conn
+        self.conn = conn
 
     def _unavailable(self, exc: sqlite3.Error) -> StoreUnavailable:
-        if getattr(self.store, "_closed", False):  # closed by its owner: the file is fine, say nothing of damage
-            return StoreUnavailable(f"{self.store.path}: this store is closed (its session was closed)")
-        if _is_lock(exc):
-            return StoreUnavailable(f"{self.store.path} is locked by another process ({exc}, waited "
-                                    f"{busy_seconds():g} s)")
-        if self.store.damaged is None:
-            self.store.damaged = integrity_problem(self.conn, self.store.path)
-        return StoreUnavailable(self.store.damaged or f"{self.store.path}: {exc}")
+        return unavailable(self.store, self.conn, exc)
 
     def __enter__(self) -> sqlite3.Connection:
         if self.store.damaged is not None:

@@ -12,6 +12,7 @@ This module knows paths and names only; it imports nothing heavy.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from mnemara.core.debuglog import instance_logger
 from mnemara.core.errors import InstanceBusy, InstanceExists, InstanceNotFound, UsageError
 from mnemara.core.fsutil import (
     PRIVATE_DIR,
@@ -87,6 +89,12 @@ class Instance:
     @property
     def debug_log_path(self) -> Path:
         return self.root / "debug.log"
+
+    @property
+    def logger(self) -> logging.Logger:
+        """This instance's logger: what it logs is written to :attr:`debug_log_path` as JSON lines, and
+        reaches any handler an embedder adds (:mod:`mnemara.core.debuglog` says how)."""
+        return instance_logger(self.debug_log_path)
 
     @property
     def prompt_history_path(self) -> Path:

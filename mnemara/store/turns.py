@@ -16,19 +16,23 @@ the first trim after a bulk import is a bounded step, not one huge update.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Protocol, TypeVar
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import StoreError, UsageError
 from mnemara.core.fsutil import LinkRefused, check_sqlite_files, touch_private
-from mnemara.store.health import WriteTx, busy_seconds, guarded_read, integrity_problem
+from mnemara.store.health import WriteTx, busy_seconds, integrity_problem, unavailable
+from mnemara.store.redaction import rewrite_rows, squeeze_out_old_pages
 from mnemara.store.rows import decode_meta, decode_row_parts
 from mnemara.store.schema import MIGRATIONS, statements
 from mnemara.core.tokens import estimate_blocks
@@ -152,6 +156,22 @@ class WindowCaps(Protocol):
     def preserve_compressed_reads(self) -> bool: ...
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded_read(method: F) -> F:
+    """A store read that meets a damaged page raises StoreUnavailable (one line), not a traceback."""
+
+    @functools.wraps(method)
+    def wrapper(store: TurnStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(store, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise unavailable(store, store._conn, exc) from None
+
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy cannot see it
+
+
 class TurnStore:
     """Thread-safe access to one ``turns.sqlite``. Every call is its own transaction."""
 
@@ -245,8 +265,37 @@ class TurnStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran (every later read or write says so in one line)."""
+        return self._closed
+
     def _tx(self) -> WriteTx:
-        return WriteTx(self)
+        return WriteTx(self, self._conn)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``) under the store's lock, for
+        writes that land together or not at all: an exception inside rolls them all back. Waiting
+        too long for another process's lock, or a damaged file, raises StoreUnavailable."""
+        with self._lock, self._tx() as conn:
+            yield conn
+
+    def redact(self, ids: Iterable[int], rewrite: Callable[[str], str]) -> list[int]:
+        """Rewrite rows ``ids`` in place: their raw ``content`` and ``meta`` JSON go through ``rewrite``
+        (text in, text out; it must return JSON), in one transaction with tokens recounted. Then the
+        file is vacuumed with ``secure_delete`` on, so the old text is gone from the database and its
+        WAL, not just unlinked. Returns the ids that existed (evicted, pinned and damaged rows too)."""
+        with self._lock:
+            secure = self._conn.execute("PRAGMA secure_delete").fetchone()[0]
+            self._conn.execute("PRAGMA secure_delete = ON")
+            try:
+                with self.transaction() as conn:
+                    found = rewrite_rows(conn, ids, rewrite)
+                squeeze_out_old_pages(self._conn)
+            finally:
+                self._conn.execute(f"PRAGMA secure_delete = {int(secure)}")
+        return found
 
     # -- writing ------------------------------------------------------------------
     def append(

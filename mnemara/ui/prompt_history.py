@@ -36,6 +36,20 @@ class PromptHistory:
             self._entries = self._load()
         return self._entries
 
+    def is_empty(self) -> bool:
+        """No earlier message (a first run): answered from the file's size, without reading it."""
+        if self._entries is not None:
+            return not self._entries
+        try:
+            check_no_links(self.path)
+            return os.stat(self.path).st_size == 0
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            self._refuse("read", exc)
+            self._entries = []
+            return True
+
     def _load(self) -> list[str]:
         entries: list[str] = []
         lines: list[str] = []

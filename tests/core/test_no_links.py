@@ -169,18 +169,53 @@ def _graph(inst: Instance) -> object:
     return Graph(inst.graph_dir).add_node("Thing")
 
 
+def _spool(inst: Instance) -> object:
+    from mnemara.store.spool import Spool
+
+    Spool(inst.root).add("user", [{"type": "text", "text": "hi"}])
+    return None
+
+
+def _status(inst: Instance) -> object:
+    from mnemara.memory.status import StatusBook
+
+    StatusBook.load(inst.memory_dir).save()
+    return None
+
+
+def _export(inst: Instance) -> object:
+    from mnemara.context.exchange import export_markdown, write_export
+
+    write_export(inst.root / "exports" / "session.md", export_markdown([], Config(), inst.name))
+    return None
+
+
+def _index(inst: Instance) -> object:
+    from mnemara.memory.search.rag import RagIndex
+
+    return RagIndex.for_instance(inst, Config(rag_embedder="none")).index_text("a note")
+
+
 #: writer, the file it writes (relative to the instance), the error it raises
 WRITERS = [
     (_config, "config.json", OSError),
     (_permissions, "permissions.json", OSError),
     (_debug_log, "debug.log", None),  # logging never raises: the line is dropped
     (_wiki, "wiki/ops/runbook.md", Exception),  # the wiki resolves its pages and refuses links itself
-    (_proposal, "role_proposals", OSError),
+    (_proposal, "role_proposals", OSError),  # the folder itself links elsewhere
     (_unsent, "unsent.json", OSError),
     (_run_lock, ".run.lock", OSError),
     (_turns, "turns.sqlite-wal", Exception),
     (_graph, "graph/graph.kuzu", Exception),
+    (_spool, "spool.jsonl", OSError),
+    (_status, "memory/status.json", OSError),
+    (_export, "exports/session.md", OSError),
+    (_index, "index", Exception),  # the folder itself links elsewhere
 ]
+
+
+#: What the link's target holds when its writer reads the file first (so it gets as far as writing).
+VICTIM_CONTENT = {"memory/status.json": '{"atoms": {}}\n', "exports/session.md": "<!-- mnemara-export v1 -->\n"}
 
 
 @pytest.mark.parametrize("writer,relative,error", WRITERS, ids=[w[1] for w in WRITERS])
@@ -188,24 +223,26 @@ def test_instance_writers_refuse_a_planted_link(writer: Callable[[Instance], obj
                                                 error: type[BaseException] | None, bashrc: Path, tmp_path: Path) -> None:
     inst, _ = make_instance()
     link = inst.root / relative
-    if relative == "role_proposals":  # the folder itself links elsewhere
+    if relative in ("role_proposals", "index"):  # the folder itself links elsewhere
         target = tmp_path / "outside"
         target.mkdir()
         for child in link.iterdir():
             child.unlink()
         link.rmdir()
         link.symlink_to(target)
-        with pytest.raises(OSError, match="symbolic link"):
+        with pytest.raises(error, match="symbolic link"):
             writer(inst)
         assert list(target.iterdir()) == []
         return
+    victim_text = VICTIM_CONTENT.get(relative, VICTIM_TEXT)
+    bashrc.write_text(victim_text)
     _plant(link, bashrc)
     if error is None:
         writer(inst)
     else:
         with pytest.raises(error, match="symbolic link|symlink"):
             writer(inst)
-    assert bashrc.read_text() == VICTIM_TEXT
+    assert bashrc.read_text() == victim_text
 
 
 def test_the_prompt_history_falls_back_to_memory_when_linked(bashrc: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from mnemara.core import events as ev
+from mnemara.claude._private import cli_process
 from mnemara.claude.process import process_transport
 from mnemara.core.config import update_config
 from mnemara.testing.scripted_api import reply, text, tool_use
@@ -73,7 +74,7 @@ def _closing_kills_the_kept_process_instead_of_draining_it(session: Any) -> None
 
     kept = session.pool.spare
     assert kept is not None and kept.turns_served >= 1
-    process = kept.client._transport._process
+    process = cli_process(kept.client)
     transport = process_transport(kept.client)
     assert transport is not None and not transport.is_closing()
     session.close()
@@ -135,7 +136,7 @@ def _a_close_that_runs_out_of_time_kills_the_processes_and_returns(session: Any,
 
     kept = session.pool.spare
     assert kept is not None
-    pid = kept.client._transport._process.pid
+    pid = cli_process(kept.client).pid
 
     async def never_ends() -> None:  # a machine too loaded to end the processes politely in time
         await asyncio.Event().wait()

@@ -15,6 +15,7 @@ from mnemara.claude import early as early_mod
 from mnemara.claude.adopted import AdoptedTransport
 from mnemara.claude.early import process_env, start_early
 from mnemara.core.config import update_config
+from mnemara.claude._private import cli_process
 from mnemara.store.instance import Instance
 from mnemara.session.agent import AgentSession
 from mnemara.testing.scripted_api import reply
@@ -101,7 +102,7 @@ def test_an_early_cli_whose_key_no_longer_matches_is_never_used(
     try:
         assert early.process.poll() is not None, "the early process was killed, not kept"
         assert not isinstance(handle.client._transport, AdoptedTransport), "the turn ran on a CLI of its own"
-        assert handle.client._transport._process.pid != early.process.pid
+        assert cli_process(handle.client).pid != early.process.pid
         assert not events(inst, "early_cli_adopted")
         reasons = [e["reason"] for e in events(inst, "early_cli_unused")]
         assert len(reasons) == 1, reasons
@@ -109,7 +110,7 @@ def test_an_early_cli_whose_key_no_longer_matches_is_never_used(
         if change is _edit_role:
             assert reasons == ["system prompt"] and expected in request.system_text and ROLE not in request.system_text
         elif change is _swap_model:
-            assert reasons[0].startswith("command line") and expected in reasons[0]
+            assert reasons[0] == "command line: --model" and expected not in reasons[0], "flag names, never values"
         else:
             assert reasons[0].startswith(expected)
     finally:
@@ -166,7 +167,7 @@ def test_process_env_is_the_environment_the_sdk_gives_its_cli(inst: Instance, sc
 
     session, handle = first_turn(inst, None, scripted_api)
     try:
-        pid = handle.client._transport._process.pid
+        pid = cli_process(handle.client).pid
         raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         actual = dict(item.decode().split("=", 1) for item in raw if b"=" in item)
         options = session.launcher.options({"type": "file", "path": "unused"}, [])
@@ -193,7 +194,7 @@ def test_every_cli_runs_in_a_session_of_its_own(inst: Instance, scripted_api: An
     assert early is not None
     session, handle = first_turn(inst, early, scripted_api, cwd=str(inst.root))  # not adopted: a fresh CLI
     try:
-        pids = {"early": early.process.pid, "fresh": handle.client._transport._process.pid}
+        pids = {"early": early.process.pid, "fresh": cli_process(handle.client).pid}
         assert early.process.poll() is not None and pids["early"] != pids["fresh"]
         stat = Path(f"/proc/{pids['fresh']}/stat").read_text()
         fields = stat[stat.rindex(")") + 2:].split()  # state ppid pgrp session ...

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mnemara.core import events as ev
+from mnemara.claude._private import cli_process
 from mnemara.core.config import update_config
 from mnemara.core.debuglog import read_events
 from mnemara.memory.notes import day_files, parse_file
@@ -251,7 +252,7 @@ async def _crashed_cli_gives_one_error(api, session) -> None:
 
     before = len(session.store.history())
     task, seen = await _slow_turn_seen_streaming(session, api, "crash please")
-    process = session.pool.active.client._transport._process  # the CLI serving this turn
+    process = cli_process(session.pool.active.client)  # the CLI serving this turn
     os.kill(process.pid, signal.SIGKILL)
     await asyncio.wait_for(task, 30)
     errors = [e for e in seen if isinstance(e, ev.ErrorEvent)]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from mnemara.claude._private import cli_process
 from mnemara.store.instance import Instance
 from mnemara.session.agent import AgentSession
 from mnemara.testing.scripted_api import reply
@@ -19,7 +20,7 @@ async def test_the_panel_starts_the_first_cli_before_the_first_message(scripted_
     async with app.run_test(size=(110, 34)) as pilot:
         spare = await wait_for(pilot, lambda: session.pool.spare, what="the prewarmed CLI")
         await wait_for(pilot, lambda: spare.ready.done(), what="the prewarmed CLI to connect")
-        process = spare.client._transport._process
+        process = cli_process(spare.client)
         app.chat_input.focus()
         await type_text(pilot, "hello")
         await pilot.press("ctrl+s")
@@ -27,7 +28,7 @@ async def test_the_panel_starts_the_first_cli_before_the_first_message(scripted_
         assert session.stats == {"spare_used": 1, "fresh_started": 0, "reused": 0}
         assert "warm answer" in app.chat_log.plain_text()
         kept = session.pool.spare  # the same process, kept for the next turn
-        assert kept is spare and kept.client._transport._process is process
+        assert kept is spare and cli_process(kept.client) is process
         await app.action_quit_panel()
     await session.aclose()
     assert process.returncode is not None  # the unused process was ended with the panel
@@ -58,7 +59,7 @@ async def test_the_panel_prewarms_with_the_cli_started_before_its_imports(script
     async with app.run_test(size=(110, 34)) as pilot:
         spare = await wait_for(pilot, lambda: session.pool.spare, what="the prewarmed CLI")
         await wait_for(pilot, lambda: spare.ready.done(), what="the prewarmed CLI to connect")
-        assert spare.client._transport._process.pid == early.process.pid, "the panel adopted the early CLI"
+        assert cli_process(spare.client).pid == early.process.pid, "the panel adopted the early CLI"
         app.chat_input.focus()
         await type_text(pilot, "hello")
         await pilot.press("ctrl+s")

@@ -281,3 +281,13 @@ def test_two_processes_indexing_at_once_lose_nothing(tmp_path: Path) -> None:
         hits = rag.query(word, k=1)["hits"]
         assert hits and word in hits[0]["text"], word
     assert rag.status()["by_kind"] == {"memory": 3 + 30, "wiki": 1, "manual": 15}
+
+
+def test_close_lets_go_of_the_index_and_the_next_query_opens_it_again(tmp_path: Path) -> None:
+    seeded(tmp_path)
+    rag = RagIndex(tmp_path)
+    assert rag.query("blue green switch")["hits"][0]["category"] == "decision"
+    rag.close()
+    rag.close()  # twice is fine
+    append_note(tmp_path / "memory", "The kraken cluster pages on-call at 3am", "ops")
+    assert "kraken" in rag.query("kraken")["hits"][0]["text"]

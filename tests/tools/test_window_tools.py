@@ -38,7 +38,7 @@ def _rows(ctx, n=6):
 
 def test_selectors_keep_recent_older_than_segment_and_pins(ctx):
     ids = _rows(ctx)
-    with ctx.store._lock, ctx.store._tx() as conn:  # make the first three rows two days old
+    with ctx.store.transaction() as conn:  # make the first three rows two days old
         conn.execute("UPDATE turns SET created_at='2020-01-01T00:00:00+00:00' WHERE id IN (?,?,?)", ids[:3])
     ctx.store.pin(ids[0], "keep")
     out = H["evict_older_than"](ctx, {"older_than": "1d", "keep_recent": 1})

@@ -170,6 +170,7 @@ def test_history_file_shared_with_prompt_toolkit_both_ways(tmp_path: Path):
     path = tmp_path / ".prompt_history"
     FileHistory(str(path)).store_string("from the repl\nsecond line")
     ours = PromptHistory(path)
+    assert not ours.is_empty() and ours._entries is None, "a first run is told from the size, nothing read"
     assert ours.entries == ["from the repl\nsecond line"]
     ours.add("from the panel")
     assert list(FileHistory(str(path)).load_history_strings()) == ["from the panel", "from the repl\nsecond line"]
@@ -312,6 +313,33 @@ async def test_log_follows_until_scrolled_up_then_shows_the_marker_and_end_jumps
         app.chat_input.move_cursor((0, 0))
         await pilot.press("end")  # no marker: End is the input's own key again
         assert app.chat_input.cursor_location == (0, 3) and app.chat_input.text == "abc"
+
+
+async def test_pageup_right_after_new_output_is_not_undone_by_the_follow_scroll(make_app):
+    """A scroll down queued by new output used to run after a PageUp pressed at once, taking the view
+    back down (and following again): seen in tmux with an answer streaming."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = app.chat_log
+        for n in range(60):
+            app.say(f"line {n}")
+        await pilot.pause()
+        for n in range(5):
+            app.say(f"streamed {n}")  # queues the follow scroll
+            app.action_scroll_log(-1)  # PageUp before that scroll ran
+            await pilot.pause()
+            assert not log.following and log.scroll_y < log.max_scroll_y - 1, n
+            app.action_scroll_log(1)
+            app.action_scroll_log(1)
+            app.action_scroll_log(1)
+            await pilot.pause()
+            assert log.following, "PageDown to the bottom follows again"
+        app.action_scroll_log(-1)
+        await pilot.pause()
+        app.say("more")
+        await pilot.pause()
+        assert log.marker_shown
 
 
 async def test_the_log_takes_the_keyboard_expands_a_result_and_copies_it(make_app, monkeypatch, tmp_path):

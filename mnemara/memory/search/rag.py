@@ -141,6 +141,11 @@ class RagIndex:
                 raise RagUnavailable(_reason(exc)) from None
         return self._db
 
+    def close(self) -> None:
+        """Let go of the LanceDB connection and its open tables, e.g. before something else rewrites
+        the index folder; the next search or index call opens it again."""
+        self._db = None
+
     def _table_names(self) -> set[str]:
         return set(self._connect().list_tables().tables)
 
@@ -490,11 +495,7 @@ class RagIndex:
                     hits.setdefault(row["id"], _hit(row))["score"] = 0.0
             ranking.apply_neighbours(hits, timeline, weights.neighbour)
         ordered = [h for h in ranking.ordered(hits.values()) if h["channels"] or h["score"] > 0]
-        # a few hits past the k-th are looked at too: a newer note that may correct one of the k
-        # best is added beside it (both flagged), never in its place (counted among the hits a
-        # channel found: a neighbour in between does not shorten the reach)
-        answer: dict[str, Any] = {"ok": True, "hits": ranking.first_found(ordered, k + min(k, RECENCY_MARGIN)),
-                                  "fusion": ranking.RULE,
+        answer: dict[str, Any] = {"ok": True, "fusion": ranking.RULE,
                                   "channels": ["keyword"] + (["vector"] if with_vector else []),
                                   "weights": weights.as_dict(), "weights_from": why}
         if window:
@@ -503,7 +504,13 @@ class RagIndex:
             answer["degraded"] = degraded
         elif degraded:
             answer["note"] = degraded
-        answer["hits"] = best_with_conflicts(answer["hits"], k)
+        # a few hits past the k-th are looked at too: a newer note that may correct one of the k
+        # best is added beside it (both flagged), never in its place. Only hits a channel found are
+        # compared (a neighbour keeps its place and does not shorten the reach).
+        head = ranking.first_found(ordered, k + min(k, RECENCY_MARGIN))
+        found = [h for h in head if h["channels"]]
+        checked = best_with_conflicts(found, sum(1 for h in head[:k] if h["channels"]))
+        answer["hits"] = ranking.keep_neighbour_slots(head[:k], checked)
         return answer
 
     def _weights(self, with_vector: bool) -> tuple[ranking.Weights, str]:

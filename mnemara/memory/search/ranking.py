@@ -222,6 +222,15 @@ def first_found(hits: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
     return list(hits)
 
 
+def keep_neighbour_slots(top: list[dict[str, Any]], checked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``top`` with its channel hits replaced, in order, by ``checked`` (the conflict-checked list of
+    channel hits); neighbour-only hits keep their slots and whatever ``checked`` adds comes last."""
+    rest = iter(checked)
+    out = [hit if not hit["channels"] else next(rest, hit) for hit in top]
+    seen = {id(h) for h in out}
+    return out + [h for h in rest if id(h) not in seen]
+
+
 def ordered(hits: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Best first; ties by keyword rank, then id. Scores are rounded for the receipt."""
     out = list(hits)

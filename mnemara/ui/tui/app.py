@@ -472,6 +472,7 @@ class MnemaraApp(PanelKeys, App[None]):
 
     def action_scroll_log(self, direction: int) -> None:
         if direction < 0:
+            self.chat_log.stop_following()
             self.chat_log.scroll_page_up(animate=False)
         else:
             self.chat_log.scroll_page_down(animate=False)

@@ -35,7 +35,7 @@ class PanelKeys:
         field.prompt_history = app.history
         field.completer = lambda before: complete(app.session, before)
         field.set_send_key(app.bridge.config.send_key)
-        if app.tour is None and not app.chat_log.entries and not app.history.entries:
+        if app.tour is None and not app.chat_log.entries and app.history.is_empty():
             app.say(FIRST_RUN_KEYS.format(keys=describe(field.send_key)))
         app._say_history_problem()
 

@@ -27,9 +27,9 @@ from mnemara.commands.complete import Completion
 from mnemara.ui.prompt_history import PromptHistory
 from mnemara.ui.text.readable import terminal_safe
 
-PLACEHOLDERS = {
-    "ctrl+s": "Message or /command — Enter: newline · Ctrl+S: send · ↑: earlier · Tab: complete · /help",
-    "enter": "Message or /command — Enter: send · Alt+Enter or Ctrl+J: newline · ↑: earlier · Tab: complete · /help",
+PLACEHOLDERS = {  # one line of an 80-column input
+    "ctrl+s": "Message or /command · Ctrl+S: send · Enter: newline · ↑ earlier · Tab",
+    "enter": "Message or /command · Enter: send · Alt+Enter: newline · ↑ earlier · Tab",
 }
 HINT_SHOWN = 12  # candidates listed under the input
 HINT_CHARS = 24  # of each candidate's hint in the list

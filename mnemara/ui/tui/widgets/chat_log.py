@@ -325,10 +325,24 @@ class ChatLog(ScrollView, can_focus=True):
         grew = self._height > self.virtual_size.height
         self.virtual_size = Size(self._width, self._height)
         if follow:
-            self.scroll_end(animate=False, immediate=False, x_axis=False)
+            self.call_after_refresh(self._follow_end)
         elif grew and not self._at_bottom():
             self.unseen = True
         self.refresh()
+
+    def _follow_end(self) -> None:
+        """The deferred scroll down after new output, unless the user scrolled up meanwhile: a scroll
+        queued before a PageUp or a wheel turn must not take the view back down."""
+        if self.following:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def stop_following(self) -> None:
+        """The user scrolls up (PageUp, the wheel): stop following now, before that scroll is applied."""
+        if self.scroll_y > 0:
+            self.following = False
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.stop_following()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         """Scrolling up stops following; reaching the bottom again follows (and drops the marker)."""
