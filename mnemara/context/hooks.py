@@ -10,22 +10,23 @@ Its system-prompt extra appends the file-stat manifest to the system prompt when
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mnemara.core.debuglog import log_event
 from mnemara.core.turn_parts import TurnPart
 
 if TYPE_CHECKING:
+    from mnemara.core.turn_parts import PartHost, TurnHost
     from mnemara.context.eviction import EvictionResult
 
 
-def _log(session: Any, result: EvictionResult) -> None:
+def _log(session: TurnHost, result: EvictionResult) -> None:
     if result.rows:
         log_event(session.instance.debug_log_path, "eviction", strategy=result.strategy, rows=result.rows,
                   tokens_freed=result.tokens_freed, row_ids=result.row_ids[:1000], by="auto")
 
 
-def after_turn(session: Any, assistant_row_id: int) -> None:
+def after_turn(session: TurnHost, assistant_row_id: int) -> None:
     """The post-turn hook: track Reads, then the opt-in automatic evictions."""
     from mnemara.context.compress import compress_repeated_reads  # after the first answer, not before it
     from mnemara.context.eviction import evict_write_pairs, has_write_tool
@@ -39,7 +40,7 @@ def after_turn(session: Any, assistant_row_id: int) -> None:
         _log(session, compress_repeated_reads(session.store, protect=cfg.preserve_compressed_reads))
 
 
-def manifest_extra(session: Any) -> str:
+def manifest_extra(session: TurnHost) -> str:
     """The system-prompt extra: the file-stat manifest, when enabled and any file was Read."""
     if not session.config.file_stat_manifest_enabled:
         return ""
@@ -51,14 +52,14 @@ class ContextDiscipline(TurnPart):
 
     name = "context"
 
-    def after_turn(self, host: Any, assistant_row_id: int) -> None:
+    def after_turn(self, host: TurnHost, assistant_row_id: int) -> None:
         after_turn(host, assistant_row_id)
 
-    def system_prompt_extra(self, host: Any) -> str:
+    def system_prompt_extra(self, host: TurnHost) -> str:
         return manifest_extra(host)
 
 
-def install(session: Any) -> ContextDiscipline:
+def install(session: PartHost) -> ContextDiscipline:
     """Add the context part to ``session`` (once)."""
     for part in session.parts:
         if isinstance(part, ContextDiscipline):

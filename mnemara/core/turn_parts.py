@@ -34,26 +34,39 @@ class TurnHost(Protocol):
 class TurnPart:
     """Base class of a part of every turn; each hook does nothing unless overridden."""
 
+    # (the hooks below take the narrow TurnHost, not the session: a part sees only what it may use)
+
     name = "part"
 
-    def system_prompt_extra(self, host: Any) -> str:
+    def system_prompt_extra(self, host: TurnHost) -> str:
         """Text appended to the role doc in the system prompt ('' for none)."""
         return ""
 
-    def turn_context(self, host: Any, text: str) -> str:
+    def turn_context(self, host: TurnHost, text: str) -> str:
         """An extra text block sent with this turn's message only, never stored ('' for none)."""
         return ""
 
-    def answer_meta(self, host: Any, text: str) -> dict[str, Any]:
+    def answer_meta(self, host: TurnHost, text: str) -> dict[str, Any]:
         """Fields stored in the meta of the answer row when the turn with message ``text`` completes
         (not when it fails or is interrupted); {} for none."""
         return {}
 
-    def after_turn(self, host: Any, assistant_row_id: int) -> None:
+    def after_turn(self, host: TurnHost, assistant_row_id: int) -> None:
         """Called once the turn's assistant row is stored and the window trimmed."""
 
     def config_changed(self, config: Config) -> None:
         """Called when the session's live config changes (``update_config``, a reload)."""
+
+
+P = TypeVar("P", bound=TurnPart)
+
+
+class PartHost(TurnHost, Protocol):
+    """A session a part is installed on: its parts, and adding one."""
+
+    parts: list[TurnPart]
+
+    def add_part(self, part: P) -> P: ...
 
 
 T = TypeVar("T")

@@ -52,6 +52,7 @@ BLOCK_OPEN = ('<recalled_memory source="auto-recall" note="notes from this agent
 BLOCK_CLOSE = "</recalled_memory>"
 
 if TYPE_CHECKING:
+    from mnemara.core.turn_parts import PartHost, TurnHost
     from mnemara.memory.recall_worker import RecallWorker
 
 Idf = Callable[[str], float]
@@ -186,10 +187,10 @@ class AutoRecall(TurnPart):
         #: When set (``mnemara run``), recalls run in this child process (:mod:`mnemara.memory.recall_worker`).
         self.worker: RecallWorker | None = None
 
-    def turn_context(self, host: Any, text: str) -> str:
+    def turn_context(self, host: TurnHost, text: str) -> str:
         return self(host, text)
 
-    def __call__(self, session: Any, message: str) -> str:
+    def __call__(self, session: TurnHost, message: str) -> str:
         cfg = session.config
         if not getattr(cfg, "auto_recall", False):
             self.last = None
@@ -198,7 +199,7 @@ class AutoRecall(TurnPart):
         self.last = record
         return record.block
 
-    def run(self, session: Any, message: str) -> RecallRecord:
+    def run(self, session: TurnHost, message: str) -> RecallRecord:
         started = time.perf_counter()
         record = self.worker.recall(message) if self.worker is not None and not self.worker.failed else None
         where = "worker"
@@ -208,7 +209,7 @@ class AutoRecall(TurnPart):
         return self._finish(session, record, started, where)
 
     @staticmethod
-    def _finish(session: Any, record: RecallRecord, started: float, where: str = "session") -> RecallRecord:
+    def _finish(session: TurnHost, record: RecallRecord, started: float, where: str = "session") -> RecallRecord:
         record.latency_ms = (time.perf_counter() - started) * 1000
         log_event(session.instance.debug_log_path, "auto_recall", process=where,
                   injected=[h["id"] for h in record.injected],
@@ -281,9 +282,6 @@ def _entry(hit: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def install(session: Any) -> AutoRecall:
-    """Attach auto-recall to a session (it does nothing while ``auto_recall`` is false)."""
-    hook = AutoRecall()
-    session.auto_recall = hook
-    session.add_part(hook)
-    return hook
+def install(session: PartHost) -> AutoRecall:
+    """Attach auto-recall to a session (it does nothing while ``auto_recall`` is false); returns it."""
+    return session.add_part(AutoRecall())

@@ -22,6 +22,11 @@ then on (today's way): a turn never fails because of the worker.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mnemara.core.turn_parts import PartHost
+
 import json
 import os
 import select
@@ -115,10 +120,14 @@ class RecallWorker:
                 process.stdout.close()
 
 
-def attach(session: Any) -> RecallWorker:
-    """Give ``session``'s auto-recall a worker (started on its first recall); the caller closes it."""
+def attach(session: PartHost) -> RecallWorker:
+    """Give ``session``'s auto-recall part a worker (started on its first recall); the caller closes it."""
+    from mnemara.memory.autorecall import AutoRecall
+
     worker = RecallWorker(session.instance.root, session.instance.debug_log_path)
-    session.auto_recall.worker = worker
+    for part in session.parts:
+        if isinstance(part, AutoRecall):
+            part.worker = worker
     return worker
 
 

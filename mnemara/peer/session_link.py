@@ -17,13 +17,24 @@ from __future__ import annotations
 
 from mnemara.core.errors import MnemaraError
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from mnemara.peer.inbox import Deliver, PeerInbox
 from mnemara.core.turn_parts import TurnPart
 
 if TYPE_CHECKING:
-    from mnemara.session.agent import AgentSession
+    from collections.abc import AsyncIterator
+
+    from mnemara.core import events as ev
+    from mnemara.core.turn_parts import PartHost, TurnHost
+
+    class PeerHost(PartHost, Protocol):
+        """What the inbox uses of the session it feeds: its parts, whether it is busy, a turn."""
+
+        busy: bool
+        peer_inbox: PeerInbox | None
+
+        def aturn(self, text: str) -> AsyncIterator[ev.Event]: ...
 
 
 DELIVERED = "peer_delivered"  # the answer row's meta key listing the peer messages its turn carried
@@ -36,7 +47,7 @@ class PeerTurnFailed(MnemaraError):
 EventSink = Callable[[Any], Any]
 
 
-def session_deliverer(session: "AgentSession", on_event: EventSink | None = None,
+def session_deliverer(session: "PeerHost", on_event: EventSink | None = None,
                       on_turn: Callable[[str], EventSink | None] | None = None) -> Deliver:
     """A ``deliver(text)`` that runs one turn on ``session`` and raises if it did not complete.
 
@@ -69,7 +80,7 @@ def session_deliverer(session: "AgentSession", on_event: EventSink | None = None
     return deliver
 
 
-def attach_inbox(session: "AgentSession", *, deliver: Deliver | None = None,
+def attach_inbox(session: "PeerHost", *, deliver: Deliver | None = None,
                  on_event: EventSink | None = None, on_turn: Callable[[str], EventSink | None] | None = None,
                  is_idle: Callable[[], bool] | None = None, **kwargs: Any) -> PeerInbox | None:
     """Build the session's inbox from its config and expose it as ``session.peer_inbox``.
@@ -112,7 +123,7 @@ class InboxPart(TurnPart):
     def __init__(self, inbox: PeerInbox) -> None:
         self.inbox = inbox
 
-    def answer_meta(self, host: Any, text: str) -> dict[str, Any]:
+    def answer_meta(self, host: TurnHost, text: str) -> dict[str, Any]:
         """The keys of the peer messages this turn carries (NATS), stored with its answer: a message
         that comes again (its ack lost in a crash) is then acknowledged without a second turn."""
         flight = self.inbox.in_flight
@@ -120,7 +131,7 @@ class InboxPart(TurnPart):
             return {DELIVERED: list(flight.keys)}
         return {}
 
-    def after_turn(self, host: Any, assistant_row_id: int) -> None:
+    def after_turn(self, host: TurnHost, assistant_row_id: int) -> None:
         self.inbox.wake()  # messages that arrived during the turn go out as soon as it is idle
 
     def config_changed(self, config: Any) -> None:

@@ -49,7 +49,7 @@ import asyncio
 import concurrent.futures
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,7 +81,7 @@ from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.tools import ToolContext
 from mnemara.context.transcript import build_user_content
 from mnemara.context.window_leave import left_line
-from mnemara.core.turn_parts import TurnPart, call_each
+from mnemara.core.turn_parts import P, TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
 from mnemara.session.state import RunningTurn
 from mnemara.session.stream import exchange
@@ -127,6 +127,7 @@ class AgentSession:
         #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
         self.warn_to_stderr = True
         self.busy = False
+        self.shown_code_blocks: list[str] | None = None  # set by a UI that numbers code blocks (/copy N)
         self.post_turn_hooks: list[Callable[[AgentSession, int], None]] = []
         self.system_prompt_extras: list[Callable[[AgentSession], str]] = []
         self.pre_turn_context: list[Callable[[AgentSession, str], str]] = []
@@ -155,7 +156,7 @@ class AgentSession:
 
         self.auto_recall: AutoRecall = install_auto_recall(self)  # a TurnPart; acts only when auto_recall is on
 
-    def add_part(self, part: TurnPart) -> TurnPart:
+    def add_part(self, part: P) -> P:
         """Let a domain part take part in every turn from now on (once; returns it)."""
         if all(p is not part for p in self.parts):
             self.parts.append(part)
@@ -303,7 +304,7 @@ class AgentSession:
             self.warm.next_cli()
 
     # -- the turn ----------------------------------------------------------------------------------
-    async def aturn(self, text: str) -> AsyncIterator[ev.Event]:
+    async def aturn(self, text: str) -> AsyncGenerator[ev.Event, None]:
         """Run one turn, yielding events; the last one is always :class:`TurnDone`."""
         if self._closed:
             raise MnemaraError("this session is closed")

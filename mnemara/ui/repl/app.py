@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
@@ -24,6 +24,9 @@ from mnemara.ui.text.readable import preview_lines, readable_result, terminal_sa
 from mnemara.ui.repl.inbox import ReplInbox
 from mnemara.ui.repl.keys import InterruptWatcher
 from mnemara.ui.repl.inbox import stdout as repl_stdout
+
+if TYPE_CHECKING:
+    from mnemara.commands.session_api import SessionAPI
 
 PREVIEW = 160
 
@@ -230,7 +233,7 @@ def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
     return prompt
 
 
-def handle_line(session: Any, line: str, render: Renderer, inbox: Any = None) -> bool:
+def handle_line(session: SessionAPI, line: str, render: Renderer, inbox: Any = None) -> bool:
     """Run one input line (message or slash command). Returns False when the REPL should end.
 
     With a peer ``inbox`` (:class:`mnemara.ui.repl.inbox.ReplInbox`) no inbox turn starts
@@ -242,7 +245,7 @@ def handle_line(session: Any, line: str, render: Renderer, inbox: Any = None) ->
         return _handle_line(session, line, render)
 
 
-def _handle_line(session: Any, line: str, render: Renderer) -> bool:
+def _handle_line(session: SessionAPI, line: str, render: Renderer) -> bool:
     text = line.strip()
     if not text:
         return True
@@ -278,7 +281,7 @@ def _handle_line(session: Any, line: str, render: Renderer) -> bool:
     return True
 
 
-def run_piped(session: Any, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     """The non-terminal REPL: one line per message, exit at end of input.
 
     Bytes that are not UTF-8 do not end the REPL: they reach the session as surrogate
@@ -336,7 +339,7 @@ def _history(path: Path) -> Any:
     return FileHistory(str(path))
 
 
-def run_tty(session: Any, banner: str = "") -> int:
+def run_tty(session: SessionAPI, banner: str = "") -> int:
     """The interactive REPL on a terminal (prompt-toolkit, history in .prompt_history)."""
     from prompt_toolkit import PromptSession
 
@@ -384,7 +387,7 @@ def run_tty(session: Any, banner: str = "") -> int:
         inbox.close()
 
 
-def _tty_loop(session: Any, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
+def _tty_loop(session: SessionAPI, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
     from mnemara.store.unsent import UnsentMessages
 
     # Queued lines live in unsent.json until they are sent, or are back at a prompt that took them
@@ -465,7 +468,7 @@ def _remember(prompt: Any, line: str) -> None:
         pass
 
 
-def run_repl(session: Any, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
+def run_repl(session: SessionAPI, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
              stderr: TextIO | None = None, banner: str = "") -> int:
     """Pick the terminal or the piped REPL for ``stdin``; returns an exit code."""
     stdin = stdin or sys.stdin

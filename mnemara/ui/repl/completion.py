@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -10,11 +10,14 @@ from prompt_toolkit.document import Document
 from mnemara.commands.complete import complete
 from mnemara.ui.text.readable import terminal_safe
 
+if TYPE_CHECKING:
+    from mnemara.commands.session_api import SessionAPI
+
 
 class SlashCompleter(Completer):
     """Commands, their arguments and paths, for the text before the cursor (only when Tab is pressed)."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: SessionAPI) -> None:
         self.session = session
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:

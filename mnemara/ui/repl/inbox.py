@@ -31,6 +31,7 @@ from mnemara.core.errors import MnemaraError
 from mnemara.ui.text.readable import terminal_safe
 
 if TYPE_CHECKING:
+    from mnemara.commands.session_api import SessionAPI
     from mnemara.peer.inbox import PeerInbox
 
 CLOSE_TIMEOUT_SECONDS = 15.0
@@ -40,7 +41,7 @@ WAIT_NOTICE = "(an inbox turn is running; your message goes next. Ctrl+C stops t
 class ReplInbox:
     """A :class:`mnemara.peer.PeerInbox` wired to a REPL: delivery, printing, idleness."""
 
-    def __init__(self, session: Any, make_renderer: Callable[[], Callable[[ev.Event], None]],
+    def __init__(self, session: SessionAPI, make_renderer: Callable[[], Callable[[ev.Event], None]],
                  info: Callable[[], TextIO]) -> None:
         from mnemara.peer import attach_inbox, session_deliverer
 
@@ -64,7 +65,7 @@ class ReplInbox:
         self.inbox: PeerInbox = inbox
 
     @classmethod
-    def attach(cls, session: Any, make_renderer: Callable[[], Callable[[ev.Event], None]],
+    def attach(cls, session: SessionAPI, make_renderer: Callable[[], Callable[[ev.Event], None]],
                info: Callable[[], TextIO]) -> "ReplInbox | None":
         """The REPL's inbox, or None when ``peer_poll_enabled`` is off."""
         if not session.config.peer_poll_enabled:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import importlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
 from textual import on, work
@@ -39,6 +39,9 @@ from mnemara.ui.tui.widgets.chat_input import ChatInput, CompletionHint
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from mnemara.ui.tui.widgets.panel_header import PanelHeader
 from mnemara.ui.tui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from mnemara.commands.session_api import SessionAPI
 
 STOP_GRACE_SECONDS = 5.0
 BUSY = "a turn is running: wait, or press Esc (or /stop) to cancel it"
@@ -80,7 +83,7 @@ class MnemaraApp(PanelKeys, App[None]):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [Binding("ctrl+c", "ctrl_c", "Quit", show=False, priority=True)]  # from every screen
 
-    def __init__(self, instance: Instance, *, session: Any = None, session_factory: SessionFactory | None = None,
+    def __init__(self, instance: Instance, *, session: SessionAPI | None = None, session_factory: SessionFactory | None = None,
                  tour: Any = None) -> None:
         tolerate_bad_bytes()  # a byte that is not UTF-8 must not kill the keyboard (see terminal_input)
         decode_alt_enter()  # Alt+Enter is a newline key of its own, not Enter (send_key: enter)
@@ -103,7 +106,7 @@ class MnemaraApp(PanelKeys, App[None]):
             self._owns_session = True
         elif hasattr(session, "set_permission_prompt"):
             session.set_permission_prompt(self.ask_permission)
-        self.session = session
+        self.session: SessionAPI = session
         self.bridge = PanelBridge(session)
         self._turn: Worker | None = None
         self._queued: list[tuple[str, int]] = []  # (message, its log entry) typed while a turn ran

@@ -7,7 +7,7 @@ commands still go through :func:`mnemara.commands.dispatch`.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
@@ -19,9 +19,12 @@ from mnemara.context.breakdown import Breakdown, compute
 from mnemara.ui.tui.widgets.button_bar import inbox_label
 from mnemara.ui.tui.widgets.status_line import Status
 
+if TYPE_CHECKING:
+    from mnemara.commands.session_api import SessionAPI
+
 
 class PanelBridge:
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: SessionAPI) -> None:
         self.session = session
         self.instance: Instance = session.instance
         self.store_problem: str | None = None  # why the last window read failed (the panel says it once)
