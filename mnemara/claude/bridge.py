@@ -262,8 +262,8 @@ def track_api_wait(watch: StallWatch, message: Any) -> None:
 
 # -- failures ------------------------------------------------------------------------
 
-_KIND_BY_STATUS = {401: "auth", 403: "auth", 429: "rate_limit", 529: "overloaded"}
-_KIND_BY_SDK_ERROR = {
+_KIND_BY_STATUS: dict[int, ev.ErrorKind] = {401: "auth", 403: "auth", 429: "rate_limit", 529: "overloaded"}
+_KIND_BY_SDK_ERROR: dict[str, ev.ErrorKind] = {
     "authentication_failed": "auth",
     "billing_error": "auth",
     "rate_limit": "rate_limit",
@@ -271,7 +271,7 @@ _KIND_BY_SDK_ERROR = {
     "overloaded": "overloaded",
     "invalid_request": "request",
 }
-_MESSAGES = {
+_MESSAGES: dict[ev.ErrorKind, str] = {
     "auth": "authentication failed: the API rejected the key (check ANTHROPIC_API_KEY)",
     "rate_limit": "rate limited by the API (HTTP 429); wait a moment and send again",
     "overloaded": "the API is overloaded (HTTP 529); try again shortly",
@@ -283,7 +283,7 @@ _MESSAGES = {
 }
 
 
-def failure_kind(status: int | None, sdk_error: str | None, text: str) -> str:
+def failure_kind(status: int | None, sdk_error: str | None, text: str) -> ev.ErrorKind:
     lowered = text.lower()
     if status in _KIND_BY_STATUS:
         return _KIND_BY_STATUS[status]

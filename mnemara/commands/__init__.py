@@ -16,7 +16,7 @@ import importlib
 import pkgutil
 import shlex
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol
 
 from mnemara.core.errors import MnemaraError
 
@@ -54,13 +54,23 @@ class CommandContext(Protocol):
 
 
 
+#: What a UI does with a command's result besides showing its text: ``send`` a turn (``data["text"]``),
+#: ``stop`` the running turn, ``quit``, ``confirm`` (ask, then run ``data["command"]``), ``copy``
+#: (``data["text"]`` to the clipboard), ``offer_role_copy``, ``open_role_editor``, ``open_context``,
+#: ``clear_log``, ``inbox_state`` (redraw the inbox toggle).
+CommandAction = Literal[
+    "send", "stop", "quit", "confirm", "copy", "offer_role_copy", "open_role_editor", "open_context",
+    "clear_log", "inbox_state",
+]
+
+
 @dataclass
 class CommandResult:
-    """What a command hands back to the UI."""
+    """What a command hands back to the UI: ``text`` to show, and an ``action`` the UI carries out."""
 
     text: str = ""
     ok: bool = True
-    action: str | None = None  # UI hint: "quit", "stop", "open_role_editor", "open_context", "send", ...
+    action: CommandAction | None = None
     data: dict[str, Any] = field(default_factory=dict)
 
 

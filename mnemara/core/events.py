@@ -9,7 +9,7 @@ and always ends with exactly one ``TurnDone``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 from mnemara.core.blocks import result_text
 
@@ -62,12 +62,23 @@ class Halt:
     source: str = "sentinel"
 
 
+#: Why a turn failed. From the API: ``auth``, ``rate_limit``, ``overloaded``, ``server``, ``connection``,
+#: ``request``, ``stall`` (a silent stream); from the CLI: ``cli``; before anything was sent: ``config``,
+#: ``no_api_key``, ``store`` (the window could not be read), ``overflow`` (too long even after eviction);
+#: after the answer: ``unsaved_message`` / ``unsaved_answer`` (kept in the spool, not in turns.sqlite);
+#: anything else: ``error``.
+ErrorKind = Literal[
+    "auth", "rate_limit", "overloaded", "server", "connection", "request", "stall", "cli",
+    "config", "no_api_key", "store", "overflow", "unsaved_message", "unsaved_answer", "error",
+]
+
+
 @dataclass(frozen=True)
 class ErrorEvent:
     """One clear, user-facing line about a failure; the session stays usable."""
 
     message: str
-    kind: str = "error"  # auth | rate_limit | server | overloaded | connection | cli | no_api_key | config | error
+    kind: ErrorKind = "error"
 
 
 @dataclass(frozen=True)

@@ -93,7 +93,7 @@ def _download(url: str, max_bytes: int, timeout: float) -> str:
     class HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
         """Follow a redirect only to another https:// URL; anything else ends the fetch."""
 
-        def http_error_302(self, req, fp, code, msg, headers):  # noqa: ANN001 - urllib calls it with these
+        def http_error_302(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any) -> Any:
             target = urljoin(req.full_url, headers.get("location") or headers.get("uri") or "")
             if urlparse(target).scheme != "https":
                 raise UsageError(f"refusing {url}: it redirects to {target!r}, which is not https")
@@ -109,7 +109,7 @@ def _download(url: str, max_bytes: int, timeout: float) -> str:
             declared = resp.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
                 raise UsageError(f"refusing {url}: {declared} bytes is over the {max_bytes} byte cap")
-            data = resp.read(max_bytes + 1)
+            data: bytes = resp.read(max_bytes + 1)
     except urllib.error.HTTPError as exc:
         raise UsageError(f"could not fetch {url}: HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError) as exc:

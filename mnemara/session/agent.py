@@ -70,7 +70,8 @@ from mnemara.core.errors import MnemaraError, StoreUnavailable
 from mnemara.store.instance import Instance
 from mnemara.session.live_config import LiveConfig
 from mnemara.session.overflow import evict_to_fit
-from mnemara.guard.gate import PermissionGate, PermissionRequest
+from mnemara.guard.gate import PermissionGate
+from mnemara.guard.request import PermissionRequest
 from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.roledoc import RoleDoc, read_role_doc
 from mnemara.claude.options import CliLauncher

@@ -110,7 +110,7 @@ class TurnRecorder:
         log_event(self._log, "row_spooled", level="error", role=role, reason=exc.message)
         return [ev.ErrorEvent(message, "store"), ev.TurnDone(error=message, **done)]
 
-    def error(self, message: str, kind: str, user_id: int, **fields: Any) -> ev.ErrorEvent:
+    def error(self, message: str, kind: ev.ErrorKind, user_id: int, **fields: Any) -> ev.ErrorEvent:
         """Log why the turn failed and mark its user row with it (best effort)."""
         log_event(self._log, "turn_error", level="error", kind=kind, message=message, user_row_id=user_id, **fields)
         try:
@@ -119,7 +119,7 @@ class TurnRecorder:
             pass
         return ev.ErrorEvent(message, kind)
 
-    def refusal(self, message: str, kind: str, user_id: int) -> list[ev.Event]:
+    def refusal(self, message: str, kind: ev.ErrorKind, user_id: int) -> list[ev.Event]:
         """The turn cannot run and nothing was sent: the error, then :class:`TurnDone`. The message stays
         stored, marked ``no_reply``: later turns leave it out of the window (it was never answered, so
         it is not sent again behind the user's back); sending it again asks it again."""

@@ -126,7 +126,7 @@ class Window:
 _COLUMNS = "id, role, content, tokens, created_at, pin_label, slot_pos, evicted, protected, meta"
 
 
-def _row_to_turn(row: tuple) -> Turn:
+def _row_to_turn(row: tuple[Any, ...]) -> Turn:
     blocks, meta, damaged = decode_row_parts(row[2], row[9])  # never raises: a bad row is marked, not fatal
     return Turn(
         id=row[0],
@@ -463,7 +463,7 @@ class TurnStore:
             if row is None:
                 raise UsageError(f"no row {turn_id}")
             if row[0] is not None:
-                return row[0]
+                return str(row[0])
             self._check_label_free(conn, label)
             meta, _ = decode_meta(row[1])
             meta.pop(PINNED_BY, None)
@@ -691,7 +691,7 @@ class TurnStore:
         keep = {t.id for t in window.rows}
         oldest = min((t.id for t in window.rows if not t.protected), default=None)
         sql = "SELECT id FROM turns WHERE pin_label IS NULL AND evicted=0"
-        params: tuple = ()
+        params: tuple[Any, ...] = ()
         if oldest is not None:
             sql += " AND id < ?"
             params = (oldest,)

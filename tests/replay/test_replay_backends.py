@@ -13,7 +13,7 @@ from mnemara.replay import run_replay
 from mnemara.replay.backends import default_backends
 from mnemara.testing.ollama import FakeOllama
 
-from conftest import run_cli
+from tests.conftest import run_cli
 from replay_helpers import LEASE, POLLING, tree_hash
 
 

@@ -6,7 +6,7 @@ import json
 from mnemara.core.config import update_config
 from mnemara.store.instance import Instance
 
-from conftest import run_cli
+from tests.conftest import run_cli
 from datetime import datetime, timedelta, timezone
 
 from mnemara.memory.notes import append_note

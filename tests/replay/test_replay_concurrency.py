@@ -12,7 +12,7 @@ from collections import Counter
 from mnemara.core.fsutil import locked_append, locked_rewrite
 from mnemara.replay import run_replay
 
-from conftest import cli_env
+from tests.conftest import cli_env
 from replay_helpers import NOW, make_instance, where_is_every_atom
 
 WRITER = """
