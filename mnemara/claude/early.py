@@ -20,6 +20,7 @@ here costs time, never correctness.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -148,7 +149,7 @@ class EarlyCli:
     system_prompt: str
     prompt: PromptFile
     process: subprocess.Popen[bytes]
-    debug_log: Path
+    log: logging.Logger  # the instance's logger (debug.log)
     started_at: float
     used: bool = False
 
@@ -160,12 +161,12 @@ class EarlyCli:
         self.used = True
         why = self.mismatch(system_prompt, options)
         if why is not None:
-            log_event(self.debug_log, "early_cli_unused", reason=why)
+            log_event(self.log, "early_cli_unused", reason=why)
             self.discard()
             return None
         from mnemara.claude.adopted import AdoptedTransport
 
-        log_event(self.debug_log, "early_cli_adopted", pid=self.process.pid,
+        log_event(self.log, "early_cli_adopted", pid=self.process.pid,
                   age_seconds=round(time.monotonic() - self.started_at, 3))
         return AdoptedTransport(self.process, options)
 
@@ -208,7 +209,7 @@ class EarlyCli:
         """At session end: end the process unless it was adopted (then the session ends it)."""
         if not self.used:
             self.used = True
-            log_event(self.debug_log, "early_cli_unused", reason="no turn launched a CLI")
+            log_event(self.log, "early_cli_unused", reason="no turn launched a CLI")
             self.discard()
 
 
@@ -251,4 +252,4 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
             prompt.remove()
         log_event(instance.debug_log_path, "early_cli_failed", level="warning", error=f"{type(exc).__name__}: {exc}")
         return None
-    return EarlyCli(LaunchSpec(argv, env, cwd), role.text, prompt, process, instance.debug_log_path, started)
+    return EarlyCli(LaunchSpec(argv, env, cwd), role.text, prompt, process, instance.logger, started)

@@ -24,8 +24,8 @@ processes.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine
-from pathlib import Path
 from typing import Any
 
 from mnemara.claude.process import CliHandle, alive, hard_kill, process_transport, release_transport, rewind_conversation
@@ -39,8 +39,8 @@ Launch = Callable[[], CliHandle]
 class CliPool:
     """Hands a session the CLI process for its next turn and ends the ones it is done with."""
 
-    def __init__(self, debug_log: Path, *, reuse: bool = True) -> None:
-        self.debug_log = debug_log
+    def __init__(self, log: logging.Logger, *, reuse: bool = True) -> None:
+        self.log = log  # the instance's logger (debug.log)
         self.reuse = reuse
         self.spare: CliHandle | None = None  # ready (or getting ready) for the next turn
         self.active: CliHandle | None = None  # the process serving the turn in flight
@@ -59,9 +59,9 @@ class CliPool:
                     if alive(spare.client):
                         self.stats["reused" if spare.turns_served else "spare_used"] += 1
                         return spare
-                    log_event(self.debug_log, "spare_failed", level="warning", error="spare CLI exited")
+                    log_event(self.log, "spare_failed", level="warning", error="spare CLI exited")
                 except Exception as exc:
-                    log_event(self.debug_log, "spare_failed", level="warning", error=repr(exc))
+                    log_event(self.log, "spare_failed", level="warning", error=repr(exc))
             await self.discard(spare, kill=True)
         fresh = launch()
         self.stats["fresh_started"] += 1
@@ -83,7 +83,7 @@ class CliPool:
         try:
             self.spare = launch()
         except Exception as exc:
-            log_event(self.debug_log, "spare_failed", level="warning", error=repr(exc))
+            log_event(self.log, "spare_failed", level="warning", error=repr(exc))
 
     def release(self, handle: CliHandle, rewind_to: str | None = None) -> None:
         """A turn is done with ``handle``.

@@ -171,9 +171,9 @@ class RequestRecorder:
 
     def note_failure(self, exc: BaseException) -> None:
         """Say in the instance's debug.log why a call could not be relayed (the CLI reports a lost connection)."""
-        from mnemara.core.debuglog import log_event
+        from mnemara.core.debuglog import DEBUG_LOG, log_event
 
-        log_event(self.log.folder.parent / "debug.log", "request_recorder_upstream_failed", level="warning",
+        log_event(self.log.folder.parent / DEBUG_LOG, "request_recorder_upstream_failed", level="warning",
                   upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
 
     def save(self, call: RecordedCall) -> None:

@@ -35,6 +35,8 @@ from typing import Any, Union
 
 from mnemara.core.fsutil import HeldAppender
 
+#: The name of an instance's log file, in its folder.
+DEBUG_LOG = "debug.log"
 #: The parent of every instance's logger.
 ROOT_LOGGER = "mnemara"
 INSTANCE_LOGGERS = ROOT_LOGGER + ".instance"

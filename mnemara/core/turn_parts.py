@@ -10,10 +10,9 @@ order, in :mod:`mnemara.claude.options`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from mnemara.core.debuglog import log_event
+from mnemara.core.debuglog import LogTarget, log_event
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -73,14 +72,14 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def call_each(debug_log: Path, moment: str, targets: Iterable[T], call: Callable[[T], R]) -> list[R]:
+def call_each(log: LogTarget, moment: str, targets: Iterable[T], call: Callable[[T], R]) -> list[R]:
     """``call(target)`` for each of ``targets`` (parts or an embedder's callables), in order; one that
-    raises is logged to debug.log as ``<moment>_error`` with its name and skipped."""
+    raises is logged (``log``: the instance's logger) as ``<moment>_error`` with its name and skipped."""
     out = []
     for target in list(targets):
         try:
             out.append(call(target))
         except Exception as exc:
             name = target.name if isinstance(target, TurnPart) else getattr(target, "__name__", repr(target))
-            log_event(debug_log, f"{moment}_error", level="error", part=name, error=repr(exc))
+            log_event(log, f"{moment}_error", level="error", part=name, error=repr(exc))
     return out

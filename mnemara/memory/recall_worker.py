@@ -37,7 +37,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any
 
-from mnemara.core.debuglog import log_event
+from mnemara.core.debuglog import DEBUG_LOG, instance_logger, log_event
 
 #: How long one recall may take in the worker (its first includes importing LanceDB and loading the embedder).
 ANSWER_SECONDS = 120.0
@@ -46,9 +46,9 @@ ANSWER_SECONDS = 120.0
 class RecallWorker:
     """The child process that recalls for one session's messages."""
 
-    def __init__(self, instance_root: Path, debug_log: Path) -> None:
+    def __init__(self, instance_root: Path) -> None:
         self.instance_root = Path(instance_root)
-        self.debug_log = debug_log
+        self.log = instance_logger(self.instance_root / DEBUG_LOG)
         self.process: subprocess.Popen[str] | None = None
         self.failed = ""  # why the worker is no longer used (then recall runs in the session's process)
 
@@ -100,7 +100,7 @@ class RecallWorker:
 
     def _give_up(self, why: str) -> None:
         self.failed = why
-        log_event(self.debug_log, "recall_worker_failed", level="warning", error=why)
+        log_event(self.log, "recall_worker_failed", level="warning", error=why)
         self.close()
 
     def close(self) -> None:
@@ -124,7 +124,7 @@ def attach(session: PartHost) -> RecallWorker:
     """Give ``session``'s auto-recall part a worker (started on its first recall); the caller closes it."""
     from mnemara.memory.autorecall import AutoRecall
 
-    worker = RecallWorker(session.instance.root, session.instance.debug_log_path)
+    worker = RecallWorker(session.instance.root)
     for part in session.parts:
         if isinstance(part, AutoRecall):
             part.worker = worker

@@ -3,7 +3,7 @@
 An embedder or a UI runs it beside an ``AgentSession``::
 
     inbox = PeerInbox.from_config(cfg, instance_name, deliver=my_turn, is_idle=lambda: not session.busy,
-                                  debug_log=inst.debug_log_path)
+                                  debug_log=inst.logger)
     inbox.start()            # a task on the running event loop
     inbox.toggle()           # live ON/OFF of delivery (the /inbox command, the Inbox button)
     inbox.state_text         # for the status line, e.g. "⚡ Inbox: ON · 2 waiting"
@@ -47,12 +47,13 @@ second turn.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
-from mnemara.core.debuglog import log_event
+from mnemara.core.debuglog import LogTarget, instance_logger, log_event
 from mnemara.peer import db, watermark
 from mnemara.peer.feed import Feed, InFlight, builtin_tool, feed_for, feed_signature
 from mnemara.peer.feed_steps import FeedSteps
@@ -130,7 +131,7 @@ class PeerInbox(FeedSteps):
         submit_tool: str = "",
         batch: bool = True,
         silent_types: Sequence[str] = (),
-        debug_log: Path | None = None,
+        debug_log: LogTarget | None = None,
         enabled: bool = True,
         max_rows_per_turn: int = 100,
         idle_check_seconds: float = 0.25,
@@ -157,8 +158,8 @@ class PeerInbox(FeedSteps):
         self.stats = InboxStats()
         self._deliver_fn = deliver
         self._is_idle = is_idle or (lambda: True)
-        self._debug_log = Path(debug_log) if debug_log else None
-        self._problems = ProblemLog(self._debug_log)
+        self._logger = _logger(debug_log)
+        self._problems = ProblemLog(self._logger)
         self._on_change = on_change
         self._enabled = enabled
         self._watermark = 0
@@ -191,7 +192,7 @@ class PeerInbox(FeedSteps):
 
     @classmethod
     def from_config(cls, config: "Config", instance_name: str, *, deliver: Deliver,
-                    instance_root: Path | None = None, debug_log: Path | None = None,
+                    instance_root: Path | None = None, debug_log: LogTarget | None = None,
                     **kwargs: Any) -> "PeerInbox":
         """Build an inbox from an instance's config (``peer_*`` fields)."""
         role = resolve_role(config, instance_name)
@@ -590,8 +591,8 @@ class PeerInbox(FeedSteps):
 
     # -- helpers ---------------------------------------------------------------
     def _log(self, event: str, **fields: Any) -> None:
-        if self._debug_log is not None:
-            log_event(self._debug_log, event, role=self.role, **fields)
+        if self._logger is not None:
+            log_event(self._logger, event, role=self.role, **fields)
 
     def _changed(self, force: bool = False) -> None:
         text = self.state_text
@@ -601,3 +602,10 @@ class PeerInbox(FeedSteps):
             except Exception:
                 pass
         self._last_text = text
+
+
+def _logger(debug_log: LogTarget | None) -> logging.Logger | None:
+    """The instance logger problems and deliveries are logged to (given, or found by its debug.log path)."""
+    if debug_log is None or isinstance(debug_log, logging.Logger):
+        return debug_log
+    return instance_logger(debug_log)

@@ -7,7 +7,7 @@ it clears).
 """
 from __future__ import annotations
 
-from pathlib import Path
+import logging
 
 from mnemara.core.debuglog import log_event
 
@@ -16,8 +16,8 @@ RECOVERED_EVENT = "peer_poll_recovered"
 
 
 class ProblemLog:
-    def __init__(self, debug_log: Path | None) -> None:
-        self._path = Path(debug_log) if debug_log else None
+    def __init__(self, log: logging.Logger | None) -> None:
+        self._log = log
         self._active: dict[str, str] = {}
         self._seen_once: set[str] = set()
 
@@ -49,5 +49,5 @@ class ProblemLog:
         return True
 
     def _write(self, event: str, level: str, **fields: object) -> None:
-        if self._path is not None:
-            log_event(self._path, event, level, **fields)
+        if self._log is not None:
+            log_event(self._log, event, level, **fields)

@@ -104,7 +104,7 @@ def attach_inbox(session: "PeerHost", *, deliver: Deliver | None = None,
         deliver=deliver or session_deliverer(session, on_event, on_turn),
         is_idle=is_idle or (lambda: not session.busy),
         instance_root=inst.root,
-        debug_log=inst.debug_log_path,
+        debug_log=inst.logger,
         delivered_keys=lambda keys: session.store.meta_list_values(DELIVERED, keys),
         **kwargs,
     )

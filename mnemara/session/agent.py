@@ -117,7 +117,7 @@ class AgentSession:
         self.warm_spare = warm_spare
         if reuse_cli is None:
             reuse_cli = _env_flag("MNEMARA_REUSE_CLI")
-        self.pool = CliPool(instance.debug_log_path, reuse=reuse_cli)
+        self.pool = CliPool(instance.logger, reuse=reuse_cli)
         self.stats = self.pool.stats  # how each turn got its CLI process
         self.launcher = CliLauncher(self)
         self._recording_env: dict[str, str] = {}

@@ -8,15 +8,13 @@ one that names them.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 from mnemara.core import events as ev
-from mnemara.core.debuglog import log_event
+from mnemara.core.debuglog import LogTarget, log_event
 from mnemara.store.turns import TurnStore
 from mnemara.session.state import RunningTurn
 
 
-def evict_to_fit(turn: RunningTurn, text: str, store: TurnStore, debug_log: Path) -> ev.Notice | None:
+def evict_to_fit(turn: RunningTurn, text: str, store: TurnStore, log: LogTarget) -> ev.Notice | None:
     """A notice when rows were evicted and the turn should be sent again, else None.
 
     Only for a turn that failed with "prompt is too long" and showed nothing; an
@@ -35,11 +33,11 @@ def evict_to_fit(turn: RunningTurn, text: str, store: TurnStore, debug_log: Path
     fixed = estimate_text(turn.system_prompt) + estimate_text(text) + tool_schema_tokens(turn.cfg)[0]
     found = overflow.plan(store.window_for(turn.cfg, exclude_ids=(turn.user_id,)), fixed, turn.failure.message, detail)
     if not found.evict or not found.fits:
-        log_event(debug_log, "overflow_unrecoverable", level="warning", api_said=detail[:300],
+        log_event(log, "overflow_unrecoverable", level="warning", api_said=detail[:300],
                   pinned=[t.id for t in found.pinned], target=found.target, estimate=found.estimate)
         turn.failure = ev.ErrorEvent(found.too_big(), "overflow")
         return None
     store.evict(t.id for t in found.evict)
-    log_event(debug_log, "overflow_recovery", level="warning", rows=[t.id for t in found.evict],
+    log_event(log, "overflow_recovery", level="warning", rows=[t.id for t in found.evict],
               tokens_freed=found.tokens_freed, target=found.target, estimate=found.estimate, api_said=detail[:300])
     return ev.Notice(found.notice())

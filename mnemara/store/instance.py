@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from mnemara.core.debuglog import instance_logger
+from mnemara.core.debuglog import DEBUG_LOG, instance_logger
 from mnemara.core.errors import InstanceBusy, InstanceExists, InstanceNotFound, UsageError
 from mnemara.core.fsutil import (
     PRIVATE_DIR,
@@ -88,7 +88,7 @@ class Instance:
 
     @property
     def debug_log_path(self) -> Path:
-        return self.root / "debug.log"
+        return self.root / DEBUG_LOG
 
     @property
     def logger(self) -> logging.Logger:

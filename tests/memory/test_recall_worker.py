@@ -85,7 +85,7 @@ def test_a_worker_that_cannot_start_leaves_recall_to_the_session(session: Any, m
 def test_a_worker_answering_garbage_is_not_trusted(session: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "fake_worker.py"
     fake.write_text("import sys\nfor line in sys.stdin:\n    print('{\"record\": {\"injected\": 5}}', flush=True)\n")
-    worker = RecallWorker(session.instance.root, session.instance.debug_log_path)
+    worker = RecallWorker(session.instance.root)
     monkeypatch.setattr(worker_mod.subprocess, "Popen", _popen_running(fake))
     session.auto_recall.worker = worker
     block = session.auto_recall(session, "what is the lease manager timeout")
