@@ -1,6 +1,6 @@
 """Issue 26: recall on real conversations, LoCoMo as the public yardstick.
 
-Run: python bench/bench_locomo.py PATH/locomo10.json [--split both|tune|held] [--scale 10000]
+Run: python bench/bench_locomo.py PATH/locomo10.json [--split both|tune|held|none] [--scale 10000]
 
 LoCoMo (snap-research/LoCoMo, data/locomo10.json, CC BY-NC 4.0: read from a path, never committed)
 has 10 long conversations whose questions name their evidence turns. Each conversation gets its own
@@ -24,7 +24,9 @@ Conversations 0-4 are the tuning split: every ranking weight was chosen on them.
 are held out: always reported, never tuned on. Goals (held-out, default configuration): hit@5 >= 0.65,
 hit@10 >= 0.75, never below keyword-only (hit@5 and hit@10), hit@5 at least 0.10 above bm25s;
 fusion never worse than the better single channel on either split; and ``rag_query`` median <= 30 ms
-at 10,000 notes (``--scale``: the turns of all conversations, repeated a year apart, in one instance).
+at 10,000 notes (``--scale``: the turns of all conversations, repeated a year apart, in one instance;
+reported beside the same queries with recall's conflict check run without its pre-filter, the
+baseline, whose answers must be identical; ``--split none`` runs only this).
 
 Exits 1 when a goal is missed, 2 when the data is missing or invalid.
 """
@@ -241,8 +243,14 @@ def table(title: str, results: dict[str, Result]) -> None:
                   f"({len(lat)} queries); indexes built in {result.index_s:.1f} s in all")
 
 
-def scale_latency(convs: list[Conversation], notes: int) -> tuple[float, float, int]:
-    """(median ms, index seconds, notes) of rag_query in one instance of ``notes`` notes."""
+def scale_latency(convs: list[Conversation], notes: int) -> tuple[float, float, float, int]:
+    """(median ms, median ms of the old conflict check, index seconds, notes) of rag_query in one
+    instance of ``notes`` notes. Each question runs twice, once with recall's conflict check as it
+    was before its pre-filter (``relate`` on every pair of hits) and once as shipped, in alternating
+    order; the two answers must be equal (:class:`DataError` otherwise: the run is invalid)."""
+    from functools import partial
+
+    import mnemara.memory.search.rag as rag_module
     from mnemara.core.config import Config, update_config
     from mnemara.store.instance import Instance
     from mnemara.memory.notes import write_note
@@ -267,22 +275,36 @@ def scale_latency(convs: list[Conversation], notes: int) -> tuple[float, float, 
     index_s = time.perf_counter() - t0
     questions = [q.text for conv in convs for q in conv.questions][::7][:200]
     query_active(rag, inst.memory_dir, "warm up", K)
-    times = []
-    for text in questions:
-        t1 = time.perf_counter()
-        query_active(rag, inst.memory_dir, text, K)
-        times.append((time.perf_counter() - t1) * 1000)
-    return statistics.median(times), index_s, written
+    shipped = rag_module.best_with_conflicts
+    old_path = partial(shipped, prefilter=False)  # the bench's only use of the old path
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for n, text in enumerate(questions):
+        answers = {}
+        for old in ((True, False) if n % 2 else (False, True)):
+            rag_module.best_with_conflicts = old_path if old else shipped  # type: ignore[assignment]
+            try:
+                t1 = time.perf_counter()
+                answers[old] = query_active(rag, inst.memory_dir, text, K)
+                times[old].append((time.perf_counter() - t1) * 1000)
+            finally:
+                rag_module.best_with_conflicts = shipped
+        if answers[True] != answers[False]:
+            raise DataError(f"the conflict check's pre-filter changed the answer to {text!r}")
+    return statistics.median(times[False]), statistics.median(times[True]), index_s, written
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", type=Path, help="path to LoCoMo's data/locomo10.json (never committed)")
-    parser.add_argument("--split", choices=("both", "tune", "held"), default="both",
-                        help="tune: conversations 0-4 only (goals not judged); held: 5-9; both (default)")
+    parser.add_argument("--split", choices=("both", "tune", "held", "none"), default="both",
+                        help="tune: conversations 0-4 only (goals not judged); held: 5-9; both (default); "
+                             "none: no recall, only the --scale latency goal")
     parser.add_argument("--scale", type=int, default=10_000, help="notes for the latency goal (0: skip)")
     parser.add_argument("--no-vector", action="store_true", help="skip the vector-only system")
     args = parser.parse_args()
+    if args.split == "none" and not args.scale:
+        print("bench_locomo: --split none with --scale 0 measures nothing", file=sys.stderr)
+        return 2
     try:
         convs = load(args.path)
     except DataError as exc:
@@ -294,6 +316,8 @@ def main() -> int:
         splits.pop("held-out (5-9)")
     elif args.split == "held":
         splits.pop("tune (0-4)")
+    elif args.split == "none":
+        splits.clear()
     print(f"LoCoMo retrieval: {sum(len(c.turns) for c in convs)} turns, "
           f"{sum(len(c.questions) for c in convs)} answerable questions; k = {K}; load {os.getloadavg()[0]:.1f}")
     print(f"goals (held-out, default): hit@5 >= {GOAL_HIT5}, hit@10 >= {GOAL_HIT10}, >= keyword-only, "
@@ -328,9 +352,15 @@ def main() -> int:
                 if d["hit@5"] - b["hit@5"] < GOAL_OVER_BM25S:
                     missed.append(f"held-out hit@5 only {d['hit@5'] - b['hit@5']:+.3f} over bm25s")
         if args.scale:
-            median, index_s, notes = scale_latency(convs, args.scale)
+            try:
+                median, before, index_s, notes = scale_latency(convs, args.scale)
+            except DataError as exc:
+                print(f"bench_locomo: invalid run: {exc}", file=sys.stderr)
+                return 2
             print(f"\nscale: {notes} notes indexed (with local embeddings) in {index_s:.1f} s; "
                   f"rag_query median {median:.1f} ms (goal <= {GOAL_MEDIAN_MS:.0f} ms); load {os.getloadavg()[0]:.1f}")
+            print(f"  baseline in the same run, conflict check without its pre-filter: median {before:.1f} ms "
+                  f"(after/before = {median / before:.2f}); every answer identical both ways")
             if median > GOAL_MEDIAN_MS:
                 missed.append(f"rag_query median {median:.1f} ms > {GOAL_MEDIAN_MS:.0f} ms at {notes} notes")
     if args.split == "tune":

@@ -453,12 +453,20 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
         other_subject = different_subject(a, b)
         if other_subject:
             return Relation(DISTINCT, (other_subject, *diffs))
-        if same_topic(a, b) or _one_word_swapped(a, b):
+        if may_conflict(a, b):
             return Relation(CONFLICT, tuple(diffs))
         return Relation(DISTINCT, tuple(diffs))
     if same_wording(a, b):
         return Relation(POSSIBLE_COPY, ("same wording, not the same text",))
     return Relation(DISTINCT)
+
+
+def may_conflict(a: str, b: str) -> bool:
+    """False only when :func:`relate` cannot say ``conflict``: its conflict verdict is gated on
+    :func:`same_topic` or :func:`_one_word_swapped`, and this is that test alone (two set
+    operations on the cached :func:`claim_of`), so a caller that wants only conflicts skips the
+    costly alignment of :func:`relate` (:mod:`.subject`) for pairs on other topics."""
+    return same_topic(a, b) or _one_word_swapped(a, b)
 
 
 def _one_word_swapped(a: str, b: str) -> bool:
@@ -482,7 +490,7 @@ def added_detail(a: str, b: str) -> str:
 
 
 # -- recency over search hits ------------------------------------------------------------
-def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def apply_recency(hits: list[dict[str, Any]], prefilter: bool = True) -> list[dict[str, Any]]:
     """Mark the hits that may conflict, and order each such group newest first; nothing is dropped.
 
     Every member of a group of hits that may conflict (:func:`relate` says ``conflict``) gets
@@ -490,6 +498,9 @@ def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     take the positions the group already held, the newest in the best one; every other hit
     keeps its rank. Hits without a timestamp are left alone. Which note is true is the user's
     call (a supersession proposal), never this function's.
+
+    ``prefilter=False`` calls :func:`relate` on every pair, skipping no pair :func:`may_conflict`
+    rules out: the same result, slower (for the bench and the test that prove it the same).
     """
     n = len(hits)
     edges: list[tuple[int, int]] = []
@@ -499,7 +510,10 @@ def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
             a, b = hits[i], hits[j]
             if not a.get("created_at") or not b.get("created_at") or a.get("kind") != b.get("kind"):
                 continue
-            rel = relate(a.get("text", ""), b.get("text", ""))
+            ta, tb = a.get("text", ""), b.get("text", "")
+            if prefilter and not may_conflict(ta, tb):
+                continue
+            rel = relate(ta, tb)
             if rel.kind == CONFLICT:
                 edges.append((i, j))
                 links.setdefault(i, []).append((j, rel.reasons))
@@ -516,11 +530,12 @@ def apply_recency(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def best_with_conflicts(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+def best_with_conflicts(hits: list[dict[str, Any]], k: int, prefilter: bool = True) -> list[dict[str, Any]]:
     """The ``k`` best hits, never pushed out, plus any hit past the cut that may conflict with one of
-    them (a newer correction ranked just below), all marked and ordered by :func:`apply_recency`."""
+    them (a newer correction ranked just below), all marked and ordered by :func:`apply_recency`
+    (``prefilter`` is passed on to it)."""
     top = {id(h) for h in hits[:k]}
-    ordered = apply_recency(list(hits))
+    ordered = apply_recency(list(hits), prefilter)
     wanted = {h.get("id") for h in hits[:k]}
     keep = [h for h in ordered if id(h) in top or wanted & set(h.get("may_conflict_with", []))]
     kept = {h.get("id") for h in keep}
