@@ -145,9 +145,6 @@ def _done(ctx: ToolContext, result: EvictionResult) -> dict[str, Any]:
     return {"ok": True, **result.to_dict()}
 
 
-    return {"ok": True, **result.to_dict()}
-
-
 # -- reading --------------------------------------------------------------------
 def inspect_context(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
     from mnemara.context.breakdown import compute
