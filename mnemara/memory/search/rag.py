@@ -66,6 +66,9 @@ EMBED_BATCH = 64
 QUERY_EMBED_BUDGET = 256  # at most this many pending texts are embedded while answering a query
 TEXT_LIMIT = 2000
 NOTE_IDS = 2  # memory chunks are named note:<note id>; before, memory:<day>.md#<byte offset>
+# A file or folder changed less than this long ago may change again within the same timestamp tick,
+# unseen by its (mtime, size, inode): what is read from it then is not kept between queries.
+RACY_NS = 2_000_000_000
 
 
 class RagUnavailable(BackendUnavailable):
@@ -120,6 +123,8 @@ class RagIndex:
         self._fts_checked = False
         self._term_stats: tuple[Any, tuple[int, dict[str, int]]] | None = None
         self._timeline_cache: tuple[Any, ranking.Timeline] | None = None
+        self._names_cache: tuple[tuple[int, int], set[str]] | None = None  # (index/ mtime, inode), tables
+        self._manifest_cache: tuple[tuple[int, int, int], dict[str, Any]] | None = None  # (mtime, size, inode)
         self.channel_weights = channel_weights  # (keyword, vector) instead of the embedder's (benches)
 
     @classmethod
@@ -145,9 +150,24 @@ class RagIndex:
         """Let go of the LanceDB connection and its open tables, e.g. before something else rewrites
         the index folder; the next search or index call opens it again."""
         self._db = None
+        self._names_cache = None
+        self._manifest_cache = None
 
     def _table_names(self) -> set[str]:
-        return set(self._connect().list_tables().tables)
+        """The tables in index/. Listed again whenever the folder changed: making or dropping a
+        table (by this process or any other) adds or removes a folder there, which moves its mtime."""
+        db = self._connect()
+        try:
+            stat = self.index_dir.stat()
+            key: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_ino)
+        except FileNotFoundError:
+            key = None
+        if key is not None and self._names_cache is not None and self._names_cache[0] == key:
+            return set(self._names_cache[1])
+        names = set(db.list_tables().tables)
+        settled = key is not None and time.time_ns() - key[0] > RACY_NS
+        self._names_cache = (key, names) if key is not None and settled else None
+        return set(names)
 
     def _chunks(self, create: bool = False) -> Any:
         db = self._connect()
@@ -164,6 +184,7 @@ class RagIndex:
         schema = pa.schema([pa.field(name, pa.string()) for name in
                             ("id", "source", "kind", "category", "path", "title", "text", "search_text",
                              FTS_COLUMN, "hash", "sig", "created_at")])
+        self._names_cache = None
         return db.create_table(CHUNKS, schema=schema)
 
     def _guard(self, func: Any, *args: Any, **kwargs: Any) -> Any:
@@ -207,6 +228,8 @@ class RagIndex:
         if only is not None:
             wanted = {self._key_of(Path(p)) for p in only}
             current = {k: v for k, v in current.items() if k in wanted}
+        if self._in_step(current, only is None, kinds):
+            return {"added": 0, "removed": 0, "sources": 0}
         private_mkdir(self.index_dir)
         with locked(self.index_dir / ".lock"):
             manifest = self._load_manifest()
@@ -250,6 +273,27 @@ class RagIndex:
                 self._save_manifest(manifest)
         return stats
 
+    def _in_step(self, current: dict[str, Path], whole: bool, kinds: dict[str, bool]) -> bool:
+        """True when the manifest already records every file of ``current`` at its present size and
+        mtime and names no file that is gone (``whole``: ``current`` is every file): the locked pass
+        of :meth:`_catch_up` would then change nothing, so it is skipped. Anything else, including
+        what that pass would only tidy, goes through it."""
+        manifest = self._manifest_view()
+        if manifest.get("tokenizer") != TOKENIZER_VERSION or manifest.get("note_ids") != NOTE_IDS:
+            return False
+        sources = manifest.get("sources", {})
+        for key, path in current.items():
+            entry = sources.get(key)
+            if not isinstance(entry, dict):
+                return False
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                return False
+            if entry.get("mtime_ns") != stat.st_mtime_ns or entry.get("size") != stat.st_size:
+                return False
+        return not whole or all(key in current for key in sources if kinds.get(key.split("/", 1)[0]))
+
     def _needs_rebuild(self) -> bool:
         """An index written before ``fts_text`` existed, or by another version of the tokenizer
         (:data:`mnemara.memory.search.tokenize.VERSION`), is rebuilt once (files are the truth)."""
@@ -279,7 +323,7 @@ class RagIndex:
                         row["text"], row["created_at"]))
         except Exception as exc:
             lost = f"manual entries could not be read from the old index ({_reason(exc)})"
-        self._db = None
+        self.close()
         self._pending = None
         self._seen_version = None
         self._fts_checked = True
@@ -450,6 +494,7 @@ class RagIndex:
             vtable = db.open_table(name)
         else:
             schema = pa.schema([pa.field("hash", pa.string()), pa.field("vector", pa.list_(pa.float32(), dim))])
+            self._names_cache = None
             vtable = db.create_table(name, schema=schema)
         rows = [{"hash": h, "vector": v} for h, v in zip(hashes, vectors) if len(v) == dim]
         if rows:
@@ -658,6 +703,23 @@ class RagIndex:
             return data if isinstance(data, dict) and isinstance(data.get("sources", {}), dict) else {"sources": {}}
         except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
             return {"sources": {}}
+
+    def _manifest_view(self) -> dict[str, Any]:
+        """The manifest for reading only (never change it): parsed again only when the file's
+        (mtime, size, inode) moved, or it changed too recently to trust them (:data:`RACY_NS`)."""
+        path = self.index_dir / MANIFEST
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            self._manifest_cache = None
+            return {"sources": {}}
+        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        if self._manifest_cache is not None and self._manifest_cache[0] == key:
+            return self._manifest_cache[1]
+        manifest = self._load_manifest()
+        settled = time.time_ns() - stat.st_mtime_ns > RACY_NS
+        self._manifest_cache = (key, manifest) if settled else None
+        return manifest
 
     def _save_manifest(self, manifest: dict[str, Any]) -> None:
         atomic_write_text(self.index_dir / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True))

@@ -1,0 +1,63 @@
+"""The per-query caches of RagIndex (table names, parsed manifest, lock-free catch-up) never hide a change."""
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mnemara.memory.notes import append_note, write_note
+from mnemara.memory.search.rag import MANIFEST, RagIndex
+
+
+def settle(*paths: Path) -> None:
+    """Date ``paths`` 10 s back, as if written long ago, so the caches may keep what they read."""
+    past = time.time() - 10
+    for path in paths:
+        os.utime(path, (past, past))
+
+
+def warm(rag: RagIndex, root: Path, question: str) -> list[str]:
+    rag.query(question)  # brings the index up to date first
+    settle(root / "index", root / "index" / MANIFEST)
+    rag.query(question)  # reads and keeps the table names and the manifest
+    texts = [h["text"] for h in rag.query(question)["hits"]]
+    assert rag._names_cache is not None and rag._manifest_cache is not None  # the next query starts warm
+    return texts
+
+
+def test_note_appended_or_day_file_edited_after_a_query_is_found_by_the_next(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    old = write_note(memory, "The ferry to Skye leaves at nine", "travel",
+                     datetime(2020, 3, 4, 8, 0, tzinfo=timezone.utc)).file
+    append_note(memory, "Lunch is at the canteen on floor two", "office")
+    settle(old)
+    rag = RagIndex(tmp_path)
+    assert rag.query("ferry Skye")["hits"][0]["text"] == "The ferry to Skye leaves at nine"
+
+    assert warm(rag, tmp_path, "canteen") == ["Lunch is at the canteen on floor two"]
+    append_note(memory, "The walrus server restarts on Mondays", "ops")
+    assert [h["text"] for h in rag.query("walrus restarts")["hits"]] == ["The walrus server restarts on Mondays"]
+
+    warm(rag, tmp_path, "ferry")
+    text = old.read_text(encoding="utf-8")
+    edited = text.replace("Skye leaves at nine", "Mull leaves at nine")  # same size: only the mtime moves
+    assert len(edited) == len(text) and edited != text
+    old.write_text(edited, encoding="utf-8")
+    assert [h["text"] for h in rag.query("ferry Mull")["hits"]] == ["The ferry to Mull leaves at nine"]
+    assert rag.query("Skye")["hits"] == []
+
+    warm(rag, tmp_path, "ferry")
+    old.unlink()  # a day file deleted by hand takes its notes with it
+    assert rag.query("ferry")["hits"] == []
+
+
+def test_index_rebuilt_by_another_instance_is_seen_with_caches_warm(tmp_path: Path) -> None:
+    append_note(tmp_path / "memory", "Backups run nightly to the cold store", "ops")
+    rag = RagIndex(tmp_path)
+    assert warm(rag, tmp_path, "backups") == ["Backups run nightly to the cold store"]
+    other = RagIndex(tmp_path)
+    other.rebuild()  # drops and remakes every table under index/
+    other.index_text("The badger dashboard lives on port 8123")
+    assert [h["text"] for h in rag.query("badger dashboard")["hits"]] == ["The badger dashboard lives on port 8123"]
+    assert rag.query("backups")["hits"][0]["text"] == "Backups run nightly to the cold store"
