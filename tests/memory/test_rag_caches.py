@@ -56,7 +56,11 @@ def test_index_rebuilt_by_another_instance_is_seen_with_caches_warm(tmp_path: Pa
     append_note(tmp_path / "memory", "Backups run nightly to the cold store", "ops")
     rag = RagIndex(tmp_path)
     assert warm(rag, tmp_path, "backups") == ["Backups run nightly to the cold store"]
+    assert "chunks" in rag._open_tables  # the open table is kept too
     other = RagIndex(tmp_path)
+    other.index_text("The otter queue drains every hour")  # rows written through another connection
+    assert [h["text"] for h in rag.query("otter queue")["hits"]] == ["The otter queue drains every hour"]
+    warm(rag, tmp_path, "backups")
     other.rebuild()  # drops and remakes every table under index/
     other.index_text("The badger dashboard lives on port 8123")
     assert [h["text"] for h in rag.query("badger dashboard")["hits"]] == ["The badger dashboard lives on port 8123"]

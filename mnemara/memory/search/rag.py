@@ -124,6 +124,7 @@ class RagIndex:
         self._term_stats: tuple[Any, tuple[int, dict[str, int]]] | None = None
         self._timeline_cache: tuple[Any, ranking.Timeline] | None = None
         self._names_cache: tuple[tuple[int, int], set[str]] | None = None  # (index/ mtime, inode), tables
+        self._open_tables: dict[str, Any] = {}  # kept only while _names_cache holds
         self._manifest_cache: tuple[tuple[int, int, int], dict[str, Any]] | None = None  # (mtime, size, inode)
         self.channel_weights = channel_weights  # (keyword, vector) instead of the embedder's (benches)
 
@@ -150,8 +151,12 @@ class RagIndex:
         """Let go of the LanceDB connection and its open tables, e.g. before something else rewrites
         the index folder; the next search or index call opens it again."""
         self._db = None
-        self._names_cache = None
+        self._forget_tables()
         self._manifest_cache = None
+
+    def _forget_tables(self) -> None:
+        self._names_cache = None
+        self._open_tables = {}
 
     def _table_names(self) -> set[str]:
         """The tables in index/. Listed again whenever the folder changed: making or dropping a
@@ -165,14 +170,25 @@ class RagIndex:
         if key is not None and self._names_cache is not None and self._names_cache[0] == key:
             return set(self._names_cache[1])
         names = set(db.list_tables().tables)
-        settled = key is not None and time.time_ns() - key[0] > RACY_NS
-        self._names_cache = (key, names) if key is not None and settled else None
+        self._forget_tables()
+        if key is not None and time.time_ns() - key[0] > RACY_NS:
+            self._names_cache = (key, names)
         return set(names)
+
+    def _open(self, name: str) -> Any:
+        """The table ``name``, opened once while the table names hold (the connection's consistency
+        interval of 0 makes every read of an open table see its newest version)."""
+        table = self._open_tables.get(name)
+        if table is None:
+            table = self._connect().open_table(name)
+            if self._names_cache is not None:
+                self._open_tables[name] = table
+        return table
 
     def _chunks(self, create: bool = False) -> Any:
         db = self._connect()
         if CHUNKS in self._table_names():
-            return db.open_table(CHUNKS)
+            return self._open(CHUNKS)
         if not create:
             return None
         pa = _lance("pyarrow")
@@ -184,7 +200,7 @@ class RagIndex:
         schema = pa.schema([pa.field(name, pa.string()) for name in
                             ("id", "source", "kind", "category", "path", "title", "text", "search_text",
                              FTS_COLUMN, "hash", "sig", "created_at")])
-        self._names_cache = None
+        self._forget_tables()
         return db.create_table(CHUNKS, schema=schema)
 
     def _guard(self, func: Any, *args: Any, **kwargs: Any) -> Any:
@@ -423,7 +439,7 @@ class RagIndex:
     def _vector_table(self) -> Any:
         prefix = self._vector_table_name(0).rsplit("_", 1)[0] + "_"
         names = sorted(n for n in self._table_names() if n.startswith(prefix))
-        return self._connect().open_table(names[-1]) if names else None
+        return self._open(names[-1]) if names else None
 
     def _embedder_ready(self) -> str:
         """'' when the embedder may be tried now, else the reason it is not."""
@@ -491,10 +507,10 @@ class RagIndex:
         name = self._vector_table_name(dim)
         db = self._connect()
         if name in self._table_names():
-            vtable = db.open_table(name)
+            vtable = self._open(name)
         else:
             schema = pa.schema([pa.field("hash", pa.string()), pa.field("vector", pa.list_(pa.float32(), dim))])
-            self._names_cache = None
+            self._forget_tables()
             vtable = db.create_table(name, schema=schema)
         rows = [{"hash": h, "vector": v} for h, v in zip(hashes, vectors) if len(v) == dim]
         if rows:
