@@ -7,7 +7,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mnemara.memory.notes import append_note, write_note
+from mnemara.memory.search.embed import OllamaEmbedder
 from mnemara.memory.search.rag import MANIFEST, RagIndex
+from mnemara.testing.ollama import FakeOllama
 
 
 def settle(*paths: Path) -> None:
@@ -65,3 +67,18 @@ def test_index_rebuilt_by_another_instance_is_seen_with_caches_warm(tmp_path: Pa
     other.index_text("The badger dashboard lives on port 8123")
     assert [h["text"] for h in rag.query("badger dashboard")["hits"]] == ["The badger dashboard lives on port 8123"]
     assert rag.query("backups")["hits"][0]["text"] == "Backups run nightly to the cold store"
+
+
+def test_vector_rows_kept_between_queries_follow_every_write(tmp_path: Path) -> None:
+    append_note(tmp_path / "memory", "The heron feeder is refilled on Sundays", "home")
+    with FakeOllama() as fake:
+        rag = RagIndex(tmp_path, embedder=OllamaEmbedder(fake.url(), "m"))
+        first = rag.query("heron feeder")["hits"][0]
+        assert "vector" in first["channels"] and rag._rows_cache is not None
+        other = RagIndex(tmp_path, embedder=OllamaEmbedder(fake.url(), "m"))
+        other.index_text("The heron feeder moved to the east fence", kind="manual")
+        hits = rag.query("heron feeder")["hits"]
+        moved = [h for h in hits if h["text"] == "The heron feeder moved to the east fence"]
+        assert moved and "vector" in moved[0]["channels"]
+        (tmp_path / "memory" / first["path"].split("/", 1)[1]).write_text("# gone\n", encoding="utf-8")
+        assert all("Sundays" not in h["text"] for h in rag.query("heron feeder")["hits"])

@@ -123,6 +123,7 @@ class RagIndex:
         self._fts_checked = False
         self._term_stats: tuple[Any, tuple[int, dict[str, int]]] | None = None
         self._timeline_cache: tuple[Any, ranking.Timeline] | None = None
+        self._rows_cache: tuple[Any, dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]] | None = None
         self._names_cache: tuple[tuple[int, int], set[str]] | None = None  # (index/ mtime, inode), tables
         self._open_tables: dict[str, Any] = {}  # kept only while _names_cache holds
         self._manifest_cache: tuple[tuple[int, int, int], dict[str, Any]] | None = None  # (mtime, size, inode)
@@ -542,7 +543,7 @@ class RagIndex:
             if where:
                 search = search.where(where, prefilter=True)
             keyword = search.select(_COLUMNS + ["_score"]).limit(depth).to_list()
-        vector, degraded = self._vector_channel(table, question, depth, where)
+        vector, degraded = self._vector_channel(table, question, depth, where, kind)
         with_vector = not degraded.startswith("keyword-only")
         weights, why = self._weights(with_vector)
         hits = ranking.fuse(keyword, vector, weights, _hit)
@@ -550,7 +551,10 @@ class RagIndex:
         if table is not None and hits and weights.neighbour > 0 and kind in (None, "memory"):
             timeline = self._timeline(table)
             missing = sorted(ranking.neighbour_ids(hits, timeline))
-            for start in range(0, len(missing), 500):
+            known = self._known_rows(table, self._rows(table)[1], missing, None, 1000)
+            for row in known or ():
+                hits.setdefault(row["id"], _hit(row))["score"] = 0.0
+            for start in range(0, len(missing) if known is None else 0, 500):
                 part = ", ".join(_sql(i) for i in missing[start:start + 500])
                 for row in table.search().where(f"id IN ({part})").select(_COLUMNS).limit(1000).to_list():
                     hits.setdefault(row["id"], _hit(row))["score"] = 0.0
@@ -594,7 +598,32 @@ class RagIndex:
             self._timeline_cache = (key, ranking.Timeline(rows))
         return self._timeline_cache[1]
 
-    def _vector_channel(self, table: Any, question: str, depth: int, where: str | None) -> tuple[list[dict[str, Any]], str]:
+    def _rows(self, table: Any) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+        """Every stored chunk (the columns a hit needs, and its hash) by hash and by id, in storage
+        order; read again whenever the table's version moved (one scan after a write)."""
+        key = table.version
+        if self._rows_cache is None or self._rows_cache[0] != key:
+            by_hash: dict[str, list[dict[str, Any]]] = {}
+            by_id: dict[str, list[dict[str, Any]]] = {}
+            for row in table.search().select(_COLUMNS + ["hash"]).limit(10_000_000).to_arrow().to_pylist():
+                by_hash.setdefault(row["hash"], []).append(row)
+                by_id.setdefault(row["id"], []).append(row)
+            self._rows_cache = (key, by_hash, by_id)
+        return self._rows_cache[1], self._rows_cache[2]
+
+    @staticmethod
+    def _known_rows(table: Any, index: dict[str, list[dict[str, Any]]], keys: Iterable[str], kind: str | None,
+                    limit: int) -> list[dict[str, Any]] | None:
+        """Copies of the rows of ``keys`` (of ``kind``) from :meth:`_rows`, when they are exactly what
+        the LanceDB query would return: at most ``limit`` rows and no id twice (else its scan order
+        would decide which rows, or which of two, come back). None: ask LanceDB."""
+        rows = [row for key in keys for row in index.get(key, ()) if kind is None or row["kind"] == kind]
+        if len(rows) > limit or len({row["id"] for row in rows}) != len(rows):
+            return None
+        return [dict(row) for row in rows]
+
+    def _vector_channel(self, table: Any, question: str, depth: int, where: str | None,
+                        kind: str | None = None) -> tuple[list[dict[str, Any]], str]:
         problem = self._embedder_ready()
         if problem:
             return [], f"keyword-only: {problem}"
@@ -617,8 +646,10 @@ class RagIndex:
         order: dict[str, tuple[int, float]] = {}
         for n, (digest, distance) in enumerate(hits):
             order.setdefault(digest, (n, distance))
-        clause = f"hash IN ({', '.join(_sql(h) for h in order)})" + (f" AND {where}" if where else "")
-        rows = table.search().where(clause).select(_COLUMNS + ["hash"]).limit(depth * 4).to_list()
+        rows = self._known_rows(table, self._rows(table)[0], order, kind, depth * 4)
+        if rows is None:
+            clause = f"hash IN ({', '.join(_sql(h) for h in order)})" + (f" AND {where}" if where else "")
+            rows = table.search().where(clause).select(_COLUMNS + ["hash"]).limit(depth * 4).to_list()
         for row in rows:
             row["_distance"] = order[row["hash"]][1]
         rows.sort(key=lambda r: (order[r["hash"]][0], r["id"]))
