@@ -551,7 +551,7 @@ class RagIndex:
         if table is not None and hits and weights.neighbour > 0 and kind in (None, "memory"):
             timeline = self._timeline(table)
             missing = sorted(ranking.neighbour_ids(hits, timeline))
-            known = self._known_rows(table, self._rows(table)[1], missing, None, 1000)
+            known = self._known_rows(self._rows(table)[1], missing, None, 1000)
             for row in known or ():
                 hits.setdefault(row["id"], _hit(row))["score"] = 0.0
             for start in range(0, len(missing) if known is None else 0, 500):
@@ -612,7 +612,7 @@ class RagIndex:
         return self._rows_cache[1], self._rows_cache[2]
 
     @staticmethod
-    def _known_rows(table: Any, index: dict[str, list[dict[str, Any]]], keys: Iterable[str], kind: str | None,
+    def _known_rows(index: dict[str, list[dict[str, Any]]], keys: Iterable[str], kind: str | None,
                     limit: int) -> list[dict[str, Any]] | None:
         """Copies of the rows of ``keys`` (of ``kind``) from :meth:`_rows`, when they are exactly what
         the LanceDB query would return: at most ``limit`` rows and no id twice (else its scan order
@@ -646,7 +646,7 @@ class RagIndex:
         order: dict[str, tuple[int, float]] = {}
         for n, (digest, distance) in enumerate(hits):
             order.setdefault(digest, (n, distance))
-        rows = self._known_rows(table, self._rows(table)[0], order, kind, depth * 4)
+        rows = self._known_rows(self._rows(table)[0], order, kind, depth * 4)
         if rows is None:
             clause = f"hash IN ({', '.join(_sql(h) for h in order)})" + (f" AND {where}" if where else "")
             rows = table.search().where(clause).select(_COLUMNS + ["hash"]).limit(depth * 4).to_list()
