@@ -123,7 +123,7 @@ class RagIndex:
         self._fts_checked = False
         self._term_stats: tuple[Any, tuple[int, dict[str, int]]] | None = None
         self._timeline_cache: tuple[Any, ranking.Timeline] | None = None
-        self._rows_cache: tuple[Any, dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]] | None = None
+        self._rows_cache: tuple[Any, _RowIndex] | None = None
         self._names_cache: tuple[tuple[int, int], set[str]] | None = None  # (index/ mtime, inode), tables
         self._open_tables: dict[str, Any] = {}  # kept only while _names_cache holds
         self._manifest_cache: tuple[tuple[int, int, int], dict[str, Any]] | None = None  # (mtime, size, inode)
@@ -551,7 +551,7 @@ class RagIndex:
         if table is not None and hits and weights.neighbour > 0 and kind in (None, "memory"):
             timeline = self._timeline(table)
             missing = sorted(ranking.neighbour_ids(hits, timeline))
-            known = self._known_rows(self._rows(table)[1], missing, None, 1000)
+            known = self._rows(table).rows("id", missing, None, 1000)
             for row in known or ():
                 hits.setdefault(row["id"], _hit(row))["score"] = 0.0
             for start in range(0, len(missing) if known is None else 0, 500):
@@ -598,29 +598,14 @@ class RagIndex:
             self._timeline_cache = (key, ranking.Timeline(rows))
         return self._timeline_cache[1]
 
-    def _rows(self, table: Any) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
-        """Every stored chunk (the columns a hit needs, and its hash) by hash and by id, in storage
-        order; read again whenever the table's version moved (one scan after a write)."""
+    def _rows(self, table: Any) -> "_RowIndex":
+        """Every stored chunk (the columns a hit needs, and its hash), with its positions by hash and
+        by id in storage order; read again whenever the table's version moved (one scan after a write)."""
         key = table.version
         if self._rows_cache is None or self._rows_cache[0] != key:
-            by_hash: dict[str, list[dict[str, Any]]] = {}
-            by_id: dict[str, list[dict[str, Any]]] = {}
-            for row in table.search().select(_COLUMNS + ["hash"]).limit(10_000_000).to_arrow().to_pylist():
-                by_hash.setdefault(row["hash"], []).append(row)
-                by_id.setdefault(row["id"], []).append(row)
-            self._rows_cache = (key, by_hash, by_id)
-        return self._rows_cache[1], self._rows_cache[2]
-
-    @staticmethod
-    def _known_rows(index: dict[str, list[dict[str, Any]]], keys: Iterable[str], kind: str | None,
-                    limit: int) -> list[dict[str, Any]] | None:
-        """Copies of the rows of ``keys`` (of ``kind``) from :meth:`_rows`, when they are exactly what
-        the LanceDB query would return: at most ``limit`` rows and no id twice (else its scan order
-        would decide which rows, or which of two, come back). None: ask LanceDB."""
-        rows = [row for key in keys for row in index.get(key, ()) if kind is None or row["kind"] == kind]
-        if len(rows) > limit or len({row["id"] for row in rows}) != len(rows):
-            return None
-        return [dict(row) for row in rows]
+            data = table.search().select(_COLUMNS + ["hash"]).limit(10_000_000).to_arrow()
+            self._rows_cache = (key, _RowIndex(data))
+        return self._rows_cache[1]
 
     def _vector_channel(self, table: Any, question: str, depth: int, where: str | None,
                         kind: str | None = None) -> tuple[list[dict[str, Any]], str]:
@@ -646,7 +631,7 @@ class RagIndex:
         order: dict[str, tuple[int, float]] = {}
         for n, (digest, distance) in enumerate(hits):
             order.setdefault(digest, (n, distance))
-        rows = self._known_rows(self._rows(table)[0], order, kind, depth * 4)
+        rows = self._rows(table).rows("hash", order, kind, depth * 4)
         if rows is None:
             clause = f"hash IN ({', '.join(_sql(h) for h in order)})" + (f" AND {where}" if where else "")
             rows = table.search().where(clause).select(_COLUMNS + ["hash"]).limit(depth * 4).to_list()
@@ -773,6 +758,31 @@ class RagIndex:
 
 
 _COLUMNS = ["id", "source", "kind", "category", "path", "title", "text", "created_at"]
+
+
+class _RowIndex:
+    """The chunks table as read at one version, with row positions by hash and by id."""
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+        self.positions: dict[str, dict[str, list[int]]] = {}
+        for column in ("hash", "id"):
+            index: dict[str, list[int]] = {}
+            for position, value in enumerate(data.column(column).to_pylist()):
+                index.setdefault(value, []).append(position)
+            self.positions[column] = index
+
+    def rows(self, column: str, keys: Iterable[str], kind: str | None, limit: int) -> list[dict[str, Any]] | None:
+        """The rows whose ``column`` is one of ``keys`` (and of ``kind``), when they are exactly what a
+        LanceDB query would return: at most ``limit`` rows and no id twice (else its scan order
+        would decide which rows, or which of two, come back). None: ask LanceDB."""
+        index = self.positions[column]
+        found = [position for key in keys for position in index.get(key, ())]
+        rows = [row for row in self.data.take(found).to_pylist() if kind is None or row["kind"] == kind] \
+            if found else []
+        if len(rows) > limit or len({row["id"] for row in rows}) != len(rows):
+            return None
+        return rows
 
 
 def _row(chunk: Chunk) -> dict[str, str]:
