@@ -23,7 +23,11 @@ The files are the truth. ``index/sources.json`` records size, mtime and hash of
 every memory day file and wiki page that was indexed; :meth:`RagIndex.catch_up`
 (run before every query and after every write) re-chunks only files whose
 size or mtime changed and whose hash differs, and drops sources whose file is
-gone. With nothing changed it costs a directory listing and some ``stat`` calls.
+gone. With nothing changed it costs a directory listing and some ``stat`` calls, and no lock.
+
+Between queries a RagIndex keeps the table names and open tables (until ``index/`` changes),
+the parsed manifest (until its mtime, size or inode changes) and the rows of the chunks table
+(until its version changes); whatever changed less than :data:`RACY_NS` ago is read again.
 
 Any failure of LanceDB (missing, broken, corrupt folder) raises
 :class:`RagUnavailable`; an unreachable embedder only degrades a query to
