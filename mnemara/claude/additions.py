@@ -15,7 +15,7 @@ Removed by every CLI Mnemara starts (each has a test in tests/e2e/test_cli_addit
 
 What stays (no documented switch removes it without taking a tool or a hook Mnemara needs;
 ``--bare`` / ``CLAUDE_CODE_SIMPLE`` drops the environment, model and date reminders but also
-the Write tool) is listed in the README, "What the model sees".
+the Write tool) is listed in docs/usage.md, "What the model sees".
 """
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ class Config(BaseModel):
     rag_auto_index_memory: bool = True
     rag_auto_index_wiki: bool = True
     graph_enabled: bool = True
-    # -- recall and hygiene (auto-recall off by default; see README "Memory hygiene") --
+    # -- recall and hygiene (auto-recall off by default; see docs/memory.md, "Memory hygiene") --
     auto_recall: bool = False
     auto_recall_k: int = Field(default=3, ge=1, le=20)
     auto_recall_min_score: float = Field(default=0.6, gt=0, le=1)

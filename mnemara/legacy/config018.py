@@ -1,7 +1,7 @@
 """Mnemara 0.18's ``config.json`` -> ours: every key mapped, or kept as an unknown key.
 
 :data:`KEY_MAP` is the whole table (also printed by ``mnemara migrate`` and kept in
-the README): what each 0.18 key becomes. Unknown keys survive any later save
+docs/migrating-from-0.18.md): what each 0.18 key becomes. Unknown keys survive any later save
 (``Config`` keeps extras), so nothing the user wrote is lost.
 """
 from __future__ import annotations

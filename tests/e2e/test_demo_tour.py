@@ -1,4 +1,5 @@
-"""`mnemara demo`: the guided tour in the panel (pilot), --auto in the REPL, --serve, and the README snippet."""
+"""`mnemara demo`: the guided tour in the panel (pilot), --auto in the REPL, --serve, and the snippet of
+docs/embedding.md (linked from the README)."""
 from __future__ import annotations
 
 import os
@@ -115,7 +116,7 @@ def test_demo_serve_prints_the_env_and_answers_mnemara_run(mnemara_home, tmp_pat
 def test_the_readme_scripted_api_snippet_runs_as_written(mnemara_home, tmp_path, monkeypatch, capsys):
     """The snippet's own text, run in this process (a fresh interpreter would only add its start-up):
     it changes ``os.environ``, which is put back whole afterwards."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "embedding.md").read_text(encoding="utf-8")  # linked from the README
     snippet = next(block for block in re.findall(r"```python\n(.*?)```", readme, re.DOTALL) if "ScriptedAPI()" in block)
     script = tmp_path / "snippet.py"
     script.write_text(textwrap.dedent(snippet), encoding="utf-8")

@@ -79,7 +79,7 @@ def test_loose_bash_patterns_are_found_by_probing(pattern: str, loose: bool) -> 
 
 
 def test_readme_example_pattern_is_tight() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "permissions.md").read_text(encoding="utf-8")
     block = readme.split('"allowed_tools": [', 1)[1].split("]\n```", 1)[0] + "]"
     policies = json.loads("[" + block)
     for policy in policies:
