@@ -16,9 +16,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mnemara.commands import specs
+
+if TYPE_CHECKING:
+    from mnemara.commands import CommandContext
 
 ROW_IDS = 200  # newest stored rows offered for a row id
 PATHS = 400  # entries of one folder looked at
@@ -101,7 +104,7 @@ def _slots_at(slots: list[Slot], position: int) -> list[Slot]:
     return found
 
 
-def complete(ctx: Any, line: str, cursor: int | None = None) -> Completion | None:
+def complete(ctx: CommandContext, line: str, cursor: int | None = None) -> Completion | None:
     """What can replace the word before ``cursor`` in ``line``; None when nothing applies."""
     text = line[: len(line) if cursor is None else cursor]
     start = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1
@@ -127,7 +130,7 @@ def _commands(word: str) -> list[Candidate]:
     return sorted(out, key=lambda c: c.value)
 
 
-def _argument(ctx: Any, name: str, before: list[str], start: int, end: int, word: str) -> Completion:
+def _argument(ctx: CommandContext, name: str, before: list[str], start: int, end: int, word: str) -> Completion:
     spec = next((s for s in specs() if name == s.name or name in s.aliases), None)
     if spec is None:  # nothing to offer (the panel rings the bell; Enter will say the command is unknown)
         return Completion(start, end, word)
@@ -146,7 +149,7 @@ def _argument(ctx: Any, name: str, before: list[str], start: int, end: int, word
     return Completion(start, end, word, list(unique.values()))
 
 
-def _of_kind(ctx: Any, kind: str, word: str) -> list[Candidate]:
+def _of_kind(ctx: CommandContext, kind: str, word: str) -> list[Candidate]:
     if kind == "path":
         return paths(word)
     if kind == "model":
@@ -163,7 +166,7 @@ def _of_kind(ctx: Any, kind: str, word: str) -> list[Candidate]:
     return []
 
 
-def row_ids(ctx: Any, word: str) -> list[Candidate]:
+def row_ids(ctx: CommandContext, word: str) -> list[Candidate]:
     """Ids of the newest stored rows starting with ``word``, newest first, each with its role and words."""
     store = getattr(ctx, "store", None)
     if store is None:

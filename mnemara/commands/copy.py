@@ -7,10 +7,13 @@ answers) sets ``shown_code_blocks`` on the session; then N is the number in its 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemara.commands import CommandResult, command
 from mnemara.core.markdown_blocks import code_blocks
+
+if TYPE_CHECKING:
+    from mnemara.commands import CommandContext
 
 LOOK_BACK = 50  # rows searched for the last answer with text
 
@@ -25,7 +28,7 @@ def last_answer(store: Any) -> str:
 
 @command("copy", usage="/copy [N|all]",
          help="copy code block N of the last answer to the clipboard (default: its last block; all: the whole answer)")
-def copy_cmd(ctx: Any, args: str) -> CommandResult:
+def copy_cmd(ctx: CommandContext, args: str) -> CommandResult:
     word = args.strip().lower()
     if word and word != "all" and not (word.isdigit() and int(word) > 0):
         raise ValueError(f"give a code block number (1, 2, ...) or 'all', not {args.strip()!r}")

@@ -52,6 +52,8 @@ BLOCK_OPEN = ('<recalled_memory source="auto-recall" note="notes from this agent
 BLOCK_CLOSE = "</recalled_memory>"
 
 if TYPE_CHECKING:
+    from mnemara.core.config import Config
+    from mnemara.store.instance import Instance
     from mnemara.core.turn_parts import PartHost, TurnHost
     from mnemara.memory.recall_worker import RecallWorker
 
@@ -220,7 +222,7 @@ class AutoRecall(TurnPart):
         return record
 
 
-def recall_for(instance: Any, config: Any, message: str, state: Any = None) -> RecallRecord:
+def recall_for(instance: Instance, config: Config, message: str, state: Any = None) -> RecallRecord:
     """What auto-recall injects for ``message`` and what it leaves out, and why (no session needed:
     ``mnemara memory recall`` and the benches call this too)."""
     from mnemara.memory.status import query_active

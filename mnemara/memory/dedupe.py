@@ -24,7 +24,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from mnemara.core.errors import ConfigError
 from mnemara.core.fsutil import LinkRefused
@@ -33,6 +33,9 @@ from mnemara.memory.notes import Atom, day_files, parse_text
 from mnemara.memory.search.exact import copy_key
 from mnemara.memory.search.similarity import CONFLICT, POSSIBLE_COPY, contradicts, cosine, relate, strip_marks, tokens
 from mnemara.memory.status import StatusBook, all_atoms, note_moment, propose_supersessions
+
+if TYPE_CHECKING:
+    from mnemara.core.config import Config
 
 SIMILAR_CANDIDATES = 5
 
@@ -259,7 +262,7 @@ def find_duplicate(memory_dir: Path, text: str, *, embedder: Embedder | None = N
     return check.duplicate, "" if check.duplicate and check.duplicate.how == "same text" else check.note
 
 
-def embedder_for(config: Any) -> Embedder | None:
+def embedder_for(config: Config) -> Embedder | None:
     """The configured embedder (see :mod:`mnemara.memory.search.embedders`), or None."""
     from mnemara.memory.search.embedders import make_embedder
 

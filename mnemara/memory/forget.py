@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mnemara.core.backend_loader import load_backend
 from mnemara.core.errors import UsageError
@@ -44,6 +44,10 @@ from mnemara.memory.note_index import drop_note_index, is_note_index
 from mnemara.memory.notes import Atom, all_notes, archive_files, find_notes, is_note_ref, parse_file
 from mnemara.memory.search.similarity import normalize
 from mnemara.memory.status import chunk_id
+
+if TYPE_CHECKING:
+    from mnemara.core.config import Config
+    from mnemara.store.instance import Instance
 
 MIN_QUERY = 4
 T = TypeVar("T")
@@ -330,7 +334,7 @@ def _reach_pattern(plan: ForgetPlan) -> Any:
     return reach.pattern_of(_reach_needles(plan))
 
 
-def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
+def execute(instance: Instance, config: Config, plan: ForgetPlan) -> dict[str, Any]:
     """Carry out ``plan``; returns the receipt (also written to debug.log)."""
     from mnemara.core.debuglog import log_event
     from mnemara.memory.status import forget_fingerprints
@@ -367,7 +371,7 @@ def execute(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
     return receipt
 
 
-def _forget_in_rag(instance: Any, config: Any, plan: ForgetPlan) -> dict[str, Any]:
+def _forget_in_rag(instance: Instance, config: Config, plan: ForgetPlan) -> dict[str, Any]:
     root = Path(instance.root)
     if not (root / "index").is_dir() or not any((root / "index").iterdir()):
         return {"ok": True, "skipped": "no index", "chunks_deleted": 0}

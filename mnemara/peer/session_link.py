@@ -23,6 +23,7 @@ from mnemara.peer.inbox import Deliver, PeerInbox
 from mnemara.core.turn_parts import TurnPart
 
 if TYPE_CHECKING:
+    from mnemara.core.config import Config
     from collections.abc import AsyncIterator
 
     from mnemara.core import events as ev
@@ -134,5 +135,5 @@ class InboxPart(TurnPart):
     def after_turn(self, host: TurnHost, assistant_row_id: int) -> None:
         self.inbox.wake()  # messages that arrived during the turn go out as soon as it is idle
 
-    def config_changed(self, config: Any) -> None:
+    def config_changed(self, config: Config) -> None:
         self.inbox.apply_config(config)

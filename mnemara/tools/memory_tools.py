@@ -8,13 +8,16 @@ or broken backend answers ``{"ok": false, "error": "RAG backend unavailable: ...
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
 from mnemara.core.errors import BackendUnavailable, MnemaraError
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
+
+if TYPE_CHECKING:
+    from mnemara.core.config import Config
 
 NODE_ID = "a node id, e.g. entity:lease manager"
 A = TypeVar("A", bound=ToolArgs)
@@ -248,11 +251,11 @@ def _graph_query_policy(raw: dict[str, Any]) -> str:
     return "GraphWrite" if raw.get("write") else ""
 
 
-def _rag_on(cfg: Any) -> bool:
+def _rag_on(cfg: Config) -> bool:
     return bool(cfg.rag_enabled)
 
 
-def _graph_on(cfg: Any) -> bool:
+def _graph_on(cfg: Config) -> bool:
     return bool(cfg.graph_enabled)
 
 

@@ -14,13 +14,16 @@ batch early; the inbox acknowledges every message of a turn that completed anywa
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from mnemara.core.errors import MnemaraError
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
+
+if TYPE_CHECKING:
+    from mnemara.core.config import Config
 
 ACK_TIMEOUT_S = 10.0
 
@@ -35,7 +38,7 @@ class PeerAckArgs(ToolArgs):
     ids: list[int] = Field(min_length=1, description="The message ids (stream sequences) of the inbox turn you handled.")
 
 
-def _nats_inbox(cfg: Any) -> bool:
+def _nats_inbox(cfg: Config) -> bool:
     return cfg.peer_transport == "nats" and bool(cfg.peer_poll_enabled)
 
 

@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mnemara.memory.search.embed import EmbedError
 from mnemara.memory.search.ranking import Weights
+
+if TYPE_CHECKING:
+    from mnemara.core.config import Config
 
 LOCAL_CONFIG = "l2_supercat"
 LOCAL_DIM = 256
@@ -126,7 +129,7 @@ def local_embedder() -> LocalEmbedder:
 EMBED_TIMEOUT = 10.0  # seconds per Ollama request, the same for rag_query, dedupe and replay
 
 
-def make_embedder(config: Any, timeout: float = EMBED_TIMEOUT) -> tuple[Any, str]:
+def make_embedder(config: Config, timeout: float = EMBED_TIMEOUT) -> tuple[Any, str]:
     """``(embedder or None, why there is none)`` for this config's ``rag_embedder``."""
     choice = str(getattr(config, "rag_embedder", "local") or "local")
     if choice == "none":

@@ -26,6 +26,7 @@ from mnemara.ui.repl.keys import InterruptWatcher
 from mnemara.ui.repl.inbox import stdout as repl_stdout
 
 if TYPE_CHECKING:
+    from mnemara.guard.request import PermissionRequest
     from mnemara.commands.session_api import SessionAPI
 
 PREVIEW = 160
@@ -183,7 +184,7 @@ def has_colour(stream: Any) -> bool:
         return False
 
 
-def _permission_answer_line(request: Any, color: bool = False) -> str:
+def _permission_answer_line(request: PermissionRequest, color: bool = False) -> str:
     """The question: target whole (escaped, with its line count), an Edit's or Write's diff (coloured with
     ``color``), answer keys last so they stay on screen."""
     question = getattr(request, "question", None)
@@ -201,7 +202,7 @@ def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
     """
     from mnemara.guard.gate import ANSWERS
 
-    def prompt(request: Any) -> str | None:
+    def prompt(request: PermissionRequest) -> str | None:
         info.write(_permission_answer_line(request, has_colour(info)) + "\n")
         info.flush()
         answer = lines.next()
@@ -219,7 +220,7 @@ def line_prompt(lines: LineSource, info: TextIO) -> Callable[[Any], str | None]:
 def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
     """A permission prompt on the terminal (runs in the session's thread while the REPL waits)."""
 
-    def prompt(request: Any) -> str | None:
+    def prompt(request: PermissionRequest) -> str | None:
         watcher = watcher_ref[0] if watcher_ref else None
         try:
             if watcher is None:

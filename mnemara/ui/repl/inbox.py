@@ -31,6 +31,7 @@ from mnemara.core.errors import MnemaraError
 from mnemara.ui.text.readable import terminal_safe
 
 if TYPE_CHECKING:
+    from mnemara.guard.request import PermissionRequest
     from mnemara.commands.session_api import SessionAPI
     from mnemara.peer.inbox import PeerInbox
 
@@ -94,7 +95,7 @@ class ReplInbox:
     def guard_prompt(self, prompt: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """Wrap the REPL's permission prompt: refuse (and say so) during an inbox turn."""
 
-        def guarded(request: Any) -> Any:
+        def guarded(request: PermissionRequest) -> Any:
             if self.delivering:
                 describe = getattr(request, "describe", None)
                 what = describe() if callable(describe) else str(request)

@@ -41,6 +41,7 @@ from mnemara.ui.tui.widgets.panel_header import PanelHeader
 from mnemara.ui.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
+    from mnemara.guard.request import PermissionRequest
     from mnemara.commands.session_api import SessionAPI
 
 STOP_GRACE_SECONDS = 5.0
@@ -571,7 +572,7 @@ class MnemaraApp(PanelKeys, App[None]):
         self.refresh_panel()
 
     # -- permission prompt (called by the session's gate) ------------------------------------
-    async def ask_permission(self, request: Any) -> str:
+    async def ask_permission(self, request: PermissionRequest) -> str:
         """Show the modal and wait for y/n/a/s; safe to call from the app's loop or another thread."""
         loop = self._loop
         if loop is not None and asyncio.get_running_loop() is not loop:
@@ -579,7 +580,7 @@ class MnemaraApp(PanelKeys, App[None]):
             return await asyncio.wrap_future(future)
         return await self._ask(request)
 
-    async def _ask(self, request: Any) -> str:
+    async def _ask(self, request: PermissionRequest) -> str:
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         screen = PermissionScreen(request, **self.permission_screen_options)
 

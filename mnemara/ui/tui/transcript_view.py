@@ -136,14 +136,14 @@ class TurnView:
         elif isinstance(event, ev.TurnDone):
             self._on_TurnDone(event)
 
-    def _on_TextDelta(self, event: Any) -> None:
+    def _on_TextDelta(self, event: ev.TextDelta) -> None:
         self._streamed += event.text
         if self._streaming is None:
             self._streaming = self.log.append(LogEntry("assistant", self.assistant_name, self._streamed))
         else:
             self.log.update_entry(self._streaming, text=self._streamed)
 
-    def _on_AssistantText(self, event: Any) -> None:
+    def _on_AssistantText(self, event: ev.AssistantText) -> None:
         if self._streaming is not None:
             if event.text and event.text != self._streamed:
                 self.log.update_entry(self._streaming, text=event.text)
@@ -151,31 +151,31 @@ class TurnView:
             self.log.append(LogEntry("assistant", self.assistant_name, event.text))
         self._end_stream()
 
-    def _on_ThinkingBlock(self, event: Any) -> None:
+    def _on_ThinkingBlock(self, event: ev.ThinkingBlock) -> None:
         self._end_stream()
         self.log.append(thinking_entry(event.thinking))
 
-    def _on_ToolUse(self, event: Any) -> None:
+    def _on_ToolUse(self, event: ev.ToolUse) -> None:
         self._end_stream()
         self.log.append(tool_entry(event.name, event.input))
 
-    def _on_ToolResult(self, event: Any) -> None:
+    def _on_ToolResult(self, event: ev.ToolResult) -> None:
         self._end_stream()
         self.log.append(result_entry(event.content, event.is_error))
 
-    def _on_Halt(self, event: Any) -> None:
+    def _on_Halt(self, event: ev.Halt) -> None:
         self._end_stream()
         self.log.append(LogEntry("halt", "halt", f"{event.reason} ({event.source})"))
 
-    def _on_ErrorEvent(self, event: Any) -> None:
+    def _on_ErrorEvent(self, event: ev.ErrorEvent) -> None:
         self._end_stream()
         self.errors += 1
         self.log.append(error_entry(event.message))
 
-    def _on_Notice(self, event: Any) -> None:
+    def _on_Notice(self, event: ev.Notice) -> None:
         self.log.append(LogEntry("info", getattr(event, "level", "notice"), event.message))
 
-    def _on_TurnDone(self, event: Any) -> None:
+    def _on_TurnDone(self, event: ev.TurnDone) -> None:
         self._end_stream()
         self.done = event
         if getattr(event, "interrupted", False):

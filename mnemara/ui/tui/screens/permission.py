@@ -4,7 +4,7 @@ An Edit, MultiEdit or Write shows the change as a diff (removed lines red, added
 escaped by :mod:`mnemara.guard.change_preview`; its lines are drawn as plain text, never as markup."""
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -17,6 +17,9 @@ from textual.widgets.button import ButtonVariant
 
 from mnemara.guard.target_text import show_target
 from mnemara.ui.tui.widgets.diff_view import DiffView
+
+if TYPE_CHECKING:
+    from mnemara.guard.request import PermissionRequest
 
 CHOICES: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("y", "y: once", "success"),
@@ -57,7 +60,7 @@ class PermissionScreen(ModalScreen[str]):
         Binding("s", "answer('s')", "session"),
     ]
 
-    def __init__(self, request: Any, arm_seconds: float = ARM_SECONDS) -> None:
+    def __init__(self, request: PermissionRequest, arm_seconds: float = ARM_SECONDS) -> None:
         super().__init__()
         self.request = request
         self.arm_seconds = arm_seconds
