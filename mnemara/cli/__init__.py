@@ -26,7 +26,7 @@ class _Group(click.Group):
             try:
                 arg.encode("utf-8")
             except UnicodeEncodeError:
-                from mnemara.ui.text.readable import terminal_safe
+                from mnemara.core.display import terminal_safe
 
                 raw = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
                 shown = terminal_safe(raw).replace("\n", "\\n")

@@ -11,7 +11,7 @@ from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, UsageError
 from mnemara.core.fsutil import atomic_write_text
 from mnemara.store.instance import Instance, list_instances, mnemara_home
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 
 
 @main.command()

@@ -13,7 +13,7 @@ import click
 
 from mnemara.cli.common import instance_option, open_instance
 from mnemara.cli.memory_status import memory
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 
 
 def _words(parts: tuple[str, ...], what: str) -> str:

@@ -8,7 +8,7 @@ import click
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
 from mnemara.core.errors import UsageError
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 
 
 @main.command("context")

@@ -1,7 +1,7 @@
 """The file-stat manifest: which files the agent Read this session, and are they still what it saw.
 
 A :class:`FileTracker` lives in the session's tool state
-(:attr:`mnemara.tools.ToolState.file_tracker`). After each turn it
+(:attr:`mnemara.context.tool_state.ToolState.file_tracker`). After each turn it
 notes every ``Read`` (and refreshes files the agent itself wrote with
 Edit/Write/MultiEdit/NotebookEdit, since the agent knows that new content). When
 ``file_stat_manifest_enabled`` is on, :meth:`FileTracker.manifest` is appended to

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from mnemara.core.blocks import result_text, to_json
-from mnemara.core.delimiters import DELIMITER_TAGS, escape_delimiters  # noqa: F401  (DELIMITER_TAGS: for callers)
+from mnemara.core.delimiters import escape_delimiters
 from mnemara.store.turns import Turn
 
 HISTORY_PREAMBLE = (

@@ -8,7 +8,7 @@ objects; ``session`` turns the enabled specs into ONE SDK MCP server named
 a refusal or a backend failure is an answer (``{"ok": false, "error": ...}``), never an exception.
 
 Per-session objects the tools and turn parts share (the file tracker, the
-memory backends) live in :class:`ToolState`, one typed field each.
+memory backends) live in :class:`~mnemara.context.tool_state.ToolState`, one typed field each.
 
 Declare a tool with :func:`mnemara.tools.declare.declare`: its arguments are a
 pydantic model (:class:`mnemara.tools.declare.ToolArgs`) that gives the JSON
@@ -22,7 +22,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from mnemara.context.tool_state import ToolState as ToolState  # re-exported: where tools used to keep it
+from mnemara.context.tool_state import ToolState
 from mnemara.core.mcp_names import SERVER_NAME
 
 if TYPE_CHECKING:

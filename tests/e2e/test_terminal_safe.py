@@ -14,7 +14,7 @@ import pytest
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult
 from mnemara.guard.gate import PermissionRequest
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 from mnemara.ui.repl.app import Renderer
 from tests.tui_support import instance, make_app  # noqa: F401  (fixtures)
 

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
-from mnemara.ui.text.readable import preview_lines, readable_result, terminal_safe
+from mnemara.core.display import terminal_safe
+from mnemara.ui.text.readable import preview_lines, readable_result
 from mnemara.ui.repl.inbox import ReplInbox
 from mnemara.ui.repl.keys import InterruptWatcher
 from mnemara.ui.repl.inbox import stdout as repl_stdout

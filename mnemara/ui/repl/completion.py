@@ -8,7 +8,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from mnemara.commands.complete import complete
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 
 if TYPE_CHECKING:
     from mnemara.commands.session_api import SessionAPI

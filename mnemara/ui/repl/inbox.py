@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
 from mnemara.core.errors import MnemaraError
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 
 if TYPE_CHECKING:
     from mnemara.guard.request import PermissionRequest

@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 from mnemara.core.blocks import result_text
-from mnemara.core.display import terminal_safe as terminal_safe  # the one escaping function (re-exported)
 
 MAX_DEPTH = 3
 

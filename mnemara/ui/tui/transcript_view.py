@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 from mnemara.core import events as ev
 from mnemara.store.turns import Turn
-from mnemara.ui.text.readable import preview_lines, readable_result, terminal_safe
+from mnemara.core.display import terminal_safe
+from mnemara.ui.text.readable import preview_lines, readable_result
 from mnemara.ui.tui.widgets.chat_log import LogEntry
 
 SUMMARY_CHARS = 100

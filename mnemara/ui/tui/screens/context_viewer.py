@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 from mnemara.core.errors import MnemaraError
 from mnemara.store.turns import Turn
 from mnemara.ui.tui.bridge import PanelBridge
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
 from mnemara.ui.tui.screens.text_prompt import TextPrompt
 from mnemara.ui.tui.transcript_view import one_line

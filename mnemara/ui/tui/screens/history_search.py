@@ -15,7 +15,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from mnemara.ui.prompt_history import PromptHistory
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 
 SHOWN = 50  # matches listed
 PREVIEW = 200  # characters of a match shown on its line

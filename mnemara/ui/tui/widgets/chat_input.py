@@ -25,7 +25,7 @@ from textual.widgets import Static, TextArea
 
 from mnemara.commands.complete import Completion
 from mnemara.ui.prompt_history import PromptHistory
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 
 PLACEHOLDERS = {  # one line of an 80-column input
     "ctrl+s": "Message or /command · Ctrl+S: send · Enter: newline · ↑ earlier · Tab",

@@ -45,7 +45,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from mnemara.ui.text.readable import terminal_safe
+from mnemara.core.display import terminal_safe
 
 REWRAP_CHUNK = 300  # entries re-wrapped per step after a resize (newest first)
 STREAM_FRAME = 1 / 30  # seconds between re-draws of an entry that is streaming in (at least)
