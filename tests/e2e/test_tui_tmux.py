@@ -52,6 +52,17 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never appeared; the screen was:\n{self.screen()}")
 
+    def wait_idle(self, marker: str, timeout: float = 60.0) -> str:
+        """Wait until `marker` shows and the status line no longer says a turn is running: only then does
+        Ctrl+C quit (during a turn, the first Ctrl+C stops the turn, as in Claude Code)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if marker in screen and "working…" not in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{marker!r} with no turn running never appeared; the screen was:\n{self.screen()}")
+
     def close(self) -> None:
         self("kill-server")
 
@@ -84,7 +95,7 @@ def test_run_opens_the_panel_sends_with_ctrl_s_and_quits_with_ctrl_c(tmux, scrip
     tmux("send-keys", "-t", "smoke", "hello from tmux, what can you do?", "C-s")
     screen = tmux.wait_for("Hello from the scripted model, in a real terminal.")
     assert "you: hello from tmux, what can you do?" in screen
-    tmux.wait_for("turns: 2/20")
+    tmux.wait_idle("turns: 2/20")
 
     tmux("send-keys", "-t", "smoke", "C-c")
     tmux.wait_for("PANEL-EXIT=0", timeout=30)

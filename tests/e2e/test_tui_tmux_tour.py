@@ -64,7 +64,7 @@ def test_panel_draws_markdown_and_queues_a_message_sent_during_a_turn(tmux, scri
     assert "• read the lease" in screen and "python · block 1 · click or /copy 1 to copy" in screen
     assert "LEASE_SECONDS = 30" in screen and "**" not in screen and "```" not in screen
     assert "queued:" not in screen and "you: and then?" in screen
-    tmux.wait_for("turns: 4/20")  # both turns over: Ctrl+C quits (during a turn it would stop the turn)
+    tmux.wait_idle("turns: 4/20")  # both turns over: Ctrl+C quits (during a turn it would stop the turn)
     keys(tmux, "C-c")
     tmux.wait_for("PANEL-EXIT=0", timeout=30)
     with TurnStore(Instance.open("md").turns_path) as store:
@@ -118,7 +118,7 @@ def test_the_demo_tour_in_a_terminal_from_first_to_last_screen(tmux, mnemara_hom
     [role] = demo_tmp.glob("mnemara-demo-*/demo-role.md")
     role.write_text(role.read_text(encoding="utf-8").replace("Demo Bot", "Tmux Tess"), encoding="utf-8")
     keys(tmux, "C-s")
-    last = tmux.wait_for("Tour done. Next steps:")
+    last = tmux.wait_idle("Tour done. Next steps:")
     (tmp_path / "last.txt").write_text(last, encoding="utf-8")
     assert "— Tmux Tess" in last
     seconds = time.monotonic() - started
