@@ -53,6 +53,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("MNEMARA_HOME", str(home / ".mnemara"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # the CLI launcher and its start-up answers: here too
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     monkeypatch.setenv("MNEMARA_NO_TUI", "1")

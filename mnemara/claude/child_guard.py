@@ -63,7 +63,8 @@ def _real_cli() -> str | None:
     return shutil.which("claude")
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
+    """Mnemara's private folder in the user's cache (the launcher, :mod:`mnemara.claude.startup_answers`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "mnemara"
 
@@ -77,7 +78,7 @@ def guarded_cli_path() -> str | None:
         return None
     text = _LAUNCHER.format(python=sys.executable, cli=cli, parent_env=PARENT_ENV)
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    folder = _cache_dir()
+    folder = cache_dir()
     path = folder / f"claude-guard-{digest}"
     try:
         if path.is_file() and path.read_text(encoding="utf-8") == text:

@@ -16,24 +16,37 @@ Any difference (an edited role doc, another model, tools, env or cwd), or an
 early process that failed to start or has ended: it is killed, and the
 session starts its CLI exactly as it does without this module. A wrong guess
 here costs time, never correctness.
+
+From its spawn the process is served by an
+:class:`~mnemara.claude.early_channel.EarlyChannel` (it writes the SDK's
+``initialize`` at once). When messages are piped in, the first turn may
+:meth:`EarlyCli.presend` its user message before the SDK is imported: only when
+the system prompt and the launch spec Mnemara computes for the live config are
+still those the process was started with, and only for an SDK version whose
+wire format the early copies were found exact for on this machine
+(:mod:`mnemara.claude.startup_answers`). Then the CLI asks the API while Python
+imports the SDK; the adopting transport does not write the message again.
 """
 from __future__ import annotations
 
 import json
 import logging
 import os
-import re
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mnemara.core.debuglog import log_event
+from mnemara.claude import startup_answers
+from mnemara.claude.startup_answers import sdk_version
+from mnemara.claude.early_channel import EarlyChannel, user_message_line
 from mnemara.claude.prompt_file import PromptFile
 
 if TYPE_CHECKING:
     from mnemara.claude.adopted import AdoptedTransport
+    from mnemara.core.config import Config
     from mnemara.store.instance import Instance
 
 #: The variable the SDK sets so the CLI sends its session-state frames (``subprocess_cli.py``).
@@ -78,22 +91,6 @@ def _flags(argv: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def sdk_version() -> str:
-    """The installed claude-agent-sdk's version, read without importing it."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is not None and spec.submodule_search_locations:
-        version_file = Path(next(iter(spec.submodule_search_locations))) / "_version.py"
-        try:
-            match = re.search(r"""__version__\s*=\s*["']([^"']+)["']""", version_file.read_text(encoding="utf-8"))
-        except OSError:
-            match = None
-        if match:
-            return match.group(1)
-    return ""
-
-
 def process_env(options_env: dict[str, str], cwd: str, version: str,
                 environ: dict[str, str] | None = None) -> tuple[tuple[str, str], ...]:
     """The environment the SDK gives the CLI for ``ClaudeAgentOptions.env`` (its ``connect()``, for the
@@ -129,6 +126,18 @@ def command_line(cli: str, prompt_path: str, model: str | None, servers: dict[st
     return tuple(argv)
 
 
+def session_spec(cli: str, prompt_path: str, cfg: Config, env_overrides: dict[str, str], cwd: str, version: str,
+                 with_tools: bool | None = None) -> LaunchSpec:
+    """What a session's launcher starts for ``cfg`` (its :func:`command_line`, :func:`process_env` and
+    ``cwd``), computed without the SDK; ``with_tools`` as in :func:`~mnemara.claude.options.cli_servers`."""
+    from mnemara.claude.additions import quiet_settings
+    from mnemara.claude.options import BUILTIN_TOOLS, cli_servers, launch_env
+
+    argv = command_line(cli, prompt_path, cfg.model, cli_servers(cfg, with_tools=with_tools), BUILTIN_TOOLS,
+                        quiet_settings())
+    return LaunchSpec(argv, process_env({**launch_env(cfg), **env_overrides}, cwd, version), cwd)
+
+
 def sdk_spec(options: Any) -> LaunchSpec | None:
     """What the SDK would start for ``options`` (SDK imported); None when it cannot say."""
     from claude_agent_sdk import __version__
@@ -149,31 +158,91 @@ class EarlyCli:
     system_prompt: str
     prompt: PromptFile
     process: subprocess.Popen[bytes]
+    channel: EarlyChannel
     log: logging.Logger  # the instance's logger (debug.log)
     started_at: float
     used: bool = False
+    #: ``mnemara run`` reads messages from a pipe: the first may be sent before the SDK is imported, so
+    #: nothing launches (and imports the SDK) before the first turn.
+    awaits_message: bool = False
+    presented: bool = False
+    #: Called once when the process is adopted or ended (``mnemara run`` turns the garbage collector back on:
+    #: the SDK's import, then after the first message, runs with it off as the other start-up imports do).
+    on_settled: Callable[[], object] | None = None
 
-    def adopt(self, system_prompt: str, options: Any) -> AdoptedTransport | None:
+    def _settled(self) -> None:
+        hook, self.on_settled = self.on_settled, None
+        if hook is not None:
+            hook()
+
+    def presend(self, system_prompt: str, cfg: Config, env_overrides: dict[str, str], cwd: str,
+                content: list[dict[str, Any]], message_id: str, tools_key: str) -> bool:
+        """Write the first turn's user message to this process now, before the SDK is imported, when it is
+        exactly the process the turn will launch (:func:`session_spec` for the live ``cfg``, the launcher's
+        ``env_overrides`` and ``cwd``). True when written; the adopting transport then does not write it again."""
+        from mnemara.claude.child_guard import guarded_cli_path
+
+        version, cli = sdk_version(), guarded_cli_path()
+        if cli is None:
+            return False
+        spec = session_spec(cli, str(self.prompt.path), cfg, env_overrides, cwd, version)
+        why = self.presend_refusal(system_prompt, spec, version)
+        if why is not None:
+            log_event(self.log, "early_presend_skipped", reason=why)
+            return False
+        answers = startup_answers.load(tools_key) if tools_key else {}
+        self.channel.provide_answers(answers)
+        line = user_message_line(content, message_id)
+        self.channel.present = line
+        self.channel.write(line)
+        self.presented = True
+        log_event(self.log, "early_presend", pid=self.process.pid, startup_answers=len(answers),
+                  age_seconds=round(time.monotonic() - self.started_at, 3))
+        return True
+
+    def presend_refusal(self, system_prompt: str, spec: LaunchSpec, version: str) -> str | None:
+        """Why the first message may not go to this process before the SDK is imported (None: it may)."""
+        if self.used or self.presented:
+            return "the process is taken"
+        code = self.process.poll()
+        if code is not None or self.channel.ended.is_set():
+            return f"it ended (exit code {code})"
+        if system_prompt != self.system_prompt:
+            return "system prompt"
+        why = spec.difference(self.spec)
+        if why is not None:
+            return why
+        if not startup_answers.verified(version):
+            return f"the early wire format is not yet checked against claude-agent-sdk {version or '(unknown)'}"
+        return None
+
+    def adopt(self, system_prompt: str, options: Any, tools_key: str = "") -> AdoptedTransport | None:
         """A transport over this process when ``options`` would start exactly it, else None (and it
         is ended). Called once: the second call always answers None."""
         if self.used:
             return None
         self.used = True
+        self._settled()
         why = self.mismatch(system_prompt, options)
         if why is not None:
-            log_event(self.log, "early_cli_unused", reason=why)
+            log_event(self.log, "early_cli_unused", level="error" if self.presented else "info", reason=why,
+                      presented=self.presented or None)
+            if self.presented:  # Mnemara's copy of the launch spec was wrong: check it again before trusting it
+                startup_answers.forget_verified()
             self.discard()
             return None
+        from claude_agent_sdk import __version__
+
         from mnemara.claude.adopted import AdoptedTransport
 
         log_event(self.log, "early_cli_adopted", pid=self.process.pid,
                   age_seconds=round(time.monotonic() - self.started_at, 3))
-        return AdoptedTransport(self.process, options)
+        return AdoptedTransport(self.channel, options, tools_key, __version__)
 
     def mismatch(self, system_prompt: str, options: Any) -> str | None:
         """Why this process does not fit a launch for ``system_prompt`` with ``options`` (None: it fits)."""
         code = self.process.poll()
-        if code is not None:
+        if code is not None or self.channel.ended.is_set():
             return f"it ended (exit code {code})"
         if system_prompt != self.system_prompt:
             return "system prompt"
@@ -188,18 +257,14 @@ class EarlyCli:
     def discard(self) -> None:
         """Kill the process (if nobody adopted it) and remove its prompt file; idempotent."""
         self.used = True
+        self._settled()
         self.prompt.remove()
         if self.process.poll() is None:
             try:
                 self.process.kill()
             except OSError:
                 pass
-        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
+        self.channel.end_input()  # its threads end with the process's pipes
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -223,8 +288,6 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         from mnemara.claude.process import has_credentials
         from mnemara.core.config import Config
         from mnemara.core.roledoc import read_role_doc
-        from mnemara.claude.additions import quiet_settings
-        from mnemara.claude.options import BUILTIN_TOOLS, cli_servers, launch_env
         from mnemara.claude.child_guard import guarded_cli_path
 
         if not has_credentials():
@@ -236,20 +299,19 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         role = read_role_doc(cfg.role_doc_path)
         cwd = cwd or os.getcwd()
         prompt = PromptFile(role.text)
-        # Mnemara's tools are taken as on (the window tools always are): importing every tool module to
-        # check would delay the start, and a wrong guess only means this CLI is not adopted
-        argv = command_line(cli, str(prompt.path), cfg.model, cli_servers(cfg, with_tools=True), BUILTIN_TOOLS,
-                            quiet_settings())
         from mnemara.claude.recorder import request_env
 
         recording = request_env(instance.root, cfg.request_log_calls)  # the session's CLIs go through it too
-        env = process_env({**launch_env(cfg), **recording}, cwd, sdk_version())
+        # Mnemara's tools are taken as on (the window tools always are): importing every tool module to
+        # check would delay the start, and a wrong guess only means this CLI is not adopted
+        spec = session_spec(cli, str(prompt.path), cfg, recording, cwd, sdk_version(), with_tools=True)
         started = time.monotonic()
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   cwd=cwd, env=dict(env))
+        process = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   cwd=cwd, env=dict(spec.env))
     except Exception as exc:  # no early CLI: the session starts one as usual
         if prompt is not None:
             prompt.remove()
         log_event(instance.debug_log_path, "early_cli_failed", level="warning", error=f"{type(exc).__name__}: {exc}")
         return None
-    return EarlyCli(LaunchSpec(argv, env, cwd), role.text, prompt, process, instance.logger, started)
+    channel = EarlyChannel(process, instance.logger)  # writes the SDK's initialize now
+    return EarlyCli(spec, role.text, prompt, process, channel, instance.logger, started)

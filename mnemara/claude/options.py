@@ -105,17 +105,63 @@ class CliLauncher:
         early, self.early = self.early, None
         if early is not None:
             options = self.options(early.prompt.sdk_value(), stderr)
-            transport = early.adopt(system_prompt, options)  # None (and ended) unless it is exactly this launch
+            transport = early.adopt(system_prompt, options, self.tools_key())  # None (and ended) unless it fits
             if transport is not None:
-                client = ClaudeSDKClient(options, transport=transport)
-                ready = loop.create_task(client.connect())
-                ready.add_done_callback(early.prompt.remove_after)  # read by the CLI once connected
-                return CliHandle(self.key(system_prompt), client, loop, ready, stderr)
+                async def connect() -> None:
+                    await self._connect_adopted(handle, early, system_prompt)
+
+                handle = CliHandle(self.key(system_prompt), ClaudeSDKClient(options, transport=transport), loop,
+                                   loop.create_task(connect()), stderr)
+                return handle
         prompt = PromptFile(system_prompt)  # never argv: no 128 KiB limit, not visible in `ps`
         client = ClaudeSDKClient(self.options(prompt.sdk_value(), stderr))
         ready = loop.create_task(client.connect())
         ready.add_done_callback(prompt.remove_after)  # the CLI has read it once connected (or failed/cancelled)
         return CliHandle(self.key(system_prompt), client, loop, ready, stderr)
+
+    async def _connect_adopted(self, handle: CliHandle, early: EarlyCli, system_prompt: str) -> None:
+        """Connect the SDK to the early process; when that fails (it ended, or its ``initialize`` was not
+        the SDK's), start a process of its own instead, as without an early start."""
+        from claude_agent_sdk import ClaudeSDKClient
+
+        try:
+            await handle.client.connect()
+            return
+        except Exception as exc:
+            log_event(self.session.instance.debug_log_path, "early_cli_unused", level="warning",
+                      reason=f"connecting failed: {type(exc).__name__}: {exc}"[:300])
+            early.discard()
+            try:
+                await asyncio.wait_for(handle.client.disconnect(), 10)
+            except Exception:
+                pass
+        finally:
+            early.prompt.remove()  # read by the CLI once connected
+        prompt = PromptFile(system_prompt)
+        handle.client = ClaudeSDKClient(self.options(prompt.sdk_value(), handle.stderr))
+        try:
+            await handle.client.connect()
+        finally:
+            prompt.remove()
+
+    def tools_key(self) -> str:
+        """The key of the SDK's answers to a CLI's start-up MCP messages for the current tools
+        (:mod:`mnemara.claude.startup_answers`)."""
+        from mnemara.claude import startup_answers
+
+        return startup_answers.tools_key(enabled_specs(self.session.config), startup_answers.sdk_version(),
+                                         startup_answers.mcp_version())
+
+    def presend(self, system_prompt: str, content: list[dict[str, Any]], message_id: str) -> bool:
+        """Send the first turn's message to the CLI started early, before the SDK is imported, when
+        ``mnemara run`` reads piped messages and that process is exactly what this turn would launch
+        (:meth:`EarlyCli.presend <mnemara.claude.early.EarlyCli.presend>`). True when sent."""
+        early = self.early
+        if early is None or not early.awaits_message:
+            return False
+        session = self.session
+        return early.presend(system_prompt, session.config, self.env_overrides, session.cwd, content, message_id,
+                             self.tools_key())
 
     def options(self, system_prompt: Any, stderr_sink: list[str]) -> Any:
         """``ClaudeAgentOptions`` for the session's current config; CLI stderr lines go to ``stderr_sink``."""

@@ -51,14 +51,19 @@ def _chat(instance, no_tui: bool, banner: str, auto: io.StringIO | None = None, 
             early.release()
         raise
     session.launcher.early = early  # its first launch adopts the CLI started before these imports
+    piped = auto is None and not _want_tui(no_tui) and not sys.stdin.isatty()
+    if early is not None and piped:
+        early.awaits_message = True  # the first line may reach the CLI before the SDK is imported
+        early.on_settled = gc.enable  # that import runs in the first turn: the collector stays off until then
     from mnemara.memory.recall_worker import attach
 
     recall_worker = attach(session)  # auto-recall's LanceDB and embedder live in a child process
-    if auto is not None or not _want_tui(no_tui):
+    if (auto is not None or not _want_tui(no_tui)) and not (early is not None and piped):
         from mnemara.claude import import_sdk
 
         import_sdk()  # the REPL's first turn needs it: imported while the collector is off
-    gc.enable()  # start-up done (`run` turned it off); the panel imports the SDK after it has drawn
+    if early is None or early.on_settled is None:
+        gc.enable()  # start-up done (`run` turned it off); the panel imports the SDK after it has drawn
     if dirs:  # mnemara run --dir: file tools may use these folders in this session (config.json untouched)
         session.override_config(file_tool_roots=[*session.config.file_tool_roots, *dirs])
     for problem in session.gate.new_problems():  # bad regexes / policies: say so before anything runs

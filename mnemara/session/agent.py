@@ -366,8 +366,6 @@ class AgentSession:
     def _open_turn(self, user_id: int) -> tuple[RunningTurn | None, list[ev.Event]]:
         """Step 1: config, role doc, credentials, permission file problems. Returns the turn and
         notices, or (None, an error and :class:`TurnDone`) when the turn cannot run."""
-        from mnemara.claude.bridge import TurnCollector
-
         try:
             cfg = self.reload_config()
         except MnemaraError as exc:
@@ -377,8 +375,7 @@ class AgentSession:
         if not has_credentials():
             return None, [*notices, *self.recorder.refusal(no_key_message(), "no_api_key", user_id)]
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
-        turn = RunningTurn(user_id, cfg, self.system_prompt(role), TurnCollector(stream=cfg.stream),
-                           watch=self._sentinel_for_turn(cfg))
+        turn = RunningTurn(user_id, cfg, self.system_prompt(role), watch=self._sentinel_for_turn(cfg))
         return turn, notices
 
     def _context_for(self, turn: RunningTurn, text: str) -> tuple[list[dict[str, Any]] | None, list[ev.Event]]:
@@ -394,6 +391,8 @@ class AgentSession:
         """Step 3: send the message through a CLI process and yield its events until the turn ends,
         the sentinel halts it or it is stopped (:mod:`mnemara.session.stream`); then judge how it ended."""
         message_id = new_message_id()
+        if self.launcher.early is not None and self.pool.spare is None:  # the first turn of `mnemara run`
+            self.launcher.presend(turn.system_prompt, content, message_id)  # sent now when the early CLI fits
         try:
             turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
             turn.collector.cost_base = handle.cost_so_far

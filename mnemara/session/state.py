@@ -21,13 +21,23 @@ class RunningTurn:
     user_id: int
     cfg: Config
     system_prompt: str
-    collector: TurnCollector
     watch: SentinelWatch | None = None  # the runtime sentinel, when runtime_sentinel is on
     handle: CliHandle | None = None  # the CLI process serving it
     failure: ev.ErrorEvent | None = None
     interrupted: bool = False
     stall: StallWatch | None = None  # ends the turn when the API goes silent (api_stall_seconds)
     answer_meta: dict[str, Any] = field(default_factory=dict)  # the parts' fields for a completed answer row
+    _collector: TurnCollector | None = field(default=None, repr=False)
+
+    @property
+    def collector(self) -> TurnCollector:
+        """Maps what the CLI streams back to events (built at first use: it imports the SDK, which the
+        first message of ``mnemara run`` may reach the CLI before; :mod:`mnemara.claude.early`)."""
+        if self._collector is None:
+            from mnemara.claude.bridge import TurnCollector
+
+            self._collector = TurnCollector(stream=self.cfg.stream)
+        return self._collector
 
     @property
     def stderr(self) -> list[str]:

@@ -45,6 +45,9 @@ class WarmStart:
     def wanted(self) -> bool:
         """Whether a prewarm would start anything (``warm_spare`` on, open, no spare yet)."""
         session = self.session
+        early = session.launcher.early
+        if early is not None and early.awaits_message:
+            return False  # the first piped message may go to the early CLI before the SDK is imported
         return session.warm_spare and not session.closed and session.pool.spare is None
 
     def backends(self) -> None:

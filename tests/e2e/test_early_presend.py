@@ -1,0 +1,303 @@
+"""``mnemara run`` reading piped messages sends the first one to the CLI started early before the SDK is
+imported, and the API then gets exactly the request it gets without that: same system prompt, window,
+message and tools. Whenever the early process might not be the one the turn would launch (role doc,
+model, env, the SDK's wire format not yet checked on this machine) nothing is sent early; a copy of the
+SDK's wire format found wrong is never trusted again until checked, and costs a fresh CLI, not the turn."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemara.claude import early_channel, startup_answers
+from mnemara.claude.adopted import AdoptedTransport
+from mnemara.claude.early import EarlyCli, sdk_version, start_early
+from mnemara.claude._private import cli_process
+from mnemara.core.config import update_config
+from mnemara.session.agent import AgentSession
+from mnemara.store.instance import Instance
+from mnemara.testing.scripted_api import reply
+
+pytestmark = pytest.mark.e2e
+
+ROLE = "You are the pre-send test agent."
+
+
+@pytest.fixture
+def role(isolated_home: Path, scripted_api: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MNEMARA_WARM_SPARE", "1")  # `mnemara run` as users run it
+    monkeypatch.setenv("XDG_CACHE_HOME", str(isolated_home / ".cache"))
+    monkeypatch.chdir(isolated_home)
+    path = isolated_home / "role.md"
+    path.write_text(ROLE, encoding="utf-8")
+    return path
+
+
+def instance(name: str, role: Path) -> Instance:
+    inst = Instance.create(name)
+    update_config(inst.config_path, role_doc_path=str(role))
+    return inst
+
+
+def events(inst: Instance, name: str) -> list[dict[str, Any]]:
+    path = inst.debug_log_path
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [json.loads(line) for line in lines if f'"event": "{name}"' in line]
+
+
+def piped_turn(inst: Instance, api: Any, text: str = "hello", *, early: EarlyCli | str | None = "start",
+               **session_args: Any) -> tuple[AgentSession, Any]:
+    """The first turn of a session as `mnemara run` on a pipe runs it: offered an early CLI ("start": one
+    started now; None: none) that awaits the first message. Returns the (open) session and the turn's result."""
+    api.push(reply("hello back"))
+    session = AgentSession(inst, **session_args)
+    if early == "start":
+        early = start_early(inst)
+    assert not isinstance(early, str)
+    if early is not None:
+        early.awaits_message = True
+    session.launcher.early = early
+    return session, session.turn(text)
+
+
+def checked_once(role: Path, api: Any) -> None:
+    """A first session on this machine: nothing goes early, the adoption checks the early wire format."""
+    inst = instance("checks", role)
+    session, result = piped_turn(inst, api)
+    session.close()
+    assert result.ok, result.errors
+    assert [e["reason"] for e in events(inst, "early_presend_skipped")] == [
+        f"the early wire format is not yet checked against claude-agent-sdk {sdk_version()}"]
+    assert startup_answers.verified(sdk_version()), "the SDK wrote exactly what the early copies write"
+
+
+@pytest.fixture
+def slow_sdk(scripted_api: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """As when importing the SDK takes long: an early CLI that got the first message is adopted only once
+    the API has that message's request (the CLI asked for it with no SDK at all; the test fails when it
+    does not within 30 s). Returns, per such adoption, the API's request count when it went on."""
+    at_presend: dict[int, int] = {}
+    seen: list[int] = []
+    real_presend, real_adopt = EarlyCli.presend, EarlyCli.adopt
+
+    def presend(self: EarlyCli, *args: Any, **kwargs: Any) -> bool:
+        count = len(scripted_api.message_requests())
+        sent = real_presend(self, *args, **kwargs)
+        if sent:
+            at_presend[id(self)] = count
+        return sent
+
+    def adopt(self: EarlyCli, *args: Any, **kwargs: Any) -> Any:
+        if id(self) in at_presend:
+            assert scripted_api.wait_for_requests(at_presend[id(self)] + 1, timeout=30), "no request without the SDK"
+            seen.append(len(scripted_api.message_requests()))
+        return real_adopt(self, *args, **kwargs)
+
+    monkeypatch.setattr(EarlyCli, "presend", presend)
+    monkeypatch.setattr(EarlyCli, "adopt", adopt)
+    return seen
+
+
+def request_body(api: Any, n: int) -> dict[str, Any]:
+    body = dict(api.message_requests()[n].body)
+    body.pop("metadata", None)  # the CLI's random session id
+    return body
+
+
+def test_the_first_piped_message_goes_early_and_the_api_gets_the_same_request(
+        role: Path, scripted_api: Any, slow_sdk: list[int]) -> None:
+    checked_once(role, scripted_api)
+    plain = instance("plain", role)
+    session, result = piped_turn(plain, scripted_api, early=None)  # no early start at all
+    session.close()
+    assert result.ok
+    without = request_body(scripted_api, 1)
+
+    inst = instance("early", role)
+    early = start_early(inst)
+    assert early is not None
+    session, result = piped_turn(inst, scripted_api, early=early)
+    try:
+        assert result.ok, result.errors
+        assert "hello back" in result.text
+        sent = events(inst, "early_presend")
+        assert len(sent) == 1 and sent[0]["pid"] == early.process.pid
+        assert sent[0]["startup_answers"] == 3, "the MCP handshake and tool list came from the SDK's recorded answers"
+        log = inst.debug_log_path.read_text(encoding="utf-8")
+        assert log.index('"early_presend"') < log.index('"early_cli_adopted"'), "sent before the SDK adopted it"
+        assert slow_sdk == [3], "the API had the request before the SDK adopted the process"
+        assert len(scripted_api.message_requests()) == 3, "the message reached the API once"
+        assert request_body(scripted_api, 2) == without, "byte for byte the request without an early start"
+        assert not events(inst, "early_mcp_answer_changed"), "the SDK answers what was answered for it"
+        handle = session.pool.spare
+        assert handle is not None and isinstance(handle.client._transport, AdoptedTransport)
+        assert cli_process(handle.client).pid == early.process.pid
+        scripted_api.push(reply("second answer"))
+        assert "second answer" in session.turn("and again").text, "the adopted process serves the next turn"
+        assert "and again" in scripted_api.message_requests()[3].user_text()
+    finally:
+        session.close()
+
+
+def test_the_window_of_earlier_sessions_is_in_the_message_sent_early(role: Path, scripted_api: Any) -> None:
+    checked_once(role, scripted_api)
+    inst = instance("history", role)
+    scripted_api.push(reply("the lease is thirty seconds"))
+    with AgentSession(inst) as before:
+        assert before.turn("how long is the lease?").ok
+    session, result = piped_turn(inst, scripted_api, "and the renewal?")
+    try:
+        assert result.ok and events(inst, "early_presend")
+        sent = scripted_api.message_requests()[-1]
+        assert "how long is the lease?" in sent.user_text() and "the lease is thirty seconds" in sent.user_text()
+        assert sent.user_text().rstrip().endswith("and the renewal?")
+    finally:
+        session.close()
+
+
+def _not_checked(inst: Instance, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    startup_answers.forget_verified()
+    return "the early wire format is not yet checked"
+
+
+def _edit_role(inst: Instance, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (home / "role.md").write_text("You are the EDITED agent.", encoding="utf-8")
+    return "system prompt"
+
+
+def _swap_model(inst: Instance, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    update_config(inst.config_path, model="claude-opus-4-1")
+    return "command line: --model"
+
+
+def _new_env(inst: Instance, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "1234")
+    return "environment: CLAUDE_CODE_MAX_OUTPUT_TOKENS"
+
+
+@pytest.mark.parametrize("change", [_not_checked, _edit_role, _swap_model, _new_env])
+def test_nothing_is_sent_early_when_the_process_might_not_be_the_turns(
+        change: Any, role: Path, scripted_api: Any, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    checked_once(role, scripted_api)
+    inst = instance("changed", role)
+    early = start_early(inst)
+    assert early is not None
+    reason = change(inst, isolated_home, monkeypatch)
+    session, result = piped_turn(inst, scripted_api, early=early)
+    try:
+        assert result.ok, result.errors
+        assert not events(inst, "early_presend")
+        assert [e["reason"] for e in events(inst, "early_presend_skipped")][0].startswith(reason)
+        request = scripted_api.message_requests()[-1]
+        assert "hello" in request.user_text()
+        if change is _edit_role:
+            assert "EDITED" in request.system_text and ROLE not in request.system_text
+        if change is _not_checked:
+            assert events(inst, "early_cli_adopted"), "not sent early, still adopted (and checked again)"
+            assert startup_answers.verified(sdk_version())
+        else:
+            assert early.process.poll() is not None and not events(inst, "early_cli_adopted")
+    finally:
+        session.close()
+
+
+def test_recorded_answers_for_other_tools_are_not_given(role: Path, scripted_api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key covers every enabled tool's name, description and schema: another tool list waits for the SDK."""
+    checked_once(role, scripted_api)
+    inst = instance("tools", role)
+    early = start_early(inst)
+    assert early is not None
+    from mnemara import tools
+
+    real = tools.enabled_specs
+    monkeypatch.setattr(tools, "enabled_specs", lambda cfg: real(cfg)[:-1])
+    monkeypatch.setattr("mnemara.claude.options.enabled_specs", tools.enabled_specs)
+    session, result = piped_turn(inst, scripted_api, early=early)
+    try:
+        assert result.ok, result.errors
+        assert [e["startup_answers"] for e in events(inst, "early_presend")] == [0], "no answer recorded for them"
+        names = scripted_api.message_requests()[-1].tool_names()
+        assert real(session.config)[-1].qualified_name not in names, "the SDK's own answer: one tool fewer"
+    finally:
+        session.close()
+
+
+def test_a_recorded_answer_the_sdk_no_longer_gives_is_replaced(role: Path, scripted_api: Any, slow_sdk: list[int]) -> None:
+    checked_once(role, scripted_api)
+    data = json.loads(startup_answers.cache_path().read_text(encoding="utf-8"))
+    tools_list = next(k for k in data["answers"] if '"tools/list"' in k)
+    real = data["answers"][tools_list]
+    data["answers"][tools_list] = {"jsonrpc": "2.0", "result": {"tools": real["result"]["tools"][:1]}}
+    startup_answers.cache_path().write_text(json.dumps(data), encoding="utf-8")
+    inst = instance("stale", role)
+    session, result = piped_turn(inst, scripted_api)
+    session.close()
+    assert result.ok, result.errors
+    assert slow_sdk == [2], "answered early: the request went out before the SDK came"
+    assert [e["method"] for e in events(inst, "early_mcp_answer_changed")] == ["tools/list"]
+    repaired = json.loads(startup_answers.cache_path().read_text(encoding="utf-8"))["answers"][tools_list]
+    assert repaired == real, "the SDK's own answer is kept for the next run"
+
+
+def test_an_initialize_the_sdk_would_not_write_costs_a_fresh_cli_not_the_turn(
+        role: Path, scripted_api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    checked_once(role, scripted_api)
+    inst = instance("init", role)
+    real = early_channel.initialize_request
+
+    def other(request_id: str) -> dict[str, Any]:
+        request = real(request_id)
+        del request["request"]["hooks"]["PostToolUse"]
+        return request
+
+    monkeypatch.setattr(early_channel, "initialize_request", other)
+    early = start_early(inst)
+    assert early is not None
+    session, result = piped_turn(inst, scripted_api, early=early)
+    try:
+        assert result.ok, result.errors
+        assert "hello back" in result.text
+        assert events(inst, "early_cli_initialize_differs")
+        assert early.process.poll() is not None, "the early process is killed"
+        handle = session.pool.spare
+        assert handle is not None and not isinstance(handle.client._transport, AdoptedTransport)
+        assert not startup_answers.verified(sdk_version()), "no message goes early again until checked"
+    finally:
+        session.close()
+
+
+def test_a_message_line_the_sdk_would_not_write_is_never_answered_twice(
+        role: Path, scripted_api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    checked_once(role, scripted_api)
+    inst = instance("line", role)
+    real = early_channel.user_message_line
+    monkeypatch.setattr("mnemara.claude.early.user_message_line",
+                        lambda content, message_id: real(content, message_id).replace('"session_id": "default"',
+                                                                                       '"session_id": "other"'))
+    session, result = piped_turn(inst, scripted_api)
+    try:
+        assert not result.ok, "the process that got another line is killed; the turn says so"
+        assert events(inst, "early_presend_differs")
+        assert "hello" in json.dumps(session.context_blocks("next")), "the message is kept in the window"
+        assert not startup_answers.verified(sdk_version())
+    finally:
+        session.close()
+
+
+def test_mnemara_run_sends_its_first_piped_line_early(role: Path, scripted_api: Any, cli: Any) -> None:
+    """The whole command, twice: the first run checks the wire format, the second sends early."""
+    for name in ("first", "second"):
+        done = cli("init", "--instance", name, "--role", str(role), subprocess_only=True)
+        assert done.returncode == 0, done.stderr
+        scripted_api.push(reply(f"{name} answer"), reply(f"{name} again"))
+        done = cli("run", "--instance", name, input="hello from the pipe\nonce more\n", subprocess_only=True,
+                   env={"MNEMARA_WARM_SPARE": "1"})
+        assert done.returncode == 0, done.stderr
+        assert f"{name} answer" in done.stdout and f"{name} again" in done.stdout
+    first, second = Instance.open("first"), Instance.open("second")
+    assert not events(first, "early_presend") and events(first, "early_cli_adopted")
+    assert len(events(second, "early_presend")) == 1 and len(events(second, "early_cli_adopted")) == 1
+    requests = scripted_api.message_requests()
+    assert [r.user_text().count("once more") for r in requests] == [0, 1, 0, 1], "each message asked once"
