@@ -4,9 +4,10 @@ It changes three ways: :meth:`LiveConfig.update` (validated, saved atomically,
 then live; nothing is saved when a value is refused), :meth:`LiveConfig.override`
 (this session only, validated, never saved: ``/swap --temp``, ``/tokens --temp``)
 and :meth:`LiveConfig.reload` (hand edits, at the start of every turn). Each
-ends by handing the one new :class:`~mnemara.core.config.Config` object to the
-session, which gives it to every holder (tools, permission gate, parts,
-listeners).
+ends by making the new :class:`~mnemara.core.config.Config` object
+:attr:`LiveConfig.current`, which the session's holders read when they need it
+(the session, its CLI launcher and warm start), then handing it to those that
+must act on a change (tools, permission gate, parts, listeners).
 """
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from mnemara.core.config import Config, update_config
 
 
 class LiveConfig:
-    """Loads, changes and hands out one session's config."""
+    """Loads, changes and hands out one session's config (a :class:`~mnemara.core.config.ConfigSource`)."""
 
-    def __init__(self, path: Path, hand_out: Callable[[Config], Config]) -> None:
+    def __init__(self, path: Path, hand_out: Callable[[Config], None]) -> None:
         self.path = path
+        self.current = Config.load(path)  # the one live config; every change replaces it
         self.overrides: dict[str, Any] = {}  # this session only, on top of config.json
         self._hand_out = hand_out
 
@@ -30,7 +32,13 @@ class LiveConfig:
         cfg = Config.load(self.path)
         if self.overrides:
             cfg = Config.from_dict({**cfg.to_dict(), **self.overrides}, source="session override")
-        return self._hand_out(cfg)
+        return self.adopt(cfg)
+
+    def adopt(self, config: Config) -> Config:
+        """Make ``config`` (already validated, and saved when it should be) the live config and hand it out."""
+        self.current = config
+        self._hand_out(config)
+        return config
 
     def update(self, **changes: Any) -> Config:
         """Save ``changes`` to config.json (an override of the same field ends) and reload."""
@@ -39,8 +47,8 @@ class LiveConfig:
         update_config(self.path, **changes)
         return self.reload()
 
-    def override(self, current: Config, **changes: Any) -> Config:
-        """Put ``changes`` on top of config.json for this session only (checked against ``current``)."""
-        Config.from_dict({**current.to_dict(), **changes}, source="session override")
+    def override(self, **changes: Any) -> Config:
+        """Put ``changes`` on top of config.json for this session only (checked against :attr:`current`)."""
+        Config.from_dict({**self.current.to_dict(), **changes}, source="session override")
         self.overrides.update(changes)
         return self.reload()

@@ -79,9 +79,10 @@ def test_a_refused_override_changes_nothing_and_an_update_ends_the_override(tmp_
 
     live = LiveConfig(path, hand_out)
     with pytest.raises(ConfigError):
-        live.override(Config.load(path), max_window_turns=-1)
-    assert live.overrides == {} and handed == []
-    assert live.override(Config.load(path), model="claude-haiku-4-5").model == "claude-haiku-4-5"
+        live.override(max_window_turns=-1)
+    assert live.overrides == {} and handed == [] and live.current == Config.load(path)
+    assert live.override(model="claude-haiku-4-5").model == "claude-haiku-4-5"
+    assert live.current is handed[-1]  # holders read the one live object
     assert Config.load(path).model != "claude-haiku-4-5"  # never saved
     assert live.update(model="claude-sonnet-4-5").model == "claude-sonnet-4-5"
     assert live.overrides == {} and Config.load(path).model == "claude-sonnet-4-5"

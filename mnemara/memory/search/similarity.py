@@ -344,13 +344,21 @@ def _poles(text: str, axis: str) -> str:
     return "/".join(sorted({w for w in claim_of(text).words if POLES.get(w, ("", ""))[0] == axis}))
 
 
+MIN_SHARE_OF_LARGER = 0.25
+
+
 def same_topic(a: str, b: str, min_overlap: float = 0.6) -> bool:
     """Whether ``a`` and ``b`` talk about the same subject (claim words left out): the smaller
-    topic set is mostly inside the larger one."""
+    topic set is mostly inside the larger one, and makes up at least :data:`MIN_SHARE_OF_LARGER`
+    of it. A line of one or two words ("Gina: ;)", "Remember Jon, just do it!") is inside many a
+    long note naming the same people, yet is not about what that note says: without the second
+    test recall took such pairs for conflicts and put the newer line in the better slot (measured
+    on LoCoMo conversations 0-4: hit@5 0.655 with it, 0.680 without; the truth bench unchanged)."""
     ta, tb = claim_of(a).topic, claim_of(b).topic
     if not ta or not tb:
         return False
-    return len(ta & tb) / min(len(ta), len(tb)) >= min_overlap
+    shared = len(ta & tb)
+    return shared / min(len(ta), len(tb)) >= min_overlap and shared / max(len(ta), len(tb)) >= MIN_SHARE_OF_LARGER
 
 
 # -- relations ----------------------------------------------------------------------------
