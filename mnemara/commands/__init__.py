@@ -33,12 +33,16 @@ class CommandContext(Protocol):
     """What a slash command may use: :class:`mnemara.session.agent.AgentSession` provides all of it."""
 
     instance: Instance
-    config: Config
     store: TurnStore
     busy: bool
     peer_inbox: PeerInbox | None
     auto_recall: AutoRecall
     usage_stats: StatsFile
+
+    @property
+    def config(self) -> Config:
+        """The live config (read-only: change it through the methods below)."""
+        ...
 
     def update_config(self, **changes: Any) -> Config:
         """Validate, save atomically and make the change live for every holder."""

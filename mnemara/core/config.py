@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -267,3 +267,12 @@ def update_config(path: Path, **changes: Any) -> Config:
     new = Config.from_dict(data, source=str(path))
     new.save(path)
     return new
+
+
+class ConfigSource(Protocol):
+    """Where a holder reads the live config at the moment it needs it (a session's
+    :class:`~mnemara.core.live_config.LiveConfig`), instead of keeping a copy that must be pushed."""
+
+    @property
+    def current(self) -> Config: ...
+

@@ -12,7 +12,7 @@ from mnemara.core.config import Config
 from mnemara.core.debuglog import read_events
 from mnemara.core.errors import ConfigError
 from mnemara.store.instance import Instance
-from mnemara.session.live_config import LiveConfig
+from mnemara.core.live_config import LiveConfig
 from mnemara.store.turns import TurnStore
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.core.turn_parts import TurnPart, call_each
@@ -79,9 +79,10 @@ def test_a_refused_override_changes_nothing_and_an_update_ends_the_override(tmp_
 
     live = LiveConfig(path, hand_out)
     with pytest.raises(ConfigError):
-        live.override(Config.load(path), max_window_turns=-1)
-    assert live.overrides == {} and handed == []
-    assert live.override(Config.load(path), model="claude-haiku-4-5").model == "claude-haiku-4-5"
+        live.override(max_window_turns=-1)
+    assert live.overrides == {} and handed == [] and live.current == Config.load(path)
+    assert live.override(model="claude-haiku-4-5").model == "claude-haiku-4-5"
+    assert live.current is handed[-1]  # holders read the one live object
     assert Config.load(path).model != "claude-haiku-4-5"  # never saved
     assert live.update(model="claude-sonnet-4-5").model == "claude-sonnet-4-5"
     assert live.overrides == {} and Config.load(path).model == "claude-sonnet-4-5"
