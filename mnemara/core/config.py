@@ -271,7 +271,7 @@ def update_config(path: Path, **changes: Any) -> Config:
 
 class ConfigSource(Protocol):
     """Where a holder reads the live config at the moment it needs it (a session's
-    :class:`~mnemara.session.live_config.LiveConfig`), instead of keeping a copy that must be pushed."""
+    :class:`~mnemara.core.live_config.LiveConfig`), instead of keeping a copy that must be pushed."""
 
     @property
     def current(self) -> Config: ...

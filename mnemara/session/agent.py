@@ -15,7 +15,7 @@ is that sequence; its parts live beside it, one job each:
   (sentinel, permission gate, mid-turn role doc refresh);
 * :mod:`mnemara.claude.pool`: the CLI processes (the one serving a turn, the one kept for the next);
 * :mod:`mnemara.session.warm_start`: what starts ahead of need (the next CLI, the backends);
-* :mod:`mnemara.session.live_config`: config.json and this session's overrides, the one config every holder reads;
+* :mod:`mnemara.core.live_config`: config.json and this session's overrides, the one config every holder reads;
 * :mod:`mnemara.core.sync_runner`: the loop thread behind the synchronous API.
 
 Every turn is a new CLI conversation (the window *is* the history). The role
@@ -69,7 +69,7 @@ from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, StoreUnavailable
 from mnemara.store.instance import Instance
-from mnemara.session.live_config import LiveConfig
+from mnemara.core.live_config import LiveConfig
 from mnemara.session.overflow import evict_to_fit
 from mnemara.guard.gate import PermissionGate
 from mnemara.guard.request import PermissionRequest
@@ -107,10 +107,10 @@ class AgentSession:
                  cwd: str | Path | None = None, warm_spare: bool | None = None,
                  reuse_cli: bool | None = None) -> None:
         self.instance = instance
-        self.live_config = LiveConfig(instance.config_path, self._config_changed)  # see mnemara.session.live_config
+        self.live_config = LiveConfig(instance.config_path, self._config_changed)  # see mnemara.core.live_config
         self.session_overrides = self.live_config.overrides  # /swap --temp, /tokens --temp: this session only
         self.store = TurnStore(instance.turns_path)
-        self.tool_context = ToolContext(instance=instance, config=self.config, store=self.store)
+        self.tool_context = ToolContext(instance=instance, live=self.live_config, store=self.store)
         self.permission_prompt = permission_prompt
         self.cwd = str(cwd or os.getcwd())
         self.tool_context.cwd = self.cwd
@@ -122,7 +122,6 @@ class AgentSession:
         self.stats = self.pool.stats  # how each turn got its CLI process
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
-        self.tool_context.update_config = self.update_config  # an agent tool's saved change reaches every holder
         self.running: RunningTurn | None = None  # the turn in flight; it owns its state (mnemara.session.state)
         self._sentinel: SentinelWatch | None = None  # the runtime sentinel: its memory of recent calls spans turns
         self.launcher = CliLauncher(LaunchNeeds(self.live_config, self.cwd, self.tool_context, self.gate,
@@ -180,7 +179,7 @@ class AgentSession:
     @property
     def config(self) -> Config:
         """The live config (config.json, this session's overrides on top): read from the one
-        :class:`~mnemara.session.live_config.LiveConfig`, never a copy."""
+        :class:`~mnemara.core.live_config.LiveConfig`, never a copy."""
         return self.live_config.current
 
     @property
@@ -222,11 +221,10 @@ class AgentSession:
         return self.live_config.adopt(config)
 
     def _config_changed(self, config: Config) -> None:
-        """The live config is now ``config``: what keeps state built from it (the tools, the permission
-        gate's policy index, the request recorder, the parts, every ``config_listeners`` callback)
-        adopts it; the launcher and the warm start read it when they need it."""
+        """The live config is now ``config``: what keeps state built from it (the permission gate's
+        policy index, the request recorder, the parts, every ``config_listeners`` callback) adopts it;
+        the tools, the launcher and the warm start read it when they need it."""
         self._record_requests(config)
-        self.tool_context.config = config
         self.gate.set_config(config)
         call_each(self.instance.debug_log_path, "config_changed", self.parts, lambda part: part.config_changed(config))
         call_each(self.instance.debug_log_path, "config_listener", self.config_listeners, lambda listener: listener(config))

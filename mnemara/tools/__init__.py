@@ -29,6 +29,7 @@ from mnemara.guard.tool_catalogue import AskContext, always
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
+    from mnemara.core.live_config import LiveConfig
     from mnemara.store.instance import Instance
     from mnemara.store.turns import TurnStore
 
@@ -39,12 +40,19 @@ class ToolContext:
     """What a tool handler may touch."""
 
     instance: "Instance"
-    config: "Config"
+    live: "LiveConfig"  # the session's one live config (read, never copied)
     store: "TurnStore"
     state: ToolState = field(default_factory=ToolState)  # shared by the session's tools and turn parts
     cwd: str = ""  # the session's working folder: a relative file argument is read from here, as the gate judged it
-    #: saves config.json changes through the session's live config (every holder sees them); None outside a session
-    update_config: "Callable[..., Config] | None" = None
+
+    @property
+    def config(self) -> "Config":
+        """The live config as it is now."""
+        return self.live.current
+
+    def update_config(self, **changes: Any) -> "Config":
+        """Save config.json changes through the live config (validated; every holder sees them)."""
+        return self.live.update(**changes)
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]

@@ -247,7 +247,7 @@ def mark_segment(ctx: ToolContext, args: MarkSegmentArgs) -> dict[str, Any]:
 def tune_window(ctx: ToolContext, args: TuneWindowArgs) -> dict[str, Any]:
     """Change the caps within what config.json allows: never above what config.json holds (a session-only
     raise, ``/tokens 900k --temp``, stays the user's and is never saved) or above ``agent_max_*``."""
-    from mnemara.core.config import Config, update_config
+    from mnemara.core.config import Config
 
     saved = Config.load(ctx.instance.config_path)
     changes: dict[str, int] = {}
@@ -265,10 +265,7 @@ def tune_window(ctx: ToolContext, args: TuneWindowArgs) -> dict[str, Any]:
             raise UsageError(f"{key} must be between {floor} and {ceiling} ({who})")
         changes[key] = value
     before = {k: getattr(ctx.config, k) for k in changes}
-    if ctx.update_config is not None:
-        ctx.config = ctx.update_config(**changes)
-    else:
-        ctx.config = update_config(ctx.instance.config_path, **changes)
+    ctx.update_config(**changes)
     log_event(ctx.instance.debug_log_path, "tune_window", before=before, after=changes, by="agent")
     return {"ok": True, "before": before, "after": changes, "note": "saved to config.json; the next turn uses it"}
 

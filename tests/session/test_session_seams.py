@@ -12,7 +12,7 @@ from mnemara.core.config import Config
 from mnemara.core.debuglog import read_events
 from mnemara.core.errors import ConfigError
 from mnemara.store.instance import Instance
-from mnemara.session.live_config import LiveConfig
+from mnemara.core.live_config import LiveConfig
 from mnemara.store.turns import TurnStore
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.core.turn_parts import TurnPart, call_each

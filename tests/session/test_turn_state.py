@@ -12,7 +12,7 @@ from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.config import Config
 from mnemara.guard.gate import PermissionGate
 from mnemara.guard.sentinel import SentinelWatch
-from mnemara.session.live_config import LiveConfig
+from mnemara.core.live_config import LiveConfig
 from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.tools import ToolContext
@@ -36,7 +36,7 @@ def test_the_launcher_needs_only_its_narrow_object_and_reads_the_running_turn(tm
     instance = Instance.at(tmp_path / "i")
     store = TurnStore(instance.turns_path)
     live = LiveConfig(instance.config_path, lambda cfg: None)
-    tools = ToolContext(instance=instance, config=live.current, store=store)
+    tools = ToolContext(instance=instance, live=live, store=store)
     gate = PermissionGate(live.current, instance, None, cwd=tmp_path)
     running: list[Guards] = []
     hooked: list[str] = []
@@ -78,7 +78,7 @@ def test_a_mid_turn_role_doc_edit_is_read_from_the_running_turn(tmp_path) -> Non
     async def no_hooks(name: str, tool_input: dict) -> dict | None:
         return None
 
-    launcher = CliLauncher(LaunchNeeds(live, str(tmp_path), ToolContext(instance=instance, config=live.current, store=store),
+    launcher = CliLauncher(LaunchNeeds(live, str(tmp_path), ToolContext(instance=instance, live=live, store=store),
                                        PermissionGate(live.current, instance, None, cwd=tmp_path),
                                        instance.debug_log_path, lambda: running[-1] if running else None, no_hooks))
     try:

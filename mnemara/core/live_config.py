@@ -1,13 +1,14 @@
-"""The live config of one session: config.json with this session's temporary overrides on top.
+"""The live config of one session (or one tool context): config.json with temporary overrides on top.
 
 It changes three ways: :meth:`LiveConfig.update` (validated, saved atomically,
 then live; nothing is saved when a value is refused), :meth:`LiveConfig.override`
 (this session only, validated, never saved: ``/swap --temp``, ``/tokens --temp``)
 and :meth:`LiveConfig.reload` (hand edits, at the start of every turn). Each
 ends by making the new :class:`~mnemara.core.config.Config` object
-:attr:`LiveConfig.current`, which the session's holders read when they need it
-(the session, its CLI launcher and warm start), then handing it to those that
-must act on a change (tools, permission gate, parts, listeners).
+:attr:`LiveConfig.current`, which every holder reads when it needs it (the
+session, its tools, CLI launcher and warm start: none keeps a copy), then
+handing it to those that must act on a change (the permission gate rebuilds its
+policy index, the request recorder, the parts, listeners).
 """
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ from mnemara.core.config import Config, update_config
 class LiveConfig:
     """Loads, changes and hands out one session's config (a :class:`~mnemara.core.config.ConfigSource`)."""
 
-    def __init__(self, path: Path, hand_out: Callable[[Config], None]) -> None:
+    def __init__(self, path: Path, hand_out: Callable[[Config], None] | None = None, *,
+                 current: Config | None = None) -> None:
         self.path = path
-        self.current = Config.load(path)  # the one live config; every change replaces it
+        #: the one live config (config.json unless ``current`` is given); every change replaces it
+        self.current = Config.load(path) if current is None else current
         self.overrides: dict[str, Any] = {}  # this session only, on top of config.json
         self._hand_out = hand_out
 
@@ -37,7 +40,8 @@ class LiveConfig:
     def adopt(self, config: Config) -> Config:
         """Make ``config`` (already validated, and saved when it should be) the live config and hand it out."""
         self.current = config
-        self._hand_out(config)
+        if self._hand_out is not None:
+            self._hand_out(config)
         return config
 
     def update(self, **changes: Any) -> Config:
