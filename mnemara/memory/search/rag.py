@@ -95,10 +95,12 @@ class RagIndex(IndexStore):
             search = table.search(MatchQuery(terms, FTS_COLUMN), query_type="fts")
             if where:
                 search = search.where(where, prefilter=True)
-            keyword = search.select(_COLUMNS + ["_score"]).limit(depth).to_list()
+            keyword = search.select(_COLUMNS + [FTS_COLUMN, "_score"]).limit(depth).to_list()
         vector, degraded = self._vector_channel(table, question, depth, where, kind)
         with_vector = not degraded.startswith("keyword-only")
-        weights, why = self._weights(with_vector)
+        adaptive, why = self._weights(with_vector)
+        coverage = ranking.keyword_coverage(terms.split(), [row[FTS_COLUMN] or "" for row in keyword])
+        weights = adaptive.for_coverage(coverage)
         hits = ranking.fuse(keyword, vector, weights, _hit)
         window = ranking.apply_dates(hits.values(), question, weights.date)
         if table is not None and hits and weights.neighbour > 0 and kind in (None, "memory"):
@@ -116,6 +118,8 @@ class RagIndex(IndexStore):
         answer: dict[str, Any] = {"ok": True, "fusion": ranking.RULE,
                                   "channels": ["keyword"] + (["vector"] if with_vector else []),
                                   "weights": weights.as_dict(), "weights_from": why}
+        if adaptive.vector_covered is not None and with_vector:
+            answer["keyword_coverage"] = round(coverage, 6)
         if window:
             answer["date_window"] = window
         if not with_vector:

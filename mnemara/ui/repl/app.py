@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.commands.payloads import Confirm, CopyText, HelpColumns, SendTurn
 from mnemara.core.display import terminal_safe
 from mnemara.ui.text.readable import preview_lines, readable_result
 from mnemara.ui.repl.inbox import ReplInbox
@@ -99,17 +100,17 @@ class Renderer:
     def command_result(self, result: CommandResult) -> None:
         """A slash command's answer: /help in two columns at this width, copies, confirmations."""
         text = result.text
-        if result.ok and result.data.get("columns") and self.markdown:
+        if result.ok and isinstance(result.payload, HelpColumns) and result.payload.rows and self.markdown:
             import shutil
 
             from mnemara.commands.core import columns_text
 
-            text = columns_text(list(result.data["columns"]), shutil.get_terminal_size().columns)
-        if result.action == "copy":
+            text = columns_text(list(result.payload.rows), shutil.get_terminal_size().columns)
+        if isinstance(result.payload, CopyText):
             from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text
 
             try:
-                copy_text(str(result.data["text"]))
+                copy_text(result.payload.text)
             except ClipboardUnavailable as exc:
                 result = CommandResult(str(exc), ok=False)
                 text = result.text
@@ -254,22 +255,22 @@ def _handle_line(session: SessionAPI, line: str, render: Renderer) -> bool:
     if is_command(text):
         result = dispatch(session, text)
         render.command_result(result)
-        if result.action == "confirm":
+        if isinstance(result.payload, Confirm):
             answer = render.ask("apply? [y/N] ") if render.ask else None
             if (answer or "").strip().lower() in ("y", "yes"):
-                render.command_result(dispatch(session, str(result.data["command"])))
+                render.command_result(dispatch(session, result.payload.command))
             else:
                 render.info.write("cancelled: nothing was changed\n" if answer is not None
-                                  else f"to apply: {result.data['command']}\n")
+                                  else f"to apply: {result.payload.command}\n")
                 render.info.flush()
             return True
         if result.action == "quit":
             return False
         if result.action == "stop":
             session.request_stop()
-        if result.action != "send" or not result.data.get("text"):
+        if not isinstance(result.payload, SendTurn) or not result.payload.text:
             return True
-        text = str(result.data["text"])  # e.g. /compress smart: the command's turn goes to the agent
+        text = result.payload.text  # e.g. /compress smart: the command's turn goes to the agent
     elif text.startswith("//"):
         text = text[1:]
     try:
