@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mnemara.commands import CommandResult, command
+from mnemara.commands.payloads import CopyText
 from mnemara.core.markdown_blocks import code_blocks
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def copy_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if not text:
         return CommandResult("nothing to copy: no answer yet", ok=False)
     if word == "all":
-        return CommandResult(f"copied the last answer ({len(text)} characters)", action="copy", data={"text": text})
+        return CommandResult(f"copied the last answer ({len(text)} characters)", action="copy", payload=CopyText(text))
     blocks = code_blocks(text)
     if not blocks:
         return CommandResult("the last answer has no code block (/copy all copies the whole answer)", ok=False)
@@ -56,4 +57,4 @@ def copy_cmd(ctx: CommandContext, args: str) -> CommandResult:
 def _copied(n: int, code: str) -> CommandResult:
     lines = code.count("\n") + 1
     return CommandResult(f"copied code block {n} ({lines} line{'s' if lines != 1 else ''})", action="copy",
-                         data={"text": code})
+                         payload=CopyText(code))
