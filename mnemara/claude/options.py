@@ -25,7 +25,7 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mnemara.claude.additions import QUIET_ENV, quiet_settings
 from mnemara.claude.faults import retry_env
@@ -37,10 +37,13 @@ from mnemara.claude.role_refresh import refresh_output
 from mnemara.tools import SERVER_NAME, enabled_specs
 
 if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookInput, PermissionResult, ToolPermissionContext
+    from claude_agent_sdk.types import SyncHookJSONOutput, SystemPromptFile
+
     from mnemara.claude.early import EarlyCli
     from mnemara.claude.role_refresh import RoleDocWatch
     from mnemara.core.config import Config, ConfigSource
-    from mnemara.guard.gate import PermissionGate
+    from mnemara.guard.gate import PermissionGate, Verdict
     from mnemara.guard.sentinel import SentinelWatch
     from mnemara.tools import ToolContext
 
@@ -67,7 +70,7 @@ def cli_servers(cfg: Config, with_tools: bool | None = None) -> dict[str, dict[s
     return servers
 
 
-def _decision(verdict: str, reason: str) -> dict[str, Any]:
+def _decision(verdict: Verdict, reason: str) -> SyncHookJSONOutput:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": verdict,
                                    "permissionDecisionReason": reason}}
 
@@ -84,7 +87,7 @@ class TurnGuards(Protocol):
 
 #: An embedder's check of one tool call (the session's ``pre_tool_use_hooks``, in order): a non-empty
 #: dict is returned to the CLI instead of the permission decision.
-ToolCallHooks = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+ToolCallHooks = Callable[[str, dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,7 @@ class CliLauncher:
         ready.add_done_callback(prompt.remove_after)  # the CLI has read it once connected (or failed/cancelled)
         return CliHandle(self.key(system_prompt), client, loop, ready, stderr)
 
-    def options(self, system_prompt: Any, stderr_sink: list[str]) -> Any:
+    def options(self, system_prompt: str | SystemPromptFile, stderr_sink: list[str]) -> ClaudeAgentOptions:
         """``ClaudeAgentOptions`` for the session's current config; CLI stderr lines go to ``stderr_sink``."""
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
@@ -188,11 +191,13 @@ class CliLauncher:
         )
 
     # -- callbacks (called by the CLI) ---------------------------------------------------
-    async def pre_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> Any:
+    async def pre_tool_use(self, input_data: HookInput, tool_use_id: str | None,
+                           context: HookContext) -> SyncHookJSONOutput:
         """Every tool call: the sentinel, then ``pre_tool_use_hooks``, then the permission policy."""
         needs = self.needs
         name = str(input_data.get("tool_name", ""))
-        tool_input = input_data.get("tool_input") or {}
+        given = input_data.get("tool_input")
+        tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
         turn = needs.running_turn()
         sentinel = turn.watch if turn is not None else None
         if sentinel is not None:
@@ -203,14 +208,15 @@ class CliLauncher:
                 return _decision("deny", refusal)
         out = await needs.tool_call_hooks(name, tool_input)
         if out:
-            return out
+            return cast("SyncHookJSONOutput", out)  # an embedder's answer goes to the CLI as given
         decision = needs.gate.decide(name, tool_input)
         needs.tool_context.state.note_call(name, tool_input, tool_use_id)  # provenance of what the tool writes
         log_event(needs.log, "tool_call", tool=name, verdict=decision.verdict,
                   reason=decision.reason, tool_use_id=tool_use_id)
         return _decision(decision.verdict, decision.reason)
 
-    async def post_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> Any:
+    async def post_tool_use(self, input_data: HookInput, tool_use_id: str | None,
+                            context: HookContext) -> SyncHookJSONOutput:
         """Hand a role doc edited mid-turn to the model with this tool result."""
         turn = self.needs.running_turn()
         watch = turn.role_watch if turn is not None else None
@@ -221,7 +227,8 @@ class CliLauncher:
                   tool_use_id=tool_use_id)
         return refresh_output(text)
 
-    async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+    async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> PermissionResult:
         """The CLI asks (the hook said ``ask``): the gate asks the UI; allow or deny with the reason."""
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 

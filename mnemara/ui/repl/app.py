@@ -28,13 +28,15 @@ from mnemara.ui.repl.keys import InterruptWatcher
 from mnemara.ui.repl.inbox import stdout as repl_stdout
 
 if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+
     from mnemara.guard.request import PermissionRequest
     from mnemara.commands.session_api import SessionAPI
 
 PREVIEW = 160
 
 
-def _short(value: Any, limit: int = PREVIEW) -> str:
+def _short(value: object, limit: int = PREVIEW) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\n", " ⏎ ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -176,7 +178,7 @@ class Renderer:
                 self._note("(turn interrupted)")
 
 
-def has_colour(stream: Any) -> bool:
+def has_colour(stream: TextIO) -> bool:
     """Whether ``stream`` is a terminal that takes colour (not when NO_COLOR is set or TERM is dumb)."""
     if os.environ.get("NO_COLOR") or os.environ.get("TERM", "") == "dumb":
         return False
@@ -236,7 +238,7 @@ def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
     return prompt
 
 
-def handle_line(session: SessionAPI, line: str, render: Renderer, inbox: Any = None) -> bool:
+def handle_line(session: SessionAPI, line: str, render: Renderer, inbox: ReplInbox | None = None) -> bool:
     """Run one input line (message or slash command). Returns False when the REPL should end.
 
     With a peer ``inbox`` (:class:`mnemara.ui.repl.inbox.ReplInbox`) no inbox turn starts
@@ -390,7 +392,8 @@ def run_tty(session: SessionAPI, banner: str = "") -> int:
         inbox.close()
 
 
-def _tty_loop(session: SessionAPI, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
+def _tty_loop(session: SessionAPI, prompt: PromptSession[str], render: Renderer, watcher_ref: list[InterruptWatcher],
+              inbox: ReplInbox | None) -> int:
     from mnemara.store.unsent import UnsentMessages
 
     # Queued lines live in unsent.json until they are sent, or are back at a prompt that took them
@@ -463,7 +466,7 @@ def _tty_loop(session: SessionAPI, prompt: Any, render: Renderer, watcher_ref: l
             return 0
 
 
-def _remember(prompt: Any, line: str) -> None:
+def _remember(prompt: PromptSession[str], line: str) -> None:
     """Add a line that did not come through the prompt (a queued one) to its history file."""
     try:
         prompt.history.append_string(line)

@@ -42,6 +42,7 @@ from mnemara.ui.tui.widgets.panel_header import PanelHeader
 from mnemara.ui.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
+    from mnemara.demo.script import Tour
     from mnemara.guard.request import PermissionRequest
     from mnemara.commands.session_api import SessionAPI
 
@@ -86,7 +87,7 @@ class MnemaraApp(PanelKeys, App[None]):
     BINDINGS = [Binding("ctrl+c", "ctrl_c", "Quit", show=False, priority=True)]  # from every screen
 
     def __init__(self, instance: Instance, *, session: SessionAPI | None = None, session_factory: SessionFactory | None = None,
-                 tour: Any = None) -> None:
+                 tour: Tour | None = None) -> None:
         tolerate_bad_bytes()  # a byte that is not UTF-8 must not kill the keyboard (see terminal_input)
         decode_alt_enter()  # Alt+Enter is a newline key of its own, not Enter (send_key: enter)
         super().__init__()
