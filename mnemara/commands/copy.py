@@ -7,7 +7,7 @@ answers) sets ``shown_code_blocks`` on the session; then N is the number in its 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mnemara.commands import CommandResult, command
 from mnemara.commands.payloads import CopyText
@@ -15,11 +15,12 @@ from mnemara.core.markdown_blocks import code_blocks
 
 if TYPE_CHECKING:
     from mnemara.commands import CommandContext
+    from mnemara.store.turns import TurnStore
 
 LOOK_BACK = 50  # rows searched for the last answer with text
 
 
-def last_answer(store: Any) -> str:
+def last_answer(store: TurnStore) -> str:
     """The text of the newest assistant row that has any."""
     for turn in reversed(store.history(limit=LOOK_BACK)):
         if turn.role == "assistant" and turn.text.strip():

@@ -41,8 +41,11 @@ _META_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
-def decode_blocks(raw: Any) -> tuple[list[dict[str, Any]], str | None]:
-    """The row's blocks, or ``([], why)`` when they cannot be used."""
+def decode_blocks(raw: object) -> tuple[list[dict[str, Any]], str | None]:
+    """The row's blocks (``raw``: the ``content`` column as SQLite returns it), or ``([], why)`` when they
+    cannot be used."""
+    if not isinstance(raw, (str, bytes, bytearray)):
+        return [], "content is not JSON"
     try:
         value = json.loads(raw)
     except (TypeError, ValueError):
@@ -60,10 +63,14 @@ def decode_blocks(raw: Any) -> tuple[list[dict[str, Any]], str | None]:
     return value, None
 
 
-def decode_meta(raw: Any) -> tuple[dict[str, Any], str | None]:
-    """The row's meta, or ``({}, why)`` when it is not an object or a known field has the wrong type."""
+def decode_meta(raw: object) -> tuple[dict[str, Any], str | None]:
+    """The row's meta (``raw``: the ``meta`` column as SQLite returns it; empty is ``{}``), or ``({}, why)``
+    when it is not an object or a known field has the wrong type."""
+    raw = raw or "{}"
+    if not isinstance(raw, (str, bytes, bytearray)):
+        return {}, "meta is not JSON"
     try:
-        value = json.loads(raw or "{}")
+        value = json.loads(raw)
     except (TypeError, ValueError):
         return {}, "meta is not JSON"
     if not isinstance(value, dict):
@@ -75,7 +82,7 @@ def decode_meta(raw: Any) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
-def decode_row_parts(content: Any, meta: Any) -> tuple[list[dict[str, Any]], dict[str, Any], str | None]:
+def decode_row_parts(content: object, meta: object) -> tuple[list[dict[str, Any]], dict[str, Any], str | None]:
     """Blocks, meta and why the row is damaged (None when it is sound)."""
     blocks, bad_content = decode_blocks(content)
     values, bad_meta = decode_meta(meta)
@@ -204,5 +211,6 @@ def validate_label(label: str) -> str:
     return label
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
+    """``value`` as the JSON the store writes (compact, keys sorted, not ASCII-escaped)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -50,7 +50,7 @@ class ToolArgs(BaseModel):
 A = TypeVar("A", bound=ToolArgs)
 
 
-def _strip_titles(node: Any) -> Any:
+def _strip_titles(node: object) -> object:
     if isinstance(node, dict):
         return {k: _strip_titles(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
     if isinstance(node, list):
@@ -71,6 +71,7 @@ def args_schema(model: type[ToolArgs]) -> dict[str, Any]:
 @functools.cache
 def _built_schema(model: type[ToolArgs]) -> dict[str, Any]:
     schema = _strip_titles(model.model_json_schema())
+    assert isinstance(schema, dict)  # pydantic's schema of a model is an object
     schema.setdefault("required", [])
     schema["additionalProperties"] = False
     return dict(schema)
@@ -93,7 +94,7 @@ def describe_error(exc: ValidationError) -> str:
     return f"argument {name!r}: {err['msg'][:1].lower()}{err['msg'][1:]}"
 
 
-def parse_args(model: type[A], raw: Any) -> A:
+def parse_args(model: type[A], raw: object) -> A:
     """Validate ``raw`` against ``model``; a refusal is a :class:`UsageError` with one line."""
     try:
         return model.model_validate(raw if raw is not None else {})
