@@ -84,7 +84,7 @@ from mnemara.context.transcript import build_user_content
 from mnemara.context.window_leave import left_line
 from mnemara.core.turn_parts import P, TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
-from mnemara.session.state import RunningTurn
+from mnemara.session.state import RunningTurn, TurnFlight
 from mnemara.session.stream import exchange
 from mnemara.session.usage import StatsFile
 from mnemara.session.warm_start import WarmNeeds, WarmStart
@@ -143,8 +143,7 @@ class AgentSession:
         self.parts: list[TurnPart] = []  # domain parts of every turn (see mnemara.core.turn_parts)
         self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
-        self._stop_requested = False
-        self._turn_loop: asyncio.AbstractEventLoop | None = None
+        self._flight: TurnFlight | None = None  # the turn in flight from aturn's start to its end
         self._sync = LoopThread("mnemara-session")
         self._closed = False
         from mnemara.context.hooks import install as install_context_hooks
@@ -350,15 +349,14 @@ class AgentSession:
         if not text.strip():
             raise MnemaraError("refusing to send an empty message")
         self.busy = True
-        self._stop_requested = False
-        self._turn_loop = asyncio.get_running_loop()
+        self._flight = TurnFlight(asyncio.get_running_loop())
         try:
             async for event in self._run_turn(text):
                 self.usage_stats.observe(event)
                 yield event
         finally:
             self.busy = False
-            self.running = None
+            self.running = self._flight = None
             self.pool.active = None
 
     async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
@@ -433,21 +431,25 @@ class AgentSession:
         try:
             turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
             turn.collector.cost_base = handle.cost_so_far
-            if not self._stop_requested:
+            if not self._stopped():
                 async with aclosing(exchange(turn, handle, content, message_id)) as events:
                     async for event in events:
                         yield event
-            ended_early = self._stop_requested or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+            ended_early = self._stopped() or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
             if turn.collector.result is None and not ended_early:
                 turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
         except Exception as exc:
-            if not self._stop_requested:
+            if not self._stopped():
                 turn.failure = ev.ErrorEvent(exception_message(exc, turn.stderr), "cli")
         finally:
             if turn.handle is not None:
                 self._release(turn, message_id)
             self.pool.active = None
-        turn.judge(self._stop_requested)
+        turn.judge(self._stopped())
+
+    def _stopped(self) -> bool:
+        """Whether ``/stop`` was asked of the turn in flight."""
+        return self._flight is not None and self._flight.stop_requested
 
     def _release(self, turn: RunningTurn, message_id: str) -> None:
         """Hand the turn's CLI back: kept for the next turn (rewound to an empty conversation) only
@@ -456,7 +458,7 @@ class AgentSession:
         result = turn.collector.result
         if result is not None and result.total_cost_usd is not None:
             turn.handle.cost_so_far = result.total_cost_usd  # the process's running total: the next turn's base
-        self.pool.release(turn.handle, message_id if turn.ended_cleanly(self._stop_requested) else None)
+        self.pool.release(turn.handle, message_id if turn.ended_cleanly(self._stopped()) else None)
 
     def _finish(self, turn: RunningTurn) -> Iterator[ev.Event]:
         """Step 4: store the answer, or say what failed and keep what it did (:mod:`mnemara.session.record`);
@@ -493,9 +495,10 @@ class AgentSession:
 
     async def stop(self) -> bool:
         """Cancel the in-flight turn: its CLI process is ended, the turn is recorded as interrupted."""
-        if not self.busy:
+        flight = self._flight
+        if not self.busy or flight is None:
             return False
-        self._stop_requested = True
+        flight.stop_requested = True
         handle = self.pool.kill_active()
         if handle is not None:
             try:
@@ -507,10 +510,10 @@ class AgentSession:
 
     def request_stop(self) -> bool:
         """Thread-safe, non-blocking :meth:`stop` (e.g. from a signal handler or another thread)."""
-        loop = self._turn_loop
-        if not self.busy or loop is None or loop.is_closed():
+        flight = self._flight
+        if not self.busy or flight is None or flight.loop.is_closed():
             return False
-        schedule_on(loop, self.stop())
+        schedule_on(flight.loop, self.stop())
         return True
 
     # -- sync API ---------------------------------------------------------------------------------

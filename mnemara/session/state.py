@@ -6,6 +6,7 @@ keeps only what spans turns (the sentinel's memory of recent calls, the CLI pool
 """
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,15 @@ if TYPE_CHECKING:
     from mnemara.claude.process import CliHandle
     from mnemara.claude.bridge import TurnCollector
     from mnemara.guard.sentinel import SentinelWatch
+
+
+@dataclass
+class TurnFlight:
+    """A turn from the moment :meth:`~mnemara.session.agent.AgentSession.aturn` takes it until it ends
+    (before and after its :class:`RunningTurn` exists): the loop it runs on, whether ``/stop`` was asked."""
+
+    loop: asyncio.AbstractEventLoop
+    stop_requested: bool = False
 
 
 @dataclass

@@ -94,7 +94,7 @@ def test_a_mid_turn_role_doc_edit_is_read_from_the_running_turn(tmp_path) -> Non
 
 def test_per_turn_state_lives_on_the_turn_and_the_session_hooks_see_the_session(session_factory) -> None:
     session = session_factory("state", warm_spare=False)
-    for gone in ("role_watch", "last_role_doc", "sentinel", "_damaged_now"):
+    for gone in ("role_watch", "last_role_doc", "sentinel", "_damaged_now", "_stop_requested", "_turn_loop"):
         assert not hasattr(session, gone), gone
     assert session.running is None
     seen: list[object] = []
