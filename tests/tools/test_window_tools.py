@@ -103,6 +103,7 @@ def test_tune_window_stays_within_the_users_limits(ctx):
     assert not H["tune_window"](ctx, {})["ok"]
     cfg = Config.load(ctx.instance.config_path)
     assert (cfg.max_window_turns, cfg.max_window_tokens) == (60, 250_000)
+    assert ctx.config == cfg  # the tool context reads the live config the change was saved through
 
 
 def test_pins_lists_inspect_and_log_choice(ctx):
