@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mnemara.commands import dispatch  # noqa: E402
 from mnemara.core.config import Config  # noqa: E402
+from mnemara.core.live_config import LiveConfig  # noqa: E402
 from mnemara.context import compress, eviction  # noqa: E402
 from tests.sample_session import fill_store  # noqa: E402
 from mnemara.store.instance import Instance  # noqa: E402
@@ -125,7 +126,7 @@ def hook_cost(folder: Path, repeat: int = 50) -> None:
                 {"type": "tool_result", "tool_use_id": f"e{i}", "content": "ok"}])]
         store.append_many(rows)
         session = SimpleNamespace(instance=inst, config=cfg, store=store,
-                                  tool_context=ToolContext(instance=inst, config=cfg, store=store))
+                                  tool_context=ToolContext(instance=inst, live=LiveConfig(inst.config_path, current=cfg), store=store))
         last = store.live_rows()[-1].id
         t0 = time.perf_counter()
         for _ in range(repeat):

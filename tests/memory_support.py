@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemara.core.live_config import LiveConfig
 from mnemara.core.config import Config
 from mnemara.store.instance import Instance
 from mnemara.tools import ToolContext, all_specs
@@ -18,7 +19,7 @@ def make_instance(name: str = "mem", **config: Any) -> tuple[Instance, Config]:
 
 
 def context(inst: Instance, cfg: Config) -> ToolContext:
-    return ToolContext(instance=inst, config=cfg, store=None)  # type: ignore[arg-type]  # memory tools never use it
+    return ToolContext(instance=inst, live=LiveConfig(inst.config_path, current=cfg), store=None)  # type: ignore[arg-type]  # memory tools never use it
 
 
 _SPECS: dict[str, Any] = {}

@@ -23,7 +23,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
 
 @dataclass(frozen=True)
@@ -62,34 +65,49 @@ RELIED_ON: tuple[Reliance, ...] = (
 ControlSender = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
-def control_sender(client: Any) -> ControlSender | None:
+class CliProcess(Protocol):
+    """What Mnemara uses of a CLI's process: anyio's ``Process`` for the SDK's own transport, the
+    process view of an adopted one (:mod:`mnemara.claude.adopted`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+
+def control_sender(client: ClaudeSDKClient) -> ControlSender | None:
     """The coroutine function that sends ``client``'s CLI a control request and returns its answer
     (``client._query._send_control_request``); None before ``connect()`` or when the SDK renamed it."""
     sender: ControlSender | None = getattr(getattr(client, "_query", None), "_send_control_request", None)
     return sender
 
 
-def cli_process(client: Any) -> Any | None:
+def cli_process(client: ClaudeSDKClient) -> CliProcess | None:
     """The CLI process of a connected ``client`` (``client._transport._process``: an anyio
     ``Process`` for the SDK's own transport, a process view for an adopted one), with
     ``pid``, ``returncode`` and ``kill()``; None when there is none."""
-    return getattr(getattr(client, "_transport", None), "_process", None)
+    process: CliProcess | None = getattr(getattr(client, "_transport", None), "_process", None)
+    return process
 
 
-def asyncio_transport(process: Any) -> Any | None:
+def asyncio_transport(process: CliProcess | None) -> asyncio.SubprocessTransport | None:
     """The asyncio subprocess transport under a process from :func:`cli_process` (anyio's
     ``Process._transport``), the thing whose ``close()`` frees its pipes; None when there is none."""
-    return getattr(process, "_transport", None)
+    transport: asyncio.SubprocessTransport | None = getattr(process, "_transport", None)
+    return transport
 
 
-def transport_loop(transport: Any) -> asyncio.AbstractEventLoop | None:
+def transport_loop(transport: asyncio.BaseTransport) -> asyncio.AbstractEventLoop | None:
     """The event loop ``transport`` (from :func:`asyncio_transport`) must be closed on
     (asyncio's ``BaseSubprocessTransport._loop``); None when it does not say."""
     loop: asyncio.AbstractEventLoop | None = getattr(transport, "_loop", None)
     return loop
 
 
-def sdk_command(options: Any) -> list[str]:
+def sdk_command(options: ClaudeAgentOptions) -> list[str]:
     """The command line the SDK's subprocess transport would run for ``options``, exactly as
     ``ClaudeSDKClient.connect()`` prepares them (imports the SDK)."""
     from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport

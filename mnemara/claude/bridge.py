@@ -19,6 +19,8 @@ from typing import Any
 
 from claude_agent_sdk import (
     AssistantMessage,
+    ContentBlock,
+    Message,
     ResultMessage,
     StreamEvent,
     SystemMessage,
@@ -111,7 +113,7 @@ class TurnCollector:
             return [ev.TextDelta(text[len(shown):])]
         return [ev.Notice("the connection dropped mid-answer; the answer starts again below", "info"), ev.TextDelta(text)]
 
-    def feed(self, message: Any) -> list[ev.Event]:
+    def feed(self, message: Message) -> list[ev.Event]:
         """The events one SDK message gives; collects the assistant row's blocks on the way.
 
         Messages of a subagent (``parent_tool_use_id`` set) are not part of the row.
@@ -159,7 +161,7 @@ class TurnCollector:
             out.extend(self._assistant_block(block))
         return out
 
-    def _assistant_block(self, block: Any) -> list[ev.Event]:
+    def _assistant_block(self, block: ContentBlock) -> list[ev.Event]:
         if isinstance(block, TextBlock):
             self.blocks.append({"type": "text", "text": block.text})
             shown = self._show(block.text, confirmed=True)
@@ -242,7 +244,7 @@ def _mcp_server_notices(init: dict[str, Any]) -> list[ev.Event]:
     return out
 
 
-def track_api_wait(watch: StallWatch, message: Any) -> None:
+def track_api_wait(watch: StallWatch, message: Message) -> None:
     """Tell ``watch`` whether the API owes an answer, from one SDK message."""
     if isinstance(message, StreamEvent):
         if message.event.get("type") == "message_stop":

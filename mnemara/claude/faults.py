@@ -21,7 +21,10 @@ import inspect
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeSDKClient
 
 RETRY_ENV = "CLAUDE_CODE_MAX_RETRIES"
 
@@ -90,7 +93,7 @@ class StallWatch:
                     await result
 
 
-async def stop_calling(client: Any, kill: Callable[[Any], None], grace: float = 3.0) -> None:
+async def stop_calling(client: ClaudeSDKClient, kill: Callable[[ClaudeSDKClient], None], grace: float = 3.0) -> None:
     """Make the CLI drop its API call and any retries now: interrupt it, or kill it if it cannot take that."""
     try:
         await asyncio.wait_for(client.interrupt(), grace)
@@ -98,7 +101,7 @@ async def stop_calling(client: Any, kill: Callable[[Any], None], grace: float = 
         kill(client)
 
 
-async def end_stalled_call(client: Any, kill: Callable[[Any], None], grace: float = 5.0) -> None:
+async def end_stalled_call(client: ClaudeSDKClient, kill: Callable[[ClaudeSDKClient], None], grace: float = 5.0) -> None:
     """Interrupt the CLI's silent API call (the turn then ends with a result); kill the CLI
     if it has not ended the turn ``grace`` seconds later."""
     await stop_calling(client, kill, grace)

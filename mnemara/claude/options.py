@@ -22,23 +22,30 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mnemara.claude.additions import QUIET_ENV, quiet_settings
 from mnemara.claude.faults import retry_env
 from mnemara.claude.child_guard import guard_env, guarded_cli_path
 from mnemara.claude.process import CliHandle, env_fingerprint
-from mnemara.core.debuglog import log_event
+from mnemara.core.debuglog import LogTarget, log_event
 from mnemara.claude.prompt_file import PromptFile
 from mnemara.claude.role_refresh import refresh_output
 from mnemara.tools import SERVER_NAME, enabled_specs
 
 if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookInput, PermissionResult, ToolPermissionContext
+    from claude_agent_sdk.types import SyncHookJSONOutput, SystemPromptFile
+
     from mnemara.claude.early import EarlyCli
-    from mnemara.core.config import Config
-    from mnemara.session.agent import AgentSession
+    from mnemara.claude.role_refresh import RoleDocWatch
+    from mnemara.core.config import Config, ConfigSource
+    from mnemara.guard.gate import PermissionGate, Verdict
+    from mnemara.guard.sentinel import SentinelWatch
+    from mnemara.tools import ToolContext
 
 #: The built-in tools every CLI is offered (the rest are Mnemara's in-process tools).
 BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
@@ -63,16 +70,44 @@ def cli_servers(cfg: Config, with_tools: bool | None = None) -> dict[str, dict[s
     return servers
 
 
-def _decision(verdict: str, reason: str) -> dict[str, Any]:
+def _decision(verdict: Verdict, reason: str) -> SyncHookJSONOutput:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": verdict,
                                    "permissionDecisionReason": reason}}
+
+
+class TurnGuards(Protocol):
+    """What the tool hooks read of the turn in flight (a session's running turn provides it)."""
+
+    @property
+    def watch(self) -> SentinelWatch | None: ...  # the runtime sentinel, when runtime_sentinel is on
+
+    @property
+    def role_watch(self) -> RoleDocWatch | None: ...  # the role doc as this turn's CLI was given it
+
+
+#: An embedder's check of one tool call (the session's ``pre_tool_use_hooks``, in order): a non-empty
+#: dict is returned to the CLI instead of the permission decision.
+ToolCallHooks = Callable[[str, dict[str, Any]], Awaitable["dict[str, Any] | None"]]
+
+
+@dataclass(frozen=True)
+class LaunchNeeds:
+    """What a :class:`CliLauncher` uses of its session, and nothing more."""
+
+    config: ConfigSource  # the one live config: read at every key, launch and options
+    cwd: str
+    tool_context: ToolContext  # handed to Mnemara's in-process tools
+    gate: PermissionGate
+    log: LogTarget
+    running_turn: Callable[[], TurnGuards | None]  # the turn in flight (None between turns)
+    tool_call_hooks: ToolCallHooks
 
 
 class CliLauncher:
     """Starts CLI processes for one session, with its config, tools, hooks and permission gate."""
 
-    def __init__(self, session: AgentSession) -> None:
-        self.session = session
+    def __init__(self, needs: LaunchNeeds) -> None:
+        self.needs = needs
         #: Entries added to the environment of every CLI this launcher starts, after its own (the
         #: seam for a loopback request recorder: ``{"ANTHROPIC_BASE_URL": "http://127.0.0.1:PORT"}``).
         #: Part of :meth:`key`: changing it retires the kept process, the next turn starts a new one.
@@ -82,7 +117,7 @@ class CliLauncher:
 
     def key(self, system_prompt: str) -> str:
         """A hash of everything a started process has fixed (prompt, model, tools, cwd, environment)."""
-        cfg = self.session.config
+        cfg = self.needs.config.current
         material = {
             "system": system_prompt,
             "model": cfg.model,
@@ -90,7 +125,7 @@ class CliLauncher:
             "tools": [s.name for s in enabled_specs(cfg)],
             "bash": cfg.bash_timeout_seconds,
             "retries": cfg.api_max_retries,
-            "cwd": self.session.cwd,
+            "cwd": self.needs.cwd,
             "env": env_fingerprint(),
             "env_overrides": self.env_overrides,
         }
@@ -128,7 +163,7 @@ class CliLauncher:
             await handle.client.connect()
             return
         except Exception as exc:
-            log_event(self.session.instance.debug_log_path, "early_cli_unused", level="warning",
+            log_event(self.needs.log, "early_cli_unused", level="warning",
                       reason=f"connecting failed: {type(exc).__name__}: {exc}"[:300])
             early.discard()
             try:
@@ -149,7 +184,7 @@ class CliLauncher:
         (:mod:`mnemara.claude.startup_answers`)."""
         from mnemara.claude import startup_answers
 
-        return startup_answers.tools_key(enabled_specs(self.session.config), startup_answers.sdk_version(),
+        return startup_answers.tools_key(enabled_specs(self.needs.config.current), startup_answers.sdk_version(),
                                          startup_answers.mcp_version())
 
     def presend(self, system_prompt: str, content: list[dict[str, Any]], message_id: str) -> bool:
@@ -159,21 +194,20 @@ class CliLauncher:
         early = self.early
         if early is None or not early.awaits_message:
             return False
-        session = self.session
-        return early.presend(system_prompt, session.config, self.env_overrides, session.cwd, content, message_id,
-                             self.tools_key())
+        return early.presend(system_prompt, self.needs.config.current, self.env_overrides, self.needs.cwd, content,
+                             message_id, self.tools_key())
 
-    def options(self, system_prompt: Any, stderr_sink: list[str]) -> Any:
+    def options(self, system_prompt: str | SystemPromptFile, stderr_sink: list[str]) -> ClaudeAgentOptions:
         """``ClaudeAgentOptions`` for the session's current config; CLI stderr lines go to ``stderr_sink``."""
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
         from mnemara.claude.bridge import mnemara_server
 
-        session = self.session
-        cfg = session.config
+        needs = self.needs
+        cfg = needs.config.current
         servers: dict[str, Any] = cli_servers(cfg)
         if SERVER_NAME in servers:  # the in-process server itself, where the CLI is told its name
-            servers[SERVER_NAME] = mnemara_server(enabled_specs(cfg), session.tool_context)
+            servers[SERVER_NAME] = mnemara_server(enabled_specs(cfg), needs.tool_context)
 
         def on_stderr(line: str) -> None:
             stderr_sink.append(line)
@@ -184,7 +218,7 @@ class CliLauncher:
             tools=list(BUILTIN_TOOLS),
             mcp_servers=servers,
             model=cfg.model,
-            cwd=session.cwd,
+            cwd=needs.cwd,
             setting_sources=[],
             settings=quiet_settings(),  # fewer hidden parts in every request (mnemara.claude.additions)
             include_partial_messages=True,
@@ -202,48 +236,51 @@ class CliLauncher:
         )
 
     # -- callbacks (called by the CLI) ---------------------------------------------------
-    async def pre_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> Any:
+    async def pre_tool_use(self, input_data: HookInput, tool_use_id: str | None,
+                           context: HookContext) -> SyncHookJSONOutput:
         """Every tool call: the sentinel, then ``pre_tool_use_hooks``, then the permission policy."""
-        session = self.session
+        needs = self.needs
         name = str(input_data.get("tool_name", ""))
-        tool_input = input_data.get("tool_input") or {}
-        if session.sentinel is not None:
-            refusal = session.sentinel.check(name, tool_input, tool_use_id)
+        given = input_data.get("tool_input")
+        tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
+        turn = needs.running_turn()
+        sentinel = turn.watch if turn is not None else None
+        if sentinel is not None:
+            refusal = sentinel.check(name, tool_input, tool_use_id)
             if refusal is not None:
-                log_event(session.instance.debug_log_path, "sentinel_halt", level="warning", tool=name,
+                log_event(needs.log, "sentinel_halt", level="warning", tool=name,
                           tool_input=tool_input, tool_use_id=tool_use_id, reason=refusal)
                 return _decision("deny", refusal)
-        for hook in list(session.pre_tool_use_hooks):
-            out = hook(session, name, tool_input)
-            if inspect.isawaitable(out):
-                out = await out
-            if out:
-                return out
-        decision = session.gate.decide(name, tool_input)
-        session.tool_context.state.note_call(name, tool_input, tool_use_id)  # provenance of what the tool writes
-        log_event(session.instance.debug_log_path, "tool_call", tool=name, verdict=decision.verdict,
+        out = await needs.tool_call_hooks(name, tool_input)
+        if out:
+            return cast("SyncHookJSONOutput", out)  # an embedder's answer goes to the CLI as given
+        decision = needs.gate.decide(name, tool_input)
+        needs.tool_context.state.note_call(name, tool_input, tool_use_id)  # provenance of what the tool writes
+        log_event(needs.log, "tool_call", tool=name, verdict=decision.verdict,
                   reason=decision.reason, tool_use_id=tool_use_id)
         return _decision(decision.verdict, decision.reason)
 
-    async def post_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> Any:
+    async def post_tool_use(self, input_data: HookInput, tool_use_id: str | None,
+                            context: HookContext) -> SyncHookJSONOutput:
         """Hand a role doc edited mid-turn to the model with this tool result."""
-        watch = self.session.role_watch
+        turn = self.needs.running_turn()
+        watch = turn.role_watch if turn is not None else None
         text = watch.changed_text() if watch is not None else None
         if watch is None or text is None:
             return {}
-        log_event(self.session.instance.debug_log_path, "role_doc_refreshed_mid_turn", path=watch.path,
+        log_event(self.needs.log, "role_doc_refreshed_mid_turn", path=watch.path,
                   tool_use_id=tool_use_id)
         return refresh_output(text)
 
-    async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+    async def can_use_tool(self, tool_name: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> PermissionResult:
         """The CLI asks (the hook said ``ask``): the gate asks the UI; allow or deny with the reason."""
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
-        session = self.session
         try:
-            decision = await session.gate.ask_decision(tool_name, tool_input)
+            decision = await self.needs.gate.ask_decision(tool_name, tool_input)
         except Exception as exc:
-            log_event(session.instance.debug_log_path, "permission_prompt_error", level="error", error=repr(exc))
+            log_event(self.needs.log, "permission_prompt_error", level="error", error=repr(exc))
             return PermissionResultDeny(message=f"permission check failed: {exc}")
         if decision.verdict == "allow":
             return PermissionResultAllow()

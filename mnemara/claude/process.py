@@ -10,10 +10,13 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from mnemara.claude._private import asyncio_transport, cli_process, control_sender, transport_loop
 from mnemara.core.sync_runner import running_loop
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeSDKClient
 
 
 def has_credentials(env: dict[str, str] | None = None) -> bool:
@@ -52,9 +55,9 @@ class CliHandle:
     """A CLI process prepared for a turn (and, emptied again after it, for the next ones)."""
 
     key: str
-    client: Any
+    client: ClaudeSDKClient
     loop: asyncio.AbstractEventLoop
-    ready: asyncio.Task[Any]
+    ready: asyncio.Task[None]  # connecting the client
     stderr: list[str]
     turns_served: int = 0
     cost_so_far: float = 0.0  # the CLI's running total_cost_usd after the turns it served
@@ -73,7 +76,7 @@ async def one_message(content: list[dict[str, Any]], message_id: str | None = No
     yield message
 
 
-async def rewind_conversation(client: Any, message_id: str) -> bool:
+async def rewind_conversation(client: ClaudeSDKClient, message_id: str) -> bool:
     """Empty the conversation of a CLI that just finished a turn, so it can serve the next one.
 
     The CLI's ``rewind_conversation`` control request cuts its conversation at the
@@ -92,13 +95,13 @@ async def rewind_conversation(client: Any, message_id: str) -> bool:
     return isinstance(answer, dict) and answer.get("rewound") is True
 
 
-def alive(client: Any) -> bool:
+def alive(client: ClaudeSDKClient) -> bool:
     """Is the CLI process of ``client`` still running (e.g. not killed by a terminal's Ctrl+C)?"""
     process = cli_process(client)
     return process is not None and process.returncode is None
 
 
-def hard_kill(client: Any) -> None:
+def hard_kill(client: ClaudeSDKClient) -> None:
     """Last resort: kill the CLI process of ``client`` directly."""
     process = cli_process(client)
     try:
@@ -108,13 +111,13 @@ def hard_kill(client: Any) -> None:
         pass
 
 
-def process_transport(client: Any) -> Any:
+def process_transport(client: ClaudeSDKClient) -> asyncio.SubprocessTransport | None:
     """The asyncio subprocess transport of ``client``'s CLI process (None when there is none).
     Take it before ``disconnect()``, which forgets the SDK transport that leads to it."""
     return asyncio_transport(cli_process(client))
 
 
-def release_transport(transport: Any) -> None:
+def release_transport(transport: asyncio.SubprocessTransport | None) -> None:
     """Close a CLI process's asyncio transport (from :func:`process_transport`) on its own loop.
 
     anyio closes only the pipes of a process that ended normally, and nothing at all of one

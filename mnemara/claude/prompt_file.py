@@ -12,10 +12,14 @@ the model's context window is the only cap, and the API reports it.
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import SystemPromptFile
 
 
 class PromptFile:
@@ -31,7 +35,7 @@ class PromptFile:
             raise
         self.path = Path(name)
 
-    def sdk_value(self) -> dict[str, Any]:
+    def sdk_value(self) -> SystemPromptFile:
         """The value for ``ClaudeAgentOptions.system_prompt``."""
         return {"type": "file", "path": str(self.path)}
 
@@ -41,7 +45,7 @@ class PromptFile:
         except FileNotFoundError:
             pass
 
-    def remove_after(self, _task: Any) -> None:
+    def remove_after(self, _task: asyncio.Future[None]) -> None:
         """Done-callback for the task that connects the CLI (it has read the file by then)."""
         self.remove()
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import SyncHookJSONOutput
 
 from mnemara.core.roledoc import read_role_doc
 
@@ -47,7 +50,7 @@ def _stamp(path: str) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size)
 
 
-def refresh_output(text: str) -> dict[str, Any]:
+def refresh_output(text: str) -> SyncHookJSONOutput:
     """PostToolUse hook output that hands the edited role doc to the model."""
     notice = (
         "<role_doc_updated>\nThe user edited the role doc (your system prompt) during this turn. "

@@ -4,13 +4,16 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from mnemara.cli import main
 from mnemara.cli.common import instance_option, open_instance
 from mnemara.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from mnemara.replay.plan import ReplayPlan
 
 
 class _StderrProgress:
@@ -57,7 +60,7 @@ def replay(instance_name: str, days: int | None, threshold: int | None, apply_: 
         click.echo(render_text(plan))
 
 
-def render_text(plan: Any) -> str:
+def render_text(plan: ReplayPlan) -> str:
     """The human summary: settings, file issues, patterns and the action list."""
     c = plan.counts
     head = "replay (applied)" if plan.applied else "replay dry run: nothing written; --apply would do the actions below"

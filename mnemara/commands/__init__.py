@@ -15,9 +15,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol
 
+from mnemara.commands.payloads import CommandPayload, Confirm, CopyText, FileShown, InboxState, RefusedInput, SendTurn
 from mnemara.core.errors import MnemaraError
 
 if TYPE_CHECKING:
@@ -33,12 +34,16 @@ class CommandContext(Protocol):
     """What a slash command may use: :class:`mnemara.session.agent.AgentSession` provides all of it."""
 
     instance: Instance
-    config: Config
     store: TurnStore
     busy: bool
     peer_inbox: PeerInbox | None
     auto_recall: AutoRecall
     usage_stats: StatsFile
+
+    @property
+    def config(self) -> Config:
+        """The live config (read-only: change it through the methods below)."""
+        ...
 
     def update_config(self, **changes: Any) -> Config:
         """Validate, save atomically and make the change live for every holder."""
@@ -54,10 +59,10 @@ class CommandContext(Protocol):
 
 
 
-#: What a UI does with a command's result besides showing its text: ``send`` a turn (``data["text"]``),
-#: ``stop`` the running turn, ``quit``, ``confirm`` (ask, then run ``data["command"]``), ``copy``
-#: (``data["text"]`` to the clipboard), ``offer_role_copy``, ``open_role_editor``, ``open_context``,
-#: ``clear_log``, ``inbox_state`` (redraw the inbox toggle).
+#: What a UI does with a command's result besides showing its text: ``send`` a turn (a :class:`SendTurn`),
+#: ``stop`` the running turn, ``quit``, ``confirm`` (ask, then run the :class:`Confirm`'s command), ``copy``
+#: (a :class:`CopyText` to the clipboard), ``offer_role_copy`` (a :class:`FileShown`), ``open_role_editor``,
+#: ``open_context``, ``clear_log``, ``inbox_state`` (redraw the inbox toggle from an :class:`InboxState`).
 CommandAction = Literal[
     "send", "stop", "quit", "confirm", "copy", "offer_role_copy", "open_role_editor", "open_context",
     "clear_log", "inbox_state",
@@ -66,12 +71,26 @@ CommandAction = Literal[
 
 @dataclass
 class CommandResult:
-    """What a command hands back to the UI: ``text`` to show, and an ``action`` the UI carries out."""
+    """What a command hands back to the UI: ``text`` to show, an ``action`` the UI carries out and
+    the ``payload`` that action (or the command's answer as data) needs; see :mod:`mnemara.commands.payloads`.
+
+    An action that needs a payload is refused without one of its type (a bug in the command)."""
 
     text: str = ""
     ok: bool = True
     action: CommandAction | None = None
-    data: dict[str, Any] = field(default_factory=dict)
+    payload: CommandPayload | None = None
+
+    def __post_init__(self) -> None:
+        needed = ACTION_PAYLOADS.get(self.action) if self.action else None
+        if needed is not None and not isinstance(self.payload, needed):
+            raise TypeError(f"a {self.action!r} result needs a {needed.__name__} payload, not {self.payload!r}")
+
+
+#: The payload type each action that needs one carries.
+ACTION_PAYLOADS: dict[str, type] = {
+    "send": SendTurn, "confirm": Confirm, "copy": CopyText, "offer_role_copy": FileShown, "inbox_state": InboxState,
+}
 
 
 @dataclass(frozen=True)
@@ -128,10 +147,10 @@ def dispatch(ctx: CommandContext, line: str) -> CommandResult:
     spec = _REGISTRY.get(name)
     if spec is None:  # refused as typed: a panel gives the line back (it may be a message starting with /)
         return CommandResult(f"unknown command /{name} (try /help; a message that starts with / is sent as //...)",
-                             ok=False, data={"refused_input": True})
+                             ok=False, payload=RefusedInput())
     try:
         return spec.func(ctx, rest.strip())
     except MnemaraError as exc:
         return CommandResult(f"/{spec.name}: {exc.message}", ok=False)
     except ValueError as exc:
-        return CommandResult(f"/{spec.name}: {exc}\nusage: {spec.usage}", ok=False, data={"refused_input": True})
+        return CommandResult(f"/{spec.name}: {exc}\nusage: {spec.usage}", ok=False, payload=RefusedInput())

@@ -15,6 +15,7 @@ import shlex
 from pathlib import Path
 
 from mnemara.commands import CommandContext, CommandResult, command, split_args
+from mnemara.commands.payloads import Confirm, PermissionChanges, SendTurn, SkeletonShown
 from mnemara.context import compress, eviction, exchange, undo
 from mnemara.context.skeleton import read_skeleton
 from mnemara.core.debuglog import log_event
@@ -67,7 +68,7 @@ def evict_cmd(ctx: CommandContext, args: str) -> CommandResult:
     with _batch(ctx, f"/evict {args.strip() or 'stats'}"):
         result = run()
     _log(ctx, result)
-    return CommandResult(result.summary() + _UNDO_HINT * bool(result.rows), data=result.to_dict())
+    return CommandResult(result.summary() + _UNDO_HINT * bool(result.rows), payload=result)
 
 
 _UNDO_HINT = " (/undo puts it back)"
@@ -86,7 +87,7 @@ def clear_cmd(ctx: CommandContext, args: str) -> CommandResult:
     _log(ctx, result)
     pinned = len(ctx.store.pinned())
     return CommandResult(f"cleared {result.rows} rows, ~{result.tokens_freed} tokens freed; {pinned} pinned row(s) kept"
-                         + _UNDO_HINT * bool(result.rows), data=result.to_dict())
+                         + _UNDO_HINT * bool(result.rows), payload=result)
 
 
 @command("compress", usage=COMPRESS_USAGE,
@@ -101,12 +102,12 @@ def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
     arg = parts[0].lower() if parts else ""
     if arg == "smart":
         prompt = compress.build_audit_prompt(ctx.store, ctx.config.max_window_tokens)
-        return CommandResult("sending a context audit turn to the agent", action="send", data={"text": prompt})
+        return CommandResult("sending a context audit turn to the agent", action="send", payload=SendTurn(prompt))
     if arg == "reads":
         with _batch(ctx, "/compress reads"):
             result = compress.compress_repeated_reads(ctx.store, protect=ctx.config.preserve_compressed_reads)
         _log(ctx, result)
-        return CommandResult(result.summary() + _UNDO_HINT * bool(result.rows), data=result.to_dict())
+        return CommandResult(result.summary() + _UNDO_HINT * bool(result.rows), payload=result)
     budget = ctx.config.max_window_tokens
     target, how = _compress_target(arg, budget)
     have = compress.window_tokens(ctx.store)
@@ -127,12 +128,12 @@ def compress_cmd(ctx: CommandContext, args: str) -> CommandResult:
         question = (f"compress the window from ~{plan.before} to ~{plan.after} tokens (target ~{target}, {how})?\n"
                     f"{steps}\nrows stay on disk; /undo puts them back")
         return CommandResult(question, action="confirm",
-                             data={"command": f"/compress {target} --yes", "question": question, "plan": plan.describe()})
+                             payload=Confirm(f"/compress {target} --yes", question, plan=tuple(plan.describe())))
     with _batch(ctx, "/compress"):
         report = compress.apply_plan(ctx.store, plan)
     for stage in report.stages:
         _log(ctx, stage)
-    return CommandResult(report.summary() + "\n  /undo puts it back", data=report.to_dict())
+    return CommandResult(report.summary() + "\n  /undo puts it back", payload=report)
 
 
 def _compress_target(arg: str, budget: int) -> tuple[int, str]:
@@ -242,7 +243,7 @@ def import_cmd(ctx: CommandContext, args: str) -> CommandResult:
         return CommandResult(
             f"{asked.message}\nNothing was imported. To import with these changes: /import --accept-permissions "
             f"{quoted}\nTo import the rows and keep this instance's settings: "
-            f"/import --keep-permissions {quoted}", ok=False, data={"permission_changes": asked.changes})
+            f"/import --keep-permissions {quoted}", ok=False, payload=PermissionChanges(tuple(asked.changes)))
     ctx.apply_config(result.config)
     log_event(ctx.instance.debug_log_path, "import", file=paths[0], rows=result.rows, permissions=mode)
     return CommandResult(result.summary())
@@ -255,7 +256,7 @@ def skeleton_cmd(ctx: CommandContext, args: str) -> CommandResult:
         raise ValueError("give exactly one file path")
     sk = read_skeleton(parts[0])
     note = f"# {sk.path}: ~{sk.skeleton_tokens} tokens instead of ~{sk.source_tokens} ({sk.reduction:.0%} smaller)"
-    return CommandResult(f"{note}\n{sk.text}", data={"skeleton": sk.text})
+    return CommandResult(f"{note}\n{sk.text}", payload=SkeletonShown(sk.text))
 
 
 @command("name", usage="/name [label]", help="set the assistant's display name; clear it with no label")

@@ -7,18 +7,20 @@ answers) sets ``shown_code_blocks`` on the session; then N is the number in its 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mnemara.commands import CommandResult, command
+from mnemara.commands.payloads import CopyText
 from mnemara.core.markdown_blocks import code_blocks
 
 if TYPE_CHECKING:
     from mnemara.commands import CommandContext
+    from mnemara.store.turns import TurnStore
 
 LOOK_BACK = 50  # rows searched for the last answer with text
 
 
-def last_answer(store: Any) -> str:
+def last_answer(store: TurnStore) -> str:
     """The text of the newest assistant row that has any."""
     for turn in reversed(store.history(limit=LOOK_BACK)):
         if turn.role == "assistant" and turn.text.strip():
@@ -43,7 +45,7 @@ def copy_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if not text:
         return CommandResult("nothing to copy: no answer yet", ok=False)
     if word == "all":
-        return CommandResult(f"copied the last answer ({len(text)} characters)", action="copy", data={"text": text})
+        return CommandResult(f"copied the last answer ({len(text)} characters)", action="copy", payload=CopyText(text))
     blocks = code_blocks(text)
     if not blocks:
         return CommandResult("the last answer has no code block (/copy all copies the whole answer)", ok=False)
@@ -56,4 +58,4 @@ def copy_cmd(ctx: CommandContext, args: str) -> CommandResult:
 def _copied(n: int, code: str) -> CommandResult:
     lines = code.count("\n") + 1
     return CommandResult(f"copied code block {n} ({lines} line{'s' if lines != 1 else ''})", action="copy",
-                         data={"text": code})
+                         payload=CopyText(code))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from mnemara.commands import CommandContext, CommandResult, command, specs, split_args
+from mnemara.commands.payloads import HelpColumns, ModelChosen
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import UsageError
 
@@ -70,7 +71,7 @@ def help_cmd(ctx: CommandContext, args: str) -> CommandResult:
                 return CommandResult(f"{spec.usage}\n  {spec.help}")
         raise ValueError(f"no command /{wanted}")
     rows = [(s.usage, f"{s.help}{' (TUI only)' if s.tui_only else ''}") for s in everything]
-    return CommandResult(columns_text(rows), data={"columns": rows})
+    return CommandResult(columns_text(rows), payload=HelpColumns(tuple(rows)))
 
 
 COLUMN_CAP = 26  # a first-column cell longer than this gets a line of its own
@@ -148,7 +149,7 @@ def swap_cmd(ctx: CommandContext, args: str) -> CommandResult:
         where = "saved to config.json"
     log_event(ctx.instance.debug_log_path, "model_swapped", old=old, new=model, temp="--temp" in flags)
     warn = "" if model in known else f"\nwarning: {model} is not a model /models knows; kept because of --force"
-    return CommandResult(f"model: {model} (was {old}; {where}){warn}", data={"model": model})
+    return CommandResult(f"model: {model} (was {old}; {where}){warn}", payload=ModelChosen(model))
 
 
 def _saved(ctx: CommandContext, key: str) -> object:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.commands.payloads import Confirm
 from mnemara.commands.core import split_flags
 from mnemara.core.config import Config
 from mnemara.guard.file_roots import check_root, real_homes, under
@@ -37,8 +38,8 @@ def add_dir_cmd(ctx: CommandContext, args: str) -> CommandResult:
         question = (f"let file tools (Read, Write, Edit, ...) use {folder}{via} and everything under it, in this "
                     f"and later sessions? (saved in config.json's file_tool_roots; the tools' own policies still ask)")
         return CommandResult(question, action="confirm",
-                             data={"command": f"/add-dir {shlex.quote(folder)} --yes", "question": question,
-                                   "title": "Let file tools use this folder?", "yes_label": "Add the folder (y)"})
+                             payload=Confirm(f"/add-dir {shlex.quote(folder)} --yes", question,
+                                             title="Let file tools use this folder?", yes_label="Add the folder (y)"))
     session_only = [root for root in ctx.config.file_tool_roots if root not in saved and root != folder]
     ctx.update_config(file_tool_roots=[*saved, folder])
     if session_only:  # mnemara run --dir folders: still this session's, still not saved

@@ -8,6 +8,7 @@ or None when peer polling is off for this panel). The toggle is live and saved
 from __future__ import annotations
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.commands.payloads import InboxState
 
 USAGE = "/inbox [on|off|status]"
 
@@ -31,4 +32,4 @@ def inbox_command(ctx: CommandContext, args: str) -> CommandResult:
     if word != "status" and ctx.config.peer_inbox_on != inbox.enabled:
         ctx.update_config(peer_inbox_on=inbox.enabled)
     return CommandResult(inbox.describe(), action="inbox_state",
-                         data={"enabled": inbox.enabled, "state_text": inbox.state_text})
+                         payload=InboxState(inbox.enabled, inbox.state_text))

@@ -7,6 +7,7 @@ The panel reads the live config after every command, so the change applies at on
 from __future__ import annotations
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.commands.payloads import SendKeyChosen
 
 SEND_KEYS = ("ctrl+s", "enter")
 _SPELLINGS = {"ctrl+s": "ctrl+s", "ctrl-s": "ctrl+s", "c-s": "ctrl+s", "^s": "ctrl+s", "enter": "enter",
@@ -33,4 +34,4 @@ def keys_cmd(ctx: CommandContext, args: str) -> CommandResult:
     if wanted != current:
         ctx.update_config(send_key=wanted)
     return CommandResult(f"the panel's send key: {wanted} (saved in config.json). {describe(wanted)}",
-                         data={"send_key": wanted})
+                         payload=SendKeyChosen(wanted))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.commands.payloads import FileShown, ProposalFiles
 from mnemara.core.errors import UsageError
 
 USAGE = "/proposals [all|N]"
@@ -29,13 +30,13 @@ def proposals_command(ctx: CommandContext, args: str) -> CommandResult:
             raise UsageError(f"no pending proposal number {number} (there are {len(items)})")
         item = items[number - 1]
         text = item.path.read_text(encoding="utf-8", errors="replace")
-        return CommandResult(f"{item.path}\n\n{text}", data={"path": str(item.path)})
+        return CommandResult(f"{item.path}\n\n{text}", payload=FileShown(str(item.path)))
     if not items:
         what = "proposals" if word == "all" else "pending proposals"
-        return CommandResult(f"no {what} in {folder}", data={"proposals": []})
+        return CommandResult(f"no {what} in {folder}", payload=ProposalFiles(()))
     lines = [f"{len(items)} {'proposal(s)' if word == 'all' else 'pending proposal(s)'} in {folder}:"]
     for n, item in enumerate(items, 1):
         status = f" [{item.status}]" if word == "all" else ""
         lines.append(f"  {n}. {item.title}{status}  ({item.path.name})")
     lines.append("show one with /proposals N; accept by editing the role doc, then set status: accepted")
-    return CommandResult("\n".join(lines), data={"proposals": [str(i.path) for i in items]})
+    return CommandResult("\n".join(lines), payload=ProposalFiles(tuple(str(i.path) for i in items)))

@@ -7,6 +7,7 @@ each with both texts and the words that differ marked. Only the user's verdict c
 from __future__ import annotations
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.commands.payloads import ProposedPair, ReviewAnswered, ReviewProposals
 from mnemara.core.errors import UsageError
 
 USAGE = "/memory review [accept N | distinct N]"
@@ -30,9 +31,9 @@ def memory_command(ctx: CommandContext, args: str) -> CommandResult:
             raise UsageError(f"no proposal number {number} (there are {len(candidates)}; list them with /memory review)")
         chosen = candidates[number - 1]
         done = resolve_candidate(memory_dir, chosen, rest[0], "/memory review")
-        return CommandResult(done, data={"older": chosen.older, "newer": chosen.newer, "verdict": rest[0]})
+        return CommandResult(done, payload=ReviewAnswered(chosen.older, chosen.newer, rest[0]))
     if not candidates:
-        return CommandResult("no possible copies or corrections to review", data={"proposals": []})
+        return CommandResult("no possible copies or corrections to review", payload=ReviewProposals(()))
     lines = [f"{len(candidates)} proposal(s); nothing changes until you answer:"]
     for n, cand in enumerate(candidates, 1):
         first, *more = cand.lines()
@@ -40,5 +41,5 @@ def memory_command(ctx: CommandContext, args: str) -> CommandResult:
         lines.extend(more)
     lines.append("accept one with /memory review accept N (the older note is marked superseded, nothing is "
                  "deleted), or keep both with /memory review distinct N")
-    return CommandResult("\n".join(lines), data={"proposals": [{"older": c.older, "newer": c.newer, "kind": c.kind}
-                                                               for c in candidates]})
+    return CommandResult("\n".join(lines), payload=ReviewProposals(tuple(ProposedPair(c.older, c.newer, c.kind)
+                                                                            for c in candidates)))

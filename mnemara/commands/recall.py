@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.commands.payloads import ConsideredNote, RecallShown
 
 USAGE = "/recall [on|off]"
 
@@ -22,6 +23,8 @@ def recall_command(ctx: CommandContext, args: str) -> CommandResult:
     if record is None:
         state = "ON" if ctx.config.auto_recall else "OFF (turn it on with /recall on)"
         return CommandResult(f"auto-recall is {state}; nothing was recalled for the last turn")
-    data = {"injected": [h["id"] for h in record.injected],
-            "considered": [{k: h[k] for k in ("id", "score", "channels", "evidence", "injected")} for h in record.considered]}
-    return CommandResult("\n".join(record.describe()), data=data)
+    shown = RecallShown(
+        injected=tuple(h["id"] for h in record.injected),
+        considered=tuple(ConsideredNote(id=h["id"], score=h["score"], channels=h["channels"], evidence=h["evidence"],
+                                        injected=h["injected"]) for h in record.considered))
+    return CommandResult("\n".join(record.describe()), payload=shown)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.commands.payloads import UsageCounts
 
 
 @command("stats", usage="/stats", help="tokens, cost, cache hits and turns of this session and of all sessions (stats/)")
@@ -14,4 +15,4 @@ def stats_cmd(ctx: CommandContext, args: str) -> CommandResult:
     lines += total.lines(f"all {count} session(s) in stats/")
     if bad:
         lines.append(f"  unreadable, not counted: {', '.join(bad)}")
-    return CommandResult("\n".join(lines), data={"session": stats.current.turns, "sessions": count})
+    return CommandResult("\n".join(lines), payload=UsageCounts(stats.current.turns, count))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mnemara.commands import CommandContext, CommandResult, command
+from mnemara.commands.payloads import FileShown
 from mnemara.core.fsutil import atomic_write_text
 
 _ONLY = "is TUI-only: run `mnemara run` without --no-tui (or unset MNEMARA_NO_TUI) to use it"
@@ -43,7 +44,7 @@ def role_doc(ctx: CommandContext, args: str) -> CommandResult:
         return CommandResult(
             f"the role doc {path} is one of the repository's examples: editing it changes the checkout. "
             "/role_doc copy saves a copy into this instance and edits that",
-            action="offer_role_copy", data={"path": path})
+            action="offer_role_copy", payload=FileShown(path))
     return CommandResult(f"/role_doc {_ONLY}", action="open_role_editor")
 
 
@@ -61,7 +62,7 @@ def _copy_role(ctx: CommandContext, path: str) -> CommandResult:
     ctx.update_config(role_doc_path=str(target))
     log_event(ctx.instance.debug_log_path, "role_doc_copied", source=str(source), copy=str(target))
     return CommandResult(f"copied {source} to {target}; the role doc is now the copy", action="open_role_editor",
-                         data={"path": str(target)})
+                         payload=FileShown(str(target)))
 
 
 @command("context", usage="/context", tui_only=True,

@@ -43,7 +43,7 @@ def is_stub_result(block: dict[str, Any]) -> bool:
     return False
 
 
-def short_target(name: str, inp: Any) -> str:
+def short_target(name: str, inp: object) -> str:
     """A short human label of what a tool call touched: its path, command or pattern."""
     if not isinstance(inp, dict):
         return ""

@@ -7,7 +7,9 @@ token cap. Estimates use :mod:`mnemara.core.tokens` (about four characters a tok
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from mnemara.core.config import Config
 from mnemara.store.turns import Window
@@ -36,11 +38,21 @@ class Breakdown:
         return sum(p.tokens for p in self.parts)
 
 
-def tool_schema_tokens(config: Config) -> tuple[int, str]:
-    """Estimate of the tool definitions sent with each request, with a note saying what was counted."""
-    from mnemara.tools import enabled_specs
+class DescribedTool(Protocol):
+    """What the estimate reads of an in-process tool (a :class:`mnemara.tools.ToolSpec`)."""
 
-    specs = enabled_specs(config)
+    @property
+    def qualified_name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+
+
+def tool_schema_tokens(specs: Sequence[DescribedTool]) -> tuple[int, str]:
+    """Estimate of the tool definitions sent with each request (the built-ins and ``specs``, the
+    in-process tools the config registers: ``mnemara.tools.enabled_specs``), with a note saying
+    what was counted."""
     ours = sum(
         estimate_text(s.qualified_name + s.description + json.dumps(s.input_schema, sort_keys=True)) for s in specs
     )
@@ -48,11 +60,13 @@ def tool_schema_tokens(config: Config) -> tuple[int, str]:
     return ours + builtin, f"{len(BUILTIN_TOOLS)} built-in + {len(specs)} mnemara (est.)"
 
 
-def compute(config: Config, window: Window, role_text: str, manifest_text: str = "") -> Breakdown:
-    tools, tools_note = tool_schema_tokens(config)
+def compute(config: Config, window: Window, role_text: str, manifest_text: str = "", *,
+            tools: Sequence[DescribedTool]) -> Breakdown:
+    """The parts of the next turn's input; ``tools``: the in-process tools ``config`` registers."""
+    tools_tokens, tools_note = tool_schema_tokens(tools)
     manifest_note = "" if config.file_stat_manifest_enabled else "off"
     parts = (
-        Part("tool schemas", tools, tools_note),
+        Part("tool schemas", tools_tokens, tools_note),
         Part("role doc", estimate_text(role_text)),
         Part("manifest", estimate_text(manifest_text), manifest_note),
         Part("pinned rows", sum(t.tokens for t in window.pinned), f"{len(window.pinned)} rows"),

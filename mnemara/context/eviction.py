@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from mnemara.context.blocks import (
     READ_TOOL,
@@ -193,7 +193,8 @@ def plan_write_pairs(rw: RowRewrite, selected: set[int] | None = None) -> None:
                 stub_call(rturn, ri, rblock, path)
 
 
-def _run(store: TurnStore, name: str, planner: Any, ids: Iterable[int] | None) -> EvictionResult:
+def _run(store: TurnStore, name: str, planner: Callable[[RowRewrite, set[int] | None], object],
+         ids: Iterable[int] | None) -> EvictionResult:
     live = store.live_rows()
     rows, skipped = select_rows(live, ids)
     rw = RowRewrite(live)

@@ -53,7 +53,7 @@ def _fenced(info: str, text: str) -> list[str]:
     return [f"{fence}{info}", *text.split("\n"), fence, ""]
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
@@ -169,7 +169,7 @@ def _load_json(lines: _Lines, text: str, at: int, what: str) -> Any:
         raise lines.fail(f"invalid JSON in {what}: {exc.msg}", at=at + exc.lineno) from None
 
 
-def _parse_row_head(lines: _Lines, raw: Any, at: int, heading: tuple[int, str]) -> dict[str, Any]:
+def _parse_row_head(lines: _Lines, raw: object, at: int, heading: tuple[int, str]) -> dict[str, Any]:
     if not isinstance(raw, dict) or set(raw) != _ROW_KEYS:
         raise lines.fail(f"row header must have exactly the keys {sorted(_ROW_KEYS)}", at=at)
     if not isinstance(raw["id"], int) or raw["id"] <= 0 or raw["role"] not in ROLES:

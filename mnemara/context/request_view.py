@@ -23,9 +23,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from mnemara.core.tokens import estimate_text
+
+if TYPE_CHECKING:
+    from mnemara.store.request_log import RecordedCall
 
 SDK_IDENTITY = "You are a Claude agent, built on Anthropic's Claude Agent SDK."
 BILLING_PREFIX = "x-anthropic-billing-header:"
@@ -68,7 +71,7 @@ def reminder_kind(text: str) -> str:
     return "reminder"
 
 
-def _blocks_of(content: Any) -> list[dict[str, Any]]:
+def _blocks_of(content: object) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
@@ -262,7 +265,7 @@ def estimated_cost(model: str, usage: dict[str, Any]) -> float | None:
     return round(sum(float(n or 0) * p for n, p in zip(amounts, price)) / 1_000_000, 6)
 
 
-def call_report(call: Any) -> dict[str, Any]:
+def call_report(call: RecordedCall) -> dict[str, Any]:
     """A recorded call (:class:`~mnemara.store.request_log.RecordedCall`) as a JSON-able report."""
     blocks = label_request(call.body)
     model = str(call.body.get("model", ""))
@@ -303,7 +306,7 @@ def format_call(report: dict[str, Any], full: bool = False) -> str:
     return "\n".join(lines)
 
 
-def diff_report(old: Any, new: Any) -> dict[str, Any]:
+def diff_report(old: RecordedCall, new: RecordedCall) -> dict[str, Any]:
     changes = diff_blocks(label_request(old.body), label_request(new.body))
     return {"from_call": old.seq, "to_call": new.seq,
             "changes": [{"change": sign, **block.to_dict()} for sign, block in changes]}

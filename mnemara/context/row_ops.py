@@ -29,7 +29,7 @@ _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|mi
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def parse_duration(value: Any) -> float:
+def parse_duration(value: object) -> float:
     """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"2h"``, ``"1d"``; raises :class:`UsageError`."""
     if isinstance(value, bool):
         raise UsageError("older_than must be a duration like 90s, 30m, 2h or 1d")

@@ -26,7 +26,7 @@ class ToolState:
     _calls: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False)
     _file_tracker: "FileTracker | None" = field(default=None, repr=False)
 
-    def note_call(self, tool_name: str, tool_input: Any, tool_use_id: str | None) -> None:
+    def note_call(self, tool_name: str, tool_input: object, tool_use_id: str | None) -> None:
         """Remember a tool call's id as the CLI announces it, for the handler to name (:meth:`take_call`)."""
         if tool_use_id and isinstance(tool_input, dict):
             key = (tool_name.rsplit("__", 1)[-1], str(tool_input.get("text", "")))

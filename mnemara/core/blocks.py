@@ -47,12 +47,12 @@ class ToolResultBlock(TypedDict):
 Block = dict[str, Any]  # any of the above as stored; unknown block types are kept as they are
 
 
-def to_json(value: Any) -> str:
+def to_json(value: object) -> str:
     """The stable JSON text of a value (same bytes for the same value, so prompt caches hit)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
 
 
-def result_text(content: Any) -> str:
+def result_text(content: object) -> str:
     """The text of a tool result's ``content`` (or of a whole ``tool_result`` block)."""
     if isinstance(content, dict) and content.get("type") == "tool_result":
         content = content.get("content", "")

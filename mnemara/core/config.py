@@ -8,8 +8,9 @@ is never rewritten.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -62,7 +63,7 @@ def default_policies() -> list[ToolPolicy]:
     ]
 
 
-def _split_csv(value: Any) -> Any:
+def _split_csv(value: object) -> object:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     return value
@@ -162,7 +163,7 @@ class Config(BaseModel):
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
-    def _one_server_is_a_list(cls, value: Any) -> Any:
+    def _one_server_is_a_list(cls, value: object) -> object:
         return [value] if isinstance(value, dict) else value
 
     # -- policies --------------------------------------------------------------
@@ -190,7 +191,7 @@ class Config(BaseModel):
         return cls.from_dict(raw, source=str(path))
 
     @classmethod
-    def from_dict(cls, raw: Any, source: str = "config") -> "Config":
+    def from_dict(cls, raw: object, source: str = "config") -> "Config":
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: top level must be a JSON object, not {type(raw).__name__}")
         raw = migrate_raw(dict(raw))
@@ -211,7 +212,7 @@ class Config(BaseModel):
         atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
 
-def _near_miss(keys: Any, fields: Any, where: str) -> str | None:
+def _near_miss(keys: Collection[object], fields: Iterable[str], where: str) -> str | None:
     """One line for the first key of ``keys`` that is no field but close to a field the dict does not set."""
     import difflib
 
@@ -267,3 +268,12 @@ def update_config(path: Path, **changes: Any) -> Config:
     new = Config.from_dict(data, source=str(path))
     new.save(path)
     return new
+
+
+class ConfigSource(Protocol):
+    """Where a holder reads the live config at the moment it needs it (a session's
+    :class:`~mnemara.core.live_config.LiveConfig`), instead of keeping a copy that must be pushed."""
+
+    @property
+    def current(self) -> Config: ...
+

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlparse
 
 from mnemara.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from http.client import HTTPMessage
 
 MAX_ROLE_BYTES = 1_000_000
 FETCH_DEADLINE = 120.0  # seconds for the whole download of a role doc
@@ -93,7 +96,8 @@ def _download(url: str, max_bytes: int, timeout: float) -> str:
     class HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
         """Follow a redirect only to another https:// URL; anything else ends the fetch."""
 
-        def http_error_302(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any) -> Any:
+        def http_error_302(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                           headers: HTTPMessage) -> Any:
             target = urljoin(req.full_url, headers.get("location") or headers.get("uri") or "")
             if urlparse(target).scheme != "https":
                 raise UsageError(f"refusing {url}: it redirects to {target!r}, which is not https")

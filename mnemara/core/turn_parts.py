@@ -25,9 +25,11 @@ class TurnHost(Protocol):
     """What a part may use of the session running the turn."""
 
     instance: Instance
-    config: Config
     store: TurnStore
     tool_context: ToolContext
+
+    @property
+    def config(self) -> Config: ...  # the live config, read when needed
 
 
 class TurnPart:

@@ -64,7 +64,7 @@ class ChangePreview:
         return [line.text for line in self.lines]
 
 
-def preview_change(tool_name: str, tool_input: Any, path: str | None, shown_path: str = "") -> ChangePreview | None:
+def preview_change(tool_name: str, tool_input: object, path: str | None, shown_path: str = "") -> ChangePreview | None:
     """The preview of one Edit/MultiEdit/Write call on the file ``path`` (resolved, absolute);
     None for any other tool. ``shown_path`` names the file in the diff's header (default ``path``)."""
     if tool_name not in EDIT_TOOLS:

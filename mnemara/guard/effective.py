@@ -18,6 +18,7 @@ from typing import Any
 
 from mnemara.core.config import Config
 from mnemara.store.instance import Instance
+from mnemara.guard.tool_catalogue import CATALOGUE
 from mnemara.guard.gate import BUILTIN_DEFAULTS, LEGACY_POLICY_NAMES, MCP_PREFIX, OWN_SERVER, POLICY_ALIASES, \
     PermissionGate
 
@@ -49,10 +50,8 @@ class _QuietGate(PermissionGate):
 
 def probe_names(*configs: Config) -> list[str]:
     """Every model-facing tool name the agent can call whose answer may differ between ``configs``."""
-    from mnemara.tools import all_specs
-
     names: list[str] = [*BUILTIN_DEFAULTS, *POLICY_ALIASES]
-    names += [spec.qualified_name for spec in all_specs()]
+    names += [entry.qualified_name for entry in sorted(CATALOGUE, key=lambda e: e.name)]
     names += [f"{MCP_PREFIX}{OWN_SERVER}__{tool}" for tool in LEGACY_POLICY_NAMES.values()]
     for config in configs:
         for policy in config.allowed_tools:
@@ -84,9 +83,7 @@ def _probes(gate: PermissionGate, name: str, roots: list[str]) -> list[tuple[str
 
 def answers(config: Config, instance: Instance, names: list[str], roots: list[str] | None = None) -> dict[str, str]:
     """``name`` (and ``name [probe]``) -> ``allow``/``ask``/``deny``, or ``off`` for an in-process tool not registered."""
-    from mnemara.tools import all_specs
-
-    enabled = {spec.qualified_name: spec.enabled(config) for spec in all_specs()}
+    enabled = {entry.qualified_name: entry.enabled(config) for entry in CATALOGUE}
     gate = _QuietGate(config, instance)
     out: dict[str, str] = {}
     for name in names:

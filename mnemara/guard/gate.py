@@ -31,6 +31,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Literal, Optional, Union
 
 from mnemara.core.config import Config
@@ -38,6 +39,7 @@ from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
 from mnemara.store.instance import Instance
 from mnemara.guard.file_roots import FileRoots, real_homes
+from mnemara.guard.tool_catalogue import CATALOGUE, AskContext
 from mnemara.guard.guarded_files import GuardedFiles
 from mnemara.guard.bash_patterns import match_bash
 from mnemara.guard.checks import loose_bash_patterns, process_relative_path
@@ -80,23 +82,8 @@ SPEC_POLICY_NAMES = {f"{MCP_PREFIX}{OWN_SERVER}__write_memory": "WriteMemory"}
 def _own_policy_names() -> dict[str, str]:
     """Model-facing name -> policy name for in-process tools that declare one."""
     names = dict(SPEC_POLICY_NAMES)
-    try:
-        from mnemara.tools import all_specs
-
-        names.update({s.qualified_name: s.policy_name for s in all_specs() if s.policy_name})
-    except Exception:  # a broken tool module must not take the gate down
-        pass
+    names.update({e.qualified_name: e.policy_name for e in CATALOGUE if e.policy_name})
     return names
-
-
-def _own_specs() -> list[Any]:
-    """The in-process tool specs (none when a tool module fails to load: nothing is registered then)."""
-    try:
-        from mnemara.tools import all_specs
-
-        return all_specs()
-    except Exception:
-        return []
 
 
 def file_path_of(tool_input: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -162,17 +149,17 @@ class PermissionGate:
         self.cwd = cwd
         self.session_allowed: set[str] = set()
         self._own_names = _own_policy_names()
-        specs = _own_specs()
+        specs = CATALOGUE
         #: model-facing name -> the arguments naming the file it reads (in-process tools that read files)
         self._own_files: dict[str, tuple[str, ...]] = {s.qualified_name: tuple(s.file_args)
                                                        for s in specs if s.file_args}
         #: model-facing name -> the policy name of one call, from its input (see ToolSpec.call_policy)
-        self._call_policies: dict[str, Callable[[dict[str, Any]], str]] = {
+        self._call_policies: dict[str, Callable[[Mapping[str, Any]], str]] = {
             s.qualified_name: s.call_policy for s in specs if s.call_policy is not None}
         #: model-facing name -> why one call needs the user's yes (see ToolSpec.asks), judged on ``tool_context``
-        self._asks: dict[str, Callable[[Any, dict[str, Any]], str]] = {
+        self._asks: dict[str, Callable[[AskContext, Mapping[str, Any]], str]] = {
             s.qualified_name: s.asks for s in specs if s.asks is not None}
-        self.tool_context: Any = None  # the session's ToolContext, which the asks checks read
+        self.tool_context: AskContext | None = None  # the session's ToolContext, which the asks checks read
         self._perm_stamp: tuple[int, int] | None = None
         self._perm_path = str(instance.permissions_path)
         self._guarded = GuardedFiles(instance)

@@ -29,7 +29,7 @@ LONG_TARGET = 400
 DIFF_COLOURS = {"-": "31", "+": "32", "hunk": "36", "header": "1", "note": "2"}
 
 
-def stable_json(value: Any) -> str:
+def stable_json(value: object) -> str:
     """Deterministic JSON of a tool input (keys sorted), used as the target of non-file tools."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 

@@ -20,7 +20,7 @@ from typing import Any
 COSMETIC_FIELDS = {"Bash": frozenset({"description"})}
 
 
-def call_key(tool_name: str, tool_input: Any) -> tuple[str, str]:
+def call_key(tool_name: str, tool_input: object) -> tuple[str, str]:
     """A comparable identity for a call: the name and its arguments as sorted-key JSON.
 
     Cosmetic fields (Bash's ``description``) are left out, so a loop cannot dodge the
@@ -83,7 +83,7 @@ class RuntimeSentinel:
         self.cycle_repeats = cycle_repeats
         self._recent: deque[tuple[str, str]] = deque(maxlen=max(window, max_period * cycle_repeats))
 
-    def observe(self, tool_name: str, tool_input: Any) -> SentinelHalt | None:
+    def observe(self, tool_name: str, tool_input: object) -> SentinelHalt | None:
         """Record one call; return a halt when it repeats ``threshold`` times in the window,
         or when it completes a short cycle repeated ``cycle_repeats`` times.
 
@@ -142,7 +142,7 @@ class SentinelWatch:
         self.halt = None
         self.halted_tool_use_id = None
 
-    def check(self, tool_name: str, tool_input: Any, tool_use_id: str | None = None) -> str | None:
+    def check(self, tool_name: str, tool_input: object, tool_use_id: str | None = None) -> str | None:
         if self.halt is not None:
             return "SENTINEL HALT: the runtime sentinel ended this turn; no further tool calls run in it"
         halt = self.sentinel.observe(tool_name, tool_input)

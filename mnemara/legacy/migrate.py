@@ -133,7 +133,7 @@ def _build(root: Path, staging: Path, parts: list[str], result: MigrationResult)
                              for p in patterns if isinstance(p, str)]
     result.notes += _permission_notes(root, cfg_raw)
     if detect.LEGACY_WATERMARK in parts:
-        from mnemara.peer.inbox import resolve_db_path
+        from mnemara.peer.addressing import resolve_db_path
 
         text = (root / detect.LEGACY_WATERMARK).read_text(encoding="utf-8").strip()
         try:

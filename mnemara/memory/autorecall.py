@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from mnemara.store.instance import Instance
     from mnemara.core.turn_parts import PartHost, TurnHost
     from mnemara.memory.recall_worker import RecallWorker
+    from mnemara.memory.surfaces import BackendsHolder
 
 Idf = Callable[[str], float]
 
@@ -222,7 +223,7 @@ class AutoRecall(TurnPart):
         return record
 
 
-def recall_for(instance: Instance, config: Config, message: str, state: Any = None) -> RecallRecord:
+def recall_for(instance: Instance, config: Config, message: str, state: BackendsHolder | None = None) -> RecallRecord:
     """What auto-recall injects for ``message`` and what it leaves out, and why (no session needed:
     ``mnemara memory recall`` and the benches call this too)."""
     from mnemara.memory.status import query_active

@@ -48,7 +48,7 @@ def pattern_of(needles: list[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(n) for n in needles), re.IGNORECASE)
 
 
-def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
+def _scrub(value: object, pattern: re.Pattern[str]) -> object:
     if isinstance(value, str):
         return pattern.sub(REDACTED, value)
     if isinstance(value, list):

@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import ConfigError, UsageError
@@ -309,7 +309,13 @@ def forget_fingerprints(memory_dir: Path, ids: set[str]) -> int:
     return gone
 
 
-def query_active(rag: Any, memory_dir: Path, question: str, k: int = 5, kind: str | None = None,
+class NoteQuery(Protocol):
+    """What :func:`query_active` asks (a :class:`mnemara.memory.search.rag.RagIndex`)."""
+
+    def query(self, question: str, k: int = 5, kind: str | None = None) -> dict[str, Any]: ...
+
+
+def query_active(rag: NoteQuery, memory_dir: Path, question: str, k: int = 5, kind: str | None = None,
                  include_inactive: bool = False) -> dict[str, Any]:
     """``rag.query`` without superseded/deprecated atoms (unless ``include_inactive``).
 

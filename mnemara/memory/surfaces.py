@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import BackendUnavailable, UsageError
-from mnemara.memory.notes import validate_category, write_note
+from mnemara.memory.notes import Atom, validate_category, write_note
 from mnemara.memory.wiki import normalize_slug, page_tags, write_page
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def backends_for(instance: "Instance", config: "Config", state: "BackendsHolder 
     return cached
 
 
-def normalize_applies_to(value: Any) -> list[str]:
+def normalize_applies_to(value: object) -> list[str]:
     """``applies_to`` as a list of entity names (a string may hold several, comma-separated)."""
     if value is None or value == "" or value == []:
         return []
@@ -177,7 +177,7 @@ def normalize_applies_to(value: Any) -> list[str]:
 
 
 def write_memory(instance: "Instance", config: "Config", text: str, category: str | None = None,
-                 applies_to: Any = None, state: "BackendsHolder | None" = None) -> dict[str, Any]:
+                 applies_to: object = None, state: "BackendsHolder | None" = None) -> dict[str, Any]:
     """Append a note, mirror ``wiki/<rest>`` categories to the wiki, index it and link it.
 
     Bad input raises :class:`UsageError` before anything is written.
@@ -202,7 +202,7 @@ def write_memory(instance: "Instance", config: "Config", text: str, category: st
     return result
 
 
-def note_files(instance: "Instance", text: str, category: str | None) -> tuple[Any, str | None]:
+def note_files(instance: "Instance", text: str, category: str | None) -> tuple[Atom, str | None]:
     """The file part of a memory write, shared by ``write_memory``, ``mnemara note`` and ``/note``.
 
     Appends the note; a ``wiki/<rest>`` category also appends the text to ``wiki/<rest>.md``.
@@ -247,7 +247,7 @@ def _index(back: MemoryBackends, files: list[Path], enabled: bool, instance: "In
     return {"ok": True, "added": stats.get("added", 0), "removed": stats.get("removed", 0)}
 
 
-def _link_memory(back: MemoryBackends, atom: Any, entities: list[str], category: str, wiki_slug: str | None,
+def _link_memory(back: MemoryBackends, atom: Atom, entities: list[str], category: str, wiki_slug: str | None,
                  instance: "Instance") -> dict[str, Any]:
     from mnemara.memory.graph.store import GraphUnavailable
 
@@ -261,7 +261,7 @@ def _link_memory(back: MemoryBackends, atom: Any, entities: list[str], category:
         return {"ok": False, "error": f"Graph backend unavailable: {exc}"}
 
 
-def _link_atom(graph: "Graph", atom: Any, entities: list[str], category: str, wiki_slug: str | None) -> dict[str, Any]:
+def _link_atom(graph: "Graph", atom: Atom, entities: list[str], category: str, wiki_slug: str | None) -> dict[str, Any]:
     node = atom.ref
     graph.ensure_node(node, "memory_atom", {"file": f"memory/{atom.file.name}", "timestamp": atom.timestamp,
                                             "category": category, "text": atom.text[:200]})

@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 from mnemara.peer.db import Filter, PeerDbError, ack_rows, read_pending
-from mnemara.peer.inbox import InboxStats, PeerInbox, resolve_db_path, resolve_role
+from mnemara.peer.addressing import resolve_db_path, resolve_role
+from mnemara.peer.inbox import InboxStats, PeerInbox
 from mnemara.peer.message import format_turn
 from mnemara.peer.rows import PeerRow
 from mnemara.peer.session_link import PeerTurnFailed, attach_inbox, session_deliverer

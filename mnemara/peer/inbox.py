@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from mnemara.core.debuglog import LogTarget, instance_logger, log_event
 from mnemara.peer import db, watermark
+from mnemara.peer.addressing import resolve_db_path, resolve_role
 from mnemara.peer.feed import Feed, InFlight, builtin_tool, feed_for, feed_signature
 from mnemara.peer.feed_steps import FeedSteps
 from mnemara.peer.message import format_turn
@@ -95,24 +96,6 @@ class InboxStats:
     delivered_turns: int = 0
     failed_turns: int = 0
     silent_acked: int = 0
-
-
-def resolve_role(config: "Config", instance_name: str) -> str:
-    """This panel's role: ``peer_role``, or the instance name when that is empty."""
-    return (config.peer_role or "").strip() or instance_name
-
-
-def resolve_db_path(raw: str, base: Path | None = None) -> Path | None:
-    """``peer_db_path`` with ``~`` expanded; a relative path is taken from ``base`` (the instance folder).
-
-    None when the setting is empty (the inbox then reports "no peer_db_path").
-    """
-    if not raw.strip():
-        return None
-    path = Path(raw.strip()).expanduser()
-    if not path.is_absolute() and base is not None:
-        path = Path(base) / path
-    return path
 
 
 class PeerInbox(FeedSteps):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from mnemara.core.errors import MnemaraError, UsageError
 from mnemara.peer import db, watermark
-from mnemara.peer.inbox import resolve_db_path, resolve_role
+from mnemara.peer.addressing import resolve_db_path, resolve_role
 from mnemara.peer.nats_settings import NatsSettings, PeerSettingsError, check_token
 from mnemara.peer.nats_transport import PeerTransportError, connect, ensure_stream, publish
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
+
+#: One column value as SQLite returns it (NATS headers are str or None).
+Cell = Union[str, bytes, bytearray, int, float, None]
 
 
 @dataclass(frozen=True)
@@ -29,8 +32,9 @@ class PeerRow:
         return not self.recipient_role
 
     @classmethod
-    def from_db(cls, *, id: int, agent_role: Any, recipient_role: Any, payload_json: Any,
-                task_id: Any = None, submitted_at: Any = None, column_type: Any = None) -> "PeerRow":
+    def from_db(cls, *, id: int, agent_role: Cell, recipient_role: Cell, payload_json: Cell,
+                task_id: Cell = None, submitted_at: Cell = None, column_type: Cell = None) -> "PeerRow":
+        """A row from the peer db's columns (or a NATS message's headers), each as SQLite returns it."""
         text = _text(payload_json) or ""
         payload: Any = None
         error: str | None = None
@@ -57,7 +61,8 @@ class PeerRow:
         )
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
+    """A column value (or a JSON value) as text; None for NULL or empty."""
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray)):

@@ -13,11 +13,12 @@ import os
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from mnemara.core.errors import InstanceNotFound
 from mnemara.store.instance import Instance
 from mnemara.replay.augment import EntityLookup
+from mnemara.replay.embedding import TextEmbedder
 from mnemara.replay.plan import Action, Pattern, Progress, ReplayPlan, ReplayResult, apply_plan, build_plan
 
 __all__ = ["run_replay", "ReplayPlan", "ReplayResult", "Pattern", "Action"]
@@ -29,7 +30,7 @@ def run_replay(
     days: int | None = None,
     threshold: int | None = None,
     apply: bool = False,
-    embed: Any = None,
+    embed: TextEmbedder | None = None,
     entity_lookup: EntityLookup | None = None,
     today: date | None = None,
     now: datetime | None = None,
@@ -45,11 +46,15 @@ def run_replay(
     Returns the plan; after an apply, ``plan.result`` says what was done.
     """
     inst = _resolve(instance)
-    kwargs = dict(days=days, threshold=threshold, embed=embed, entity_lookup=entity_lookup, today=today, now=now, progress=progress)
+
+    def planned() -> ReplayPlan:
+        return build_plan(inst, days=days, threshold=threshold, embed=embed, entity_lookup=entity_lookup, today=today,
+                          now=now, progress=progress)
+
     if not apply:
-        return build_plan(inst, **kwargs)
+        return planned()
     with _exclusive(inst.root):
-        plan = build_plan(inst, **kwargs)
+        plan = planned()
         apply_plan(plan, inst)
     return plan
 

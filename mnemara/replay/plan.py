@@ -27,6 +27,7 @@ from mnemara.replay import cluster as clustering
 from mnemara.replay.archive import ArchiveMove, apply_moves, archive_path, load_archived
 from mnemara.replay.augment import Augmentation, EntityLookup, augment, entity_map
 from mnemara.replay.digest import render_digest
+from mnemara.replay.embedding import TextEmbedder
 from mnemara.replay.load import FileIssue, LoadedAtom, LoadResult, files_in_window, load_atoms
 from mnemara.replay.policy import ReplayPolicy, policy_path, read_policy
 from mnemara.replay.proposals import (
@@ -170,7 +171,7 @@ def build_plan(
     *,
     days: int | None = None,
     threshold: int | None = None,
-    embed: Any = None,
+    embed: TextEmbedder | None = None,
     entity_lookup: EntityLookup | None = None,
     today: date | None = None,
     now: datetime | None = None,
@@ -254,7 +255,7 @@ def _load_notes(instance: Instance, policy: ReplayPolicy, days: int, today: date
     return _Notes(loaded, archived, active, excluded, book)
 
 
-def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: Any, tick: Progress) -> _Relations:
+def _relate_notes(notes: _Notes, policy: ReplayPolicy, threshold: int, embed: TextEmbedder | None, tick: Progress) -> _Relations:
     """Phase 2: vectors, similar pairs, clusters, then the claim guard splits pairs into copies and conflicts."""
     active, book = notes.active, notes.book
     space, dense, method = _vectors(active, embed, tick)
@@ -302,7 +303,7 @@ def _exact_pairs(active: list[LoadedAtom], found: list[clustering.Pair]) -> list
             if (a, b) not in have]
 
 
-def _vectors(active: list[LoadedAtom], embed: Any, tick: Progress) -> tuple[TfidfSpace, np.ndarray | None, str]:
+def _vectors(active: list[LoadedAtom], embed: TextEmbedder | None, tick: Progress) -> tuple[TfidfSpace, np.ndarray | None, str]:
     """TF-IDF always; embeddings when an embedder is given and answers (any failure falls back to TF-IDF)."""
     space = TfidfSpace([a.atom.text for a in active])
     if embed is None or not active:
@@ -438,7 +439,7 @@ def _documents(instance: Instance, policy: ReplayPolicy) -> list[Document]:
 
 def _mark_coverage(
     patterns: list[Pattern], groups: list[list[int]], docs: list[Document], space: TfidfSpace,
-    dense: np.ndarray | None, embed: Any, cover_distance: float,
+    dense: np.ndarray | None, embed: TextEmbedder | None, cover_distance: float,
 ) -> None:
     """Set ``covered_by``/``role_covered_by`` from slugs and centroid similarity."""
     if not patterns:

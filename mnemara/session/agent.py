@@ -7,7 +7,7 @@ stream it through a Claude Code CLI process -> store the answer (or what a
 failed turn did) -> trim the window and run the after-turn hooks. This module
 is that sequence; its parts live beside it, one job each:
 
-* :mod:`mnemara.session.state`: what the turn in flight has gathered and how it ended;
+* :mod:`mnemara.session.state`: the turn in flight (:attr:`AgentSession.running`), which owns its state;
 * :mod:`mnemara.session.stream`: its message through a CLI process, the events streamed back;
 * :mod:`mnemara.session.record`: its rows in turns.sqlite, or the spool when the store refuses them;
 * :mod:`mnemara.session.overflow`: "prompt is too long": evict to fit and send once more;
@@ -15,7 +15,7 @@ is that sequence; its parts live beside it, one job each:
   (sentinel, permission gate, mid-turn role doc refresh);
 * :mod:`mnemara.claude.pool`: the CLI processes (the one serving a turn, the one kept for the next);
 * :mod:`mnemara.session.warm_start`: what starts ahead of need (the next CLI, the backends);
-* :mod:`mnemara.session.live_config`: config.json and this session's overrides, handed to every holder;
+* :mod:`mnemara.core.live_config`: config.json and this session's overrides, the one config every holder reads;
 * :mod:`mnemara.core.sync_runner`: the loop thread behind the synchronous API.
 
 Every turn is a new CLI conversation (the window *is* the history). The role
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import os
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Iterator
@@ -68,13 +69,13 @@ from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, StoreUnavailable
 from mnemara.store.instance import Instance
-from mnemara.session.live_config import LiveConfig
+from mnemara.core.live_config import LiveConfig
 from mnemara.session.overflow import evict_to_fit
 from mnemara.guard.gate import PermissionGate
 from mnemara.guard.request import PermissionRequest
 from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.roledoc import RoleDoc, read_role_doc
-from mnemara.claude.options import CliLauncher
+from mnemara.claude.options import CliLauncher, LaunchNeeds
 from mnemara.guard.sentinel import SentinelWatch
 from mnemara.store.turns import TRIM_BATCH, TurnStore, Window
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
@@ -83,10 +84,10 @@ from mnemara.context.transcript import build_user_content
 from mnemara.context.window_leave import left_line
 from mnemara.core.turn_parts import P, TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
-from mnemara.session.state import RunningTurn
+from mnemara.session.state import RunningTurn, TurnFlight
 from mnemara.session.stream import exchange
 from mnemara.session.usage import StatsFile
-from mnemara.session.warm_start import WarmStart
+from mnemara.session.warm_start import WarmNeeds, WarmStart
 
 if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
@@ -106,23 +107,29 @@ class AgentSession:
                  cwd: str | Path | None = None, warm_spare: bool | None = None,
                  reuse_cli: bool | None = None) -> None:
         self.instance = instance
-        self.config = Config.load(instance.config_path)
+        self.live_config = LiveConfig(instance.config_path, self._config_changed)  # see mnemara.core.live_config
+        self.session_overrides = self.live_config.overrides  # /swap --temp, /tokens --temp: this session only
         self.store = TurnStore(instance.turns_path)
-        self.tool_context = ToolContext(instance=instance, config=self.config, store=self.store)
+        self.tool_context = ToolContext(instance=instance, live=self.live_config, store=self.store)
         self.permission_prompt = permission_prompt
         self.cwd = str(cwd or os.getcwd())
         self.tool_context.cwd = self.cwd
         if warm_spare is None:
             warm_spare = _env_flag("MNEMARA_WARM_SPARE")
-        self.warm_spare = warm_spare
         if reuse_cli is None:
             reuse_cli = _env_flag("MNEMARA_REUSE_CLI")
         self.pool = CliPool(instance.logger, reuse=reuse_cli)
         self.stats = self.pool.stats  # how each turn got its CLI process
-        self.launcher = CliLauncher(self)
+        self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
+        self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
+        self.running: RunningTurn | None = None  # the turn in flight; it owns its state (mnemara.session.state)
+        self._sentinel: SentinelWatch | None = None  # the runtime sentinel: its memory of recent calls spans turns
+        self.launcher = CliLauncher(LaunchNeeds(self.live_config, self.cwd, self.tool_context, self.gate,
+                                                instance.debug_log_path, lambda: self.running, self._tool_call_hooks))
         self._recording_env: dict[str, str] = {}
         self._record_requests(self.config)  # every CLI's API calls go through this instance's request recorder
-        self.warm = WarmStart(self)  # the next turn's CLI, the backends this instance uses
+        self.warm = WarmStart(WarmNeeds(self.live_config, instance, self.pool, self.launcher, self._next_prompt,
+                                        lambda: self._closed, self._recall_elsewhere), enabled=warm_spare)
         self.recorder = TurnRecorder(instance, self.store)  # the turn's rows, or the spool
         #: Print warnings (e.g. a missing role doc) to stderr; UIs that render Notice events turn it off.
         self.warn_to_stderr = True
@@ -134,21 +141,11 @@ class AgentSession:
         self.pre_tool_use_hooks: list[Callable[[AgentSession, str, dict[str, Any]], Any]] = []
         self.config_listeners: list[Callable[[Config], None]] = []
         self.parts: list[TurnPart] = []  # domain parts of every turn (see mnemara.core.turn_parts)
-        self.live_config = LiveConfig(instance.config_path, self.apply_config)  # see mnemara.session.live_config
-        self.session_overrides = self.live_config.overrides  # /swap --temp, /tokens --temp: this session only
         self.usage_stats = StatsFile(instance.root / "stats")  # tokens, cost, cache hits per session (/stats)
         self.peer_inbox: PeerInbox | None = None  # set by mnemara.peer.attach_inbox
-        self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
-        self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
-        self.tool_context.update_config = self.update_config  # an agent tool's saved change reaches every holder
-        self.sentinel: SentinelWatch | None = None  # created when config.runtime_sentinel is on
-        self.last_role_doc: RoleDoc | None = None
-        self.role_watch: RoleDocWatch | None = None  # the role doc as this turn's CLI was given it
-        self._stop_requested = False
-        self._turn_loop: asyncio.AbstractEventLoop | None = None
+        self._flight: TurnFlight | None = None  # the turn in flight from aturn's start to its end
         self._sync = LoopThread("mnemara-session")
         self._closed = False
-        self._damaged_now: list[int] = []  # damaged rows the last context_blocks() left out
         from mnemara.context.hooks import install as install_context_hooks
 
         install_context_hooks(self)  # read tracking, auto-eviction, the file-stat manifest (a TurnPart)
@@ -179,6 +176,21 @@ class AgentSession:
         return cls(instance, **kwargs)
 
     @property
+    def config(self) -> Config:
+        """The live config (config.json, this session's overrides on top): read from the one
+        :class:`~mnemara.core.live_config.LiveConfig`, never a copy."""
+        return self.live_config.current
+
+    @property
+    def warm_spare(self) -> bool:
+        """Whether the next turn's CLI is started ahead of need (:mod:`mnemara.session.warm_start`)."""
+        return self.warm.enabled
+
+    @warm_spare.setter
+    def warm_spare(self, on: bool) -> None:
+        self.warm.enabled = on
+
+    @property
     def closed(self) -> bool:
         """Whether :meth:`close` / :meth:`aclose` has run (no more turns)."""
         return self._closed
@@ -201,18 +213,20 @@ class AgentSession:
 
     def override_config(self, **changes: Any) -> Config:
         """Change fields for this session only (validated, never saved; config.json is untouched)."""
-        return self.live_config.override(self.config, **changes)
+        return self.live_config.override(**changes)
 
     def apply_config(self, config: Config) -> Config:
-        """Make ``config`` the live config: the session, its tools, the permission gate, the peer
-        inbox and every ``config_listeners`` callback see the same object from now on."""
-        self.config = config
+        """Make ``config`` (already saved, e.g. by ``/import``) the live config."""
+        return self.live_config.adopt(config)
+
+    def _config_changed(self, config: Config) -> None:
+        """The live config is now ``config``: what keeps state built from it (the permission gate's
+        policy index, the request recorder, the parts, every ``config_listeners`` callback) adopts it;
+        the tools, the launcher and the warm start read it when they need it."""
         self._record_requests(config)
-        self.tool_context.config = config
         self.gate.set_config(config)
         call_each(self.instance.debug_log_path, "config_changed", self.parts, lambda part: part.config_changed(config))
         call_each(self.instance.debug_log_path, "config_listener", self.config_listeners, lambda listener: listener(config))
-        return config
 
     def _record_requests(self, config: Config) -> None:
         """Point the launcher's CLIs at the request recorder (:mod:`mnemara.claude.recorder`), or at the API
@@ -230,13 +244,32 @@ class AgentSession:
     def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
         """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
         if not cfg.runtime_sentinel:
-            self.sentinel = None
+            self._sentinel = None
             return None
         shape = (cfg.sentinel_cycle_max_period, cfg.sentinel_cycle_repeats)
-        if self.sentinel is None or (self.sentinel.sentinel.max_period, self.sentinel.sentinel.cycle_repeats) != shape:
-            self.sentinel = SentinelWatch(max_period=shape[0], cycle_repeats=shape[1])
-        self.sentinel.begin_turn()
-        return self.sentinel
+        if self._sentinel is None or (self._sentinel.sentinel.max_period, self._sentinel.sentinel.cycle_repeats) != shape:
+            self._sentinel = SentinelWatch(max_period=shape[0], cycle_repeats=shape[1])
+        self._sentinel.begin_turn()
+        return self._sentinel
+
+    async def _tool_call_hooks(self, name: str, tool_input: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``pre_tool_use_hooks``, in order, for one tool call: the first non-empty answer."""
+        for hook in list(self.pre_tool_use_hooks):
+            out = hook(self, name, tool_input)
+            if inspect.isawaitable(out):
+                out = await out
+            if out:
+                return out
+        return None
+
+    def _next_prompt(self) -> str:
+        """The system prompt the next turn will likely send: config.json re-read, the role doc from disk."""
+        cfg = self.reload_config()
+        return self.system_prompt(read_role_doc(cfg.role_doc_path))
+
+    def _recall_elsewhere(self) -> bool:
+        """Whether a recall worker process holds the index (so this one need not load LanceDB)."""
+        return getattr(getattr(self, "auto_recall", None), "worker", None) is not None
 
     def read_role(self) -> RoleDoc:
         """Read the role doc now; a missing/unreadable one warns on stderr and in debug.log."""
@@ -245,8 +278,6 @@ class AgentSession:
             if self.warn_to_stderr:
                 print(f"warning: {role.warning}", file=sys.stderr)
             log_event(self.instance.debug_log_path, "role_doc_warning", level="warning", path=role.path, warning=role.warning)
-        self.last_role_doc = role
-        self.role_watch = RoleDocWatch(role.path, role.text)
         return role
 
     def system_prompt(self, role: RoleDoc) -> str:
@@ -267,13 +298,16 @@ class AgentSession:
         The window is selected with the new user row already stored (so the caps
         count it) and that row is then left out of the history, as it is sent last.
         """
+        return self._message(text, exclude_ids)[0]
+
+    def _message(self, text: str, exclude_ids: tuple[int, ...]) -> tuple[list[dict[str, Any]], list[int]]:
+        """:meth:`context_blocks`, and the ids of the damaged rows its window left out."""
         log = self.instance.debug_log_path
         extras = [*call_each(log, "pre_turn_context", self.parts, lambda part: part.turn_context(self, text) or ""),
                   *call_each(log, "pre_turn_context", self.pre_turn_context, lambda fn: fn(self, text) or "")]
         win = self.window()
-        self._damaged_now = [t.id for t in win.damaged]
         rows = [t for t in win.rows if t.id not in exclude_ids]
-        return build_user_content(win.pinned, rows, text, extras)
+        return build_user_content(win.pinned, rows, text, extras), [t.id for t in win.damaged]
 
     def spooled_rows(self) -> int:
         """How many rows wait in spool.jsonl because turns.sqlite could not take them (the next turn
@@ -315,14 +349,14 @@ class AgentSession:
         if not text.strip():
             raise MnemaraError("refusing to send an empty message")
         self.busy = True
-        self._stop_requested = False
-        self._turn_loop = asyncio.get_running_loop()
+        self._flight = TurnFlight(asyncio.get_running_loop())
         try:
             async for event in self._run_turn(text):
                 self.usage_stats.observe(event)
                 yield event
         finally:
             self.busy = False
+            self.running = self._flight = None
             self.pool.active = None
 
     async def _run_turn(self, text: str) -> AsyncIterator[ev.Event]:
@@ -375,17 +409,18 @@ class AgentSession:
         if not has_credentials():
             return None, [*notices, *self.recorder.refusal(no_key_message(), "no_api_key", user_id)]
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
-        turn = RunningTurn(user_id, cfg, self.system_prompt(role), watch=self._sentinel_for_turn(cfg))
+        turn = self.running = RunningTurn(user_id, cfg, role, self.system_prompt(role),
+                                          watch=self._sentinel_for_turn(cfg), role_watch=RoleDocWatch(role.path, role.text))
         return turn, notices
 
     def _context_for(self, turn: RunningTurn, text: str) -> tuple[list[dict[str, Any]] | None, list[ev.Event]]:
         """Step 2: the message to send (window + extras + text) and notices of damaged rows left out;
         (None, an error and :class:`TurnDone`) when the window cannot be read."""
         try:
-            content = self.context_blocks(text, exclude_ids=(turn.user_id,))
+            content, turn.damaged = self._message(text, (turn.user_id,))
         except StoreUnavailable as exc:  # the message is stored; the window cannot be read
             return None, self.recorder.refusal(f"cannot read the window: {exc.message}", "store", turn.user_id)
-        return content, self.recorder.damaged_notices(self._damaged_now)
+        return content, self.recorder.damaged_notices(turn.damaged)
 
     async def _stream(self, turn: RunningTurn, content: list[dict[str, Any]]) -> AsyncIterator[ev.Event]:
         """Step 3: send the message through a CLI process and yield its events until the turn ends,
@@ -396,21 +431,25 @@ class AgentSession:
         try:
             turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
             turn.collector.cost_base = handle.cost_so_far
-            if not self._stop_requested:
+            if not self._stopped():
                 async with aclosing(exchange(turn, handle, content, message_id)) as events:
                     async for event in events:
                         yield event
-            ended_early = self._stop_requested or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+            ended_early = self._stopped() or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
             if turn.collector.result is None and not ended_early:
                 turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
         except Exception as exc:
-            if not self._stop_requested:
+            if not self._stopped():
                 turn.failure = ev.ErrorEvent(exception_message(exc, turn.stderr), "cli")
         finally:
             if turn.handle is not None:
                 self._release(turn, message_id)
             self.pool.active = None
-        turn.judge(self._stop_requested)
+        turn.judge(self._stopped())
+
+    def _stopped(self) -> bool:
+        """Whether ``/stop`` was asked of the turn in flight."""
+        return self._flight is not None and self._flight.stop_requested
 
     def _release(self, turn: RunningTurn, message_id: str) -> None:
         """Hand the turn's CLI back: kept for the next turn (rewound to an empty conversation) only
@@ -419,7 +458,7 @@ class AgentSession:
         result = turn.collector.result
         if result is not None and result.total_cost_usd is not None:
             turn.handle.cost_so_far = result.total_cost_usd  # the process's running total: the next turn's base
-        self.pool.release(turn.handle, message_id if turn.ended_cleanly(self._stop_requested) else None)
+        self.pool.release(turn.handle, message_id if turn.ended_cleanly(self._stopped()) else None)
 
     def _finish(self, turn: RunningTurn) -> Iterator[ev.Event]:
         """Step 4: store the answer, or say what failed and keep what it did (:mod:`mnemara.session.record`);
@@ -456,9 +495,10 @@ class AgentSession:
 
     async def stop(self) -> bool:
         """Cancel the in-flight turn: its CLI process is ended, the turn is recorded as interrupted."""
-        if not self.busy:
+        flight = self._flight
+        if not self.busy or flight is None:
             return False
-        self._stop_requested = True
+        flight.stop_requested = True
         handle = self.pool.kill_active()
         if handle is not None:
             try:
@@ -470,10 +510,10 @@ class AgentSession:
 
     def request_stop(self) -> bool:
         """Thread-safe, non-blocking :meth:`stop` (e.g. from a signal handler or another thread)."""
-        loop = self._turn_loop
-        if not self.busy or loop is None or loop.is_closed():
+        flight = self._flight
+        if not self.busy or flight is None or flight.loop.is_closed():
             return False
-        schedule_on(loop, self.stop())
+        schedule_on(flight.loop, self.stop())
         return True
 
     # -- sync API ---------------------------------------------------------------------------------

@@ -1,6 +1,12 @@
-"""What one turn in flight has gathered so far; the session's steps hand it along."""
+"""What one turn in flight has gathered so far; the session's steps hand it along.
+
+A turn owns its state: the role doc it was given, the watch that spots a mid-turn
+edit of it, the damaged rows its window left out, the sentinel's halt. The session
+keeps only what spans turns (the sentinel's memory of recent calls, the CLI pool).
+"""
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -9,9 +15,20 @@ from mnemara.core.config import Config
 
 if TYPE_CHECKING:
     from mnemara.claude.faults import StallWatch
+    from mnemara.claude.role_refresh import RoleDocWatch
+    from mnemara.core.roledoc import RoleDoc
     from mnemara.claude.process import CliHandle
     from mnemara.claude.bridge import TurnCollector
     from mnemara.guard.sentinel import SentinelWatch
+
+
+@dataclass
+class TurnFlight:
+    """A turn from the moment :meth:`~mnemara.session.agent.AgentSession.aturn` takes it until it ends
+    (before and after its :class:`RunningTurn` exists): the loop it runs on, whether ``/stop`` was asked."""
+
+    loop: asyncio.AbstractEventLoop
+    stop_requested: bool = False
 
 
 @dataclass
@@ -20,8 +37,11 @@ class RunningTurn:
 
     user_id: int
     cfg: Config
+    role: RoleDoc  # the role doc as read from disk for this turn
     system_prompt: str
     watch: SentinelWatch | None = None  # the runtime sentinel, when runtime_sentinel is on
+    role_watch: RoleDocWatch | None = None  # the role doc as this turn's CLI was given it (mid-turn edits)
+    damaged: list[int] = field(default_factory=list)  # damaged rows its window left out
     handle: CliHandle | None = None  # the CLI process serving it
     failure: ev.ErrorEvent | None = None
     interrupted: bool = False

@@ -11,7 +11,6 @@ import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from mnemara.core import events as ev
 from mnemara.core.fsutil import atomic_write_text, private_mkdir
@@ -66,7 +65,7 @@ class SessionStats:
         ]
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 

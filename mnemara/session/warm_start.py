@@ -11,54 +11,68 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mnemara.core.backend_loader import preload_backend
 from mnemara.core.debuglog import log_event
-from mnemara.core.roledoc import read_role_doc
 
 if TYPE_CHECKING:
-    from mnemara.session.agent import AgentSession
+    from mnemara.claude.options import CliLauncher
+    from mnemara.claude.pool import CliPool
+    from mnemara.core.config import ConfigSource
+    from mnemara.store.instance import Instance
+
+
+@dataclass(frozen=True)
+class WarmNeeds:
+    """What a :class:`WarmStart` uses of its session, and nothing more."""
+
+    config: ConfigSource  # the one live config (rag_enabled, graph_enabled)
+    instance: Instance  # where the index and the graph live, the debug log
+    pool: CliPool  # keeps the spare
+    launcher: CliLauncher  # starts it
+    next_prompt: Callable[[], str]  # the system prompt the next turn will likely send (config re-read)
+    is_closed: Callable[[], bool]
+    recall_elsewhere: Callable[[], bool]  # a recall worker holds the index (not loaded in this process)
 
 
 class WarmStart:
     """Starts one session's next CLI process and its backends ahead of need."""
 
-    def __init__(self, session: AgentSession) -> None:
-        self.session = session
+    def __init__(self, needs: WarmNeeds, *, enabled: bool) -> None:
+        self.needs = needs
+        self.enabled = enabled  # the session's warm_spare
         self._backends_warmed = False
 
     def next_cli(self) -> None:
         """Start the next turn's CLI process now, with the options it will likely need."""
-        session = self.session
-        if not session.warm_spare or session.closed:
+        needs = self.needs
+        if not self.enabled or needs.is_closed():
             return
         try:
-            session.reload_config()
-            prompt = session.system_prompt(read_role_doc(session.config.role_doc_path))
+            prompt = needs.next_prompt()
         except Exception as exc:
-            log_event(session.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
+            log_event(needs.instance.debug_log_path, "spare_failed", level="warning", error=repr(exc))
             return
-        session.pool.keep_spare(session.launcher.key(prompt), lambda: session.launcher.launch(prompt))
+        needs.pool.keep_spare(needs.launcher.key(prompt), lambda: needs.launcher.launch(prompt))
 
     def wanted(self) -> bool:
         """Whether a prewarm would start anything (``warm_spare`` on, open, no spare yet)."""
-        session = self.session
-        early = session.launcher.early
+        early = self.needs.launcher.early
         if early is not None and early.awaits_message:
             return False  # the first piped message may go to the early CLI before the SDK is imported
-        return session.warm_spare and not session.closed and session.pool.spare is None
+        return self.enabled and not self.needs.is_closed() and self.needs.pool.spare is None
 
     def backends(self) -> None:
         """Once a session: import LanceDB / Kuzu in the background for an instance that uses them."""
         if self._backends_warmed:
             return
         self._backends_warmed = True
-        session = self.session
-        cfg, instance = session.config, session.instance
-        recall_elsewhere = getattr(getattr(session, "auto_recall", None), "worker", None) is not None
-        if cfg.rag_enabled and _has_files(instance.index_dir) and not recall_elsewhere:
+        cfg, instance = self.needs.config.current, self.needs.instance
+        if cfg.rag_enabled and _has_files(instance.index_dir) and not self.needs.recall_elsewhere():
             preload_backend("lancedb")  # not when a recall worker holds the index: ~105 MB kept out of the UI
         if cfg.graph_enabled and _has_files(instance.graph_dir):
             preload_backend("kuzu")

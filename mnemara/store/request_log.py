@@ -15,7 +15,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from mnemara.core.errors import UsageError
 from mnemara.core.fsutil import locked, private_mkdir
@@ -52,7 +53,13 @@ class RecordedCall:
                    bytes_sent=int(data.get("bytes_sent") or 0))
 
 
-def safe_headers(headers: Any) -> dict[str, str]:
+class HeaderItems(Protocol):
+    """Request headers as any HTTP library holds them: (name, value) pairs."""
+
+    def items(self) -> Iterable[tuple[str, object]]: ...
+
+
+def safe_headers(headers: HeaderItems) -> dict[str, str]:
     """The headers of :data:`KEPT_HEADERS` only: a recorded call never holds a credential."""
     out: dict[str, str] = {}
     for key, value in headers.items():

@@ -1,4 +1,5 @@
-"""The schema of ``turns.sqlite``: one migration per version, applied in order by :class:`~mnemara.store.turns.TurnStore`.
+"""The schema of ``turns.sqlite``: opening the file as a Mnemara turns store (:func:`connect`) and one
+migration per version, applied in order by :class:`~mnemara.store.turns.TurnStore`.
 
 Version 2 keeps the row counts in a one-row ``turn_counts`` table through
 triggers, so :meth:`~mnemara.store.turns.TurnStore.counts` reads one row however many
@@ -6,6 +7,16 @@ evicted rows the history holds, and indexes the protected live rows the window
 keeps like pins.
 """
 from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from mnemara.core.errors import StoreError
+from mnemara.core.fsutil import LinkRefused, check_sqlite_files, touch_private
+from mnemara.store.health import busy_seconds, integrity_problem
+
+SCHEMA_VERSION = 2
+APP_ID = "mnemara-turns"
 
 # A row's contribution to each counter of ``turn_counts`` (R is NEW or OLD).
 _COUNTED = {
@@ -69,3 +80,54 @@ def statements(version: int) -> list[str]:
     if isinstance(steps, str):
         return [s.strip() for s in steps.split(";") if s.strip()]
     return list(steps)
+
+
+def connect(path: Path) -> tuple[sqlite3.Connection, str | None]:
+    """Open ``turns.sqlite`` (created when missing, private): a link, a file that is not SQLite, a
+    foreign SQLite file, a Mnemara 0.18 store or a newer schema is refused (StoreError, the file left
+    untouched). Returns the connection (WAL mode) and what the integrity check found when switching
+    an existing file to WAL, None when the file is sound; the caller migrates a sound file."""
+    try:
+        check_sqlite_files(path)
+    except LinkRefused as exc:
+        raise StoreError(str(exc)) from None
+    existed = path.exists() and path.stat().st_size > 0
+    if not path.exists() and path.parent.is_dir():
+        touch_private(path)  # SQLite gives its -wal/-shm files the database file's mode
+    try:
+        wait = busy_seconds()
+        conn = sqlite3.connect(path, timeout=wait, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not a readable SQLite database ({exc}); the file was left untouched") from None
+    if existed:
+        if "meta" not in tables or "turns" not in tables:
+            conn.close()
+            from mnemara.store.legacy_detect import legacy_turns
+
+            if legacy_turns(path):
+                raise StoreError(f"{path}: a Mnemara 0.18 turns store; convert the instance with: "
+                                 f"mnemara migrate --instance {path.parent.name}")
+            raise StoreError(f"{path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
+        found = dict(conn.execute("SELECT key, value FROM meta"))
+        if found.get("app") != APP_ID:
+            conn.close()
+            raise StoreError(f"{path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
+        version = int(found.get("schema_version", "0"))
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(
+                f"{path}: schema version {version} is newer than this Mnemara supports ({SCHEMA_VERSION}); upgrade mnemara"
+            )
+    damaged: str | None = None
+    try:
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if existed and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            damaged = integrity_problem(conn, path)  # switching the mode writes: check first
+        if damaged is None:
+            conn.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"{path}: cannot open store: {exc}") from None
+    return conn, damaged

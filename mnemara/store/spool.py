@@ -19,11 +19,15 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import MnemaraError
 from mnemara.core.fsutil import locked_append, locked_rewrite
+from mnemara.store.rows import Turn
+
+if TYPE_CHECKING:
+    from mnemara.store.turns import TurnStore
 
 SPOOL_NAME = "spool.jsonl"
 SPOOL_ID = "spool_id"  # the meta field of a replayed row: the id of its spool line
@@ -63,11 +67,9 @@ class Spool:
         except FileNotFoundError:
             return 0
 
-    def replay(self, store: Any) -> ReplayResult:
+    def replay(self, store: TurnStore) -> ReplayResult:
         """Move every spooled row into ``store`` (one transaction), then empty the spool."""
         result = ReplayResult()
-        from mnemara.store.turns import Turn
-
         try:
             if not self.count():
                 return result
@@ -76,7 +78,7 @@ class Spool:
                 for raw in data.split(b"\n"):
                     if not raw.strip():
                         continue
-                    turn = _turn_from_line(raw, Turn)
+                    turn = _turn_from_line(raw)
                     if turn is None:
                         kept.append(raw)
                     else:
@@ -97,7 +99,7 @@ class Spool:
         return result
 
 
-def _turn_from_line(raw: bytes, turn_cls: Any) -> Any:
+def _turn_from_line(raw: bytes) -> Turn | None:
     try:
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict) or data.get("role") not in ("user", "assistant", "system"):
@@ -109,7 +111,7 @@ def _turn_from_line(raw: bytes, turn_cls: Any) -> Any:
             return None
         if isinstance(data.get("id"), str):
             meta = {**meta, SPOOL_ID: data["id"]}
-        return turn_cls(id=0, role=data["role"], blocks=blocks, tokens=0,
+        return Turn(id=0, role=data["role"], blocks=blocks, tokens=0,
                         created_at=str(data.get("created_at") or now_iso()), meta={**meta, "spooled": True})
     except (ValueError, TypeError):
         return None

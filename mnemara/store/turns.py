@@ -17,143 +17,36 @@ the first trim after a bulk import is a bounded step, not one huge update.
 from __future__ import annotations
 
 import functools
-import json
-import re
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Protocol, TypeVar
+from typing import Any, Iterable, TypeVar
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import StoreError, UsageError
-from mnemara.core.fsutil import LinkRefused, check_sqlite_files, touch_private
-from mnemara.store.health import WriteTx, busy_seconds, integrity_problem, unavailable
+from mnemara.store.health import WriteTx, unavailable
 from mnemara.store.redaction import rewrite_rows, squeeze_out_old_pages
-from mnemara.store.rows import decode_meta, decode_row_parts
-from mnemara.store.schema import MIGRATIONS, statements
+from mnemara.store.rows import COLUMNS, dumps, decode_meta, normalize_blocks, row_to_turn
+# the row and its window live in mnemara.store.rows; re-exported for the store's callers
+from mnemara.store.rows import AGENT as AGENT
+from mnemara.store.rows import CHANGED_BY_AGENT as CHANGED_BY_AGENT
+from mnemara.store.rows import MADE_BY as MADE_BY
+from mnemara.store.rows import PINNED_BY as PINNED_BY
+from mnemara.store.rows import Turn as Turn
+from mnemara.store.rows import Window as Window
+from mnemara.store.rows import WindowCaps as WindowCaps
+from mnemara.store.rows import text_block as text_block
+from mnemara.store.rows import validate_label as validate_label
+from mnemara.store.schema import APP_ID, MIGRATIONS, connect, statements
+from mnemara.store.schema import SCHEMA_VERSION as SCHEMA_VERSION
 from mnemara.core.tokens import estimate_blocks
 
-SCHEMA_VERSION = 2
-APP_ID = "mnemara-turns"
 ROLES = ("user", "assistant", "system")
 HEADROOM_FRACTION = 0.5  # "well under the token cap" for row_cap_slack_when_token_headroom
 TRIM_BATCH = 250  # most rows one trim() call evicts (one short transaction)
-#: Who did what to a row, kept in its meta: ``made_by``/``pinned_by`` are "agent" when the agent made the
-#: slot or pinned the row (absent: the user did); ``changed_by_agent`` lists the agent's tools that rewrote it.
-AGENT = "agent"
-MADE_BY = "made_by"
-PINNED_BY = "pinned_by"
-CHANGED_BY_AGENT = "changed_by_agent"
-
-
-def text_block(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def normalize_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [text_block(content)]
-    if not isinstance(content, list) or not all(isinstance(b, dict) and "type" in b for b in content):
-        raise UsageError("content must be a string or a list of blocks with a 'type'")
-    return content
-
-
-@dataclass
-class Turn:
-    """One stored row."""
-
-    id: int
-    role: str
-    blocks: list[dict[str, Any]]
-    tokens: int
-    created_at: str
-    pin_label: str | None = None
-    slot_pos: int | None = None
-    evicted: bool = False
-    protected: bool = False
-    meta: dict[str, Any] = field(default_factory=dict)
-    damaged: str | None = None  # why the stored row cannot be used (shown as damaged, never sent)
-
-    @property
-    def pinned(self) -> bool:
-        return self.pin_label is not None
-
-    @property
-    def text(self) -> str:
-        """The plain text blocks joined (what a human would call the message)."""
-        return "\n".join(b.get("text", "") for b in self.blocks if b.get("type") == "text")
-
-    @property
-    def made_by_agent(self) -> bool:
-        return self.meta.get(MADE_BY) == AGENT
-
-    @property
-    def pinned_by_agent(self) -> bool:
-        return self.pinned and self.meta.get(PINNED_BY) == AGENT
-
-    def agent_marks(self) -> list[str]:
-        """What the agent did to this row, in words ("slot made by the agent", "changed by the agent: ...")."""
-        marks = ["slot made by the agent"] if self.made_by_agent else []
-        if self.pinned_by_agent:
-            marks.append("pinned by the agent")
-        changes = self.meta.get(CHANGED_BY_AGENT)
-        if isinstance(changes, list) and changes:
-            marks.append("changed by the agent: " + ", ".join(str(c) for c in changes))
-        return marks
-
-
-@dataclass
-class Window:
-    """What the next turn is built from: pinned rows in slot order, then live rows oldest first."""
-
-    pinned: list[Turn]
-    rows: list[Turn]
-    damaged: list[Turn] = field(default_factory=list)  # rows met while selecting that cannot be used (left out)
-
-    @property
-    def all(self) -> list[Turn]:
-        return [*self.pinned, *self.rows]
-
-    @property
-    def tokens(self) -> int:
-        return sum(t.tokens for t in self.all)
-
-
-_COLUMNS = "id, role, content, tokens, created_at, pin_label, slot_pos, evicted, protected, meta"
-
-
-def _row_to_turn(row: tuple[Any, ...]) -> Turn:
-    blocks, meta, damaged = decode_row_parts(row[2], row[9])  # never raises: a bad row is marked, not fatal
-    return Turn(
-        id=row[0],
-        role=row[1],
-        blocks=blocks,
-        tokens=row[3],
-        created_at=row[4],
-        pin_label=row[5],
-        slot_pos=row[6],
-        evicted=bool(row[7]),
-        protected=bool(row[8]),
-        meta=meta,
-        damaged=damaged,
-    )
-
-
-class WindowCaps(Protocol):
-    """The config fields that select the rolling window (``Config`` has them)."""
-
-    @property
-    def max_window_turns(self) -> int: ...
-    @property
-    def max_window_tokens(self) -> int: ...
-    @property
-    def row_cap_slack_when_token_headroom(self) -> int: ...
-    @property
-    def preserve_compressed_reads(self) -> bool: ...
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -184,48 +77,7 @@ class TurnStore:
 
     # -- opening and schema ----------------------------------------------------
     def _open(self) -> sqlite3.Connection:
-        try:
-            check_sqlite_files(self.path)
-        except LinkRefused as exc:
-            raise StoreError(str(exc)) from None
-        existed = self.path.exists() and self.path.stat().st_size > 0
-        if not self.path.exists() and self.path.parent.is_dir():
-            touch_private(self.path)  # SQLite gives its -wal/-shm files the database file's mode
-        try:
-            wait = busy_seconds()
-            conn = sqlite3.connect(self.path, timeout=wait, isolation_level=None, check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a readable SQLite database ({exc}); the file was left untouched") from None
-        if existed:
-            if "meta" not in tables or "turns" not in tables:
-                conn.close()
-                from mnemara.store.legacy_detect import legacy_turns
-
-                if legacy_turns(self.path):
-                    raise StoreError(f"{self.path}: a Mnemara 0.18 turns store; convert the instance with: "
-                                     f"mnemara migrate --instance {self.path.parent.name}")
-                raise StoreError(f"{self.path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
-            found = dict(conn.execute("SELECT key, value FROM meta"))
-            if found.get("app") != APP_ID:
-                conn.close()
-                raise StoreError(f"{self.path}: not a Mnemara turns store (foreign SQLite file); the file was left untouched")
-            version = int(found.get("schema_version", "0"))
-            if version > SCHEMA_VERSION:
-                conn.close()
-                raise StoreError(
-                    f"{self.path}: schema version {version} is newer than this Mnemara supports ({SCHEMA_VERSION}); upgrade mnemara"
-                )
-        try:
-            conn.execute("PRAGMA synchronous = NORMAL")
-            if existed and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                self.damaged = integrity_problem(conn, self.path)  # switching the mode writes: check first
-            if self.damaged is None:
-                conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(f"{self.path}: cannot open store: {exc}") from None
+        conn, self.damaged = connect(self.path)
         self._conn = conn
         if self.damaged is None:
             self.migrate()
@@ -313,7 +165,7 @@ class TurnStore:
         with self._lock, self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO turns(role, content, tokens, created_at, protected, meta) VALUES (?,?,?,?,?,?)",
-                (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), int(protected), _dumps(meta or {})),
+                (role, dumps(blocks), estimate_blocks(blocks), now_iso(), int(protected), dumps(meta or {})),
             )
             return int(cur.lastrowid or 0)
 
@@ -323,7 +175,7 @@ class TurnStore:
         payload = []
         for role, content in rows:
             blocks = normalize_blocks(content)
-            payload.append((role, _dumps(blocks), estimate_blocks(blocks), stamp))
+            payload.append((role, dumps(blocks), estimate_blocks(blocks), stamp))
         with self._lock, self._tx() as conn:
             conn.executemany("INSERT INTO turns(role, content, tokens, created_at) VALUES (?,?,?,?)", payload)
         return len(payload)
@@ -333,7 +185,7 @@ class TurnStore:
         blocks = normalize_blocks(blocks)
         with self._lock, self._tx() as conn:
             sql = "UPDATE turns SET content=?, tokens=?"
-            params: list[Any] = [_dumps(blocks), estimate_blocks(blocks)]
+            params: list[Any] = [dumps(blocks), estimate_blocks(blocks)]
             if protected is not None:
                 sql += ", protected=?"
                 params.append(int(protected))
@@ -354,12 +206,12 @@ class TurnStore:
                 if prot is None:
                     cur = conn.execute(
                         "UPDATE turns SET content=?, tokens=? WHERE id=?",
-                        (_dumps(blocks), estimate_blocks(blocks), tid),
+                        (dumps(blocks), estimate_blocks(blocks), tid),
                     )
                 else:
                     cur = conn.execute(
                         "UPDATE turns SET content=?, tokens=?, protected=? WHERE id=?",
-                        (_dumps(blocks), estimate_blocks(blocks), int(prot), tid),
+                        (dumps(blocks), estimate_blocks(blocks), int(prot), tid),
                     )
                 changed += cur.rowcount
         return changed
@@ -388,7 +240,7 @@ class TurnStore:
                 if t.role not in ROLES:
                     raise UsageError(f"role must be one of {', '.join(ROLES)}, not {t.role!r}")
                 blocks = normalize_blocks(t.blocks)
-                values = (t.role, _dumps(blocks), estimate_blocks(blocks), t.created_at, int(t.protected), _dumps(t.meta))
+                values = (t.role, dumps(blocks), estimate_blocks(blocks), t.created_at, int(t.protected), dumps(t.meta))
                 if t.pin_label is not None:
                     validate_label(t.pin_label)
                     found = conn.execute("SELECT id FROM turns WHERE pin_label=?", (t.pin_label,)).fetchone()
@@ -424,7 +276,7 @@ class TurnStore:
                 raise UsageError(f"no row {turn_id}")
             meta, _ = decode_meta(row[0])  # a damaged meta is replaced, not a crash
             meta.update(changes)
-            conn.execute("UPDATE turns SET meta=? WHERE id=?", (_dumps(meta), turn_id))
+            conn.execute("UPDATE turns SET meta=? WHERE id=?", (dumps(meta), turn_id))
 
     def delete(self, ids: Iterable[int]) -> int:
         """Delete rows for good (used by import/forget); returns how many."""
@@ -471,7 +323,7 @@ class TurnStore:
                 meta[PINNED_BY] = AGENT
             conn.execute(
                 "UPDATE turns SET pin_label=?, slot_pos=?, evicted=0, meta=? WHERE id=?",
-                (label, self._next_slot(conn), _dumps(meta), turn_id),
+                (label, self._next_slot(conn), dumps(meta), turn_id),
             )
         return label
 
@@ -482,7 +334,7 @@ class TurnStore:
                 raise UsageError(f"no row {turn_id}")
             meta, _ = decode_meta(row[0])
             meta.pop(PINNED_BY, None)
-            conn.execute("UPDATE turns SET pin_label=NULL, slot_pos=NULL, meta=? WHERE id=?", (_dumps(meta), turn_id))
+            conn.execute("UPDATE turns SET pin_label=NULL, slot_pos=NULL, meta=? WHERE id=?", (dumps(meta), turn_id))
 
     def upsert_slot(self, label: str, role: str, content: str | list[dict[str, Any]], *, by: str = "user") -> int:
         """Update the pinned row called ``label`` in place, or insert it at the next slot.
@@ -504,13 +356,13 @@ class TurnStore:
                                      f"or pinned it); upsert_slot only updates slots the agent created: pick another label")
                 conn.execute(
                     "UPDATE turns SET role=?, content=?, tokens=?, created_at=? WHERE id=?",
-                    (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), row[0]),
+                    (role, dumps(blocks), estimate_blocks(blocks), now_iso(), row[0]),
                 )
                 return int(row[0])
             cur = conn.execute(
                 "INSERT INTO turns(role, content, tokens, created_at, pin_label, slot_pos, meta) VALUES (?,?,?,?,?,?,?)",
-                (role, _dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn),
-                 _dumps({MADE_BY: AGENT} if by == AGENT else {})),
+                (role, dumps(blocks), estimate_blocks(blocks), now_iso(), label, self._next_slot(conn),
+                 dumps({MADE_BY: AGENT} if by == AGENT else {})),
             )
             return int(cur.lastrowid or 0)
 
@@ -526,7 +378,7 @@ class TurnStore:
                 changes = [str(c) for c in old] if isinstance(old, list) else []
                 if how not in changes:
                     meta[CHANGED_BY_AGENT] = [*changes, how]
-                    conn.execute("UPDATE turns SET meta=? WHERE id=?", (_dumps(meta), turn_id))
+                    conn.execute("UPDATE turns SET meta=? WHERE id=?", (dumps(meta), turn_id))
 
     def rename_slot(self, old: str, new: str) -> None:
         new = validate_label(new)
@@ -561,10 +413,10 @@ class TurnStore:
     @guarded_read
     def get(self, turn_id: int) -> Turn:
         with self._lock:
-            row = self._conn.execute(f"SELECT {_COLUMNS} FROM turns WHERE id=?", (turn_id,)).fetchone()
+            row = self._conn.execute(f"SELECT {COLUMNS} FROM turns WHERE id=?", (turn_id,)).fetchone()
         if row is None:
             raise UsageError(f"no row {turn_id}")
-        return _row_to_turn(row)
+        return row_to_turn(row)
 
     @guarded_read
     def stored_meta_values(self, key: str, values: Iterable[str]) -> set[str]:
@@ -596,25 +448,25 @@ class TurnStore:
     def pinned(self) -> list[Turn]:
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NOT NULL ORDER BY slot_pos, id"
+                f"SELECT {COLUMNS} FROM turns WHERE pin_label IS NOT NULL ORDER BY slot_pos, id"
             ).fetchall()
-        return [_row_to_turn(r) for r in rows]
+        return [row_to_turn(r) for r in rows]
 
     @guarded_read
     def live_rows(self, limit: int | None = None) -> list[Turn]:
         """Live (not evicted), unpinned rows, oldest first; the newest ``limit`` if given."""
-        sql = f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC"
+        sql = f"SELECT {COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC"
         with self._lock:
             rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
-        return [_row_to_turn(r) for r in reversed(rows)]
+        return [row_to_turn(r) for r in reversed(rows)]
 
     @guarded_read
     def history(self, limit: int | None = None) -> list[Turn]:
         """Every row ever stored (evicted ones too), oldest first; the newest ``limit`` if given."""
-        sql = f"SELECT {_COLUMNS} FROM turns ORDER BY id DESC"
+        sql = f"SELECT {COLUMNS} FROM turns ORDER BY id DESC"
         with self._lock:
             rows = self._conn.execute(sql + (" LIMIT ?" if limit is not None else ""), (() if limit is None else (limit,))).fetchall()
-        return [_row_to_turn(r) for r in reversed(rows)]
+        return [row_to_turn(r) for r in reversed(rows)]
 
     def window_for(self, caps: WindowCaps, *, exclude_ids: Iterable[int] = ()) -> Window:
         """The rolling window under ``caps`` (a :class:`~mnemara.core.config.Config`): the one way to
@@ -647,18 +499,18 @@ class TurnStore:
         with self._lock:
             if preserve_protected:
                 protected = [
-                    _row_to_turn(r)
+                    row_to_turn(r)
                     for r in self._conn.execute(
-                        f"SELECT {_COLUMNS} FROM turns INDEXED BY turns_protected_live"
+                        f"SELECT {COLUMNS} FROM turns INDEXED BY turns_protected_live"
                         " WHERE pin_label IS NULL AND evicted=0 AND protected=1 ORDER BY id"
                     )
                 ]
                 skip.update(t.id for t in protected)
             rows = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC LIMIT ?",
+                f"SELECT {COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC LIMIT ?",
                 (max_turns + slack + len(skip),),
             ).fetchall()
-        candidates = [t for t in map(_row_to_turn, rows) if t.id not in skip and not t.meta.get("no_reply")]
+        candidates = [t for t in map(row_to_turn, rows) if t.id not in skip and not t.meta.get("no_reply")]
         damaged = [t for t in [*pinned, *protected, *candidates] if t.damaged]
         pinned = [t for t in pinned if not t.damaged]
         protected = [t for t in protected if not t.damaged]
@@ -740,14 +592,3 @@ class TurnStore:
                 "SELECT stored, live, pinned, live_tokens FROM turn_counts WHERE id = 0"
             ).fetchone()
         return {"stored": total, "live": live, "pinned": pinned, "evicted": total - live - pinned, "live_tokens": tokens}
-
-
-def validate_label(label: str) -> str:
-    """Slot labels are slugs: 1-64 of letters, digits, '_', '-', '.'."""
-    if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", label):
-        raise UsageError(f"invalid slot label {label!r}: use a slug of letters, digits, '_', '-', '.' (1-64)")
-    return label
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -20,13 +20,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from mnemara.context.tool_state import ToolState
 from mnemara.core.mcp_names import SERVER_NAME
+from mnemara.guard.tool_catalogue import AskContext, always
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
+    from mnemara.core.live_config import LiveConfig
     from mnemara.store.instance import Instance
     from mnemara.store.turns import TurnStore
 
@@ -37,12 +40,19 @@ class ToolContext:
     """What a tool handler may touch."""
 
     instance: "Instance"
-    config: "Config"
+    live: "LiveConfig"  # the session's one live config (read, never copied)
     store: "TurnStore"
     state: ToolState = field(default_factory=ToolState)  # shared by the session's tools and turn parts
     cwd: str = ""  # the session's working folder: a relative file argument is read from here, as the gate judged it
-    #: saves config.json changes through the session's live config (every holder sees them); None outside a session
-    update_config: "Callable[..., Config] | None" = None
+
+    @property
+    def config(self) -> "Config":
+        """The live config as it is now."""
+        return self.live.current
+
+    def update_config(self, **changes: Any) -> "Config":
+        """Save config.json changes through the live config (validated; every holder sees them)."""
+        return self.live.update(**changes)
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
@@ -52,6 +62,8 @@ Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]] | di
 class ToolSpec:
     """One tool: ``name`` (model-facing suffix), description, JSON schema, handler.
 
+    The fields after ``handler`` come from the tool's entry in :mod:`mnemara.guard.tool_catalogue`,
+    which the permission gate reads without importing the tools.
     ``policy_name`` is how permission policies name it (e.g. ``WriteMemory``);
     ``enabled`` decides from the config whether it is registered at all.
     ``file_args``: the arguments naming a file the tool reads, in the order the tool
@@ -71,10 +83,10 @@ class ToolSpec:
     input_schema: dict[str, Any]
     handler: Handler
     policy_name: str = ""
-    enabled: Callable[["Config"], bool] = lambda cfg: True
+    enabled: Callable[["Config"], bool] = always
     file_args: tuple[str, ...] = ()
-    call_policy: Callable[[dict[str, Any]], str] | None = None
-    asks: "Callable[[ToolContext, dict[str, Any]], str] | None" = None
+    call_policy: Callable[[Mapping[str, Any]], str] | None = None
+    asks: Callable[[AskContext, Mapping[str, Any]], str] | None = None
 
     @property
     def qualified_name(self) -> str:

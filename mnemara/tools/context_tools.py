@@ -42,12 +42,9 @@ class SkeletonArgs(ToolArgs):
 
     @property
     def target(self) -> str:
-        """The file read: the first of :data:`SKELETON_FILE_ARGS` given (the gate checks the same one)."""
+        """The file read: the first of ``file_path``, ``path`` given, as
+        :data:`mnemara.guard.tool_catalogue.SKELETON_FILE_ARGS` tells the gate."""
         return next((value for value in (self.file_path, self.path) if value), "")
-
-
-#: read_skeleton's file arguments in the order ``SkeletonArgs.target`` picks them.
-SKELETON_FILE_ARGS = ("file_path", "path")
 
 
 def upsert_slot(ctx: ToolContext, args: UpsertSlotArgs) -> dict[str, Any]:
@@ -90,16 +87,13 @@ def specs() -> list[ToolSpec]:
                 "updated; rows the user typed or pinned are the user's. Slots are sent every turn in slot order and "
                 "never evicted. Returns the row id.", UpsertSlotArgs, upsert_slot),
         declare("evict_thinking_blocks", "Strip thinking blocks from stored turns, keeping their text and tool calls."
-                + evict_desc, Selectors, _eviction_tool(eviction.evict_thinking_blocks),
-                policy_name="EvictThinkingBlocks"),
+                + evict_desc, Selectors, _eviction_tool(eviction.evict_thinking_blocks)),
         declare("evict_tool_use_blocks", "Reduce tool calls in stored turns to an audit shell (tool name and a short "
                 "target) and stub their results." + evict_desc, Selectors,
-                _eviction_tool(eviction.evict_tool_use_blocks), policy_name="EvictToolUseBlocks"),
+                _eviction_tool(eviction.evict_tool_use_blocks)),
         declare("evict_write_pairs", "Stub the bodies of Edit/Write/MultiEdit/NotebookEdit calls and of earlier Reads "
                 "of the same file as {file_path, evicted: true}; the files on disk are unchanged." + evict_desc,
-                Selectors, _eviction_tool(eviction.evict_write_pairs), policy_name="EvictWritePairs"),
+                Selectors, _eviction_tool(eviction.evict_write_pairs)),
         declare("read_skeleton", "Read a Python file as signatures and docstring summaries only (far smaller than a "
-                "full Read). Use Read when you need the bodies.", SkeletonArgs, skeleton_tool,
-                policy_name="ReadSkeleton", enabled=lambda cfg: bool(cfg.read_skeleton_enabled),
-                file_args=SKELETON_FILE_ARGS),
+                "full Read). Use Read when you need the bodies.", SkeletonArgs, skeleton_tool),
     ]

@@ -9,7 +9,11 @@ validated model instance, never a raw dict::
 
     def wiki_read(ctx: ToolContext, args: WikiReadArgs) -> dict[str, Any]: ...
 
-    declare("wiki_read", "Read a wiki page.", WikiReadArgs, wiki_read, policy_name="WikiRead")
+    declare("wiki_read", "Read a wiki page.", WikiReadArgs, wiki_read)
+
+Its policy name, whether a config registers it, the arguments naming a file it reads and its
+ask check come from its entry in :mod:`mnemara.guard.tool_catalogue` (what the permission
+gate judges on).
 
 Arguments are strict: ``"5"`` is not an integer, ``true`` is not a number, and a
 parameter the tool does not take is refused (``extra="forbid"``). A rule that
@@ -31,6 +35,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mnemara.core.errors import MnemaraError, UsageError
+from mnemara.guard.tool_catalogue import entry
 from mnemara.tools import ToolContext, ToolSpec
 
 _TYPE_NAMES = {"string": "str", "int": "int", "bool": "bool", "float": "number", "dict": "object", "list": "array"}
@@ -45,7 +50,7 @@ class ToolArgs(BaseModel):
 A = TypeVar("A", bound=ToolArgs)
 
 
-def _strip_titles(node: Any) -> Any:
+def _strip_titles(node: object) -> object:
     if isinstance(node, dict):
         return {k: _strip_titles(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
     if isinstance(node, list):
@@ -66,6 +71,7 @@ def args_schema(model: type[ToolArgs]) -> dict[str, Any]:
 @functools.cache
 def _built_schema(model: type[ToolArgs]) -> dict[str, Any]:
     schema = _strip_titles(model.model_json_schema())
+    assert isinstance(schema, dict)  # pydantic's schema of a model is an object
     schema.setdefault("required", [])
     schema["additionalProperties"] = False
     return dict(schema)
@@ -88,7 +94,7 @@ def describe_error(exc: ValidationError) -> str:
     return f"argument {name!r}: {err['msg'][:1].lower()}{err['msg'][1:]}"
 
 
-def parse_args(model: type[A], raw: Any) -> A:
+def parse_args(model: type[A], raw: object) -> A:
     """Validate ``raw`` against ``model``; a refusal is a :class:`UsageError` with one line."""
     try:
         return model.model_validate(raw if raw is not None else {})
@@ -96,15 +102,10 @@ def parse_args(model: type[A], raw: Any) -> A:
         raise UsageError(describe_error(exc)) from None
 
 
-def declare(name: str, description: str, args: type[A], handler: Callable[[ToolContext, A], dict[str, Any]], *,
-            policy_name: str = "", enabled: Callable[[Any], bool] | None = None,
-            file_args: tuple[str, ...] = (), call_policy: Callable[[dict[str, Any]], str] | None = None,
-            asks: Callable[[ToolContext, dict[str, Any]], str] | None = None) -> ToolSpec:
-    """A :class:`ToolSpec` whose schema and validation come from ``args``.
-
-    ``file_args`` names the arguments that name a file the tool reads; ``asks`` says why one call needs
-    the user's yes (see :class:`ToolSpec`); ``call_policy`` names the
-    policy of one call from its input (see :class:`ToolSpec`).
+def declare(name: str, description: str, args: type[A], handler: Callable[[ToolContext, A], dict[str, Any]]) -> ToolSpec:
+    """A :class:`ToolSpec` whose schema and validation come from ``args`` and whose permission
+    fields (policy name, ``enabled``, ``file_args``, ``call_policy``, ``asks``) come from the
+    tool's entry in :mod:`mnemara.guard.tool_catalogue`.
 
     The arguments are validated before ``handler`` runs (a refusal runs nothing);
     a :class:`MnemaraError` the handler raises is answered as ``ok: false`` too.
@@ -117,7 +118,6 @@ def declare(name: str, description: str, args: type[A], handler: Callable[[ToolC
             return {"ok": False, "error": exc.message}
 
     run.__name__ = getattr(handler, "__name__", name)
-    if enabled is None:
-        return ToolSpec(name, description, args_schema(args), run, policy_name, file_args=file_args,
-                        call_policy=call_policy, asks=asks)
-    return ToolSpec(name, description, args_schema(args), run, policy_name, enabled, file_args, call_policy, asks)
+    known = entry(name)
+    return ToolSpec(name, description, args_schema(args), run, known.policy_name, known.enabled, known.file_args,
+                    known.call_policy, known.asks)

@@ -108,5 +108,5 @@ def specs() -> list[ToolSpec]:
     return [
         declare("write_memory", "Append a note to this agent's long-term memory (today's memory file). "
                 "Use it for facts, decisions and observations worth keeping across sessions.",
-                WriteMemoryArgs, write_memory, policy_name="WriteMemory")
+                WriteMemoryArgs, write_memory)
     ]

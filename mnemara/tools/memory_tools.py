@@ -8,16 +8,13 @@ or broken backend answers ``{"ok": false, "error": "RAG backend unavailable: ...
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
+from typing import Any, Callable, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
 from mnemara.core.errors import BackendUnavailable, MnemaraError
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
-
-if TYPE_CHECKING:
-    from mnemara.core.config import Config
 
 NODE_ID = "a node id, e.g. entity:lease manager"
 A = TypeVar("A", bound=ToolArgs)
@@ -246,50 +243,31 @@ def propose_role_amendment(ctx: ToolContext, args: ProposeRoleAmendmentArgs) -> 
             "note": "the role doc is unchanged; a human reviews proposals with /proposals"}
 
 
-def _graph_query_policy(raw: dict[str, Any]) -> str:
-    """A query that may write is governed by GraphWrite, like graph_add_node (any true-ish ``write`` counts)."""
-    return "GraphWrite" if raw.get("write") else ""
-
-
-def _rag_on(cfg: Config) -> bool:
-    return bool(cfg.rag_enabled)
-
-
-def _graph_on(cfg: Config) -> bool:
-    return bool(cfg.graph_enabled)
-
-
 def specs() -> list[ToolSpec]:
     return [
-        declare("wiki_read", "Read a wiki page (wiki/<path>.md).", WikiReadArgs, _guarded("", wiki_read),
-                policy_name="WikiRead"),
+        declare("wiki_read", "Read a wiki page (wiki/<path>.md).", WikiReadArgs, _guarded("", wiki_read)),
         declare("wiki_write", "Write a wiki page (mode replace or append). Optional frontmatter 'tags:' links the "
                 "page to tag nodes in the graph. The page is indexed for rag_query.", WikiWriteArgs,
-                _guarded("", wiki_write), policy_name="WikiWrite"),
-        declare("wiki_list", "List wiki page slugs, optionally under a prefix.", WikiListArgs, _guarded("", wiki_list),
-                policy_name="WikiList"),
+                _guarded("", wiki_write)),
+        declare("wiki_list", "List wiki page slugs, optionally under a prefix.", WikiListArgs, _guarded("", wiki_list)),
         declare("rag_index", "Index free text for rag_query. The same source_path (or the same text) replaces.",
-                RagIndexArgs, _guarded("RAG", rag_index), policy_name="RagIndex", enabled=_rag_on),
+                RagIndexArgs, _guarded("RAG", rag_index)),
         declare("rag_query", "Search memory notes, wiki pages and indexed text (keyword BM25 fused with vectors "
                 "when an embedder answers). Each hit shows its per-channel ranks and scores.",
-                RagQueryArgs, _guarded("RAG", rag_query), policy_name="RagQuery", enabled=_rag_on),
+                RagQueryArgs, _guarded("RAG", rag_query)),
         declare("graph_add_node", "Add (or update, same id) a node of the property graph.", GraphAddNodeArgs,
-                _guarded("Graph", graph_add_node), policy_name="GraphWrite", enabled=_graph_on),
+                _guarded("Graph", graph_add_node)),
         declare("graph_add_edge", "Add an edge between two existing nodes; the same (from, relationship, to) "
-                "updates its properties.", GraphAddEdgeArgs, _guarded("Graph", graph_add_edge),
-                policy_name="GraphWrite", enabled=_graph_on),
+                "updates its properties.", GraphAddEdgeArgs, _guarded("Graph", graph_add_edge)),
         declare("graph_query", "Run one Cypher statement over Node/Edge with $parameters. Read-only unless "
-                "write is true.", GraphQueryArgs, _guarded("Graph", graph_query), policy_name="GraphQuery",
-                enabled=_graph_on, call_policy=_graph_query_policy),
+                "write is true.", GraphQueryArgs, _guarded("Graph", graph_query)),
         declare("graph_neighbors", "Nodes within depth hops (1-5) of a node, nearest first.", GraphNeighborsArgs,
-                _guarded("Graph", graph_neighbors), policy_name="GraphRead", enabled=_graph_on),
+                _guarded("Graph", graph_neighbors)),
         declare("graph_match", "Find nodes ({label, id, properties}) or edges ({from, relationship, to}) matching "
-                "a JSON pattern.", GraphMatchArgs, _guarded("Graph", graph_match), policy_name="GraphRead",
-                enabled=_graph_on),
+                "a JSON pattern.", GraphMatchArgs, _guarded("Graph", graph_match)),
         declare("graph_shortest_path", "Shortest path (either direction) between two nodes.",
-                GraphShortestPathArgs, _guarded("Graph", graph_shortest_path), policy_name="GraphRead",
-                enabled=_graph_on),
+                GraphShortestPathArgs, _guarded("Graph", graph_shortest_path)),
         declare("propose_role_amendment", "Propose a change to your role doc for a human to review "
                 "(writes role_proposals/<timestamp>_<slug>.md; the role doc itself is never changed).",
-                ProposeRoleAmendmentArgs, _guarded("", propose_role_amendment), policy_name="ProposeRoleAmendment"),
+                ProposeRoleAmendmentArgs, _guarded("", propose_role_amendment)),
     ]

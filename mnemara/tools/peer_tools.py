@@ -14,16 +14,13 @@ batch early; the inbox acknowledges every message of a turn that completed anywa
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field
 
 from mnemara.core.errors import MnemaraError
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
-
-if TYPE_CHECKING:
-    from mnemara.core.config import Config
 
 ACK_TIMEOUT_S = 10.0
 
@@ -36,10 +33,6 @@ class PeerSendArgs(ToolArgs):
 
 class PeerAckArgs(ToolArgs):
     ids: list[int] = Field(min_length=1, description="The message ids (stream sequences) of the inbox turn you handled.")
-
-
-def _nats_inbox(cfg: Config) -> bool:
-    return cfg.peer_transport == "nats" and bool(cfg.peer_poll_enabled)
 
 
 def peer_send(ctx: ToolContext, args: PeerSendArgs) -> dict[str, Any]:
@@ -64,7 +57,7 @@ def peer_ack(ctx: ToolContext, args: PeerAckArgs) -> dict[str, Any]:
 def specs() -> list[ToolSpec]:
     return [
         declare("peer_send", "Send a message to another panel (or a broadcast) over the NATS peer bus.", PeerSendArgs,
-                peer_send, policy_name="PeerSend", enabled=_nats_inbox),
+                peer_send),
         declare("peer_ack", "Acknowledge peer messages of the current inbox turn that you handled.", PeerAckArgs,
-                peer_ack, policy_name="PeerAck", enabled=_nats_inbox),
+                peer_ack),
     ]

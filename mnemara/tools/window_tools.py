@@ -149,9 +149,10 @@ def _done(ctx: ToolContext, result: EvictionResult) -> dict[str, Any]:
 def inspect_context(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
     from mnemara.context.breakdown import compute
     from mnemara.core.roledoc import read_role_doc
+    from mnemara.tools import enabled_specs
 
     win = _window(ctx)
-    parts = compute(ctx.config, win, read_role_doc(ctx.config.role_doc_path).text)
+    parts = compute(ctx.config, win, read_role_doc(ctx.config.role_doc_path).text, tools=enabled_specs(ctx.config))
     stats = eviction_stats(ctx.store)
     segments: dict[str, int] = {}
     for turn in ctx.store.live_rows():
@@ -203,20 +204,6 @@ def pin_row(ctx: ToolContext, args: PinRowArgs) -> dict[str, Any]:
             "already_pinned": turn.pinned}
 
 
-def users_pin(ctx: ToolContext, raw: dict[str, Any]) -> str:
-    """``unpin_row`` asks first when the row is a pin the user made (the agent's own pins it may undo)."""
-    row_id = raw.get("row_id")
-    if not isinstance(row_id, int) or isinstance(row_id, bool):
-        return ""
-    try:
-        turn = ctx.store.get(row_id)
-    except UsageError:
-        return ""
-    if not turn.pinned or turn.pinned_by_agent:
-        return ""
-    return f"the agent wants to unpin row {row_id} (slot {turn.pin_label!r}), which you pinned"
-
-
 def unpin_row(ctx: ToolContext, args: UnpinRowArgs) -> dict[str, Any]:
     row_id = args.row_id
     turn = ctx.store.get(row_id)
@@ -260,7 +247,7 @@ def mark_segment(ctx: ToolContext, args: MarkSegmentArgs) -> dict[str, Any]:
 def tune_window(ctx: ToolContext, args: TuneWindowArgs) -> dict[str, Any]:
     """Change the caps within what config.json allows: never above what config.json holds (a session-only
     raise, ``/tokens 900k --temp``, stays the user's and is never saved) or above ``agent_max_*``."""
-    from mnemara.core.config import Config, update_config
+    from mnemara.core.config import Config
 
     saved = Config.load(ctx.instance.config_path)
     changes: dict[str, int] = {}
@@ -278,10 +265,7 @@ def tune_window(ctx: ToolContext, args: TuneWindowArgs) -> dict[str, Any]:
             raise UsageError(f"{key} must be between {floor} and {ceiling} ({who})")
         changes[key] = value
     before = {k: getattr(ctx.config, k) for k in changes}
-    if ctx.update_config is not None:
-        ctx.config = ctx.update_config(**changes)
-    else:
-        ctx.config = update_config(ctx.instance.config_path, **changes)
+    ctx.update_config(**changes)
     log_event(ctx.instance.debug_log_path, "tune_window", before=before, after=changes, by="agent")
     return {"ok": True, "before": before, "after": changes, "note": "saved to config.json; the next turn uses it"}
 
@@ -296,33 +280,31 @@ def log_choice(ctx: ToolContext, args: LogChoiceArgs) -> dict[str, Any]:
 
 def specs() -> list[ToolSpec]:
     never = " Pinned rows are never evicted. Returns the row ids taken out of the window and the tokens freed."
-    tools: list[tuple[str, str, type[ToolArgs], Any, str]] = [
+    tools: list[tuple[str, str, type[ToolArgs], Any]] = [
         ("inspect_context", "Where the tokens of your next turn go (tool schemas, role doc, pinned rows, working "
-         "window) against the cap, with row counts, tokens per block kind and segments.", NoArgs, inspect_context,
-         "InspectContext"),
+         "window) against the cap, with row counts, tokens per block kind and segments.", NoArgs, inspect_context),
         ("list_window", "List the rows of your context: pinned slots, then the newest live rows with id, role, "
-         "tokens, segment and a one-line summary.", ListWindowArgs, list_window, "ListWindow"),
+         "tokens, segment and a one-line summary.", ListWindowArgs, list_window),
         ("list_pinned", "List the pinned rows (slots) in slot order with their labels and tokens.", NoArgs,
-         list_pinned, "ListPinned"),
+         list_pinned),
         ("pin_row", "Pin a row (or every row of a segment) so it is sent every turn and never evicted.", PinRowArgs,
-         pin_row, "PinRow"),
+         pin_row),
         ("unpin_row", "Unpin a row: it goes back to the rolling window (a row the user pinned: the user is asked "
-         "first).", UnpinRowArgs, unpin_row, "UnpinRow"),
+         "first).", UnpinRowArgs, unpin_row),
         ("evict_ids", "Take rows out of your context by id (or a whole segment); they stay on disk." + never,
-         EvictIdsArgs, evict_ids, "EvictIds"),
+         EvictIdsArgs, evict_ids),
         ("evict_last", "Take the newest N live rows out of your context (undo a bad turn)." + never, EvictLastArgs,
-         evict_last, "EvictLast"),
+         evict_last),
         ("evict_since", "Take a segment's rows and every live row after its start out of your context." + never,
-         EvictSinceArgs, evict_since, "EvictSince"),
+         EvictSinceArgs, evict_since),
         ("evict_older_than", "Take rows older than a duration out of your context." + never, EvictOlderThanArgs,
-         evict_older_than, "EvictOlderThan"),
+         evict_older_than),
         ("mark_segment", "Label a span of live rows (from_row..to_row, default: all live rows) as a named segment, "
-         "so it can be evicted or pinned together.", MarkSegmentArgs, mark_segment, "MarkSegment"),
+         "so it can be evicted or pinned together.", MarkSegmentArgs, mark_segment),
         ("tune_window", "Change your window caps (rows and/or tokens) within the limits the user set "
          "(agent_max_window_turns / agent_max_window_tokens; without them you may only lower the caps).",
-         TuneWindowArgs, tune_window, "TuneWindow"),
+         TuneWindowArgs, tune_window),
         ("log_choice", "Record a decision you made and why (appended to choices.jsonl for the user).",
-         LogChoiceArgs, log_choice, "LogChoice"),
+         LogChoiceArgs, log_choice),
     ]
-    return [declare(name, text, model, fn, policy_name=policy, asks=users_pin if name == "unpin_row" else None)
-            for name, text, model, fn, policy in tools]
+    return [declare(name, text, model, fn) for name, text, model, fn in tools]

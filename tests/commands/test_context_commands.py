@@ -49,13 +49,13 @@ def test_evict_stats_and_each_strategy(ctx):
     assert stats.ok and "12 live rows" in stats.text and "thinking" in stats.text
     assert dispatch(ctx, "/evict stats").text == stats.text
     r = dispatch(ctx, "/evict thinking")
-    assert r.ok and r.data["rows"] == 6 and r.data["tokens_freed"] > 0
-    assert dispatch(ctx, "/evict tools").data["rows"] == 6
-    assert dispatch(ctx, "/evict user").data["rows"] == 6
+    assert r.ok and r.payload.rows == 6 and r.payload.tokens_freed > 0
+    assert dispatch(ctx, "/evict tools").payload.rows == 6
+    assert dispatch(ctx, "/evict user").payload.rows == 6
     assert all(t.role == "assistant" for t in ctx.store.live_rows())
-    assert dispatch(ctx, "/evict 2").data["row_ids"] == [3, 5]
-    assert dispatch(ctx, "/evict last 1").data["row_ids"] == [13]
-    assert dispatch(ctx, "/evict assistant").data["rows"] == 3
+    assert dispatch(ctx, "/evict 2").payload.row_ids == [3, 5]
+    assert dispatch(ctx, "/evict last 1").payload.row_ids == [13]
+    assert dispatch(ctx, "/evict assistant").payload.rows == 3
     assert ctx.store.live_rows() == [] and ctx.store.get(slot).text == "HP 5"
     log = [json.loads(line) for line in ctx.instance.debug_log_path.read_text().splitlines() if line.strip()]
     assert any(e.get("event") == "eviction" and e.get("by") == "user" for e in log)
@@ -74,9 +74,9 @@ def test_compress_variants(ctx):
     fill_store(ctx.store, turns=20)
     assert "already under the target ~20000" in dispatch(ctx, "/compress 20k").text
     res = dispatch(ctx, "/compress 8k --yes")
-    assert res.ok and res.data["target"] == 8_000 and res.data["after"] <= 8_000
+    assert res.ok and res.payload.target == 8_000 and res.payload.after <= 8_000
     smart = dispatch(ctx, "/compress smart")
-    assert smart.action == "send" and "[MNEMARA CONTEXT AUDIT]" in smart.data["text"]
+    assert smart.action == "send" and "[MNEMARA CONTEXT AUDIT]" in smart.payload.text
     reads = dispatch(ctx, "/compress reads")
     assert reads.ok and "compress_repeated_reads" in reads.text
 
@@ -88,13 +88,13 @@ def test_compress_asks_first_and_measures_percent_against_the_budget(ctx):
     before = [(t.id, t.blocks) for t in ctx.store.live_rows()]
     ask = dispatch(ctx, "/compress")  # 25% of the budget (have * 2), i.e. about half of what is there now
     target = int(have * 2 * 0.25)
-    assert ask.ok and ask.action == "confirm" and ask.data["command"] == f"/compress {target} --yes"
+    assert ask.ok and ask.action == "confirm" and ask.payload.command == f"/compress {target} --yes"
     assert f"target ~{target}, 25% of the {have * 2}-token budget" in ask.text and "/undo" in ask.text
-    assert ask.data["plan"] and [(t.id, t.blocks) for t in ctx.store.live_rows()] == before  # nothing written yet
-    assert dispatch(ctx, "/compress 40%").data["command"] == f"/compress {int(have * 2 * 0.4)} --yes"
-    done = dispatch(ctx, ask.data["command"])
-    assert done.ok and done.data["after"] <= target and "-" not in "".join(
-        str(s["tokens_freed"]) for s in done.data["stages"])
+    assert ask.payload.plan and [(t.id, t.blocks) for t in ctx.store.live_rows()] == before  # nothing written yet
+    assert dispatch(ctx, "/compress 40%").payload.command == f"/compress {int(have * 2 * 0.4)} --yes"
+    done = dispatch(ctx, ask.payload.command)
+    assert done.ok and done.payload.after <= target and "-" not in "".join(
+        str(s.tokens_freed) for s in done.payload.stages)
 
 
 def test_compress_refuses_below_the_floor_and_says_so(ctx):

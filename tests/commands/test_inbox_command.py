@@ -18,20 +18,20 @@ def panel(session_factory, tmp_path: Path) -> AgentSession:
 def test_toggle_and_explicit_on_off(session_factory, tmp_path: Path) -> None:
     ctx = panel(session_factory, tmp_path)
     res = dispatch(ctx, "/inbox")
-    assert res.ok and res.data["enabled"] is False and res.text.startswith("⚡ Inbox: OFF")
-    assert dispatch(ctx, "/inbox").data["enabled"] is True
-    assert dispatch(ctx, "/inbox off").data["enabled"] is False
-    assert dispatch(ctx, "/inbox OFF").data["enabled"] is False
-    assert dispatch(ctx, "/inbox on").data["state_text"] == "⚡ Inbox: ON"
+    assert res.ok and res.payload.enabled is False and res.text.startswith("⚡ Inbox: OFF")
+    assert dispatch(ctx, "/inbox").payload.enabled is True
+    assert dispatch(ctx, "/inbox off").payload.enabled is False
+    assert dispatch(ctx, "/inbox OFF").payload.enabled is False
+    assert dispatch(ctx, "/inbox on").payload.state_text == "⚡ Inbox: ON"
 
 
 async def test_status_shows_role_file_and_problems(session_factory, tmp_path: Path) -> None:
     ctx = panel(session_factory, tmp_path)
     await ctx.peer_inbox.step()
     res = dispatch(ctx, "/inbox status")
-    assert res.data["enabled"] is True
+    assert res.payload.enabled is True
     assert "role: eng" in res.text and str(tmp_path / "peer.db") in res.text
-    assert "problem (missing)" in res.text and "peer db missing" in res.data["state_text"]
+    assert "problem (missing)" in res.text and "peer db missing" in res.payload.state_text
     new_db(tmp_path / "peer.db")
     add(tmp_path / "peer.db", "lead", "eng", {"n": 1})
     await ctx.peer_inbox.step()
@@ -66,8 +66,8 @@ def test_inbox_command_on_a_real_session(session_factory, tmp_path: Path) -> Non
     inbox = attach_inbox(session)
     assert inbox is not None and inbox.db_path == session.instance.root / "bus.db" and inbox.role == "eng"
     res = dispatch(session, "/inbox")
-    assert res.ok and res.data["state_text"] == "⚡ Inbox: OFF" and not inbox.enabled
-    assert dispatch(session, "/inbox on").data["state_text"] == "⚡ Inbox: ON"
+    assert res.ok and res.payload.state_text == "⚡ Inbox: OFF" and not inbox.enabled
+    assert dispatch(session, "/inbox on").payload.state_text == "⚡ Inbox: ON"
 
 
 def test_inbox_on_off_is_saved_and_the_next_panel_starts_that_way(session_factory) -> None:
@@ -78,12 +78,12 @@ def test_inbox_on_off_is_saved_and_the_next_panel_starts_that_way(session_factor
     update_config(session.instance.config_path, peer_poll_enabled=True, peer_db_path="bus.db")
     session.reload_config()
     assert attach_inbox(session).enabled
-    assert dispatch(session, "/inbox off").data["enabled"] is False
+    assert dispatch(session, "/inbox off").payload.enabled is False
     assert Config.load(session.instance.config_path).peer_inbox_on is False
     dispatch(session, "/inbox status")
     assert Config.load(session.instance.config_path).peer_inbox_on is False
     later = session_factory("saved")  # a new panel on the same instance
     assert attach_inbox(later).enabled is False
-    assert dispatch(later, "/inbox").data["enabled"] is True
+    assert dispatch(later, "/inbox").payload.enabled is True
     assert Config.load(later.instance.config_path).peer_inbox_on is True
     assert not dispatch(later, "/inbox maybe").ok and Config.load(later.instance.config_path).peer_inbox_on is True

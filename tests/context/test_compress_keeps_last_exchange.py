@@ -27,7 +27,7 @@ def test_the_issue_sequence_keeps_the_last_exchange(ctx):
     ids = _two_long_answers(ctx)
     ask = dispatch(ctx, "/compress")
     assert ask.action == "confirm"
-    done = dispatch(ctx, ask.data["command"])
+    done = dispatch(ctx, ask.payload.command)
     assert done.ok
     live = [t.id for t in ctx.store.live_rows()]
     assert live == ids[2:]  # the last question and its answer

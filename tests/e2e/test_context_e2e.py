@@ -39,9 +39,9 @@ def _compress_smart_injects_an_audit_turn_the_agent_acts_on(api, session) -> Non
               tool_use("mcp__mnemara__evict_thinking_blocks", {"row_ids": [2, 4]})),
         reply("KEEP: 1, 3\nEVICTED: thinking of 2 and 4\nASK: nothing"),
     )
-    result = session.turn(res.data["text"])
+    result = session.turn(res.payload.text)
     first = api.message_requests()[sent]
-    assert first.user_text().endswith(res.data["text"])
+    assert first.user_text().endswith(res.payload.text)
     assert "[MNEMARA CONTEXT AUDIT]" in first.user_text()
     assert _tool_result_payload(result)["row_ids"] == [2, 4]
     assert not any(b["type"] == "thinking" for i in (2, 4) for b in session.store.get(i).blocks)

@@ -8,7 +8,7 @@ import pytest
 
 from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply, tool_use
-from tests.e2e.test_repl_tty import Terminal
+from tests.e2e.terminal import Terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -24,8 +24,7 @@ def test_terminal_repl_numbers_captions_across_answers_and_colours_a_diff(script
                       reply(tool_use("Edit", {"file_path": str(target), "old_string": "hello",
                                               "new_string": "goodbye"})),
                       reply("edited"))
-    term = Terminal("run", "--instance", "ttyhabits", "--no-tui")
-    try:
+    with Terminal("run", "--instance", "ttyhabits", "--no-tui") as term:
         term.expect("you>")
         term.send("two blocks please\r")
         term.expect("block 2 · /copy 2 copies it")
@@ -40,11 +39,7 @@ def test_terminal_repl_numbers_captions_across_answers_and_colours_a_diff(script
         term.send("y\r")
         term.expect("edited")
         term.expect("you>")
-        term.send("\x04")
-        assert term.close() == 0
-    finally:
-        if term.proc.poll() is None:
-            term.proc.kill()
+        assert term.quit() == 0
     assert "click" not in term.seen
     assert "\x1b[31m    -hello world\x1b[0m" in term.seen
     assert target.read_text(encoding="utf-8") == "goodbye world\n"

@@ -4,7 +4,6 @@ from __future__ import annotations
 import io
 import os
 import queue
-import re
 import threading
 import time
 from pathlib import Path
@@ -16,10 +15,9 @@ from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply, tool_use
 from tests.peer_support import add, new_db
-from tests.e2e.test_repl_tty import Terminal
+from tests.e2e.terminal import PlainTerminal
 
 pytestmark = pytest.mark.e2e
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def configure(name: str, db_path: Path, interval: float = 0.2) -> Instance:
@@ -164,13 +162,6 @@ def test_piped_repl_delivers_pending_rows_first_without_asking_and_obeys_inbox_o
     assert texts[2:6] == ["y", "answer to y", "hello", "user answer"] and texts[7] == "inbox answer two", texts
 
 
-class PlainTerminal(Terminal):
-    """A Terminal whose expect() ignores escape sequences (prompt-toolkit redraws the prompt between writes)."""
-
-    def screen(self, raw: str) -> str:
-        return ANSI.sub("", raw)
-
-
 def test_terminal_repl_delivers_in_the_background_toggles_and_a_message_waits_for_an_inbox_turn(
         scripted_api, mnemara_home, tmp_path):
     """One `mnemara run` on a terminal: a row written while you sit at the prompt is delivered in the
@@ -180,8 +171,7 @@ def test_terminal_repl_delivers_in_the_background_toggles_and_a_message_waits_fo
     inst = configure("eng-tty", path)
     scripted_api.push(reply("tty inbox answer"), reply("tty user answer"), reply("tty second inbox answer"),
                       reply("slow inbox words " * 20, delay=0.1, chunk_size=17), reply("my own answer"))
-    term = PlainTerminal("run", "--instance", "eng-tty", "--no-tui")
-    try:
+    with PlainTerminal("run", "--instance", "eng-tty", "--no-tui") as term:
         term.expect("⚡ Inbox: ON")
         term.expect("you>")
         add(path, "lead", "eng", {"type": "task", "text": "while you sit at the prompt"})
@@ -214,11 +204,7 @@ def test_terminal_repl_delivers_in_the_background_toggles_and_a_message_waits_fo
         term.expect("(an inbox turn is running; your message goes next")
         term.expect("my own answer")
         term.expect("you>")
-        term.send("\x04")
-        assert term.close() == 0
-    finally:
-        if term.proc.poll() is None:
-            term.proc.kill()
+        assert term.quit() == 0
     with TurnStore(inst.turns_path) as store:
         rows = store.history()
     assert [r.text for r in rows if r.role == "assistant"][:3] == [

@@ -2,71 +2,25 @@
 from __future__ import annotations
 
 import os
-import pty
-import select
 import shlex
 import shutil
-import subprocess
 import sys
-import time
 
 import pytest
 
 from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.testing.scripted_api import reply
-from tests.conftest import ROOT, cli_env
+from tests.conftest import ROOT
+from tests.e2e.terminal import Terminal
 
 pytestmark = pytest.mark.e2e
-
-
-class Terminal:
-    def __init__(self, *args: str) -> None:
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen([sys.executable, "-m", "mnemara", *args], stdin=slave, stdout=slave,
-                                     stderr=slave, env=cli_env({"PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm"}), cwd=str(ROOT), close_fds=True, start_new_session=True)
-        os.close(slave)
-        self.buffer = ""
-        self.seen = ""
-
-    def screen(self, raw: str) -> str:
-        """What ``expect`` matches against; subclasses may clean the raw output."""
-        return raw
-
-    def expect(self, text: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while text not in self.screen(self.buffer):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"{text!r} not seen; screen so far:\n{self.screen(self.buffer)[-2000:]}")
-            ready, _, _ = select.select([self.master], [], [], min(left, 0.2))
-            if ready:
-                try:
-                    self.buffer += os.read(self.master, 65536).decode("utf-8", "replace")
-                except OSError:
-                    break
-        shown = self.screen(self.buffer)
-        if text not in shown:
-            raise AssertionError(f"{text!r} not seen before the terminal closed:\n{shown[-2000:]}")
-        end = shown.index(text) + len(text)
-        self.seen += shown[:end]
-        self.buffer = shown[end:]  # later expects look past this match
-
-    def send(self, data: str) -> None:
-        os.write(self.master, data.encode())
-
-    def close(self) -> int:
-        try:
-            return self.proc.wait(timeout=30)
-        finally:
-            os.close(self.master)
 
 
 def test_terminal_repl_streams_stops_on_ctrl_c_and_keeps_history(scripted_api, mnemara_home):
     inst = Instance.create("tty")
     scripted_api.push(reply("first reply"), reply("slow " * 300, delay=0.05), reply("after the stop"))
-    term = Terminal("run", "--instance", "tty", "--no-tui")
-    try:
+    with Terminal("run", "--instance", "tty", "--no-tui") as term:
         term.expect("you>")
         term.send("hello there\r")
         term.expect("first reply")
@@ -79,11 +33,7 @@ def test_terminal_repl_streams_stops_on_ctrl_c_and_keeps_history(scripted_api, m
         term.send("and now?\r")
         term.expect("after the stop")
         term.expect("you>")
-        term.send("\x04")
-        assert term.close() == 0
-    finally:
-        if term.proc.poll() is None:
-            term.proc.kill()
+        assert term.quit() == 0
     with TurnStore(inst.turns_path) as store:
         rows = store.history()
     assert [r.role for r in rows] == ["user", "assistant"] * 3

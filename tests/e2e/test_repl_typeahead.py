@@ -6,7 +6,7 @@ import pytest
 from mnemara.store.instance import Instance
 from mnemara.testing.scripted_api import reply
 from mnemara.ui.repl.app import InterruptWatcher
-from tests.e2e.test_repl_inbox import PlainTerminal
+from tests.e2e.terminal import PlainTerminal
 
 
 @pytest.mark.parametrize("typed, expected", [
@@ -46,8 +46,7 @@ def test_lines_ended_with_enter_are_queued_in_order_and_blank_ones_dropped():
 def test_text_typed_during_a_turn_is_the_next_prompt(scripted_api, mnemara_home):
     Instance.create("ahead")
     scripted_api.push(reply("slow " * 80, delay=0.05, chunk_size=5), reply("got your second message"))
-    term = PlainTerminal("run", "--instance", "ahead", "--no-tui")
-    try:
+    with PlainTerminal("run", "--instance", "ahead", "--no-tui") as term:
         term.expect("you>")
         term.send("first\r")
         term.expect("slow slow")
@@ -57,11 +56,7 @@ def test_text_typed_during_a_turn_is_the_next_prompt(scripted_api, mnemara_home)
         term.send("\r")
         term.expect("got your second message")
         term.expect("you>")
-        term.send("\x04")
-        assert term.close() == 0
-    finally:
-        if term.proc.poll() is None:
-            term.proc.kill()
+        assert term.quit() == 0
     assert scripted_api.message_requests()[-1].user_text().endswith("second message")
 
 
@@ -72,32 +67,23 @@ def test_a_queued_line_survives_the_terminal_closing_and_is_back_at_the_next_pro
     unsent.json from the moment it is queued, and the next REPL puts it back at its prompt (not
     sent) and says so."""
     import json
-    import os
-    import signal
 
     inst = Instance.create("closing")
     unsent = inst.root / "unsent.json"
     scripted_api.push(reply("slow " * 400, delay=0.1, chunk_size=5))
-    term = PlainTerminal("run", "--instance", "closing", "--no-tui")
-    try:
+    with PlainTerminal("run", "--instance", "closing", "--no-tui") as term:
         term.expect("you>")
         term.send("first\r")
         term.expect("slow slow")
         term.send("queued line\r")
         term.expect("(queued: 'queued line'")
         assert json.loads(unsent.read_text(encoding="utf-8")) == ["queued line"]
-    finally:
-        os.killpg(term.proc.pid, signal.SIGKILL)
-        term.close()
-    again = PlainTerminal("run", "--instance", "closing", "--no-tui")
-    try:
+    # leaving the block killed the REPL and its CLI (the whole process group) in the middle of the turn
+    with PlainTerminal("run", "--instance", "closing", "--no-tui") as again:
         again.expect("1 message(s) queued but not sent when the REPL last closed are back at the prompt")
         again.expect("you> queued line")
-        again.send("\x15\x04")  # clear the line, leave: nothing is sent
-        assert again.close() == 0
-    finally:
-        if again.proc.poll() is None:
-            os.killpg(again.proc.pid, signal.SIGKILL)
+        again.send("\x15")  # clear the line, leave: nothing is sent
+        assert again.quit() == 0
     assert len(scripted_api.message_requests()) == 1
     assert not unsent.exists(), "cleared at the prompt and left with Ctrl+D: not offered again"
 
@@ -106,24 +92,16 @@ def test_a_queued_line_survives_the_terminal_closing_and_is_back_at_the_next_pro
 def test_a_queued_line_goes_into_the_prompt_history_when_it_is_sent(scripted_api, mnemara_home):
     """Lines queued during a turn never passed through the prompt, so they were missing from
     .prompt_history: Up could not recall them (the only copy of one the store could not take)."""
-    import os
-    import signal
-
     inst = Instance.create("history")
     scripted_api.push(reply("slow " * 80, delay=0.05, chunk_size=5), reply("answer to the queued line"))
-    term = PlainTerminal("run", "--instance", "history", "--no-tui")
-    try:
+    with PlainTerminal("run", "--instance", "history", "--no-tui") as term:
         term.expect("you>")
         term.send("first\r")
         term.expect("slow slow")
         term.send("queued for later\r")
         term.expect("answer to the queued line")
         term.expect("you>")
-        term.send("\x04")
-        assert term.close() == 0
-    finally:
-        if term.proc.poll() is None:
-            os.killpg(term.proc.pid, signal.SIGKILL)
+        assert term.quit() == 0
     history = inst.prompt_history_path.read_text(encoding="utf-8")
     assert "+first\n" in history and "+queued for later\n" in history, history
 

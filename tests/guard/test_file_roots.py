@@ -117,7 +117,7 @@ def test_add_dir_asks_then_saves_and_the_gate_follows(session_factory, project: 
     assert asked.action == "confirm" and str(project) in asked.text
     assert Config.load(session.instance.config_path).file_tool_roots == []  # asking saves nothing
     assert session.gate.decide("Read", {"file_path": str(project / "main.py")}).verdict == "deny"
-    done = dispatch(session, str(asked.data["command"]))
+    done = dispatch(session, str(asked.payload.command))
     assert done.ok and "file tools may use" in done.text
     assert Config.load(session.instance.config_path).file_tool_roots == [str(project.resolve())]
     assert session.gate.decide("Read", {"file_path": str(project / "main.py")}).verdict == "allow"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mnemara.core.live_config import LiveConfig
 from mnemara.core.config import Config, ToolPolicy
 from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate, PermissionRequest
@@ -105,7 +106,7 @@ def test_a_relative_path_is_read_from_the_sessions_folder_the_gate_judged(inst, 
     monkeypatch.chdir(tmp_path)  # Mnemara's own working folder is elsewhere
     store = TurnStore(inst.turns_path)
     try:
-        ctx = ToolContext(instance=inst, config=Config(read_skeleton_enabled=True), store=store,
+        ctx = ToolContext(instance=inst, live=LiveConfig(inst.config_path, current=Config(read_skeleton_enabled=True)), store=store,
                           cwd=str(source.parent))
         tool = {s.name: s.handler for s in context_tools.specs()}["read_skeleton"]
         answer = tool(ctx, {"file_path": "mod.py"})

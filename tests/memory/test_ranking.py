@@ -98,3 +98,43 @@ def test_the_timeline_follows_new_notes(tmp_path: Path) -> None:
     hits = rag.query("When does the support group meet?", k=5)["hits"]
     kayak = next(h for h in hits if "kayak" in h["text"])
     assert set(kayak["channels"]) == set() and kayak["boosts"]["neighbour"]["added"] > 0
+
+
+def test_the_vector_weight_falls_as_the_keyword_hits_cover_the_question() -> None:
+    adaptive = ranking.Weights(0.4, 0.6, 0.6, 0.6, vector_covered=0.1)
+    assert adaptive.for_coverage(0.0).vector == 0.6 and adaptive.for_coverage(0.0).keyword == 0.4
+    assert adaptive.for_coverage(1.0).vector == 0.1 and adaptive.for_coverage(1.0).keyword == 0.9
+    assert adaptive.for_coverage(0.5).vector == pytest.approx(0.35)
+    assert adaptive.for_coverage(7.0).vector == 0.1  # clamped
+    fixed = ranking.Weights(0.7, 0.3, 0.6, 0.6)
+    assert fixed.for_coverage(1.0) is fixed
+    assert ranking.Weights(1.0, 0.0, 0.6, 0.6, 0.1).for_coverage(0.0).vector == 0.0  # keyword-only stays so
+    assert adaptive.for_coverage(0.5).as_dict().keys() == {"keyword", "vector", "date", "neighbour"}
+    assert adaptive.as_dict()["vector_covered"] == 0.1
+
+
+def test_keyword_coverage_is_the_best_share_of_question_terms_in_one_of_the_first_rows() -> None:
+    terms = ["support", "group", "caroline"]
+    assert ranking.keyword_coverage(terms, ["caroline went", "support group caroline meet"]) == 1.0
+    assert ranking.keyword_coverage(terms, ["caroline went", "group"]) == pytest.approx(1 / 3)
+    assert ranking.keyword_coverage(terms, []) == 0.0 and ranking.keyword_coverage([], ["x"]) == 0.0
+    later = ["x", "y", "z", "support group caroline"]  # past the first COVERAGE_ROWS rows: not counted
+    assert ranking.keyword_coverage(terms, later) == 0.0
+
+
+def test_rag_query_weighs_the_vector_channel_by_how_well_keywords_cover_the_question(tmp_path: Path) -> None:
+    """On a real index with the local embedder: a question said in the notes' own words leans on the
+    keyword channel, a paraphrase on the vector channel, and the answer says which weights it used."""
+    from mnemara.memory.search.embedders import VECTOR_WEIGHTS, local_embedder
+
+    conversation(tmp_path)
+    rag = RagIndex(tmp_path, embedder=local_embedder())
+    top, covered = VECTOR_WEIGHTS[local_embedder().model]
+    said = rag.query("Caroline LGBTQ support group", k=3)
+    assert said["keyword_coverage"] == 1.0 and said["weights"]["vector"] == pytest.approx(covered)
+    assert said["weights"]["keyword"] == pytest.approx(1 - covered)
+    paraphrase = rag.query("meeting of queer peers for help", k=3)
+    assert paraphrase["keyword_coverage"] < 1.0 and paraphrase["weights"]["vector"] > covered
+    assert paraphrase["weights"]["vector"] <= top
+    keyword_only = RagIndex(tmp_path).query("Caroline LGBTQ support group", k=3)
+    assert "keyword_coverage" not in keyword_only and keyword_only["weights"]["vector"] == 0.0

@@ -414,3 +414,21 @@ def test_a_heading_without_a_zone_is_utc_on_a_machine_west_of_greenwich(tmp_path
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+def test_a_short_line_naming_the_same_people_is_not_a_conflict_and_keeps_its_rank() -> None:
+    """A one-line reply is inside a long note that names the same people, yet not about what it
+    says: recall must not call it a conflict and move it into the long note's better slot."""
+    long_note = ("Jon: Hey Gina! Good to see you too. Lost my job as a banker yesterday, so I'm gonna take "
+                 "a shot at starting my own business.")
+    short = "Gina: Remember Jon, Just do it!"
+    assert relate(long_note, short).kind != CONFLICT
+    assert relate("Gina: Thanks! Got the tattoo a few years ago.", "Gina: ;)").kind != CONFLICT
+    hits = [{"id": "a", "kind": "memory", "text": long_note, "created_at": "2023-01-20T10:00:00+00:00"},
+            {"id": "b", "kind": "memory", "text": short, "created_at": "2023-07-23T10:00:00+00:00"}]
+    assert [h["id"] for h in apply_recency(hits)] == ["a", "b"]
+    # the same subject told differently is still a conflict, newest first
+    old = {"id": "c", "kind": "memory", "text": "The deploy window is Friday", "created_at": "2023-01-01T00:00:00+00:00"}
+    new = {"id": "d", "kind": "memory", "text": "The deploy window is Monday", "created_at": "2023-02-01T00:00:00+00:00"}
+    assert relate(old["text"], new["text"]).kind == CONFLICT
+    assert [h["id"] for h in apply_recency([old, new])] == ["d", "c"]

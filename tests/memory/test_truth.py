@@ -217,7 +217,7 @@ def test_memory_review_lists_proposals_marked_and_applies_only_the_users_verdict
     book = StatusBook.load(session.instance.memory_dir)
     assert book.entries[first]["superseded_by"] == second and third not in book.entries
     assert dispatch(session, "/memory review").text == "no possible copies or corrections to review"
-    assert fourth in kept.data.values() and third in kept.data.values()
+    assert {kept.payload.older, kept.payload.newer} == {third, fourth}
 
 
 # -- provenance ----------------------------------------------------------------------------------

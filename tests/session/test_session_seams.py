@@ -1,18 +1,14 @@
 """The parts session.py hands its work to, without a CLI: the loop helpers behind the sync API,
-the turn recorder's once-only notices, the live config's overrides, the parts' error isolation."""
+the turn recorder's once-only notices, the parts' error isolation (the live config: tests/core)."""
 from __future__ import annotations
 
 import asyncio
 import threading
 
-import pytest
 
 from mnemara.core import events as ev
-from mnemara.core.config import Config
 from mnemara.core.debuglog import read_events
-from mnemara.core.errors import ConfigError
 from mnemara.store.instance import Instance
-from mnemara.session.live_config import LiveConfig
 from mnemara.store.turns import TurnStore
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.core.turn_parts import TurnPart, call_each
@@ -66,26 +62,6 @@ def test_damaged_rows_are_reported_once_per_session(tmp_path):
         assert recorder.damaged_notices([3, 5, 7]) == []
     finally:
         store.close()
-
-
-def test_a_refused_override_changes_nothing_and_an_update_ends_the_override(tmp_path):
-    path = tmp_path / "config.json"
-    Config().save(path)
-    handed: list[Config] = []
-
-    def hand_out(cfg: Config) -> Config:
-        handed.append(cfg)
-        return cfg
-
-    live = LiveConfig(path, hand_out)
-    with pytest.raises(ConfigError):
-        live.override(Config.load(path), max_window_turns=-1)
-    assert live.overrides == {} and handed == []
-    assert live.override(Config.load(path), model="claude-haiku-4-5").model == "claude-haiku-4-5"
-    assert Config.load(path).model != "claude-haiku-4-5"  # never saved
-    assert live.update(model="claude-sonnet-4-5").model == "claude-sonnet-4-5"
-    assert live.overrides == {} and Config.load(path).model == "claude-sonnet-4-5"
-    assert [cfg.model for cfg in handed] == ["claude-haiku-4-5", "claude-sonnet-4-5"]  # each change handed out once
 
 
 def test_call_each_skips_and_logs_a_failing_part_or_hook_by_name(tmp_path):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemara.core.config import Config
+from mnemara.core.live_config import LiveConfig
 from tests.sample_session import fill_store
 from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
@@ -20,7 +20,7 @@ def declared(name: str):
 def tctx():
     inst = Instance.create("tools")
     store = TurnStore(inst.turns_path)
-    yield ToolContext(instance=inst, config=Config.load(inst.config_path), store=store)
+    yield ToolContext(instance=inst, live=LiveConfig(inst.config_path), store=store)
     store.close()
 
 

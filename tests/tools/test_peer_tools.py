@@ -5,6 +5,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from mnemara.core.live_config import LiveConfig
 from mnemara.core.config import Config, ToolPolicy
 from mnemara.store.instance import Instance
 from mnemara.guard.gate import PermissionGate
@@ -19,7 +20,7 @@ def _specs(config: Config) -> dict[str, ToolSpec]:
 
 
 def _ctx(inst: Instance, config: Config) -> ToolContext:
-    return ToolContext(instance=inst, config=config, store=TurnStore(inst.turns_path))
+    return ToolContext(instance=inst, live=LiveConfig(inst.config_path, current=config), store=TurnStore(inst.turns_path))
 
 
 def test_the_peer_tools_exist_only_with_nats_and_the_gate_governs_them(mnemara_home: Path) -> None:

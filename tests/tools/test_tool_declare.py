@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from pydantic import Field, model_validator
 
-from mnemara.core.config import Config
+from mnemara.core.live_config import LiveConfig
 from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
 from mnemara.tools import ToolContext, all_specs
@@ -40,7 +40,7 @@ def test_schema_comes_from_the_model() -> None:
 def test_refusals_are_one_line_answers(raw: dict[str, Any], error: str, mnemara_home) -> None:
     inst = Instance.create("decl")
     with TurnStore(inst.turns_path) as store:
-        ctx = ToolContext(instance=inst, config=Config.load(inst.config_path), store=store)
+        ctx = ToolContext(instance=inst, live=LiveConfig(inst.config_path), store=store)
         spec = declare("echo", "Echo.", EchoArgs, echo)
         assert spec.handler(ctx, raw) == {"ok": False, "error": error}
         assert spec.handler(ctx, {"text": "hi", "times": 2}) == {"ok": True, "echo": ["hi", "hi"]}
@@ -82,7 +82,7 @@ def test_a_models_own_rule_and_a_handlers_refusal_answer_the_same_way(mnemara_ho
 
     inst = Instance.create("decl2")
     with TurnStore(inst.turns_path) as store:
-        ctx = ToolContext(instance=inst, config=Config.load(inst.config_path), store=store)
+        ctx = ToolContext(instance=inst, live=LiveConfig(inst.config_path), store=store)
         spec = declare("window", "Window.", WindowArgs, window)
         assert spec.handler(ctx, {}) == {"ok": False, "error": "give first and/or last"}
         assert ran == []  # a refused call never reaches the handler

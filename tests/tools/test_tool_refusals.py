@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from mnemara.core.live_config import LiveConfig
 from mnemara.memory.notes import append_note
 from mnemara.memory.surfaces import backends_for
 from mnemara.store.turns import TurnStore
@@ -104,7 +105,7 @@ def test_every_tool_has_a_refusal_case() -> None:
 def test_bad_arguments_get_one_clear_line_and_change_nothing(mnemara_home: Path) -> None:
     inst, cfg = make_instance("refusals", read_skeleton_enabled=True)
     with TurnStore(inst.turns_path) as store:
-        ctx = ToolContext(instance=inst, config=cfg, store=store)
+        ctx = ToolContext(instance=inst, live=LiveConfig(inst.config_path, current=cfg), store=store)
         handlers = _handlers()
         for i in range(4):
             store.append("user", f"row {i} " + "x " * 20)
@@ -128,7 +129,7 @@ def test_a_refused_backend_call_opens_no_backend(mnemara_home: Path) -> None:
     """The arguments are checked before the graph or the index is opened (or created)."""
     inst, cfg = make_instance("fresh")
     with TurnStore(inst.turns_path) as store:
-        ctx = ToolContext(instance=inst, config=cfg, store=store)
+        ctx = ToolContext(instance=inst, live=LiveConfig(inst.config_path, current=cfg), store=store)
         handlers = _handlers()
         assert handlers["graph_match"](ctx, {"pattern_json": "{not json"})["ok"] is False
         assert handlers["rag_query"](ctx, {"question": "x", "k": 0})["ok"] is False

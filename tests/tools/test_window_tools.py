@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from mnemara.core.live_config import LiveConfig
 from mnemara.core.config import Config, ToolPolicy, update_config
 from mnemara.context.row_ops import parse_duration
 from mnemara.core.errors import UsageError
@@ -28,7 +29,7 @@ H = {spec.name: spec.handler for spec in wt.specs()}
 def ctx(mnemara_home):
     inst = Instance.create("w")
     store = TurnStore(inst.turns_path)
-    yield ToolContext(instance=inst, config=Config.load(inst.config_path), store=store)
+    yield ToolContext(instance=inst, live=LiveConfig(inst.config_path), store=store)
     store.close()
 
 
@@ -95,13 +96,14 @@ def test_tune_window_stays_within_the_users_limits(ctx):
     assert not out["ok"] and "between 2 and 20" in out["error"]  # no agent_max: only lower than the current 20
     assert H["tune_window"](ctx, {"max_window_turns": 10})["after"] == {"max_window_turns": 10}
     update_config(ctx.instance.config_path, agent_max_window_turns=60, agent_max_window_tokens=300_000)
-    ctx.config = Config.load(ctx.instance.config_path)
+    ctx.live.reload()  # a hand edit: read at the next turn
     assert H["tune_window"](ctx, {"max_window_turns": 60, "max_window_tokens": 250_000})["ok"]
     assert not H["tune_window"](ctx, {"max_window_tokens": 400_000})["ok"]
     assert not H["tune_window"](ctx, {"max_window_turns": 1})["ok"]
     assert not H["tune_window"](ctx, {})["ok"]
     cfg = Config.load(ctx.instance.config_path)
     assert (cfg.max_window_turns, cfg.max_window_tokens) == (60, 250_000)
+    assert ctx.config == cfg  # the tool context reads the live config the change was saved through
 
 
 def test_pins_lists_inspect_and_log_choice(ctx):

@@ -14,6 +14,7 @@ from textual import events
 
 from mnemara.commands import dispatch
 from mnemara.commands.complete import complete, parse_usage
+from mnemara.commands.payloads import RefusedInput
 from mnemara.core.config import Config, update_config
 from mnemara.core.errors import ConfigError
 from mnemara.store.instance import Instance
@@ -39,7 +40,7 @@ def test_keys_command_shows_sets_and_refuses(session_factory):
     assert result.ok and ctx.config.send_key == "enter"
     assert Config.load(ctx.instance.config_path).send_key == "enter"
     refused = dispatch(ctx, "/keys space")
-    assert not refused.ok and refused.data.get("refused_input") and refused.text.splitlines()[0] == (
+    assert not refused.ok and isinstance(refused.payload, RefusedInput) and refused.text.splitlines()[0] == (
         "/keys: unknown send key 'space': use ctrl+s or enter")
     assert Config.load(ctx.instance.config_path).send_key == "enter", "a refused value changes nothing"
 

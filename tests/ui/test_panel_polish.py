@@ -99,11 +99,11 @@ async def test_help_columns_wrap_under_the_description_at_80_columns():
     app = LogApp()
     async with app.run_test(size=(80, 80)) as pilot:
         log = app.query_one(ChatLog)
-        log.append(LogEntry("info", "mnemara", result.text, columns=result.data["columns"]))
+        log.append(LogEntry("info", "mnemara", result.text, columns=result.payload.rows))
         log.scroll_home(animate=False)
         await pilot.pause()
         lines = [log.render_line(y).text for y in range(log.virtual_size.height)]
-        start = lines[1].index(result.data["columns"][0][1][:10])  # the description column
+        start = lines[1].index(result.payload.rows[0][1][:10])  # the description column
         wrapped = [line for line in lines[2:] if line[:start].strip() == "" and line.strip()]
         assert wrapped, "some description should wrap at 80 columns"
         assert all(line[start - 1] == " " and line[start] != " " for line in wrapped)
@@ -149,10 +149,10 @@ def test_copy_command_finds_code_blocks_of_the_last_answer(session_factory):
     store = ctx.store
     assert not dispatch(ctx, "/copy").ok  # no answer yet
     store.append("assistant", ANSWER)
-    assert dispatch(ctx, "/copy").data["text"] == "echo done"
+    assert dispatch(ctx, "/copy").payload.text == "echo done"
     first = dispatch(ctx, "/copy 1")
-    assert first.action == "copy" and first.data["text"].startswith("def lease")
-    assert dispatch(ctx, "/copy all").data["text"] == ANSWER
+    assert first.action == "copy" and first.payload.text.startswith("def lease")
+    assert dispatch(ctx, "/copy all").payload.text == ANSWER
     assert not dispatch(ctx, "/copy 3").ok and not dispatch(ctx, "/copy x").ok
 
 

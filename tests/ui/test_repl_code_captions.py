@@ -41,9 +41,9 @@ def test_copy_n_takes_the_block_its_caption_numbers(session_factory) -> None:
     _answer(render, ANSWER_ONE)
     _answer(render, ANSWER_TWO)
     third = dispatch(session, "/copy 3")
-    assert third.ok and third.action == "copy" and third.data["text"].strip() == "print(3)"
-    assert dispatch(session, "/copy").data["text"].strip() == "four"  # no N: the last block shown
-    assert dispatch(session, "/copy all").data["text"] == ANSWER_TWO
+    assert third.ok and third.action == "copy" and third.payload.text.strip() == "print(3)"
+    assert dispatch(session, "/copy").payload.text.strip() == "four"  # no N: the last block shown
+    assert dispatch(session, "/copy all").payload.text == ANSWER_TWO
     missing = dispatch(session, "/copy 5")
     assert not missing.ok and "this session has shown 4" in missing.text
 
@@ -51,5 +51,5 @@ def test_copy_n_takes_the_block_its_caption_numbers(session_factory) -> None:
 def test_without_numbered_captions_copy_counts_the_last_answer(session_factory) -> None:
     session = session_factory("captions2")
     session.store.append("assistant", ANSWER_ONE)
-    assert dispatch(session, "/copy 2").data["text"].strip() == "echo two"
+    assert dispatch(session, "/copy 2").payload.text.strip() == "echo two"
     assert "has 2 code block(s), not 3" in dispatch(session, "/copy 3").text

@@ -12,6 +12,7 @@ from mnemara.commands import dispatch, specs
 from mnemara.core.config import Config
 from mnemara.store.turns import TurnStore
 from mnemara.context import breakdown as bd
+from mnemara.tools import enabled_specs
 from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from mnemara.ui.tui.widgets.status_line import Status, human_tokens
@@ -102,7 +103,7 @@ def test_breakdown_counts_each_part(tmp_path: Path):
     store.upsert_slot("health", "system", "y" * 40)
     cfg = Config(max_window_tokens=1000)
     win = store.window(cfg.max_window_turns, cfg.max_window_tokens)
-    result = bd.compute(cfg, win, "r" * 80)
+    result = bd.compute(cfg, win, "r" * 80, tools=enabled_specs(cfg))
     parts = {p.name: p.tokens for p in result.parts}
     assert parts["role doc"] == 20 and parts["pinned rows"] == 10 and parts["working window"] == 100
     assert parts["manifest"] == 0 and parts["tool schemas"] >= bd.BUILTIN_TOOL_TOKENS * len(bd.BUILTIN_TOOLS)

@@ -25,7 +25,9 @@ import uuid
 import weakref
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, Protocol
 
 from mnemara.core.backend_loader import load_backend
 from mnemara.core.errors import BackendUnavailable, UsageError
@@ -65,7 +67,13 @@ class GraphUnavailable(BackendUnavailable):
     """Kuzu cannot be used; ``str(exc)`` is the reason."""
 
 
-def open_database(kuzu: Any, path: Path, *, read_only: bool = False) -> Any:
+class ClosableDatabase(Protocol):
+    """A database :func:`open_database` opened (a ``kuzu.Database``): what :func:`close_database` calls."""
+
+    def close(self) -> None: ...
+
+
+def open_database(kuzu: ModuleType, path: Path, *, read_only: bool = False) -> Any:
     """``kuzu.Database`` of ``path`` the way Mnemara opens it in-process (bounded buffer pool).
 
     Kuzu's file lock keeps other processes out, not this one: a second ``Database`` on a file this
@@ -103,7 +111,7 @@ def held_for_writing_here(path: Path) -> bool:
         return any(not ro for _, ro in _live(os.path.realpath(path)))
 
 
-def close_database(db: Any) -> None:
+def close_database(db: ClosableDatabase) -> None:
     """Close a database from :func:`open_database` and take it off this process's account.
 
     The account is held while Kuzu closes (it checkpoints and writes the file), so no open here
@@ -121,7 +129,7 @@ def close_database(db: Any) -> None:
                     del _open_here[key]
 
 
-def kuzu_version(kuzu: Any) -> str:
+def kuzu_version(kuzu: ModuleType) -> str:
     """The version of an imported Kuzu module, as stamps record it ('' when it has none)."""
     return str(getattr(kuzu, "__version__", "") or "")
 
@@ -158,7 +166,7 @@ def probe_failure(path: Path) -> str | None:
     return _one_line(Exception(re.sub(r"^\w+(Error|Exception): ", "", last)))
 
 
-def check_opens(kuzu: Any, path: Path) -> None:
+def check_opens(kuzu: ModuleType, path: Path) -> None:
     """Raise GraphUnavailable unless ``path`` can be opened in this process without risk: it is
     exactly as this Kuzu version last closed it cleanly, or a child process opened it first.
     For the code that opens a graph file without a :class:`Graph` (forget, note-id migration)."""
@@ -476,25 +484,25 @@ class Graph:
 
 
 # -- validation and conversion ------------------------------------------------------------
-def _check_name(value: Any, what: str) -> str:
+def _check_name(value: object, what: str) -> str:
     if not isinstance(value, str) or not NAME_RE.fullmatch(value.strip()):
         raise UsageError(f"invalid {what} {value!r}: 1-64 of letters, digits, ' ', '_', ':', '.', '-'")
     return value.strip()
 
 
-def _check_id(value: Any) -> str:
+def _check_id(value: object) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID or any(ord(c) < 32 for c in value):
         raise UsageError(f"invalid node/edge id {value!r}: 1-{MAX_ID} printable characters")
     return value.strip()
 
 
-def _check_int(value: Any, what: str, low: int, high: int) -> int:
+def _check_int(value: object, what: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise UsageError(f"{what} must be an integer from {low} to {high}, got {value!r}")
     return value
 
 
-def _props(properties: Any) -> str:
+def _props(properties: object) -> str:
     if properties is None:
         properties = {}
     if not isinstance(properties, dict):
@@ -510,7 +518,7 @@ def _props(properties: Any) -> str:
 
 
 
-def _node(row: Any) -> dict[str, Any]:
+def _node(row: Sequence[Any]) -> dict[str, Any]:
     return {"id": row[0], "label": row[1], "properties": _json(row[2]) or {}, "created_at": row[3]}
 
 
@@ -518,7 +526,7 @@ def _internal(value: dict[str, Any]) -> tuple[int, int]:
     return (value["table"], value["offset"])
 
 
-def _node_filter(spec: Any, var: str) -> tuple[list[str], dict[str, Any]]:
+def _node_filter(spec: object, var: str) -> tuple[list[str], dict[str, Any]]:
     if not isinstance(spec, dict):
         raise UsageError("each node in a pattern must be a JSON object")
     unknown = set(spec) - {"id", "label", "properties"}
@@ -541,7 +549,7 @@ def _wanted_props(spec: dict[str, Any]) -> dict[str, Any]:
     return want
 
 
-def _props_match(props: Any, want: dict[str, Any]) -> bool:
+def _props_match(props: object, want: dict[str, Any]) -> bool:
     return not want or (isinstance(props, dict) and all(props.get(k) == v for k, v in want.items()))
 
 

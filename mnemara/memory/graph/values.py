@@ -9,14 +9,15 @@ import json
 from typing import Any
 
 
-def json_value(text: Any) -> Any:
+def json_value(text: object) -> Any:
+    """A JSON property decoded (anything that is not JSON text is returned as it is)."""
     try:
         return json.loads(text) if isinstance(text, str) else text
     except json.JSONDecodeError:
         return text
 
 
-def plain_value(value: Any) -> Any:
+def plain_value(value: object) -> Any:
     """A Kuzu value as JSON-able data (internal ids dropped, JSON properties decoded)."""
     if isinstance(value, dict):
         out = {k: plain_value(v) for k, v in value.items() if k not in ("_id", "_src", "_dst")}

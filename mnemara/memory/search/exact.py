@@ -27,7 +27,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from mnemara.memory.search.similarity import strip_marks
+from mnemara.memory.search.claim_words import strip_marks
 
 # unit symbols whose case (or prefix) is part of the value: "Mb/s" is not "MB/s", "Ms" is not "ms"
 CASE_UNITS = frozenset("""

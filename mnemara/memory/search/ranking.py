@@ -5,7 +5,10 @@
    channel returned (its best is 1, the last of its list 0), then
    ``score = keyword_weight * keyword + vector_weight * vector``. Unlike rank
    fusion, a hit far ahead of the rest stays far ahead, and a weak channel
-   with a small weight cannot outvote a clear keyword hit.
+   with a small weight cannot outvote a clear keyword hit. The vector weight
+   may depend on the question (:meth:`Weights.for_coverage`): high when the
+   keyword channel's best rows miss the question's words (a paraphrase),
+   low when one of them holds them all (the words were said).
 2. **Dates.** When the question names a day, a month or a year ("on 13 October
    2023", "in May 2023", "in 2022", "in June"), a hit whose note was written
    in that window (plus :data:`DATE_SLACK` days for notes written a little later)
@@ -37,19 +40,51 @@ DEPTH = 40  # rows asked of each channel (at least)
 
 @dataclass(frozen=True)
 class Weights:
-    """Weights of one ranking: the two channels, the date window and the neighbours."""
+    """Weights of one ranking: the two channels, the date window and the neighbours.
+
+    With ``vector_covered`` set the vector weight depends on the question (:meth:`for_coverage`):
+    ``vector`` when the keyword channel's best rows hold none of the question's terms,
+    ``vector_covered`` when one of them holds them all, linear in between; the keyword channel
+    always gets the rest of 1."""
 
     keyword: float
     vector: float
     date: float
     neighbour: float
+    vector_covered: float | None = None
+
+    def for_coverage(self, coverage: float) -> "Weights":
+        """The fixed weights for a question whose terms the keyword channel covers by ``coverage``."""
+        if self.vector_covered is None or self.vector <= 0:
+            return self
+        share = min(1.0, max(0.0, coverage))
+        vector = round(self.vector - (self.vector - self.vector_covered) * share, 6)
+        return Weights(round(1.0 - vector, 6), vector, self.date, self.neighbour)
 
     def as_dict(self) -> dict[str, float]:
-        return {"keyword": self.keyword, "vector": self.vector, "date": self.date, "neighbour": self.neighbour}
+        out = {"keyword": self.keyword, "vector": self.vector, "date": self.date, "neighbour": self.neighbour}
+        if self.vector_covered is not None:
+            out["vector_covered"] = self.vector_covered
+        return out
+
+
+COVERAGE_ROWS = 3  # keyword rows whose terms are compared with the question's
+
+
+def keyword_coverage(terms: list[str], rows: list[str]) -> float:
+    """The largest share of the (distinct) question ``terms`` that one of ``rows`` (the indexed
+    text of the keyword channel's first :data:`COVERAGE_ROWS` hits, space-separated tokens) holds:
+    1.0 when a keyword hit names everything the question asks about, 0.0 with no keyword hit."""
+    wanted = set(terms)
+    if not wanted:
+        return 0.0
+    return max((len(wanted & set(row.split())) / len(wanted) for row in rows[:COVERAGE_ROWS]), default=0.0)
 
 
 RULE = ("score = keyword_weight * minmax(bm25) + vector_weight * minmax(cosine similarity) "
-        "(min-max over each channel's rows), + date_weight when the note's day is in a date window the "
+        "(min-max over each channel's rows; with vector_covered, vector_weight goes from vector to "
+        "vector_covered as the share of the question's terms held by one of the first "
+        f"{COVERAGE_ROWS} keyword hits goes from 0 to 1, keyword_weight = 1 - vector_weight), + date_weight when the note's day is in a date window the "
         "question names, then + neighbour_weight * the best score of the notes written just before/after "
         f"it (same day file and category, at most {int(NEIGHBOUR_GAP.total_seconds() // 60)} minutes apart)")
 

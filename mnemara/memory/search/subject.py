@@ -22,7 +22,8 @@ import re
 import unicodedata
 from collections import Counter
 
-from mnemara.memory.search.similarity import CLAIM_STEMS, NUMBER_WORDS, STOPWORDS, UNITS, stem
+from mnemara.memory.search.claim_words import CLAIM_STEMS, NUMBER_WORDS, UNITS
+from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 TOKEN_RE = re.compile(r"[^\s,;()\[\]{}\"“”‘’«»`*]+")
 EDGE = ".:!?'"

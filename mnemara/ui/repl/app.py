@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.commands.payloads import Confirm, CopyText, HelpColumns, SendTurn
 from mnemara.core.display import terminal_safe
 from mnemara.ui.text.readable import preview_lines, readable_result
 from mnemara.ui.repl.inbox import ReplInbox
@@ -27,13 +28,15 @@ from mnemara.ui.repl.keys import InterruptWatcher
 from mnemara.ui.repl.inbox import stdout as repl_stdout
 
 if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+
     from mnemara.guard.request import PermissionRequest
     from mnemara.commands.session_api import SessionAPI
 
 PREVIEW = 160
 
 
-def _short(value: Any, limit: int = PREVIEW) -> str:
+def _short(value: object, limit: int = PREVIEW) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\n", " ⏎ ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -99,17 +102,17 @@ class Renderer:
     def command_result(self, result: CommandResult) -> None:
         """A slash command's answer: /help in two columns at this width, copies, confirmations."""
         text = result.text
-        if result.ok and result.data.get("columns") and self.markdown:
+        if result.ok and isinstance(result.payload, HelpColumns) and result.payload.rows and self.markdown:
             import shutil
 
             from mnemara.commands.core import columns_text
 
-            text = columns_text(list(result.data["columns"]), shutil.get_terminal_size().columns)
-        if result.action == "copy":
+            text = columns_text(list(result.payload.rows), shutil.get_terminal_size().columns)
+        if isinstance(result.payload, CopyText):
             from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text
 
             try:
-                copy_text(str(result.data["text"]))
+                copy_text(result.payload.text)
             except ClipboardUnavailable as exc:
                 result = CommandResult(str(exc), ok=False)
                 text = result.text
@@ -175,7 +178,7 @@ class Renderer:
                 self._note("(turn interrupted)")
 
 
-def has_colour(stream: Any) -> bool:
+def has_colour(stream: TextIO) -> bool:
     """Whether ``stream`` is a terminal that takes colour (not when NO_COLOR is set or TERM is dumb)."""
     if os.environ.get("NO_COLOR") or os.environ.get("TERM", "") == "dumb":
         return False
@@ -235,7 +238,7 @@ def tty_prompt_for(watcher_ref: list) -> Callable[[Any], str | None]:
     return prompt
 
 
-def handle_line(session: SessionAPI, line: str, render: Renderer, inbox: Any = None) -> bool:
+def handle_line(session: SessionAPI, line: str, render: Renderer, inbox: ReplInbox | None = None) -> bool:
     """Run one input line (message or slash command). Returns False when the REPL should end.
 
     With a peer ``inbox`` (:class:`mnemara.ui.repl.inbox.ReplInbox`) no inbox turn starts
@@ -254,22 +257,22 @@ def _handle_line(session: SessionAPI, line: str, render: Renderer) -> bool:
     if is_command(text):
         result = dispatch(session, text)
         render.command_result(result)
-        if result.action == "confirm":
+        if isinstance(result.payload, Confirm):
             answer = render.ask("apply? [y/N] ") if render.ask else None
             if (answer or "").strip().lower() in ("y", "yes"):
-                render.command_result(dispatch(session, str(result.data["command"])))
+                render.command_result(dispatch(session, result.payload.command))
             else:
                 render.info.write("cancelled: nothing was changed\n" if answer is not None
-                                  else f"to apply: {result.data['command']}\n")
+                                  else f"to apply: {result.payload.command}\n")
                 render.info.flush()
             return True
         if result.action == "quit":
             return False
         if result.action == "stop":
             session.request_stop()
-        if result.action != "send" or not result.data.get("text"):
+        if not isinstance(result.payload, SendTurn) or not result.payload.text:
             return True
-        text = str(result.data["text"])  # e.g. /compress smart: the command's turn goes to the agent
+        text = result.payload.text  # e.g. /compress smart: the command's turn goes to the agent
     elif text.startswith("//"):
         text = text[1:]
     try:
@@ -389,7 +392,8 @@ def run_tty(session: SessionAPI, banner: str = "") -> int:
         inbox.close()
 
 
-def _tty_loop(session: SessionAPI, prompt: Any, render: Renderer, watcher_ref: list, inbox: Any) -> int:
+def _tty_loop(session: SessionAPI, prompt: PromptSession[str], render: Renderer, watcher_ref: list[InterruptWatcher],
+              inbox: ReplInbox | None) -> int:
     from mnemara.store.unsent import UnsentMessages
 
     # Queued lines live in unsent.json until they are sent, or are back at a prompt that took them
@@ -462,7 +466,7 @@ def _tty_loop(session: SessionAPI, prompt: Any, render: Renderer, watcher_ref: l
             return 0
 
 
-def _remember(prompt: Any, line: str) -> None:
+def _remember(prompt: PromptSession[str], line: str) -> None:
     """Add a line that did not come through the prompt (a queued one) to its history file."""
     try:
         prompt.history.append_string(line)

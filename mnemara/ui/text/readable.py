@@ -8,14 +8,13 @@ reads as ``{"ok": true}`` laid out over lines.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from mnemara.core.blocks import result_text
 
 MAX_DEPTH = 3
 
 
-def readable_result(content: Any, _depth: int = 0) -> str:
+def readable_result(content: object, _depth: int = 0) -> str:
     """The result's text (:func:`mnemara.core.blocks.result_text`), JSON inside it unwrapped and pretty-printed."""
     if content is None:
         return ""

@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.commands.payloads import Confirm, CopyText, FileShown, HelpColumns, RefusedInput, SendTurn
 from mnemara.core.debuglog import log_event
 from mnemara.store.instance import Instance
 from mnemara.store.unsent import UnsentMessages
@@ -41,6 +42,7 @@ from mnemara.ui.tui.widgets.panel_header import PanelHeader
 from mnemara.ui.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
+    from mnemara.demo.script import Tour
     from mnemara.guard.request import PermissionRequest
     from mnemara.commands.session_api import SessionAPI
 
@@ -85,7 +87,7 @@ class MnemaraApp(PanelKeys, App[None]):
     BINDINGS = [Binding("ctrl+c", "ctrl_c", "Quit", show=False, priority=True)]  # from every screen
 
     def __init__(self, instance: Instance, *, session: SessionAPI | None = None, session_factory: SessionFactory | None = None,
-                 tour: Any = None) -> None:
+                 tour: Tour | None = None) -> None:
         tolerate_bad_bytes()  # a byte that is not UTF-8 must not kill the keyboard (see terminal_input)
         decode_alt_enter()  # Alt+Enter is a newline key of its own, not Enter (send_key: enter)
         super().__init__()
@@ -262,7 +264,8 @@ class MnemaraApp(PanelKeys, App[None]):
         if is_command(text.strip()):
             busy = self.turn_running
             result = self.run_command(text.strip())
-            if result.data.get("refused_input") or (busy and result.action == "send" and result.data.get("text")):
+            payload = result.payload
+            if isinstance(payload, RefusedInput) or (busy and isinstance(payload, SendTurn) and payload.text):
                 self._give_back_command(text)
             elif self.tour is not None:
                 self._offer_tour_message()
@@ -380,18 +383,18 @@ class MnemaraApp(PanelKeys, App[None]):
         return result
 
     def handle_result(self, result: CommandResult) -> None:
-        action = result.action
-        if action == "confirm":
-            self._confirm(result)
+        action, payload = result.action, result.payload
+        if isinstance(payload, Confirm):
+            self._confirm(result.text, payload)
             return
-        if action == "offer_role_copy":
-            self._offer_role_copy(result)
+        if action == "offer_role_copy" and isinstance(payload, FileShown):
+            self._offer_role_copy(result.text, payload)
             return
-        if action == "copy":
-            self._copy(result)
+        if isinstance(payload, CopyText):
+            self._copy(result.text, payload)
             return
-        if result.data.get("columns"):
-            self.chat_log.append(LogEntry("info", "mnemara", result.text, columns=list(result.data["columns"])))
+        if isinstance(payload, HelpColumns) and payload.rows:
+            self.chat_log.append(LogEntry("info", "mnemara", result.text, columns=list(payload.rows)))
             return
         if action == "open_role_editor":
             self.action_open_role()
@@ -403,23 +406,23 @@ class MnemaraApp(PanelKeys, App[None]):
             self.run_worker(self._stop_from_command(), group="stop")
         elif action == "clear_log":
             self.action_clear_log()
-        elif action == "send" and result.data.get("text"):
+        elif isinstance(payload, SendTurn) and payload.text:
             if self.turn_running:  # not queued: the command decides its turn's text when it runs
                 self.say(BUSY, "error", "error")
                 return
             if result.text:
                 self.say(result.text)
-            self.start_turn(str(result.data["text"]))
+            self.start_turn(payload.text)
             return
         if result.text and action not in ("open_role_editor", "open_context"):
             self.say(result.text, "info" if result.ok else "error", "mnemara" if result.ok else "error")
 
-    def _confirm(self, result: CommandResult) -> None:
+    def _confirm(self, text: str, confirm: Confirm) -> None:
         """Show what a command would do and run its confirming command on yes (e.g. /compress)."""
         from mnemara.ui.tui.screens.confirm import ConfirmScreen
 
-        command = str(result.data["command"])
-        self.say(result.text)
+        command = confirm.command
+        self.say(text)
 
         def answered(choice: str | None) -> None:
             if choice == "yes":
@@ -428,14 +431,13 @@ class MnemaraApp(PanelKeys, App[None]):
                 self.say("cancelled: nothing was changed")
             self.chat_input.focus()
 
-        title = str(result.data.get("title", "Compress the window?"))  # a command may name its question
-        self.push_screen(ConfirmScreen(title, str(result.data.get("question", result.text)),
-                                       [("yes", str(result.data.get("yes_label", "Compress (y)")))]), callback=answered)
+        self.push_screen(ConfirmScreen(confirm.title, confirm.question or text, [("yes", confirm.yes_label)]),
+                         callback=answered)
 
-    def _offer_role_copy(self, result: CommandResult) -> None:
+    def _offer_role_copy(self, text: str, example: FileShown) -> None:
         from mnemara.ui.tui.screens.confirm import ConfirmScreen
 
-        self.say(result.text)
+        self.say(text)
 
         def answered(choice: str | None) -> None:
             if choice == "copy":
@@ -445,17 +447,17 @@ class MnemaraApp(PanelKeys, App[None]):
             else:
                 self.chat_input.focus()
 
-        question = (f"{result.data['path']}\nis one of the repository's example role docs: editing it changes your "
+        question = (f"{example.path}\nis one of the repository's example role docs: editing it changes your "
                     "checkout. Save a copy into this instance and edit the copy?")
         self.push_screen(ConfirmScreen("Edit an example role doc?", question,
                                        [("copy", "Copy into instance, edit it (y)"), ("edit", "Edit the original")]),
                          callback=answered)
 
-    def _copy(self, result: CommandResult) -> None:
+    def _copy(self, text: str, copy: CopyText) -> None:
         """/copy: the system clipboard, else the terminal's (OSC 52); the user asked for this copy."""
         from mnemara.ui.tui.clipboard import copy_for_user
 
-        self.say(result.text + copy_for_user(self, str(result.data["text"])))
+        self.say(text + copy_for_user(self, copy.text))
 
     async def _stop_from_command(self) -> None:
         self._unqueue_to_input()

@@ -16,6 +16,7 @@ from mnemara.store.instance import Instance
 from mnemara.core.roledoc import read_role_doc
 from mnemara.store.turns import TurnStore, Window
 from mnemara.context.breakdown import Breakdown, compute
+from mnemara.tools import enabled_specs
 from mnemara.ui.tui.widgets.button_bar import inbox_label
 from mnemara.ui.tui.widgets.status_line import Status
 
@@ -80,7 +81,8 @@ class PanelBridge:
             return ""
 
     def breakdown(self) -> Breakdown:
-        return compute(self.config, self.window(), self.role_text(), self.manifest_text())
+        return compute(self.config, self.window(), self.role_text(), self.manifest_text(),
+                       tools=enabled_specs(self.config))
 
     def recall_lines(self) -> list[str]:
         """What auto-recall added to the last turn and why (empty when it did not run)."""

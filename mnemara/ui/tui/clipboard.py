@@ -9,7 +9,7 @@ the log), never with text on its way from the model to the screen.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 from mnemara.core.errors import MnemaraError
 
@@ -36,7 +36,13 @@ def copy_text(text: str) -> None:
         raise _explain(exc) from None
 
 
-def copy_for_user(app: Any, text: str) -> str:
+class TerminalClipboard(Protocol):
+    """What copies through the terminal (OSC 52): the panel app."""
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+
+def copy_for_user(app: TerminalClipboard, text: str) -> str:
     """Copy ``text`` the user asked to copy: the system clipboard, else the terminal's (OSC 52).
 
     Returns "" for the system clipboard, or :data:`THROUGH_TERMINAL` to add to the message."""

@@ -42,14 +42,14 @@ def short_tool_name(name: str) -> str:
     return name
 
 
-def tool_entry(name: str, tool_input: Any) -> LogEntry:
+def tool_entry(name: str, tool_input: object) -> LogEntry:
     args = tool_input if isinstance(tool_input, dict) else {"input": tool_input}
     summary = " ".join(f"{k}={one_line(str(v), 40)}" for k, v in args.items() if isinstance(v, (str, int, float, bool)))
     detail = json.dumps(tool_input, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     return LogEntry("tool", "tool", one_line(f"{short_tool_name(name)} {summary}".strip()), detail or "{}")
 
 
-def result_entry(content: Any, is_error: bool = False) -> LogEntry:
+def result_entry(content: object, is_error: bool = False) -> LogEntry:
     """A tool result: pretty JSON / plain text, its first lines shown, the rest on click."""
     text = readable_result(content)
     who = "result (error)" if is_error else "result"

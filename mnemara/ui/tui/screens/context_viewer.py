@@ -12,7 +12,7 @@ store (and to ``debug.log``), then the lists are redrawn from the store.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -171,7 +171,7 @@ class ContextViewer(ModalScreen[None]):
             self.say(exc.message, error=True)
             return None
 
-    def _apply(self, done: str, change: Any, *args: Any, event: str = "", **fields: Any) -> bool:
+    def _apply(self, done: str, change: Callable[..., object], *args: Any, event: str = "", **fields: Any) -> bool:
         """Run one store change; report the result; redraw. Errors change nothing and say why."""
         try:
             change(*args)

@@ -8,7 +8,7 @@ Lines are text with a style by their kind (removed red, added green); nothing is
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.cells import chop_cells
 from rich.segment import Segment
@@ -16,6 +16,9 @@ from rich.style import Style
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from mnemara.guard.change_preview import ChangePreview
 
 #: Styles of a diff's lines by :attr:`mnemara.guard.change_preview.DiffLine.kind`.
 DIFF_STYLES = {"-": Style(color="red"), "+": Style(color="green"), "hunk": Style(color="cyan"),
@@ -27,7 +30,7 @@ class DiffView(Widget):
 
     DEFAULT_CSS = "DiffView { height: auto; }"
 
-    def __init__(self, change: Any, *, id: str | None = None) -> None:
+    def __init__(self, change: ChangePreview, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.lines: list[tuple[str, str]] = [(line.kind, line.text) for line in change.lines]
         self._rows: list[tuple[str, Style | None]] = []

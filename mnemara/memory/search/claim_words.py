@@ -1,0 +1,83 @@
+"""The words of a claim: the vocabulary the claim guard (:mod:`.similarity`), the exact-copy test
+(:mod:`.exact`) and the subject test (:mod:`.subject`) share.
+
+Plain data and one helper, below all three, so none of them has to import another to read it.
+"""
+from __future__ import annotations
+
+import re
+
+from mnemara.memory.search.tokenize import stem
+
+# markdown emphasis, not characters of the claim: every backtick, "~~", and "*" or "_" at the edge of a
+# word ("**payment**", "_x_"); never "_" inside a name ("my_app"), "**" between digits ("2**10") or the
+# "~" of a home path ("~/backups"), which would make different notes the same text
+MARKS_RE = re.compile(r"`+|~~|(?<![\w*])[*_]+(?=\w)|(?<=\w)[*_]+(?![\w*])")
+
+
+def strip_marks(text: str) -> str:
+    """``text`` without markdown emphasis marks (see :data:`MARKS_RE`)."""
+    return MARKS_RE.sub("", text)
+
+
+CONTRACTIONS = frozenset("dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt mustnt neednt maynt mightnt shant aint".split())
+NEGATIONS = frozenset("not no never without cannot nor none nothing nobody neither nowhere".split())
+# words that narrow a claim to part of what it names: "admins can deploy" is not "only admins can deploy"
+LIMITERS = frozenset("only except excepting excluding unless solely exclusively but".split())
+NUMBER_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+NUMBER_WORDS.update({"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
+                     "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000",
+                     "once": "1", "twice": "2", "half": "0.5", "dozen": "12"})
+UNITS: dict[str, str] = {}
+for _canon, _forms in {
+    "ms": "ms msec millisecond milliseconds", "s": "s sec secs second seconds", "min": "min mins minute minutes",
+    "h": "h hr hrs hour hours", "d": "d day days", "w": "wk week weeks", "mo": "month months",
+    "y": "yr yrs year years", "%": "% percent pct", "b": "b byte bytes", "kb": "k kb kib kilobyte kilobytes",
+    "mb": "m mb mib megabyte megabytes", "gb": "g gb gib gigabyte gigabytes", "tb": "tb tib terabyte terabytes",
+    "x": "x times", "rps": "rps qps", "cpu": "cpu cpus core cores vcpu vcpus", "node": "node nodes",
+}.items():
+    for _form in _forms.split():
+        UNITS.setdefault(_form, _canon)
+# polarity axes: a word names one pole of an axis; two notes that name opposite poles disagree
+POLES: dict[str, tuple[str, str]] = {}
+for _axis, _plus, _minus in (
+    ("switch", "on enabled enable enables active activated true yes", "off disabled disable disables inactive "
+     "deactivated false"),
+    ("access", "allow allows allowed permit permits permitted grant grants granted accept accepts accepted "
+     "whitelisted", "deny denies denied block blocks blocked forbid forbids forbidden reject rejects rejected "
+     "refuse refuses refused blacklisted"),
+    ("open", "open opens opened", "closed close closes shut"),
+    ("order", "before first earlier", "after last later"),
+    ("amount", "increase increases increased raise raised higher more above maximum greater larger bigger exceeds "
+     "exceed", "decrease decreases decreased lower lowered less below minimum fewer smaller"),
+    ("outcome", "pass passes passed succeed succeeds succeeded success successful works working", "fail fails "
+     "failed failing failure broken"),
+    ("scope", "include includes included inclusive", "exclude excludes excluded exclusive"),
+    ("visibility", "public", "private internal"),
+    ("mode", "sync synchronous synchronously", "async asynchronous asynchronously"),
+    ("required", "required mandatory must always", "optional"),
+    ("run", "start starts started", "stop stops stopped"),
+):
+    for _w in _plus.split():
+        POLES[_w] = (_axis, "+")
+    for _w in _minus.split():
+        POLES[_w] = (_axis, "-")
+# stop words that still carry a claim: a note that has one and a note that lacks it do not say the
+# same thing ("the server is up" / "down", "all admins" / "some admins", "opted in" / "opted out")
+CLAIM_STOPWORDS = frozenset("up down out over under all any some each both few most against until can could should "
+                            "will would".split())
+# how often something happens, said without a number: "daily" is "every 1 d"
+CADENCES = {"hourly": "h", "daily": "d", "nightly": "night", "weekly": "w", "biweekly": "2w", "fortnightly": "2w",
+            "monthly": "mo", "quarterly": "q", "yearly": "y", "annually": "y", "annual": "y"}
+# time units named without a number ("timeouts are in seconds"); short forms left out ("s", "m", "min")
+BARE_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks month months year years "
+                       "millisecond milliseconds".split())
+# words that say something was retired: one note having them and the other not is a disagreement
+RETIRED = frozenset("""decommissioned decommission retired retire removed deleted deprecated replaced sunset
+sunsetted discontinued abandoned obsolete elsewhere""".split())
+CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS) | set(CADENCES)
+                        | {"per", "cent"})
+# what the tokenizer leaves of a contraction ("don't" -> "don"): part of the negation, not of the topic
+CONTRACTION_HEADS = frozenset(w[:-1] for w in CONTRACTIONS)
+CLAIM_STEMS = frozenset(CLAIM_WORDS | {stem(w) for w in CLAIM_WORDS} | CONTRACTION_HEADS)
