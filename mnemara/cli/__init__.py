@@ -35,6 +35,16 @@ class _Group(click.Group):
                 sys.exit(2)
         return super().parse_args(ctx, args)
 
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(args, *rest, **kwargs)
+        except SystemExit as exc:
+            if args is None:  # the `mnemara` process itself (a test passes its arguments): maybe no teardown
+                from mnemara.cli.fast_exit import end_process
+
+                end_process(exc.code)
+            raise
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

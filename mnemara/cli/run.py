@@ -105,6 +105,9 @@ def run(instance_name: str, no_tui: bool, dirs: tuple[str, ...]) -> None:
                          early=early)
     finally:
         gc.enable()
+    from mnemara.cli.fast_exit import leave_after_command
+
+    leave_after_command()  # the session, its CLIs and the recall worker are closed: no interpreter teardown
     sys.exit(code)
 
 
