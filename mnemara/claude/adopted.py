@@ -114,7 +114,7 @@ class AdoptedTransport(Transport):
         loop = self._loop = asyncio.get_running_loop()
         self._pipes._loop = loop
         self._inbox = asyncio.Queue()
-        self.channel.take_over(lambda item: loop.call_soon_threadsafe(self._from_cli, item), self._stderr_callback)
+        self.channel.take_over(lambda item: _on_loop(loop, self._from_cli, item), self._stderr_callback)
         self._replays = list(self.channel.answered)  # frozen now: the channel answers nothing more
         if self._replays:
             self._ask_replay()
@@ -185,8 +185,8 @@ class AdoptedTransport(Transport):
             self._init_matched = True
             loop, inbox, request_id = self._loop, self._inbox, message.get("request_id")
             assert loop is not None and inbox is not None
-            self.channel.on_init_response(lambda answer: loop.call_soon_threadsafe(
-                inbox.put_nowait, {"type": "control_response", "response": {**answer, "request_id": request_id}}))
+            self.channel.on_init_response(lambda answer: _on_loop(
+                loop, inbox.put_nowait, {"type": "control_response", "response": {**answer, "request_id": request_id}}))
             return True
         response = message.get("response") if kind == "control_response" else None
         if isinstance(response, dict):
@@ -235,7 +235,7 @@ class AdoptedTransport(Transport):
             else:
                 done.set_exception(CLIConnectionError(f"Failed to write to process stdin: {error}"))
 
-        self.channel.write(data, lambda error: loop.call_soon_threadsafe(settle, error))
+        self.channel.write(data, lambda error: _on_loop(loop, settle, error))
         try:
             await done
         except CLIConnectionError:
@@ -289,3 +289,12 @@ class AdoptedTransport(Transport):
 
     def is_ready(self) -> bool:
         return self._ready
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, callback: Any, item: Any) -> None:
+    """Run ``callback(item)`` on ``loop`` from a channel thread; nothing when the loop has closed meanwhile
+    (the session ended while the process was still printing)."""
+    try:
+        loop.call_soon_threadsafe(callback, item)
+    except RuntimeError:
+        pass

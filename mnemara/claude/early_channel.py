@@ -124,7 +124,7 @@ class EarlyChannel:
             except (OSError, ValueError) as exc:
                 error = exc
             if done is not None:
-                done(error)
+                _call(done, error)
             if data is None:
                 return
 
@@ -167,7 +167,7 @@ class EarlyChannel:
                     self._kept.append(item)
                 return
             sink = self._sink
-        sink(item)
+        _call(sink, item)
 
     def _init_answer(self, item: Item) -> bool:
         """Keep the CLI's answer to the ``initialize`` written at spawn (lock held), whoever reads by then."""
@@ -177,7 +177,7 @@ class EarlyChannel:
         self._init_response = response
         waiters, self._init_waiters = self._init_waiters, []
         for waiter in waiters:
-            waiter(response)
+            _call(waiter, response)
         return True
 
     def _answer(self, item: Item) -> bool:
@@ -228,7 +228,7 @@ class EarlyChannel:
             if response is None:
                 self._init_waiters.append(callback)
                 return
-        callback(response)
+        _call(callback, response)
 
     def take_over(self, sink: Sink, stderr_sink: Callable[[str], None] | None) -> None:
         """From now on every stdout item goes to ``sink`` (those kept so far first); the channel answers
@@ -236,7 +236,7 @@ class EarlyChannel:
         with self._lock:
             kept, self._kept = self._kept, []
             for item in kept:
-                sink(item)
+                _call(sink, item)
             self._sink = sink
             lines, self._stderr = self._stderr, []
             self._stderr_sink = stderr_sink
@@ -266,8 +266,9 @@ def _parse(raw: bytes) -> Item | None:
     return data if isinstance(data, dict) else None
 
 
-def _call(sink: Callable[[str], None], line: str) -> None:
+def _call(sink: Callable[[Any], object], item: Any) -> None:
+    """Hand ``item`` on from a channel thread; a failing receiver must not end the thread."""
     try:
-        sink(line)
-    except Exception:  # a failing sink must not stop the next lines
+        sink(item)
+    except Exception:
         pass
