@@ -11,7 +11,7 @@ import os
 from typing import Any, Callable, Iterable, Iterator
 
 from mnemara.core.blocks import result_text as content_text
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 
 WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOL = "Read"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mnemara.core.config import Config
-from mnemara.store.turns import Window
+from mnemara.store.rows import Window
 from mnemara.core.tokens import estimate_text
 
 # Claude Code's own definitions of the built-in tools are not visible to us; this is

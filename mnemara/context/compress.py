@@ -35,7 +35,8 @@ from mnemara.context.eviction import (
     plan_tool_use,
     plan_write_pairs,
 )
-from mnemara.store.turns import Turn, TurnStore
+from mnemara.store.rows import Turn
+from mnemara.store.turns import TurnStore
 from mnemara.core.tokens import estimate_blocks, estimate_text
 
 DEFAULT_FRACTION = 0.25

@@ -30,7 +30,8 @@ from mnemara.context.blocks import (
     stub_result,
     tool_uses,
 )
-from mnemara.store.turns import Turn, TurnStore
+from mnemara.store.rows import Turn
+from mnemara.store.turns import TurnStore
 from mnemara.core.tokens import estimate_blocks
 
 

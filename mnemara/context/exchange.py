@@ -32,7 +32,8 @@ from mnemara.core.folder_check import describe
 from mnemara.core.fsutil import atomic_write_text
 from mnemara.core.roledoc import read_role_doc
 from mnemara.store.export_doc import ExportDoc
-from mnemara.store.turns import ROLES, Turn, TurnStore, validate_label
+from mnemara.store.rows import Turn, validate_label
+from mnemara.store.turns import ROLES, TurnStore
 
 MARKER = "<!-- mnemara-export v1 -->"
 _ROW_RE = re.compile(r"^<!-- row (\{.*\}) -->$")

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from mnemara.context.blocks import READ_TOOL, WRITE_TOOLS, file_path_of
 from mnemara.guard.checks import process_relative_path
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 from mnemara.core.tokens import CHARS_PER_TOKEN
 
 HEADING = "## Files read this session"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mnemara.store.turns import Turn, Window
+from mnemara.store.rows import Turn, Window
 
 _TOO_LONG = re.compile(r"prompt is too long|prompt_too_long|input is too long", re.IGNORECASE)
 # the API: "215000 tokens > 200000 maximum"; the Claude CLI rewords it: "~215000 tokens (limit 200000)"

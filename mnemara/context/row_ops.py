@@ -23,7 +23,8 @@ from mnemara.context.eviction import EvictionResult
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import UsageError
 from mnemara.core.fsutil import locked_append
-from mnemara.store.turns import Turn, TurnStore
+from mnemara.store.rows import Turn
+from mnemara.store.turns import TurnStore
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?\s*", re.IGNORECASE)
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}

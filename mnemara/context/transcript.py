@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 
 from mnemara.core.blocks import result_text, to_json
 from mnemara.core.delimiters import escape_delimiters
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 
 HISTORY_PREAMBLE = (
     "Earlier turns of this conversation, oldest first, as kept by Mnemara's rolling window. "

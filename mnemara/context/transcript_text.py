@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from mnemara.core.blocks import result_text
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 
 PREVIEW = 400
 

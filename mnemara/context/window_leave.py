@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mnemara.store.turns import Window, WindowCaps
+from mnemara.store.rows import Window, WindowCaps
 
 MAX_SPANS = 6  # more spans than this are summed up ("and 40 more")
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import ConfigError, UsageError
-from mnemara.store.turns import ROLES, Turn
+from mnemara.store.rows import Turn
+from mnemara.store.turns import ROLES
 
 HEADER = "# Mnemara Full Export:"
 _SECTION = re.compile(r"<!-- mnemara:begin:(\w+) -->\n(.*?)<!-- mnemara:end:\1 -->", re.DOTALL)

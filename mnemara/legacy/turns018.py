@@ -24,7 +24,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from mnemara.store.turns import ROLES, Turn, TurnStore
+from mnemara.store.rows import Turn
+
+from mnemara.store.turns import ROLES, TurnStore
 
 _SLUG_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 

@@ -77,7 +77,8 @@ from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.roledoc import RoleDoc, read_role_doc
 from mnemara.claude.options import CliLauncher, LaunchNeeds
 from mnemara.guard.sentinel import SentinelWatch
-from mnemara.store.turns import TRIM_BATCH, TurnStore, Window
+from mnemara.store.rows import Window
+from mnemara.store.turns import TRIM_BATCH, TurnStore
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.tools import ToolContext
 from mnemara.context.transcript import build_user_content

@@ -17,7 +17,8 @@ from mnemara.core.debuglog import log_event
 from mnemara.core.errors import MnemaraError, StoreUnavailable
 from mnemara.store.instance import Instance
 from mnemara.store.spool import Spool
-from mnemara.store.turns import TurnStore, text_block
+from mnemara.store.rows import text_block
+from mnemara.store.turns import TurnStore
 from mnemara.session.state import RunningTurn
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mnemara.core.config import Config
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 
 
 @dataclass

@@ -29,19 +29,11 @@ from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import StoreError, UsageError
 from mnemara.store.health import WriteTx, unavailable
 from mnemara.store.redaction import rewrite_rows, squeeze_out_old_pages
-from mnemara.store.rows import COLUMNS, dumps, decode_meta, normalize_blocks, row_to_turn
+from mnemara.store.rows import (
+    AGENT, CHANGED_BY_AGENT, COLUMNS, decode_meta, dumps, MADE_BY, normalize_blocks, PINNED_BY, row_to_turn, text_block, Turn, validate_label, Window, WindowCaps,
+)
 # the row and its window live in mnemara.store.rows; re-exported for the store's callers
-from mnemara.store.rows import AGENT as AGENT
-from mnemara.store.rows import CHANGED_BY_AGENT as CHANGED_BY_AGENT
-from mnemara.store.rows import MADE_BY as MADE_BY
-from mnemara.store.rows import PINNED_BY as PINNED_BY
-from mnemara.store.rows import Turn as Turn
-from mnemara.store.rows import Window as Window
-from mnemara.store.rows import WindowCaps as WindowCaps
-from mnemara.store.rows import text_block as text_block
-from mnemara.store.rows import validate_label as validate_label
 from mnemara.store.schema import APP_ID, MIGRATIONS, connect, statements
-from mnemara.store.schema import SCHEMA_VERSION as SCHEMA_VERSION
 from mnemara.core.tokens import estimate_blocks
 
 ROLES = ("user", "assistant", "system")

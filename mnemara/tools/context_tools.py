@@ -18,7 +18,7 @@ from mnemara.context.row_ops import selected_ids
 from mnemara.context.skeleton import read_skeleton
 from mnemara.guard.file_roots import FileRoots, real_homes
 from mnemara.core.debuglog import log_event
-from mnemara.store.turns import AGENT
+from mnemara.store.rows import AGENT
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 from mnemara.tools.window_tools import Selectors

@@ -19,7 +19,7 @@ from mnemara.context import row_ops
 from mnemara.context.eviction import EvictionResult, eviction_stats
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import UsageError
-from mnemara.store.turns import AGENT, Turn
+from mnemara.store.rows import AGENT, Turn
 from mnemara.tools import ToolContext, ToolSpec
 from mnemara.tools.declare import ToolArgs, declare
 

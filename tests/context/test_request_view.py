@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from mnemara.context.request_view import SDK_IDENTITY, diff_blocks, estimated_cost, label_request
 from mnemara.context.transcript import build_user_content, escape_delimiters
 from mnemara.memory.autorecall import format_block
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 
 
 def _turn(row_id: int, role: str, text: str, **kw) -> Turn:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemara.context.transcript import build_user_content, escape_delimiters
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 
 #: A delimiter as the model would read it: an opening or closing tag of the transcript's own elements.
 REAL_TAG = re.compile(r"</?(turn|slot|pinned_slots|conversation_history|recalled_memory|system-reminder)\b", re.I)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from mnemara.core import events as ev
 from mnemara.core.blocks import block_text, result_text
 from mnemara.context.blocks import result_text as stored_result_text
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 from mnemara.core.tokens import estimate_blocks, estimate_text
 from mnemara.context.transcript import render_block
 from mnemara.context.transcript_text import format_turn

@@ -5,7 +5,7 @@ import pytest
 
 from mnemara.core import events as ev
 from mnemara.context import overflow
-from mnemara.store.turns import Turn, Window
+from mnemara.store.rows import Turn, Window
 from mnemara.testing.scripted_api import http_error, reply
 
 TOO_LONG = "prompt is too long: 215000 tokens > 200000 maximum"

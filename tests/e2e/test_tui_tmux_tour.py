@@ -61,7 +61,8 @@ def test_panel_draws_markdown_and_queues_a_message_sent_during_a_turn(tmux, scri
     screen = tmux.wait_for("queued: and then?")
     tmux.wait_for("second answer, after the queue")
     screen = tmux.screen()
-    assert "• read the lease" in screen and "python · block 1 · click or /copy 1 to copy" in screen
+    # the newer answer holds no block, so /copy 1 would not take this one: its caption offers the click only
+    assert "• read the lease" in screen and "python · block 1 · click to copy" in screen
     assert "LEASE_SECONDS = 30" in screen and "**" not in screen and "```" not in screen
     assert "queued:" not in screen and "you: and then?" in screen
     tmux.wait_idle("turns: 4/20")  # both turns over: Ctrl+C quits (during a turn it would stop the turn)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mnemara.core.errors import StoreError, UsageError
-from mnemara.store.turns import SCHEMA_VERSION, TurnStore
+from mnemara.store.schema import SCHEMA_VERSION
+from mnemara.store.turns import TurnStore
 
 
 @pytest.fixture

@@ -407,6 +407,33 @@ async def test_copy_falls_back_to_osc_52_without_a_clipboard_tool(make_app, inst
         assert "through the terminal (OSC 52" in app.chat_log.plain_text()
 
 
+async def test_only_the_last_answers_captions_offer_copy_n_and_it_copies_the_block_named(
+        make_app, instance, monkeypatch, tmp_path):
+    """The panel numbers code blocks per answer and /copy N reads the last answer: an older answer's
+    caption saying "/copy 1" would name a block that /copy 1 does not take."""
+    with TurnStore(instance.turns_path) as store:
+        store.append("user", "first?")
+        store.append("assistant", "Old:\n\n```python\nprint('old')\n```\n")
+        store.append("user", "second?")
+        store.append("assistant", "New:\n\n```sh\necho new\n```\n")
+    no_clipboard_tool(monkeypatch, tmp_path)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        log = app.chat_log
+        shown = "\n".join(log.render_line(y).text for y in range(log.virtual_size.height))
+        assert "python · block 1 · click to copy" in shown, shown
+        assert "sh · block 1 · click or /copy 1 to copy" in shown, shown
+        await type_text(pilot, "/copy 1")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.clipboard == "echo new"
+        log.append(LogEntry("assistant", "assistant", "plain, no code"))  # a newer answer with no block
+        await pilot.pause()
+        shown = "\n".join(log.render_line(y).text for y in range(log.virtual_size.height))
+        assert "or /copy 1" not in shown and shown.count("click to copy") == 2, shown
+
+
 # -- refused commands, the tour's step 5, Ctrl+End in the role editor -----------------------
 
 

@@ -24,10 +24,17 @@ class Block:
     caption: bool = False  # the caption line above a code block
 
 
-def code_caption(number: int, lang: str, closed: bool, clickable: bool = True) -> str:
-    """The line above a code block; ``clickable`` only where a click copies it (the panel)."""
+def code_caption(number: int, lang: str, closed: bool, clickable: bool = True, copy_command: bool = True) -> str:
+    """The line above a code block; ``clickable`` only where a click copies it (the panel).
+
+    ``copy_command`` names ``/copy N`` only where that command would take this very block: the panel
+    numbers blocks per answer and ``/copy N`` reads the last answer, so an older answer's caption
+    offers the click alone."""
     what = lang or "code"
-    how = f"click or /copy {number} to copy" if clickable else f"/copy {number} copies it"
+    if clickable:
+        how = f"click or /copy {number} to copy" if copy_command else "click to copy"
+    else:
+        how = f"/copy {number} copies it"
     return f"── {what} · block {number} · {how}" + ("" if closed else " · streaming…")
 
 
@@ -55,7 +62,7 @@ def _markdown(text: str) -> Any:
     return md
 
 
-def blocks_for(text: str, first_number: int = 1, clickable: bool = True) -> list[Block]:
+def blocks_for(text: str, first_number: int = 1, clickable: bool = True, copy_command: bool = True) -> list[Block]:
     """Prose and code of ``text`` as renderables, in order; code blocks are numbered from ``first_number``
     (the REPL numbers them across the session) and captioned by :func:`code_caption`."""
     from rich.syntax import Syntax
@@ -66,7 +73,7 @@ def blocks_for(text: str, first_number: int = 1, clickable: bool = True) -> list
     for part in split_parts(text):
         if part.is_code:
             number += 1
-            caption = code_caption(number, part.lang or "", part.closed, clickable)
+            caption = code_caption(number, part.lang or "", part.closed, clickable, copy_command)
             out.append(Block(Text(caption, style="dim"), part.text, True))
             out.append(Block(Syntax(part.text, part.lang or "text", theme=CODE_THEME, word_wrap=True,
                                     background_color="default"), part.text))

@@ -14,7 +14,8 @@ from mnemara.core.debuglog import log_event
 from mnemara.core.errors import StoreUnavailable
 from mnemara.store.instance import Instance
 from mnemara.core.roledoc import read_role_doc
-from mnemara.store.turns import TurnStore, Window
+from mnemara.store.rows import Window
+from mnemara.store.turns import TurnStore
 from mnemara.context.breakdown import Breakdown, compute
 from mnemara.tools import enabled_specs
 from mnemara.ui.tui.widgets.button_bar import inbox_label

@@ -12,7 +12,7 @@ import json
 from typing import Any, Protocol
 
 from mnemara.core import events as ev
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 from mnemara.core.display import terminal_safe
 from mnemara.ui.text.readable import preview_lines, readable_result
 from mnemara.ui.tui.widgets.chat_log import LogEntry

@@ -23,7 +23,7 @@ from textual.widgets import Button, OptionList, Select, Static, TabbedContent, T
 from textual.widgets.option_list import Option
 
 from mnemara.core.errors import MnemaraError
-from mnemara.store.turns import Turn
+from mnemara.store.rows import Turn
 from mnemara.ui.tui.bridge import PanelBridge
 from mnemara.core.display import terminal_safe
 from mnemara.ui.tui.clipboard import ClipboardUnavailable, copy_text, paste_text

@@ -137,6 +137,8 @@ class ChatLog(ScrollView, can_focus=True):
         self.following = True  # scrolled to the bottom: new output scrolls into view
         self.unseen = False  # something arrived below while the user was scrolled up
         self.selected: int | None = None  # the entry the keyboard is on (index into entries)
+        # The newest assistant entry: the answer ``/copy N`` reads, so only its captions name that command.
+        self._last_answer: LogEntry | None = None
 
     # -- public API -------------------------------------------------------------
     def append(self, entry: LogEntry) -> int:
@@ -146,6 +148,11 @@ class ChatLog(ScrollView, can_focus=True):
         another entry, so a streaming turn or a queued message keeps working after the screen is cleared.
         Before any clear a handle is the entry's index in :attr:`entries`."""
         follow = self.following
+        earlier_answer = self._last_answer if entry.kind == "assistant" else None
+        if entry.kind == "assistant":
+            self._last_answer = entry
+        if earlier_answer is not None and earlier_answer.code_spans:
+            self._rerender_entry(earlier_answer)  # its captions stop offering /copy N, which now reads this one
         self.entries.append(entry)
         strips = self._render_entry(entry) if self._width else []
         self._starts.append(self._height)
@@ -202,6 +209,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._wrap_queue.clear()
         self._cleared += len(self.entries)
         self.entries.clear()
+        self._last_answer = None
         self.selected = None
         self.following, self.unseen = True, False
         self._strips.clear()
@@ -253,7 +261,7 @@ class ChatLog(ScrollView, can_focus=True):
         from mnemara.ui.text.rich_markdown import blocks_for
 
         strips = self._render_parts([head])
-        for block in blocks_for(terminal_safe(entry.text)):
+        for block in blocks_for(terminal_safe(entry.text), copy_command=entry is self._last_answer):
             lines = self._render_parts([Padding(block.renderable, (0, 0, 0, INDENT))])
             if block.code is not None:
                 entry.code_spans.append((len(strips), len(strips) + len(lines), block.code))
@@ -283,6 +291,13 @@ class ChatLog(ScrollView, can_focus=True):
         st = self.get_component_rich_style(f"chat-log--{kind}", partial=True)
         return Style(color=st.color, bold=st.bold, italic=st.italic, dim=st.dim, reverse=st.reverse,
                      underline=st.underline)
+
+    def _rerender_entry(self, entry: LogEntry) -> None:
+        """Re-draw ``entry`` if it is still on screen (found from the newest end, where it usually is)."""
+        for index in range(len(self.entries) - 1, -1, -1):
+            if self.entries[index] is entry:
+                self._rerender(index)
+                return
 
     def _rerender(self, index: int) -> None:
         if not self._width:
