@@ -223,11 +223,13 @@ class EarlyCli:
             return None
         self.used = True
         self._settled()
+        ended = self.process.poll() is not None or self.channel.ended.is_set()
         why = self.mismatch(system_prompt, options)
         if why is not None:
-            log_event(self.log, "early_cli_unused", level="error" if self.presented else "info", reason=why,
+            copy_wrong = self.presented and not ended  # Mnemara's copy of the launch spec was not the SDK's
+            log_event(self.log, "early_cli_unused", level="error" if copy_wrong else "info", reason=why,
                       presented=self.presented or None)
-            if self.presented:  # Mnemara's copy of the launch spec was wrong: check it again before trusting it
+            if copy_wrong:  # no message goes early again until an adoption checks the copies
                 startup_answers.forget_verified()
             self.discard()
             return None

@@ -18,7 +18,7 @@ from mnemara.claude._private import cli_process
 from mnemara.core.config import update_config
 from mnemara.session.agent import AgentSession
 from mnemara.store.instance import Instance
-from mnemara.testing.scripted_api import reply
+from mnemara.testing.scripted_api import reply, tool_use
 
 pytestmark = pytest.mark.e2e
 
@@ -48,10 +48,11 @@ def events(inst: Instance, name: str) -> list[dict[str, Any]]:
 
 
 def piped_turn(inst: Instance, api: Any, text: str = "hello", *, early: EarlyCli | str | None = "start",
-               **session_args: Any) -> tuple[AgentSession, Any]:
+               replies: tuple[Any, ...] = (), **session_args: Any) -> tuple[AgentSession, Any]:
     """The first turn of a session as `mnemara run` on a pipe runs it: offered an early CLI ("start": one
-    started now; None: none) that awaits the first message. Returns the (open) session and the turn's result."""
-    api.push(reply("hello back"))
+    started now; None: none) that awaits the first message; the API answers ``replies`` (default: one text).
+    Returns the (open) session and the turn's result."""
+    api.push(*(replies or (reply("hello back"),)))
     session = AgentSession(inst, **session_args)
     if early == "start":
         early = start_early(inst)
@@ -301,3 +302,46 @@ def test_mnemara_run_sends_its_first_piped_line_early(role: Path, scripted_api: 
     assert len(events(second, "early_presend")) == 1 and len(events(second, "early_cli_adopted")) == 1
     requests = scripted_api.message_requests()
     assert [r.user_text().count("once more") for r in requests] == [0, 1, 0, 1], "each message asked once"
+
+
+def test_a_tool_the_early_request_asks_for_waits_for_the_permission_gate(
+        role: Path, scripted_api: Any, slow_sdk: list[int], isolated_home: Path) -> None:
+    """The hooks the CLI was initialized with at spawn are the session's: a tool call the early request's
+    answer makes waits, unanswered, until the SDK's hook asks the gate (no one to ask here: denied)."""
+    checked_once(role, scripted_api)
+    inst = instance("tool", role)
+    target = isolated_home / "made-by-bash"
+    session, result = piped_turn(inst, scripted_api, replies=(
+        reply(tool_use("Bash", {"command": f"touch {target}"})), reply("it was denied")))
+    try:
+        assert slow_sdk == [2] and events(inst, "early_presend")
+        assert result.ok, result.errors
+        assert not target.exists(), "the tool never ran"
+        results = scripted_api.message_requests()[-1].tool_results()
+        assert len(results) == 1 and results[0].get("is_error"), results
+        assert [e["verdict"] for e in events(inst, "tool_call")] == ["ask"]
+    finally:
+        session.close()
+
+
+def test_an_early_cli_that_died_after_the_message_costs_a_fresh_one(
+        role: Path, scripted_api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    checked_once(role, scripted_api)
+    inst = instance("died", role)
+    real = EarlyCli.adopt
+
+    def adopt(self: EarlyCli, *args: Any, **kwargs: Any) -> Any:
+        self.process.kill()
+        self.process.wait()
+        self.channel.ended.wait(10)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(EarlyCli, "adopt", adopt)
+    session, result = piped_turn(inst, scripted_api)
+    try:
+        assert events(inst, "early_presend") and result.ok, result.errors
+        assert "hello back" in result.text
+        assert [e["reason"].startswith("it ended") for e in events(inst, "early_cli_unused")] == [True]
+        assert startup_answers.verified(sdk_version()), "a process that died says nothing about the copies"
+    finally:
+        session.close()
