@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import json
 
+#: The built-in tools every CLI is offered (the rest are Mnemara's in-process tools).
+BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
+
 #: Settings handed to every CLI (``--settings``): the CLI additions a documented setting removes.
 QUIET_SETTINGS: dict[str, object] = {
     "attribution": {"commit": "", "pr": ""},

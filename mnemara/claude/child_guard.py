@@ -55,7 +55,7 @@ os.execv({cli!r}, [{cli!r}] + sys.argv[1:])
 def _real_cli() -> str | None:
     """The Claude CLI the SDK would start: its bundled binary, else ``claude`` on PATH (found without
     importing the SDK, so a CLI can start before that import)."""
-    from mnemara.claude.process import bundled_cli_path
+    from mnemara.claude.locate import bundled_cli_path
 
     bundled = bundled_cli_path()
     if os.path.isabs(bundled) and os.path.isfile(bundled) and os.access(bundled, os.X_OK):

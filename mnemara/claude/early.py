@@ -46,6 +46,7 @@ from mnemara.claude.prompt_file import PromptFile
 
 if TYPE_CHECKING:
     from mnemara.claude.adopted import AdoptedTransport
+    from mnemara.claude.launch_inputs import LaunchInputs
     from mnemara.core.config import Config
     from mnemara.store.instance import Instance
 
@@ -126,16 +127,16 @@ def command_line(cli: str, prompt_path: str, model: str | None, servers: dict[st
     return tuple(argv)
 
 
-def session_spec(cli: str, prompt_path: str, cfg: Config, env_overrides: dict[str, str], cwd: str, version: str,
-                 with_tools: bool | None = None) -> LaunchSpec:
-    """What a session's launcher starts for ``cfg`` (its :func:`command_line`, :func:`process_env` and
-    ``cwd``), computed without the SDK; ``with_tools`` as in :func:`~mnemara.claude.options.cli_servers`."""
-    from mnemara.claude.additions import quiet_settings
-    from mnemara.claude.options import BUILTIN_TOOLS, cli_servers, launch_env
+def session_spec(cli: str, prompt_path: str, inputs: LaunchInputs, env_overrides: dict[str, str], cwd: str,
+                 version: str) -> LaunchSpec:
+    """What a session's launcher starts for a config's ``inputs`` (:func:`command_line`, :func:`process_env`
+    and ``cwd``), computed without the SDK (nor pydantic, nor asyncio)."""
+    from mnemara.claude.additions import BUILTIN_TOOLS, quiet_settings
+    from mnemara.claude.child_guard import guard_env
 
-    argv = command_line(cli, prompt_path, cfg.model, cli_servers(cfg, with_tools=with_tools), BUILTIN_TOOLS,
-                        quiet_settings())
-    return LaunchSpec(argv, process_env({**launch_env(cfg), **env_overrides}, cwd, version), cwd)
+    argv = command_line(cli, prompt_path, inputs.model, inputs.servers, BUILTIN_TOOLS, quiet_settings())
+    env = {**inputs.env, **guard_env(), **env_overrides}  # this process's pid, not the recorded one's
+    return LaunchSpec(argv, process_env(env, cwd, version), cwd)
 
 
 def sdk_spec(options: Any) -> LaunchSpec | None:
@@ -185,7 +186,9 @@ class EarlyCli:
         version, cli = sdk_version(), guarded_cli_path()
         if cli is None:
             return False
-        spec = session_spec(cli, str(self.prompt.path), cfg, env_overrides, cwd, version)
+        from mnemara.claude.launch_inputs import of
+
+        spec = session_spec(cli, str(self.prompt.path), of(cfg), env_overrides, cwd, version)
         why = self.presend_refusal(system_prompt, spec, version)
         if why is not None:
             log_event(self.log, "early_presend_skipped", reason=why)
@@ -287,8 +290,7 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         return None  # no process started ahead of need, as the session's warm_spare
     prompt: PromptFile | None = None
     try:
-        from mnemara.claude.process import has_credentials
-        from mnemara.core.config import Config
+        from mnemara.claude.locate import has_credentials
         from mnemara.core.roledoc import read_role_doc
         from mnemara.claude.child_guard import guarded_cli_path
 
@@ -297,16 +299,14 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         cli = guarded_cli_path()
         if cli is None:
             return None  # elsewhere than Linux the SDK finds the CLI itself: nothing to match
-        cfg = Config.load(instance.config_path)
-        role = read_role_doc(cfg.role_doc_path)
+        inputs = _inputs(instance)
+        role = read_role_doc(inputs.role_doc_path)
         cwd = cwd or os.getcwd()
         prompt = PromptFile(role.text)
         from mnemara.claude.recorder import request_env
 
-        recording = request_env(instance.root, cfg.request_log_calls)  # the session's CLIs go through it too
-        # Mnemara's tools are taken as on (the window tools always are): importing every tool module to
-        # check would delay the start, and a wrong guess only means this CLI is not adopted
-        spec = session_spec(cli, str(prompt.path), cfg, recording, cwd, sdk_version(), with_tools=True)
+        recording = request_env(instance.root, inputs.request_log_calls)  # the session's CLIs go through it too
+        spec = session_spec(cli, str(prompt.path), inputs, recording, cwd, sdk_version())
         started = time.monotonic()
         process = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    cwd=cwd, env=dict(spec.env))
@@ -317,3 +317,20 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         return None
     channel = EarlyChannel(process, instance.logger)  # writes the SDK's initialize now
     return EarlyCli(spec, role.text, prompt, process, channel, instance.logger, started)
+
+
+def _inputs(instance: Instance) -> LaunchInputs:
+    """The launch inputs of the instance's config.json: recorded for these bytes, else validated (and recorded).
+    Mnemara's tools are taken as on (the window tools always are): importing every tool module to check
+    would delay the start, and a wrong guess only means this CLI is not adopted."""
+    from mnemara.claude import launch_inputs
+
+    raw = instance.config_path.read_bytes()
+    inputs = launch_inputs.recorded(raw)
+    if inputs is None:
+        from mnemara.core.config import Config
+
+        cfg = Config.from_dict(json.loads(raw.decode("utf-8")), source=str(instance.config_path))
+        inputs = launch_inputs.of(cfg, with_tools=True)
+        launch_inputs.record(raw, inputs)
+    return inputs

@@ -9,35 +9,14 @@ import asyncio
 import os
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from mnemara.claude._private import asyncio_transport, cli_process, control_sender, transport_loop
+from mnemara.claude.locate import bundled_cli_path as bundled_cli_path, has_credentials as has_credentials
 from mnemara.core.sync_runner import running_loop
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient
-
-
-def has_credentials(env: dict[str, str] | None = None) -> bool:
-    """Is there anything the CLI could authenticate with?"""
-    env = dict(os.environ if env is None else env)
-    if any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")):
-        return True
-    if any(env.get(k) for k in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")):
-        return True
-    config_dir = Path(env.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    return (config_dir / ".credentials.json").is_file()
-
-
-def bundled_cli_path() -> str:
-    """Where the Claude Code CLI bundled in claude-agent-sdk lives (found without importing the SDK)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        return "claude"
-    return str(Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude")
 
 
 def no_key_message() -> str:

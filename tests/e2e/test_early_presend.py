@@ -345,3 +345,29 @@ def test_an_early_cli_that_died_after_the_message_costs_a_fresh_one(
         assert startup_answers.verified(sdk_version()), "a process that died says nothing about the copies"
     finally:
         session.close()
+
+
+def test_a_stale_record_of_the_config_costs_the_early_cli_never_the_request(
+        role: Path, scripted_api: Any) -> None:
+    """The early start reads its launch inputs from a record of the same config.json bytes (no pydantic);
+    a record that no longer says what validating the config says makes an early process the turn does not use."""
+    from dataclasses import replace
+
+    from mnemara.claude import launch_inputs
+
+    checked_once(role, scripted_api)
+    inst = instance("stale-config", role)
+    raw = inst.config_path.read_bytes()
+    recorded = launch_inputs.recorded(raw)
+    assert recorded is not None, "the first start recorded what validating this config gave"
+    launch_inputs.record(raw, replace(recorded, model="claude-haiku-4-5"))
+    early = start_early(inst)
+    assert early is not None and "claude-haiku-4-5" in early.spec.argv
+    session, result = piped_turn(inst, scripted_api, early=early)
+    try:
+        assert result.ok, result.errors
+        assert [e["reason"] for e in events(inst, "early_presend_skipped")] == ["command line: --model"]
+        assert early.process.poll() is not None and not events(inst, "early_cli_adopted")
+        assert scripted_api.message_requests()[-1].body["model"] == session.config.model != "claude-haiku-4-5"
+    finally:
+        session.close()
