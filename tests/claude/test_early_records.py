@@ -1,0 +1,85 @@
+"""The early start's records in the user's cache folder (launch inputs per config.json content, the SDK's
+answers to a CLI's start-up messages, the wire-format check): read only when they are a regular file of
+this user, for exactly their key; anything else (corrupt, a link, other bytes, another tool list) is no
+record, and the early start then does what it does without one."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from mnemara.claude import launch_inputs, startup_answers
+from mnemara.claude.launch_inputs import LaunchInputs
+
+INPUTS = LaunchInputs("/roles/agent.md", "claude-sonnet-4-6", {"mnemara": {"type": "sdk", "name": "mnemara"}},
+                      {"BASH_DEFAULT_TIMEOUT_MS": "120000"}, 0)
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path / "cache" / "mnemara"
+
+
+def test_launch_inputs_are_recorded_per_exact_config_bytes(cache: Path) -> None:
+    launch_inputs.record(b'{"model": "a"}', INPUTS)
+    assert launch_inputs.recorded(b'{"model": "a"}') == INPUTS
+    assert launch_inputs.recorded(b'{"model": "a" }') is None, "other bytes, no record"
+    assert oct((cache / launch_inputs.FILE_NAME).stat().st_mode & 0o777) == "0o600"
+
+
+def test_launch_inputs_depend_on_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    launch_inputs.record(b"{}", INPUTS)
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))
+    assert launch_inputs.recorded(b"{}") is None
+
+
+@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"%s": {"role_doc_path": 1}}'])
+def test_a_corrupt_launch_record_is_no_record(cache: Path, content: str) -> None:
+    launch_inputs.record(b"{}", INPUTS)
+    key = next(iter(json.loads((cache / launch_inputs.FILE_NAME).read_text())))
+    (cache / launch_inputs.FILE_NAME).write_text(content.replace("%s", key))
+    assert launch_inputs.recorded(b"{}") is None
+    launch_inputs.record(b"{}", INPUTS)  # and it is replaced by a good one
+    assert launch_inputs.recorded(b"{}") == INPUTS
+
+
+def test_records_behind_a_link_are_not_read(cache: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "planted.json"
+    launch_inputs.record(b"{}", INPUTS)
+    (cache / launch_inputs.FILE_NAME).rename(elsewhere)
+    os.symlink(elsewhere, cache / launch_inputs.FILE_NAME)
+    assert launch_inputs.recorded(b"{}") is None
+    startup_answers.record("key", "request", {"jsonrpc": "2.0", "result": {}})
+    (cache / startup_answers.FILE_NAME).rename(tmp_path / "answers.json")
+    os.symlink(tmp_path / "answers.json", cache / startup_answers.FILE_NAME)
+    assert startup_answers.load("key") == {}
+
+
+def test_start_up_answers_are_kept_for_their_tools_key_only() -> None:
+    assert startup_answers.record("tools-a", "tools/list", {"jsonrpc": "2.0", "id": 7, "result": {"tools": []}}) is False
+    assert startup_answers.load("tools-a") == {"tools/list": {"jsonrpc": "2.0", "result": {"tools": []}}}, "no id kept"
+    assert startup_answers.load("tools-b") == {}
+    assert startup_answers.record("tools-a", "tools/list", {"jsonrpc": "2.0", "result": {"tools": [1]}}) is True
+    assert startup_answers.record("tools-b", "initialize", {"result": {}}) is False
+    assert startup_answers.load("tools-a") == {}, "one tool list at a time"
+
+
+def test_the_wire_format_check_is_per_sdk_version() -> None:
+    assert not startup_answers.verified("0.2.189")
+    startup_answers.mark_verified("0.2.189")
+    assert startup_answers.verified("0.2.189") and not startup_answers.verified("0.2.190")
+    assert not startup_answers.verified("")
+    startup_answers.forget_verified()
+    assert not startup_answers.verified("0.2.189")
+
+
+def test_the_versions_are_read_without_importing_the_packages() -> None:
+    import sys
+
+    had = {name: name in sys.modules for name in ("claude_agent_sdk", "mcp")}
+    assert startup_answers.sdk_version() and startup_answers.mcp_version()
+    assert {name: name in sys.modules for name in had} == had
