@@ -1,9 +1,10 @@
-"""What an Edit, MultiEdit or Write would do to its file: a unified diff a permission prompt shows.
+"""What an Edit, MultiEdit, Write or NotebookEdit would do: a unified diff a permission prompt shows.
 
 The gate builds a :class:`ChangePreview` when it asks about one of these tools. It reads the
 file the path reaches (a regular file of at most :data:`MAX_FILE_BYTES`, UTF-8, opened without
 blocking and without following a link planted after the path was resolved), applies the call to
-a copy in memory as the tool would, and diffs the two. A new file shows its first
+a copy in memory as the tool would, and diffs the two (for a notebook, the source of the one cell
+the call changes: :mod:`mnemara.guard.notebook_change`). A new file shows its first
 :data:`NEW_FILE_LINES` lines. Every line is escaped by
 :func:`mnemara.guard.target_text.show_lines`, so a diff can no more hide text than a target can.
 
@@ -22,7 +23,7 @@ from typing import Any
 from mnemara.guard.target_text import show_lines
 
 #: The tools whose question shows a diff.
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 #: A file larger than this is not read for a preview.
 MAX_FILE_BYTES = 2_000_000
 #: Lines of a diff shown at most (then one line says how many more there are).
@@ -65,7 +66,7 @@ class ChangePreview:
 
 
 def preview_change(tool_name: str, tool_input: object, path: str | None, shown_path: str = "") -> ChangePreview | None:
-    """The preview of one Edit/MultiEdit/Write call on the file ``path`` (resolved, absolute);
+    """The preview of one Edit/MultiEdit/Write/NotebookEdit call on the file ``path`` (resolved, absolute);
     None for any other tool. ``shown_path`` names the file in the diff's header (default ``path``)."""
     if tool_name not in EDIT_TOOLS:
         return None
@@ -83,12 +84,27 @@ def _preview(tool_name: str, tool_input: dict[str, Any], path: str, shown_path: 
     before, problem = read_text_file(path)
     if problem:
         return ChangePreview(problem=problem)
+    if tool_name == "NotebookEdit":
+        return _notebook(before, tool_input, shown_path)
     after, problem, keys = _apply(tool_name, tool_input, before)
     if problem or after is None:
         return ChangePreview(problem=problem or "nothing to preview")
     if before is None:
         return _new_file(after, shown_path, keys)
     return _diff(before, after, shown_path, keys)
+
+
+def _notebook(before: str | None, tool_input: dict[str, Any], shown_path: str) -> ChangePreview:
+    """The diff of the one cell the call changes; its other keys (cell_id, cell_type, edit_mode)
+    are still shown as input."""
+    from mnemara.guard.notebook_change import cell_change
+
+    change = cell_change(before, tool_input)
+    if change.problem:
+        return ChangePreview(problem=change.problem)
+    if change.before == change.after:
+        return ChangePreview(summary=f"no change: {change.label} already holds this source", shown_keys=("new_source",))
+    return _diff(change.before, change.after, f"{shown_path} {change.label}", ("new_source",))
 
 
 def read_text_file(path: str) -> tuple[str | None, str]:
