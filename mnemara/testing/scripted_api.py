@@ -202,7 +202,7 @@ class ScriptedAPI:
         self._arrived = threading.Condition(self._lock)
         self._open = 0  # connections a handler is serving right now
         self._stopping = threading.Event()  # releases stalled answers when the server stops
-        self._server = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._server = _CountingServer(self, (host, port), _make_handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -284,10 +284,9 @@ class ScriptedAPI:
         that no further request arrived."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            with self._arrived:
-                idle = self._open == 0
-            if idle and not select.select([self._server.socket], [], [], 0)[0]:
-                return True
+            with self._arrived:  # atomic with the server's accept: a connection is either queued or counted
+                if self._open == 0 and not select.select([self._server.socket], [], [], 0)[0]:
+                    return True
             time.sleep(0.02)
         return False
 
@@ -360,24 +359,38 @@ def _message_json(rep: Reply, model: str) -> dict[str, Any]:
     }
 
 
+class _CountingServer(ThreadingHTTPServer):
+    """Counts the connections it has accepted and not yet closed in ``api._open``.
+
+    The count goes up under the API's lock in the same step as ``accept()``, so
+    :meth:`ScriptedAPI.wait_idle` (which looks at the count and the listening queue under that lock)
+    never sees a connection in neither place, as it could when a handler thread counted it later.
+    """
+
+    def __init__(self, api: ScriptedAPI, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        self.api = api
+        super().__init__(address, handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        with self.api._arrived:
+            request, address = self.socket.accept()
+            self.api._open += 1
+        return request, address
+
+    def shutdown_request(self, request: Any) -> None:  # once per accepted connection, whatever happened
+        try:
+            super().shutdown_request(request)
+        finally:
+            with self.api._arrived:
+                self.api._open -= 1
+
+
 def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, format: str, *args: Any) -> None:  # silence stderr
             return
-
-        def setup(self) -> None:
-            with api._arrived:
-                api._open += 1
-            super().setup()
-
-        def finish(self) -> None:
-            try:
-                super().finish()
-            finally:
-                with api._arrived:
-                    api._open -= 1
 
         def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
