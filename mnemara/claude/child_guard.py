@@ -26,10 +26,13 @@ and the SDK starts the CLI directly as before.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 PARENT_ENV = "MNEMARA_PARENT_PID"
 
@@ -64,9 +67,50 @@ def _real_cli() -> str | None:
 
 
 def cache_dir() -> Path:
-    """Mnemara's private folder in the user's cache (the launcher, :mod:`mnemara.claude.startup_answers`)."""
+    """Mnemara's private folder in the user's cache (the launcher, :mod:`mnemara.claude.startup_answers`,
+    :mod:`mnemara.claude.launch_inputs`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "mnemara"
+
+
+#: A record in the cache folder larger than this is not believed.
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+
+
+def read_cached_json(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``, or {} unless it is a regular file of this user's (not a link), of
+    sane size, holding a JSON object: a record anyone else could have written is not believed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return {}
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > MAX_RECORD_BYTES:
+            return {}
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return {}
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return data if isinstance(data, dict) else {}
+
+
+def write_cached_json(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` with ``data`` as a 0600 file (a 0700 folder made if missing), through a temp file
+    that is never a followed link. A cache that cannot be written is no record: nothing is raised."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def guarded_cli_path() -> str | None:

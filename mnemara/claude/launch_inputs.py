@@ -16,11 +16,12 @@ than the session's: it is then not used, as any mismatch.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from mnemara.claude.child_guard import cache_dir, read_cached_json, write_cached_json
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -64,20 +65,11 @@ def _key(config_bytes: bytes) -> str:
 
 
 def _path() -> Path:
-    from mnemara.claude.child_guard import cache_dir
-
     return cache_dir() / FILE_NAME
 
 
 def _read() -> dict[str, Any]:
-    path = _path()
-    try:
-        if path.is_symlink() or path.stat().st_uid != os.getuid():
-            return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_cached_json(_path())
 
 
 def recorded(config_bytes: bytes) -> LaunchInputs | None:
@@ -96,13 +88,4 @@ def record(config_bytes: bytes, inputs: LaunchInputs) -> None:
     data.pop(key, None)
     data[key] = asdict(inputs)
     kept = dict(list(data.items())[-_KEPT:])
-    path = _path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(kept, fh)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # no record: the next early start validates the config first, as without one
+    write_cached_json(_path(), kept)  # none kept: the next early start validates the config first

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mnemara.core.mcp_names import SERVER_NAME
+
+from mnemara.claude.child_guard import cache_dir, read_cached_json, write_cached_json
 
 if TYPE_CHECKING:
     from mnemara.tools import ToolSpec
@@ -37,8 +37,6 @@ FILE_NAME = "cli-startup.json"
 
 
 def cache_path() -> Path:
-    from mnemara.claude.child_guard import cache_dir
-
     return cache_dir() / FILE_NAME
 
 
@@ -80,37 +78,11 @@ def tools_key(specs: list[ToolSpec], sdk_version: str, mcp: str) -> str:
 
 
 def _read(path: Path | None = None) -> dict[str, Any]:
-    path = path or cache_path()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return {}
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > 4 * 1024 * 1024:
-            return {}  # only a regular file of ours, of sane size, is believed
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            data = json.loads(fh.read())
-    except (OSError, ValueError):
-        return {}
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    return data if isinstance(data, dict) else {}
+    return read_cached_json(path or cache_path())
 
 
 def _write(data: dict[str, Any], path: Path | None = None) -> None:
-    path = path or cache_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # no cache: the next early CLI waits for the SDK's answers, as without one
+    write_cached_json(path or cache_path(), data)  # none kept: the next early CLI waits for the SDK's answers
 
 
 def load(key: str) -> dict[str, dict[str, Any]]:
