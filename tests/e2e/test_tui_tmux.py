@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,24 +45,22 @@ class Tmux:
         return self("capture-pane", "-p", "-t", "smoke")
 
     def wait_for(self, text: str, timeout: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} never appeared; the screen was:\n{self.screen()}")
+        return self._wait(lambda screen: text in screen, repr(text), timeout)
 
     def wait_idle(self, marker: str, timeout: float = 60.0) -> str:
         """Wait until `marker` shows and the status line no longer says a turn is running: only then does
         Ctrl+C quit (during a turn, the first Ctrl+C stops the turn, as in Claude Code)."""
+        return self._wait(lambda screen: marker in screen and "working…" not in screen,
+                          f"{marker!r} with no turn running", timeout)
+
+    def _wait(self, ready: Callable[[str], bool], what: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             screen = self.screen()
-            if marker in screen and "working…" not in screen:
+            if ready(screen):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{marker!r} with no turn running never appeared; the screen was:\n{self.screen()}")
+        raise AssertionError(f"{what} never appeared; the screen was:\n{self.screen()}")
 
     def close(self) -> None:
         self("kill-server")
