@@ -21,6 +21,7 @@ It lives next to the CLI launcher, in the user's private cache folder.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -40,8 +41,10 @@ def cache_path() -> Path:
     return cache_dir() / FILE_NAME
 
 
+@functools.cache
 def sdk_version() -> str:
-    """The installed claude-agent-sdk's version, read without importing it."""
+    """The installed claude-agent-sdk's version, read without importing it (once per process: the first
+    turn asks it for the early message, the adoption and the tools key)."""
     import importlib.util
     import re
 
@@ -57,6 +60,7 @@ def sdk_version() -> str:
     return ""
 
 
+@functools.cache
 def mcp_version() -> str:
     """The installed ``mcp`` package's version, from its ``dist-info`` folder beside it ("" when unknown;
     ``importlib.metadata`` would cost 20 ms of the first message's path)."""
