@@ -65,7 +65,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.baseline018 import baseline_env, find_baseline  # noqa: E402
+from bench.baseline018 import baseline_env, byte_compile_checkout, find_baseline  # noqa: E402
 
 READY_MARK = b"turns: "
 STARTUP_GOAL_S = 1.0
@@ -587,10 +587,7 @@ def main() -> None:
     parser.add_argument("--no-check", action="store_true", help="print the figures, never fail on a goal")
     args = parser.parse_args()
     print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1/5/15 min) on {os.cpu_count()} cpus")
-    # As an install does (pip byte-compiles): with PYTHONDONTWRITEBYTECODE=1 every panel started from a
-    # checkout would compile Mnemara's sources again, which the SDK and 0.18 (installed) never do.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "mnemara")], check=True,
-                   capture_output=True, stdin=subprocess.DEVNULL)
+    byte_compile_checkout()
     if args.only_send_keys:
         send_keys = bench_send_keys(args.send_key_repeats)
         sys.exit(0 if args.no_check or send_keys <= SEND_KEY_GOAL else 1)

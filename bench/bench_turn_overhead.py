@@ -54,7 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.baseline018 import baseline_env, find_baseline  # noqa: E402
+from bench.baseline018 import baseline_env, byte_compile_checkout, find_baseline  # noqa: E402
 from mnemara.testing.scripted_api import ScriptedAPI, reply  # noqa: E402
 
 ROLE = "You are a benchmark agent. Answer briefly.\n" * 20
@@ -229,10 +229,7 @@ def main() -> int:
     else:
         print(f"baseline: Mnemara {about} at {baseline}")
     print(f"turns per run: {args.turns}, rounds: {args.rounds}; at start: {load()}")
-    # An install byte-compiles its modules (pip does), as the SDK's and 0.18's are; a checkout run with
-    # PYTHONDONTWRITEBYTECODE=1 would compile Mnemara's sources again in every run (about 0.2 s of CPU).
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "mnemara")], check=True,
-                   capture_output=True, stdin=subprocess.DEVNULL)
+    byte_compile_checkout()
     print("this checkout's mnemara is byte-compiled first, as an installed package is")
 
     whole = [Variant("mnemara"), Variant("bare SDK")] + ([Variant("0.18")] if baseline else [])
