@@ -25,6 +25,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
+from mnemara.core.pricing import PRICES_AS_OF, cost_usd
 from mnemara.core.tokens import estimate_text
 
 if TYPE_CHECKING:
@@ -246,31 +247,12 @@ def diff_blocks(old: list[Block], new: list[Block]) -> list[tuple[str, Block]]:
     return out
 
 
-#: List prices in USD per million tokens (input, output, cache write, cache read), by model name prefix;
-#: a call's cost is an estimate from these and its usage. A model not listed has no cost shown.
-PRICES: tuple[tuple[str, tuple[float, float, float, float]], ...] = (
-    ("claude-opus-4-0", (15.0, 75.0, 18.75, 1.5)), ("claude-opus-4-1", (15.0, 75.0, 18.75, 1.5)),
-    ("claude-opus-4", (5.0, 25.0, 6.25, 0.5)), ("claude-sonnet-4", (3.0, 15.0, 3.75, 0.3)),
-    ("claude-haiku-4", (1.0, 5.0, 1.25, 0.1)),
-)
-
-
-def estimated_cost(model: str, usage: dict[str, Any]) -> float | None:
-    """The call's cost at list prices (None for a model without a known price or a call without usage)."""
-    price = next((p for prefix, p in PRICES if model.startswith(prefix)), None)
-    if price is None or not usage:
-        return None
-    amounts = (usage.get("input_tokens"), usage.get("output_tokens"), usage.get("cache_creation_input_tokens"),
-               usage.get("cache_read_input_tokens"))
-    return round(sum(float(n or 0) * p for n, p in zip(amounts, price)) / 1_000_000, 6)
-
-
 def call_report(call: RecordedCall) -> dict[str, Any]:
     """A recorded call (:class:`~mnemara.store.request_log.RecordedCall`) as a JSON-able report."""
     blocks = label_request(call.body)
     model = str(call.body.get("model", ""))
     return {"call": call.seq, "at": call.at, "path": call.path, "status": call.status, "model": model,
-            "bytes": call.bytes_sent, "usage": call.usage, "cost_usd_estimate": estimated_cost(model, call.usage),
+            "bytes": call.bytes_sent, "usage": call.usage, "cost_usd_estimate": cost_usd(model, call.usage),
             "estimated_tokens": sum(b.tokens for b in blocks), "tokens_by_origin": totals(blocks),
             "blocks": [b.to_dict() for b in blocks]}
 
@@ -287,7 +269,7 @@ def format_call(report: dict[str, Any], full: bool = False) -> str:
     lines = [f"call {report['call']} at {report['at']} · {report['model']} · {report['bytes']} bytes sent · "
              f"HTTP {report['status']}",
              "usage: " + (", ".join(f"{k} {v}" for k, v in usage.items() if not isinstance(v, dict)) or "not reported")
-             + (f" · cost ≈ ${cost:.4f} at list prices" if cost is not None else ""),
+             + (f" · cost ≈ ${cost:.4f} at list prices of {PRICES_AS_OF}" if cost is not None else ""),
              "tokens by origin (estimated): " + ", ".join(f"{k} {v}" for k, v in report["tokens_by_origin"].items()),
              ""]
     tools = [b for b in report["blocks"] if b["origin"] == "tools"]

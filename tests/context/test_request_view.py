@@ -6,7 +6,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemara.context.request_view import SDK_IDENTITY, diff_blocks, estimated_cost, label_request
+from mnemara.context.request_view import SDK_IDENTITY, diff_blocks, label_request
+from mnemara.core.pricing import cost_usd
 from mnemara.context.transcript import build_user_content, escape_delimiters
 from mnemara.memory.autorecall import format_block
 from mnemara.store.rows import Turn
@@ -88,8 +89,20 @@ def test_diff_names_what_changed_between_two_calls():
 
 def test_cost_is_an_estimate_for_known_models_only():
     usage = {"input_tokens": 1_000_000, "output_tokens": 1_000_000}
-    assert estimated_cost("claude-sonnet-4-6", usage) == 18.0
-    assert estimated_cost("claude-scripted", usage) is None and estimated_cost("claude-sonnet-4-6", {}) is None
+    assert cost_usd("claude-sonnet-4-6", usage) == 18.0
+    assert cost_usd("claude-scripted", usage) is None and cost_usd("claude-sonnet-4-6", {}) is None
+
+
+def test_cache_reads_and_writes_are_priced_by_their_multipliers():
+    reads = {"cache_read_input_tokens": 1_000_000}
+    writes_5m = {"cache_creation_input_tokens": 1_000_000}
+    writes_1h = {"cache_creation_input_tokens": 1_000_000,
+                 "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 1_000_000}}
+    assert cost_usd("claude-sonnet-4-6", reads) == 0.3
+    assert cost_usd("claude-sonnet-4-6", writes_5m) == 3.75
+    assert cost_usd("claude-sonnet-4-6", writes_1h) == 6.0
+    assert cost_usd("claude-opus-4-1-x", {"input_tokens": 1_000_000}) == 15.0
+    assert cost_usd("claude-opus-4-5", {"input_tokens": 1_000_000}) == 5.0
 
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
