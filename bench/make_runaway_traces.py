@@ -287,12 +287,12 @@ def dev_traces() -> list[tuple[str, str, str, int | None, TraceFn]]:
         p.file("build.log", BUILD_LOG)
         p.file("queue/job1", "queued\n")
         for _round in range(4):
-            p.bash(f"curl -s http://127.0.0.1:$PORT/health")
+            p.bash("curl -s http://127.0.0.1:$PORT/health")
             p.read("status.txt")
             p.bash("ls queue")
             p.bash("tail -1 build.log")
             p.read("queue/job1")
-            p.bash(f"curl -s http://127.0.0.1:$PORT/jobs/7")
+            p.bash("curl -s http://127.0.0.1:$PORT/jobs/7")
 
     @runaway("stale_edit_retried", "stale_edit", 4)
     def _(p: Project) -> None:
@@ -554,10 +554,10 @@ def blind_traces() -> list[tuple[str, str, str, int | None, TraceFn]]:
         p.file("build.log", BUILD_LOG)
         for _round in range(3):
             p.bash("tail -1 build.log")
-            p.bash(f"curl -s http://127.0.0.1:$PORT/health")
+            p.bash("curl -s http://127.0.0.1:$PORT/health")
             p.bash("ls")
             p.bash("wc -c build.log")
-            p.bash(f"curl -s http://127.0.0.1:$PORT/jobs/7")
+            p.bash("curl -s http://127.0.0.1:$PORT/jobs/7")
             p.bash("grep -c step build.log")
             p.bash("cat build.log | head -1")
 
@@ -576,7 +576,7 @@ def blind_traces() -> list[tuple[str, str, str, int | None, TraceFn]]:
                 p.new_turn()
             p.read("deploy.json")
             p.bash("grep -o '\"healthy\": [0-9]*' deploy.json")
-            p.bash(f"curl -s http://127.0.0.1:$PORT/jobs/7")
+            p.bash("curl -s http://127.0.0.1:$PORT/jobs/7")
 
     @add("npm_like_exact_repeat", "poll_exact", "runaway", 2)
     def _(p: Project) -> None:
@@ -632,14 +632,14 @@ def blind_traces() -> list[tuple[str, str, str, int | None, TraceFn]]:
         p.write("db/schema.sql", "create table t (id int);\n")
         for cmd in ("python3 api/server.py", "wc -c web/index.html", "grep -c create db/schema.sql", "find . -type f | sort",
                     "du -s api web db | sort -k2", "cat db/schema.sql", "ls -1 web", "python3 -c 'print(2**10)'",
-                    f"curl -s 'http://127.0.0.1:$PORT/items?page=2'"):
+                    "curl -s 'http://127.0.0.1:$PORT/items?page=2'"):
             p.bash(cmd)
 
     @add("progressing_job_poll", "progress_poll", "productive", None)
     def _(p: Project) -> None:
         for pct in (0, 25, 50, 75, 100):
             p.file("progress", f"{pct}% complete\n")
-            p.bash(f"sleep 15; cat progress", timeout=30000)
+            p.bash("sleep 15; cat progress", timeout=30000)
 
     @add("multi_turn_feature_work", "multi_turn", "productive", None)
     def _(p: Project) -> None:
