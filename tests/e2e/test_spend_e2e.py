@@ -9,11 +9,14 @@ import pytest
 
 from mnemara.core import events as ev
 from mnemara.core.config import update_config
+from mnemara.core.pricing import cost_usd
 from mnemara.store.spend_ledger import SpendLedger
 from mnemara.testing.scripted_api import reply, tool_use
 
 pytestmark = pytest.mark.e2e
-BIG = {"input_tokens": 100_000, "output_tokens": 10}  # $0.30 + $0.00015 on Sonnet
+#: $0.30 + $0.00015 a call on Sonnet; the emulated prompt cache's counts are overridden to keep the sums exact
+BIG = {"input_tokens": 100_000, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+       "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}
 
 
 def _allow_bash(session, **changes):
@@ -97,5 +100,7 @@ def test_spend_is_kept_in_the_instance_across_sessions(scripted_api, session_fac
     first.turn("hello")
     first.close()
     second = session_factory("kept")
-    assert second.spend.view().day_usd == pytest.approx((3000 + 150) / 1e6)
+    priced = sum(cost_usd("claude-sonnet-4-6", r.usage) or 0 for r in scripted_api.message_requests())
+    assert priced > (3000 + 150) / 1e6  # the emulated cache wrote the prompt: priced at 1.25x, not ignored
+    assert second.spend.view().day_usd == pytest.approx(priced)
     assert second.spend.view().session_usd == 0
