@@ -31,11 +31,14 @@ import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
 from mnemara.core.debuglog import now_iso
 from mnemara.store.request_log import RecordedCall, RequestLog, safe_headers
+
+if TYPE_CHECKING:
+    from mnemara.claude.spend_gate import SpendGate
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
@@ -117,6 +120,9 @@ class RequestRecorder:
         self.log = log
         self.upstream = (upstream or upstream_base_url()).rstrip("/")
         self.on_call = on_call
+        #: The spend gate (:mod:`mnemara.claude.spend_gate`): asked before a messages call is forwarded,
+        #: told of every call after; set by the session that owns this instance's CLIs.
+        self.gate: SpendGate | None = None
         parts = urlsplit(self.upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"ANTHROPIC_BASE_URL {self.upstream!r} is not an http(s) URL")
@@ -177,8 +183,12 @@ class RequestRecorder:
                   upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
 
     def save(self, call: RecordedCall) -> None:
+        gate = self.gate
+        if gate is not None:
+            gate.after(call)  # priced and counted first: a full disk must not hide what a call cost
         try:
-            self.log.write(call)
+            if self.log.keep > 0:  # 0: relayed for the spend gate only, nothing kept
+                self.log.write(call)
         except OSError:
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
@@ -247,6 +257,11 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b""
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
             record = is_messages_call(self.command, self.path)
+            gate = recorder.gate
+            refused = gate.before(raw) if record and gate is not None else None
+            if refused is not None:  # past a spend cap or after a halt: never reaches the API
+                self._refuse(refused)
+                return
             try:
                 response = self._send_upstream(raw, headers)
             except (http.client.HTTPException, OSError) as exc:
@@ -332,6 +347,15 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 self.upstream.close()
                 self.upstream = None
 
+        def _refuse(self, body: bytes) -> None:
+            """Answer a request the gate stopped with its error (HTTP 400: the CLI does not retry it)."""
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+
         def _hang_up(self, exc: BaseException) -> None:
             """Close the CLI's connection without an answer: a connection failure stays one."""
             recorder.note_failure(exc)
@@ -354,11 +378,13 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
     return Relay
 
 
-def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dict[str, str]:
+def request_env(root: Path, keep: int, env: dict[str, str] | None = None,
+                gate: SpendGate | None = None, gate_needed: bool = False) -> dict[str, str]:
     """The environment entries that send a CLI of the instance at ``root`` through its recorder
-    (started on first use, shared by every launch of this process); empty when recording is off."""
+    (started on first use, shared by every launch of this process); empty when recording is off
+    (``keep`` 0) and no spend cap needs the relay (``gate_needed``). ``gate`` becomes the recorder's."""
     env = dict(os.environ if env is None else env)
-    if keep <= 0 or any(env.get(name) for name in STEP_ASIDE):
+    if (keep <= 0 and not gate_needed) or any(env.get(name) for name in STEP_ASIDE):
         return {}
     upstream = upstream_base_url(env)
     key = (str(Path(root).resolve()), upstream)
@@ -371,6 +397,8 @@ def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dic
                 return {}  # a base URL the recorder cannot relay: the CLI goes there directly, as before
             _running[key] = recorder
         recorder.log.keep = keep
+        if gate is not None:
+            recorder.gate = gate
     return recorder.cli_env()
 
 
