@@ -39,7 +39,12 @@ class Feed(Protocol):
     def start(self) -> None: ...
 
     async def wait_ready(self, timeout: float) -> bool:
-        """Wait until the feed is set up on the server (True) or ``timeout`` seconds pass."""
+        """Wait until the feed is set up and has fetched what waited at connection time (True), or
+        ``timeout`` seconds pass (False)."""
+        ...
+
+    async def caught_up(self, timeout: float) -> bool:
+        """Wait until what the server holds for this panel is fetched (True), or ``timeout`` passes."""
         ...
 
     def rows(self) -> list[PeerRow]: ...

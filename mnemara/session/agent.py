@@ -76,7 +76,7 @@ from mnemara.guard.request import PermissionRequest
 from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.roledoc import RoleDoc, read_role_doc
 from mnemara.claude.options import CliLauncher, LaunchNeeds
-from mnemara.guard.sentinel import SentinelWatch
+from mnemara.guard.sentinel import SentinelSettings, SentinelWatch
 from mnemara.store.rows import Window
 from mnemara.store.turns import TRIM_BATCH, TurnStore
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
@@ -124,7 +124,7 @@ class AgentSession:
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
         self.running: RunningTurn | None = None  # the turn in flight; it owns its state (mnemara.session.state)
-        self._sentinel: SentinelWatch | None = None  # the runtime sentinel: its memory of recent calls spans turns
+        self._sentinel: SentinelWatch | None = None  # the runtime sentinel: its memory of past turns spans turns
         self.launcher = CliLauncher(LaunchNeeds(self.live_config, self.cwd, self.tool_context, self.gate,
                                                 instance.debug_log_path, lambda: self.running, self._tool_call_hooks))
         self._recording_env: dict[str, str] = {}
@@ -243,13 +243,14 @@ class AgentSession:
 
     # -- per-turn inputs ------------------------------------------------------------
     def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
-        """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
+        """The session's runtime sentinel when ``runtime_sentinel`` is on (the last turns' outputs
+        span turns, for its ``no_progress`` trigger; new settings start a new sentinel)."""
         if not cfg.runtime_sentinel:
             self._sentinel = None
             return None
-        shape = (cfg.sentinel_cycle_max_period, cfg.sentinel_cycle_repeats)
-        if self._sentinel is None or (self._sentinel.sentinel.max_period, self._sentinel.sentinel.cycle_repeats) != shape:
-            self._sentinel = SentinelWatch(max_period=shape[0], cycle_repeats=shape[1])
+        settings = SentinelSettings.from_config(cfg)
+        if self._sentinel is None or self._sentinel.settings != settings:
+            self._sentinel = SentinelWatch(settings)
         self._sentinel.begin_turn()
         return self._sentinel
 

@@ -1,7 +1,8 @@
 """One turn's message through its CLI process, and the events streamed back.
 
 The exchange ends when the CLI's result arrives, or early: the runtime
-sentinel halts the turn after a tool result; the API rejected the key (the CLI
+sentinel halts the turn after a tool result (it reads every tool_use and result here, so
+calls the CLI rejects before any hook count too); the API rejected the key (the CLI
 would go on retrying it for minutes, so the call is stopped); or the API went
 silent for ``api_stall_seconds`` (:class:`~mnemara.claude.faults.StallWatch` ends
 the call). Which process serves the turn and what a failure means is the
@@ -37,7 +38,10 @@ async def exchange(turn: RunningTurn, handle: CliHandle, content: list[dict[str,
             halted = False
             for event in collector.feed(message):
                 yield event
-                if watch is not None and isinstance(event, ev.ToolResult):
+                if watch is not None and isinstance(event, ev.ToolUse):
+                    watch.saw_tool_use(event.id, event.name, event.input)
+                elif watch is not None and isinstance(event, ev.ToolResult):
+                    watch.saw_result(event.tool_use_id, event.text, event.is_error)  # also calls no hook saw
                     halted = halted or watch.stop_after_tool_result(event.tool_use_id)
             if halted or collector.auth_rejected:  # sentinel refusal / rejected key: end the turn now
                 break
