@@ -42,11 +42,14 @@ import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
 from mnemara.core.debuglog import now_iso
 from mnemara.store.request_log import RecordedCall, RequestLog, safe_headers
+
+if TYPE_CHECKING:
+    from mnemara.claude.spend_gate import SpendGate
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
@@ -132,6 +135,9 @@ class RequestRecorder:
         self.log = log
         self.upstream = (upstream or upstream_base_url()).rstrip("/")
         self.on_call = on_call
+        #: The spend gate (:mod:`mnemara.claude.spend_gate`): asked before a messages call is forwarded,
+        #: told of every call after; set by the session that owns this instance's CLIs.
+        self.gate: SpendGate | None = None
         parts = urlsplit(self.upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"ANTHROPIC_BASE_URL {self.upstream!r} is not an http(s) URL")
@@ -214,8 +220,12 @@ class RequestRecorder:
                   upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
 
     def save(self, call: RecordedCall) -> None:
+        gate = self.gate
+        if gate is not None:
+            gate.after(call)  # priced and counted first: a full disk must not hide what a call cost
         try:
-            self.log.write(call)
+            if self.log.keep > 0:  # 0: relayed for the spend gate only, nothing kept
+                self.log.write(call)
         except OSError:
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
@@ -292,17 +302,22 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
         def _relay(self) -> None:
             path = recorder.admit(self.path)  # the front door: nothing is read, sent or kept before it
             if path is None:
-                return self._refuse(403, "permission_error", "this relay serves only its own session's CLI")
+                return self._turn_away(403, "permission_error", "this relay serves only its own session's CLI")
             self.path = path
             length = _content_length(self.headers)
             if length is None:
-                return self._refuse(400, "invalid_request_error", "the request has no valid Content-Length")
+                return self._turn_away(400, "invalid_request_error", "the request has no valid Content-Length")
             if length > MAX_REQUEST_BYTES:
-                return self._refuse(413, "request_too_large",
+                return self._turn_away(413, "request_too_large",
                                     f"the request is {length} bytes, over the relay's {MAX_REQUEST_BYTES}")
             raw = self.rfile.read(length) if length else b""
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
             record = is_messages_call(self.command, self.path)
+            gate = recorder.gate
+            refused = gate.before(raw) if record and gate is not None else None
+            if refused is not None:  # past a spend cap or after a halt: never reaches the API
+                self._refuse(refused)
+                return
             try:
                 response = self._send_upstream(raw, headers)
             except (http.client.HTTPException, OSError) as exc:
@@ -388,8 +403,9 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 self.upstream.close()
                 self.upstream = None
 
-        def _refuse(self, status: int, kind: str, message: str) -> None:
-            """Answer ``status`` in the API's error shape and close the connection; the body is never read."""
+        def _turn_away(self, status: int, kind: str, message: str) -> None:
+            """The front door's answer: ``status`` in the API's error shape, the connection closed, the
+            body never read."""
             recorder.note_refusal(status)
             data = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
             self.close_connection = True
@@ -403,6 +419,15 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
             except OSError:
                 pass
+
+        def _refuse(self, body: bytes) -> None:
+            """Answer a request the gate stopped with its error (HTTP 400: the CLI does not retry it)."""
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
 
         def _hang_up(self, exc: BaseException) -> None:
             """Close the CLI's connection without an answer: a connection failure stays one."""
@@ -432,11 +457,13 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
     return Relay
 
 
-def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dict[str, str]:
+def request_env(root: Path, keep: int, env: dict[str, str] | None = None,
+                gate: SpendGate | None = None, gate_needed: bool = False) -> dict[str, str]:
     """The environment entries that send a CLI of the instance at ``root`` through its recorder
-    (started on first use, shared by every launch of this process); empty when recording is off."""
+    (started on first use, shared by every launch of this process); empty when recording is off
+    (``keep`` 0) and no spend cap needs the relay (``gate_needed``). ``gate`` becomes the recorder's."""
     env = dict(os.environ if env is None else env)
-    if keep <= 0 or any(env.get(name) for name in STEP_ASIDE):
+    if (keep <= 0 and not gate_needed) or any(env.get(name) for name in STEP_ASIDE):
         return {}
     upstream = upstream_base_url(env)
     key = (str(Path(root).resolve()), upstream)
@@ -449,6 +476,8 @@ def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dic
                 return {}  # a base URL the recorder cannot relay: the CLI goes there directly, as before
             _running[key] = recorder
         recorder.log.keep = keep
+        if gate is not None:
+            recorder.gate = gate
     return recorder.cli_env()
 
 

@@ -94,6 +94,11 @@ class Config(BaseModel):
     # how many of the last API calls requests/ keeps, exactly as the API received them (0: no recording;
     # `mnemara context --call last` shows one block by block)
     request_log_calls: int = Field(default=50, ge=0, le=10_000)
+    # -- spend caps (issue 36): US dollars at list prices, from the API's own usage; null: off --
+    # checked at the loopback recorder before each request leaves (a cap set keeps the recorder on)
+    budget_usd_per_turn: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
+    budget_usd_per_session: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
+    budget_usd_per_day: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
     file_tool_home_only: bool = True
     # folders besides $HOME that file tools may use while file_tool_home_only is on (/add-dir, run --dir)
     file_tool_roots: list[str] = Field(default_factory=list)
@@ -158,6 +163,13 @@ class Config(BaseModel):
     _split_roles = field_validator("peer_poll_roles", "peer_poll_silent_types", mode="before")(
         classmethod(lambda cls, v: _split_csv(v))
     )
+
+    @field_validator("budget_usd_per_turn", "budget_usd_per_session", "budget_usd_per_day", mode="before")
+    @classmethod
+    def _dollars(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("a spend cap is dollars (e.g. 2.5) or null for off, not true/false")
+        return value
 
     @field_validator("sentinel_cycle_max_period")
     @classmethod

@@ -60,6 +60,7 @@ from mnemara.claude.pool import CliPool
 from mnemara.claude.process import (
     CliHandle,
     cli_failure,
+    hard_kill,
     exception_message,
     has_credentials,
     new_message_id,
@@ -86,6 +87,7 @@ from mnemara.context.window_leave import left_line
 from mnemara.core.turn_parts import P, TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
 from mnemara.session.state import RunningTurn, TurnFlight
+from mnemara.session.spend import SessionSpend
 from mnemara.session.stream import exchange
 from mnemara.session.usage import StatsFile
 from mnemara.session.warm_start import WarmNeeds, WarmStart
@@ -128,6 +130,7 @@ class AgentSession:
         self.launcher = CliLauncher(LaunchNeeds(self.live_config, self.cwd, self.tool_context, self.gate,
                                                 instance.debug_log_path, lambda: self.running, self._tool_call_hooks))
         self._recording_env: dict[str, str] = {}
+        self.spend = SessionSpend(instance.root, self.live_config, lambda: self.running, lambda: self._flight)
         self._record_requests(self.config)  # every CLI's API calls go through this instance's request recorder
         self.warm = WarmStart(WarmNeeds(self.live_config, instance, self.pool, self.launcher, self._next_prompt,
                                         lambda: self._closed, self._recall_elsewhere), enabled=warm_spare)
@@ -238,7 +241,8 @@ class AgentSession:
         for key, value in self._recording_env.items():  # what this method set before
             if overrides.get(key) == value:
                 del overrides[key]
-        self._recording_env = request_env(self.instance.root, config.request_log_calls)
+        self._recording_env = request_env(self.instance.root, config.request_log_calls, gate=self.spend.gate,
+                                          gate_needed=self.spend.needs_relay(config))
         overrides.update(self._recording_env)
 
     # -- per-turn inputs ------------------------------------------------------------
@@ -357,6 +361,7 @@ class AgentSession:
                 self.usage_stats.observe(event)
                 yield event
         finally:
+            self.spend.forget_turn()
             self.busy = False
             self.running = self._flight = None
             self.pool.active = None
@@ -413,6 +418,7 @@ class AgentSession:
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
         turn = self.running = RunningTurn(user_id, cfg, role, self.system_prompt(role),
                                           watch=self._sentinel_for_turn(cfg), role_watch=RoleDocWatch(role.path, role.text))
+        self.spend.begin(turn)  # its calls are counted, and capped, together (mnemara.session.spend)
         return turn, notices
 
     def _context_for(self, turn: RunningTurn, text: str) -> tuple[list[dict[str, Any]] | None, list[ev.Event]]:
@@ -437,7 +443,8 @@ class AgentSession:
                 async with aclosing(exchange(turn, handle, content, message_id)) as events:
                     async for event in events:
                         yield event
-            ended_early = self._stopped() or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+            ended_early = (self._stopped() or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+                           or turn.capped)
             if turn.collector.result is None and not ended_early:
                 turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
         except Exception as exc:
@@ -445,9 +452,22 @@ class AgentSession:
                 turn.failure = ev.ErrorEvent(exception_message(exc, turn.stderr), "cli")
         finally:
             if turn.handle is not None:
+                self._halt_spending(turn)
                 self._release(turn, message_id)
             self.pool.active = None
         turn.judge(self._stopped())
+        if turn.capped:  # the refused request is the cap's doing, not an API failure
+            turn.failure = None
+
+    def _halt_spending(self, turn: RunningTurn) -> None:
+        """A halt (sentinel or cap) stops spending at once: the recorder refuses the turn's further
+        requests and its CLI is killed now, as ``/stop`` does, not shut down politely meanwhile."""
+        halt = turn.watch.halt if turn.watch is not None else None
+        if halt is None and not turn.capped:
+            return
+        self.spend.halt(turn.capped or f"SENTINEL HALT (trigger: {halt.trigger if halt else ''})")
+        if turn.handle is not None:
+            hard_kill(turn.handle.client)
 
     def _stopped(self) -> bool:
         """Whether ``/stop`` was asked of the turn in flight."""
@@ -468,6 +488,7 @@ class AgentSession:
         record = self.recorder.failure if turn.failure is not None else self.recorder.answer
         for event in record(turn):
             if isinstance(event, ev.TurnDone):
+                event = self.spend.finish(event)  # what its calls cost, from the ledger
                 yield from self._after_turn(event)
             yield event
 
@@ -501,6 +522,7 @@ class AgentSession:
         if not self.busy or flight is None:
             return False
         flight.stop_requested = True
+        self.spend.halt("stopped with /stop")
         handle = self.pool.kill_active()
         if handle is not None:
             try:
@@ -568,6 +590,7 @@ class AgentSession:
 
         self._closed = True
         stop_recorders(self.instance.root)
+        self.spend.ledger.close()
         self.tool_context.state.close()
         self.store.close()
         self._sync.stop()

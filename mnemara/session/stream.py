@@ -36,14 +36,14 @@ async def exchange(turn: RunningTurn, handle: CliHandle, content: list[dict[str,
         async for message in handle.client.receive_response():
             track_api_wait(stall, message)
             halted = False
-            for event in collector.feed(message):
+            for event in [*turn.take_spend_notices(), *collector.feed(message)]:
                 yield event
                 if watch is not None and isinstance(event, ev.ToolUse):
                     watch.saw_tool_use(event.id, event.name, event.input)
                 elif watch is not None and isinstance(event, ev.ToolResult):
                     watch.saw_result(event.tool_use_id, event.text, event.is_error)  # also calls no hook saw
                     halted = halted or watch.stop_after_tool_result(event.tool_use_id)
-            if halted or collector.auth_rejected:  # sentinel refusal / rejected key: end the turn now
+            if halted or collector.auth_rejected or turn.capped:  # sentinel / rejected key / spend cap: end now
                 break
     finally:
         watchdog.cancel()
