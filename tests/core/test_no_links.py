@@ -209,8 +209,15 @@ def _request_tmp(inst: Instance) -> object:
     return RequestLog(inst.root).write(RecordedCall(seq=1, at="", path="/v1/messages", body={"system": "secret"}))
 
 
+def _spend_ledger(inst: Instance) -> object:
+    from mnemara.store.spend_ledger import SpendLedger
+
+    return SpendLedger(inst.root).totals()
+
+
 #: writer, the file it writes (relative to the instance), the error it raises
 WRITERS = [
+    (_spend_ledger, "spend.sqlite-wal", OSError),
     (_request_seq, "requests/.seq", OSError),
     (_request_tmp, "requests/000001.tmp", OSError),
     (_config, "config.json", OSError),
@@ -312,6 +319,7 @@ KNOWN_WRITERS = {
     "mnemara/store/legacy_detect.py:readable_store:sqlite3.connect": "reads only (mode=ro)",
     "mnemara/store/request_log.py:RequestLog.write:os.replace": "link test: requests/000001.tmp",
     "mnemara/store/schema.py:connect:sqlite3.connect": "link test: turns.sqlite-wal",
+    "mnemara/store/spend_ledger.py:SpendLedger._conn:sqlite3.connect": "link test: spend.sqlite-wal",
 }
 
 
