@@ -186,6 +186,8 @@ class RuntimeSentinel:
         self._by_id: dict[str, _Seen] = {}
         self._past: deque[_TurnPrint] = deque(maxlen=max(1, self.settings.no_progress_turns))
         self._halted = False
+        # how far back any rule looks: the window, or the rounds of the longest cycle
+        self._reach = max(self.settings.window, self.settings.cycle_max_period * (self.settings.cycle_repeats - 1))
 
     # -- turns ---------------------------------------------------------------------------------
     def begin_turn(self) -> None:
@@ -257,8 +259,8 @@ class RuntimeSentinel:
 
     def _earlier(self, seen: _Seen, limit: int | None = None) -> list[_Seen]:
         """The turn's calls before ``seen`` (not refused), newest last, back to the last file change."""
-        at = self._turn.index(seen)
-        calls = [c for c in self._turn[:at] if not c.refused]
+        at = seen.number - 1  # its place in the turn
+        calls = [c for c in self._turn[max(0, at - self._reach):at] if not c.refused]
         if limit is not None:
             calls = calls[-limit:]
         for i in range(len(calls) - 1, -1, -1):
@@ -331,11 +333,12 @@ class RuntimeSentinel:
 
     def _no_progress(self, seen: _Seen) -> SentinelHalt | None:
         turns = self.settings.no_progress_turns
-        if not turns or len(self._past) < turns - 1 or any(c.changed_file for c in self._turn):
+        if not turns or len(self._past) < turns - 1:
             return None
         last = list(self._past)[-(turns - 1):]
         sig = last[0].calls
-        if not sig or any(p.changed_file or p.calls != sig for p in last):
+        if not sig or len(self._turn) > len(sig) or any(c.changed_file for c in self._turn) \
+                or any(p.changed_file or p.calls != sig for p in last):
             return None
         now = self._signature()
         need = min(len(sig), 3)
