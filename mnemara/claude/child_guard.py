@@ -155,14 +155,25 @@ def write_cached_json(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` with ``data`` as a 0600 file (a 0700 folder made if missing), through a temp file
     that is never a followed link. A cache that cannot be written is no record: nothing is raised."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
+        write_cached(path, json.dumps(data).encode("utf-8"), 0o600)
     except OSError:
         pass
+
+
+def write_cached(path: Path, data: bytes, mode: int) -> None:
+    """Replace ``path`` in the cache folder with ``data`` (file mode ``mode``, a 0700 folder made if
+    missing) through a temp file opened with ``O_NOFOLLOW``: a planted link is never written through."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def guarded_cli_path() -> str | None:
@@ -179,11 +190,7 @@ def guarded_cli_path() -> str | None:
     try:
         if path.is_file() and path.read_text(encoding="utf-8") == text:
             return str(path)
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.chmod(tmp, 0o700)
-        os.replace(tmp, path)
+        write_cached(path, text.encode("utf-8"), 0o700)
     except OSError:
         return None  # no writable cache: start the CLI unguarded rather than not at all
     return str(path)
