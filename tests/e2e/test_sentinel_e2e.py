@@ -111,5 +111,6 @@ def test_a_stale_edit_the_cli_rejects_before_any_hook_still_counts(session, scri
     results = [e for e in result.events if isinstance(e, ev.ToolResult)]
     assert [r.is_error for r in results] == [False, True, True, True], "the turn ends on the third rejection"
     assert all("String to replace not found" in r.text for r in results[1:])
+    assert len(scripted_api.message_requests()) == 4, "the request carrying the third rejection never reached the API"
     hooked = [e.get("tool") for e in read_events(session.instance.debug_log_path) if e["event"] == "tool_call"]
     assert hooked == ["Read"], "the CLI rejected every Edit before any hook: only the stream saw them"
