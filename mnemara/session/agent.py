@@ -60,6 +60,7 @@ from mnemara.claude.pool import CliPool
 from mnemara.claude.process import (
     CliHandle,
     cli_failure,
+    hard_kill,
     exception_message,
     has_credentials,
     new_message_id,
@@ -76,7 +77,7 @@ from mnemara.guard.request import PermissionRequest
 from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.roledoc import RoleDoc, read_role_doc
 from mnemara.claude.options import CliLauncher, LaunchNeeds
-from mnemara.guard.sentinel import SentinelWatch
+from mnemara.guard.sentinel import SentinelSettings, SentinelWatch
 from mnemara.store.rows import Window
 from mnemara.store.turns import TRIM_BATCH, TurnStore
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
@@ -86,6 +87,7 @@ from mnemara.context.window_leave import left_line
 from mnemara.core.turn_parts import P, TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
 from mnemara.session.state import RunningTurn, TurnFlight
+from mnemara.session.spend import SessionSpend
 from mnemara.session.stream import exchange
 from mnemara.session.usage import StatsFile
 from mnemara.session.warm_start import WarmNeeds, WarmStart
@@ -124,10 +126,11 @@ class AgentSession:
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
         self.running: RunningTurn | None = None  # the turn in flight; it owns its state (mnemara.session.state)
-        self._sentinel: SentinelWatch | None = None  # the runtime sentinel: its memory of recent calls spans turns
+        self._sentinel: SentinelWatch | None = None  # the runtime sentinel: its memory of past turns spans turns
         self.launcher = CliLauncher(LaunchNeeds(self.live_config, self.cwd, self.tool_context, self.gate,
                                                 instance.debug_log_path, lambda: self.running, self._tool_call_hooks))
         self._recording_env: dict[str, str] = {}
+        self.spend = SessionSpend(instance.root, self.live_config, lambda: self.running, lambda: self._flight)
         self._record_requests(self.config)  # every CLI's API calls go through this instance's request recorder
         self.warm = WarmStart(WarmNeeds(self.live_config, instance, self.pool, self.launcher, self._next_prompt,
                                         lambda: self._closed, self._recall_elsewhere), enabled=warm_spare)
@@ -238,18 +241,20 @@ class AgentSession:
         for key, value in self._recording_env.items():  # what this method set before
             if overrides.get(key) == value:
                 del overrides[key]
-        self._recording_env = request_env(self.instance.root, config.request_log_calls)
+        self._recording_env = request_env(self.instance.root, config.request_log_calls, gate=self.spend.gate,
+                                          gate_needed=self.spend.needs_relay(config))
         overrides.update(self._recording_env)
 
     # -- per-turn inputs ------------------------------------------------------------
     def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
-        """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
+        """The session's runtime sentinel when ``runtime_sentinel`` is on (the last turns' outputs
+        span turns, for its ``no_progress`` trigger; new settings start a new sentinel)."""
         if not cfg.runtime_sentinel:
             self._sentinel = None
             return None
-        shape = (cfg.sentinel_cycle_max_period, cfg.sentinel_cycle_repeats)
-        if self._sentinel is None or (self._sentinel.sentinel.max_period, self._sentinel.sentinel.cycle_repeats) != shape:
-            self._sentinel = SentinelWatch(max_period=shape[0], cycle_repeats=shape[1])
+        settings = SentinelSettings.from_config(cfg)
+        if self._sentinel is None or self._sentinel.settings != settings:
+            self._sentinel = SentinelWatch(settings)
         self._sentinel.begin_turn()
         return self._sentinel
 
@@ -358,6 +363,7 @@ class AgentSession:
                 self.usage_stats.observe(event)
                 yield event
         finally:
+            self.spend.forget_turn()
             self.busy = False
             self.running = self._flight = None
             self.pool.active = None
@@ -414,6 +420,7 @@ class AgentSession:
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
         turn = self.running = RunningTurn(user_id, cfg, role, self.system_prompt(role),
                                           watch=self._sentinel_for_turn(cfg), role_watch=RoleDocWatch(role.path, role.text))
+        self.spend.begin(turn)  # its calls are counted, and capped, together (mnemara.session.spend)
         return turn, notices
 
     def _context_for(self, turn: RunningTurn, text: str) -> tuple[list[dict[str, Any]] | None, list[ev.Event]]:
@@ -440,7 +447,8 @@ class AgentSession:
                 async with aclosing(exchange(turn, handle, content, message_id)) as events:
                     async for event in events:
                         yield event
-            ended_early = self._stopped() or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+            ended_early = (self._stopped() or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+                           or turn.capped)
             if turn.collector.result is None and not ended_early:
                 turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
         except Exception as exc:
@@ -448,9 +456,22 @@ class AgentSession:
                 turn.failure = ev.ErrorEvent(exception_message(exc, turn.stderr), "cli")
         finally:
             if turn.handle is not None:
+                self._halt_spending(turn)
                 self._release(turn, message_id)
             self.pool.active = None
         turn.judge(self._stopped())
+        if turn.capped:  # the refused request is the cap's doing, not an API failure
+            turn.failure = None
+
+    def _halt_spending(self, turn: RunningTurn) -> None:
+        """A halt (sentinel or cap) stops spending at once: the recorder refuses the turn's further
+        requests and its CLI is killed now, as ``/stop`` does, not shut down politely meanwhile."""
+        halt = turn.watch.halt if turn.watch is not None else None
+        if halt is None and not turn.capped:
+            return
+        self.spend.halt(turn.capped or f"SENTINEL HALT (trigger: {halt.trigger if halt else ''})")
+        if turn.handle is not None:
+            hard_kill(turn.handle.client)
 
     def _stopped(self) -> bool:
         """Whether ``/stop`` was asked of the turn in flight."""
@@ -471,6 +492,7 @@ class AgentSession:
         record = self.recorder.failure if turn.failure is not None else self.recorder.answer
         for event in record(turn):
             if isinstance(event, ev.TurnDone):
+                event = self.spend.finish(event)  # what its calls cost, from the ledger
                 yield from self._after_turn(event, turn)
             yield event
 
@@ -509,6 +531,7 @@ class AgentSession:
         if not self.busy or flight is None:
             return False
         flight.stop_requested = True
+        self.spend.halt("stopped with /stop")
         handle = self.pool.kill_active()
         if handle is not None:
             try:
@@ -576,6 +599,7 @@ class AgentSession:
 
         self._closed = True
         stop_recorders(self.instance.root)
+        self.spend.ledger.close()
         self.tool_context.state.close()
         self.store.close()
         self._sync.stop()

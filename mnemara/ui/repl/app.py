@@ -315,13 +315,21 @@ def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO
     prompt = line_prompt(lines, stderr)
     session.set_permission_prompt(inbox.guard_prompt(prompt) if inbox else prompt)
     if inbox is not None:
-        stderr.write(inbox.banner() + " (checked before each input line and at end of input)\n")
+        inbox.settle()  # the first fixed point waits for the transport (NATS) to be connected
+        stderr.write(inbox.banner() + " (delivered before each input line, while waiting for input and at "
+                     "end of input)\n")
+        inbox.start()  # messages that arrive while the REPL waits for a line go out then
     try:
         while True:
             if inbox is not None:
                 inbox.step()  # peer rows pending now are delivered between input lines
             line = lines.next()
-            if line is None or not handle_line(session, line, render):
+            if line is None:
+                if inbox is not None:
+                    inbox.settle()  # end of input: what is waiting (on the server too) goes out before the exit
+                    inbox.step()
+                break
+            if not handle_line(session, line, render, inbox):
                 break
     finally:
         if inbox is not None:
