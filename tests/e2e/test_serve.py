@@ -11,8 +11,6 @@ import json
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from mnemara.peer.nats_transport import connect
 from mnemara.peer.outbox import send
 from mnemara.store.instance import Instance
 from mnemara.store.turns import TurnStore
+from mnemara.testing.fleet import ServedPanel
 from mnemara.testing.scripted_api import RecordedRequest, Reply, reply, tool_use
 from tests.conftest import cli_env
 from tests.peer.nats_support import nats_config, nats_server, stream_name  # noqa: F401
@@ -33,49 +32,8 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Served:
-    """A `mnemara serve` process; its stdout lines parsed as JSON events as they come."""
-
-    def __init__(self, name: str, *args: str, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "mnemara", "serve", "--instance", name, *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=cli_env(env), cwd=str(ROOT))
-        self.events: list[dict] = []
-        self.raw: list[str] = []
-        self.err: list[str] = []
-        self._threads = [threading.Thread(target=self._read_out, daemon=True),
-                         threading.Thread(target=lambda: self.err.extend(iter(self.proc.stderr.readline, "")),
-                                          daemon=True)]
-        for t in self._threads:
-            t.start()
-
-    def _read_out(self) -> None:
-        assert self.proc.stdout is not None
-        for line in iter(self.proc.stdout.readline, ""):
-            self.raw.append(line)
-            self.events.append(json.loads(line))  # every stdout line is one JSON object
-
-    def named(self, event: str) -> list[dict]:
-        return [e for e in self.events if e["event"] == event]
-
-    def wait_for(self, event: str, count: int = 1, timeout: float = 90) -> list[dict]:
-        deadline = time.monotonic() + timeout
-        while len(self.named(event)) < count:
-            assert time.monotonic() < deadline, (event, self.events, self.err)
-            assert self.proc.poll() is None or len(self.named(event)) >= count, (event, self.events, self.err)
-            time.sleep(0.05)
-        return self.named(event)
-
-    def finish(self, timeout: float = 120) -> int:
-        code = self.proc.wait(timeout=timeout)
-        for t in self._threads:
-            t.join(timeout=10)
-        return code
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.finish()
+def Served(name: str, *args: str) -> ServedPanel:
+    return ServedPanel(name, *args, env=cli_env(), cwd=ROOT)
 
 
 def status(name: str) -> str:
