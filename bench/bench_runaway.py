@@ -15,6 +15,9 @@ halt ends the trace's turn. Reports, per set:
 * overhead per tool call: the same feeding loop with the sentinel against the loop alone,
   measured in this run. Goal: <= 1 ms per call.
 
+Beside each count: the sentinel's rule before issue 36 (exact repeats, cycles of 2-4 calls),
+run on the same traces in the same run, as the baseline.
+
 When bench/bench_halt.py (the requests that still reach the API after a halt) is present, it
 is run and its figures are printed too. Exits 1 when a goal is missed or a measurement is
 invalid (what missed is printed last).
@@ -72,6 +75,38 @@ class _NoWatch:
     def saw_result(self, tool_use_id: str, output: str, is_error: bool) -> None: ...
 
 
+class PreviousSentinel(_NoWatch):
+    """The baseline: the rule the runtime sentinel had before issue 36, on the same feed. The same
+    tool with the same arguments (Bash's description aside) 3 times in the last 5 calls, or one
+    sequence of 2-4 different calls 3 times in a row; it saw neither outputs nor the calls the CLI
+    rejected before the hook, and its memory spanned turns."""
+
+    def __init__(self) -> None:
+        self.recent: list[str] = []
+        self.halt: Any = None
+
+    def begin_turn(self) -> None:
+        self.halt = None
+
+    def check(self, name: str, tool_input: object, tool_use_id: str | None = None) -> str | None:
+        if isinstance(tool_input, dict) and name == "Bash":
+            tool_input = {k: v for k, v in tool_input.items() if k != "description"}
+        self.recent = [*self.recent, f"{name} {json.dumps(tool_input, sort_keys=True)}"][-12:]
+        key, trigger = self.recent[-1], None
+        if self.recent[-5:].count(key) >= 3:
+            trigger = "polling"
+        for period in range(2, 5):
+            tail = self.recent[-period * 3:]
+            if len(tail) == period * 3 and len(set(tail[:period])) == period and \
+                    all(tail[i] == tail[i % period] for i in range(len(tail))):
+                trigger = trigger or "cycle"
+        if trigger is None:
+            return None
+        self.recent = []
+        self.halt = type("Halt", (), {"trigger": trigger})()
+        return "halt"
+
+
 def feed(trace: dict[str, Any], watch: Any) -> tuple[int | None, str | None]:
     """Run one trace through ``watch`` as turns do; the index of the halting call, and its trigger."""
     index = -1
@@ -89,11 +124,11 @@ def feed(trace: dict[str, Any], watch: Any) -> tuple[int | None, str | None]:
     return None, None
 
 
-def run_set(path: Path) -> list[Outcome]:
+def run_set(path: Path, make: Any = SentinelWatch) -> list[Outcome]:
     data = json.loads(path.read_text())
     out = []
     for trace in data["traces"]:
-        at, trigger = feed(trace, SentinelWatch())
+        at, trigger = feed(trace, make())
         calls = sum(len(t) for t in trace["turns"])
         out.append(Outcome(trace["name"], trace["category"], trace["label"], trace["loop_at"], calls, at, trigger))
     return out
@@ -116,8 +151,11 @@ def overhead_ms(path: Path, rounds: int = 15) -> tuple[float, float, int]:
     return timed(SentinelWatch), timed(_NoWatch), calls
 
 
-def report(label: str, outcomes: list[Outcome], verbose: bool) -> list[str]:
+def report(label: str, outcomes: list[Outcome], baseline: list[Outcome], verbose: bool) -> list[str]:
     missed: list[str] = []
+    base_halted = sum(1 for o in baseline if o.label == "runaway" and o.halted_at is not None)
+    base_in_time = sum(1 for o in baseline if o.late_by is not None and o.late_by <= WITHIN_CALLS)
+    base_false = sum(1 for o in baseline if o.label == "productive" and o.halted_at is not None)
     runaways = [o for o in outcomes if o.label == "runaway"]
     productive = [o for o in outcomes if o.label == "productive"]
     halted = [o for o in runaways if o.halted_at is not None]
@@ -125,12 +163,14 @@ def report(label: str, outcomes: list[Outcome], verbose: bool) -> list[str]:
     false = [o for o in productive if o.halted_at is not None]
     lates = [o.late_by for o in halted if o.late_by is not None]
     print(f"\n== {label} set: {len(runaways)} runaway, {len(productive)} productive traces ==")
-    print(f"runaways halted:                 {len(halted)}/{len(runaways)}")
-    print(f"halted within {WITHIN_CALLS} calls of loop_at:  {len(in_time)}/{len(runaways)}  (goal: all)")
+    print(f"runaways halted:                 {len(halted)}/{len(runaways)}  (previous sentinel: {base_halted})")
+    print(f"halted within {WITHIN_CALLS} calls of loop_at:  {len(in_time)}/{len(runaways)}  (goal: all; "
+          f"previous sentinel: {base_in_time})")
     if lates:
         print(f"calls from loop start to halt:   mean {sum(lates) / len(lates):.2f}, max {max(lates)}, "
               f"min {min(lates)} (negative: halted before the marked point)")
-    print(f"false halts:                     {len(false)}/{len(productive)}  (goal: 0)")
+    print(f"false halts:                     {len(false)}/{len(productive)}  (goal: 0; previous sentinel: "
+          f"{base_false})")
     triggers: dict[str, int] = {}
     for o in halted:
         triggers[o.trigger or "?"] = triggers.get(o.trigger or "?", 0) + 1
@@ -180,7 +220,7 @@ def main() -> int:
         if not any(o.label == "runaway" for o in outcomes) or not any(o.label == "productive" for o in outcomes):
             missed.append(f"{label}: invalid trace set (needs runaway and productive traces)")
             continue
-        missed += report(label, outcomes, args.verbose)
+        missed += report(label, outcomes, run_set(path, PreviousSentinel), args.verbose)
         with_ms, without_ms, calls = overhead_ms(path)
         extra = with_ms - without_ms
         print(f"overhead per tool call:          {extra:.4f} ms (sentinel {with_ms:.4f} ms vs "

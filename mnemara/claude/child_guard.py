@@ -44,6 +44,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mnemara.core.user_cache import cache_dir as cache_dir  # the launcher and the early records live there
+
 PARENT_ENV = "MNEMARA_PARENT_PID"
 #: The mark every process started under one CLI inherits (set by the launcher, unique per launch).
 TREE_ENV = "MNEMARA_CLI_TREE"
@@ -118,13 +120,6 @@ def _real_cli() -> str | None:
     return shutil.which("claude")
 
 
-def cache_dir() -> Path:
-    """Mnemara's private folder in the user's cache (the launcher, :mod:`mnemara.claude.startup_answers`,
-    :mod:`mnemara.claude.launch_inputs`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mnemara"
-
-
 #: A record in the cache folder larger than this is not believed.
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 
@@ -155,14 +150,25 @@ def write_cached_json(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` with ``data`` as a 0600 file (a 0700 folder made if missing), through a temp file
     that is never a followed link. A cache that cannot be written is no record: nothing is raised."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
+        write_cached(path, json.dumps(data).encode("utf-8"), 0o600)
     except OSError:
         pass
+
+
+def write_cached(path: Path, data: bytes, mode: int) -> None:
+    """Replace ``path`` in the cache folder with ``data`` (file mode ``mode``, a 0700 folder made if
+    missing) through a temp file opened with ``O_NOFOLLOW``: a planted link is never written through."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def guarded_cli_path() -> str | None:
@@ -179,11 +185,7 @@ def guarded_cli_path() -> str | None:
     try:
         if path.is_file() and path.read_text(encoding="utf-8") == text:
             return str(path)
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.chmod(tmp, 0o700)
-        os.replace(tmp, path)
+        write_cached(path, text.encode("utf-8"), 0o700)
     except OSError:
         return None  # no writable cache: start the CLI unguarded rather than not at all
     return str(path)

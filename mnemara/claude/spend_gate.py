@@ -70,8 +70,9 @@ class SpendGate:
         self.ask: Callable[[CapState], bool] | None = None
         #: Lines for the user (the 80% warnings), called in a recorder thread.
         self.notify: Callable[[str], None] | None = None
-        #: A halt decided elsewhere (the runtime sentinel): its reason, read before every request.
-        self.halted: Callable[[], str | None] | None = None
+        #: A halt decided elsewhere (the runtime sentinel): its reason, asked before every request
+        #: with the request's body (the tool results it carries may complete a halt).
+        self.halted: Callable[[bytes], str | None] | None = None
         self.turn: TurnGate | None = None
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)
@@ -120,7 +121,7 @@ class SpendGate:
     def before(self, body: bytes) -> bytes | None:
         """None to forward this request; else the error body to answer the CLI with (not sent on)."""
         turn = self.turn
-        reason = self._halt_reason(turn)
+        reason = self._halt_reason(turn, body)
         if reason is None:
             cap = first_reached(self.states())
             if cap is not None and not self._let_go(turn, cap):
@@ -137,11 +138,11 @@ class SpendGate:
             self._in_flight += 1
         return None
 
-    def _halt_reason(self, turn: TurnGate | None) -> str | None:
+    def _halt_reason(self, turn: TurnGate | None, body: bytes) -> str | None:
         if turn is None:
             return None
         if turn.halt is None and self.halted is not None:
-            outside = self.halted()
+            outside = self.halted(body)
             if outside:
                 self.halt(outside)
         return turn.halt

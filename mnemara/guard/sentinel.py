@@ -25,11 +25,13 @@ no I/O, no SDK.
 from __future__ import annotations
 
 import json
+import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from mnemara.core.blocks import result_text
 from mnemara.guard.call_shape import call_key, error_shape, exact_input, observation
 
 #: Tools whose successful result means a file changed (progress, whatever the outputs say).
@@ -186,6 +188,8 @@ class RuntimeSentinel:
         self._by_id: dict[str, _Seen] = {}
         self._past: deque[_TurnPrint] = deque(maxlen=max(1, self.settings.no_progress_turns))
         self._halted = False
+        # how far back any rule looks: the window, or the rounds of the longest cycle
+        self._reach = max(self.settings.window, self.settings.cycle_max_period * (self.settings.cycle_repeats - 1))
 
     # -- turns ---------------------------------------------------------------------------------
     def begin_turn(self) -> None:
@@ -224,7 +228,7 @@ class RuntimeSentinel:
             if tool_name is None:
                 return None
             seen = self._add(tool_name, tool_input, tool_use_id, rejected=True)
-        if seen.refused or (seen.from_stream and not from_stream):
+        if seen.refused or seen.from_stream:  # refused, or judged already (the stream or the request had it)
             return None
         seen.output, seen.from_stream = output, from_stream
         seen.shape = observation(output, seen.tool_input)
@@ -257,8 +261,8 @@ class RuntimeSentinel:
 
     def _earlier(self, seen: _Seen, limit: int | None = None) -> list[_Seen]:
         """The turn's calls before ``seen`` (not refused), newest last, back to the last file change."""
-        at = self._turn.index(seen)
-        calls = [c for c in self._turn[:at] if not c.refused]
+        at = seen.number - 1  # its place in the turn
+        calls = [c for c in self._turn[max(0, at - self._reach):at] if not c.refused]
         if limit is not None:
             calls = calls[-limit:]
         for i in range(len(calls) - 1, -1, -1):
@@ -331,11 +335,12 @@ class RuntimeSentinel:
 
     def _no_progress(self, seen: _Seen) -> SentinelHalt | None:
         turns = self.settings.no_progress_turns
-        if not turns or len(self._past) < turns - 1 or any(c.changed_file for c in self._turn):
+        if not turns or len(self._past) < turns - 1:
             return None
         last = list(self._past)[-(turns - 1):]
         sig = last[0].calls
-        if not sig or any(p.changed_file or p.calls != sig for p in last):
+        if not sig or len(self._turn) > len(sig) or any(c.changed_file for c in self._turn) \
+                or any(p.changed_file or p.calls != sig for p in last):
             return None
         now = self._signature()
         need = min(len(sig), 3)
@@ -387,42 +392,89 @@ class SentinelWatch:
         self.halt: SentinelHalt | None = None
         self.halted_tool_use_id: str | None = None
         self._uses: dict[str, _StreamUse] = {}
+        # the session's loop feeds it; the recorder's threads ask it (judge_request) before each request
+        self._lock = threading.RLock()
 
     @property
     def settings(self) -> SentinelSettings:
         return self.sentinel.settings
 
     def begin_turn(self) -> None:
-        self.halt = None
-        self.halted_tool_use_id = None
-        self._uses.clear()
-        self.sentinel.begin_turn()
+        with self._lock:
+            self.halt = None
+            self.halted_tool_use_id = None
+            self._uses.clear()
+            self.sentinel.begin_turn()
 
     def check(self, tool_name: str, tool_input: object, tool_use_id: str | None = None) -> str | None:
-        if self.halt is not None:
-            return "SENTINEL HALT: the runtime sentinel ended this turn; no further tool calls run in it"
-        halt = self.sentinel.observe(tool_name, tool_input, tool_use_id)
-        if halt is None:
-            return None
-        self.halt, self.halted_tool_use_id = halt, tool_use_id
+        with self._lock:
+            if self.halt is not None:
+                return "SENTINEL HALT: the runtime sentinel ended this turn; no further tool calls run in it"
+            halt = self.sentinel.observe(tool_name, tool_input, tool_use_id)
+            if halt is None:
+                return None
+            self.halt, self.halted_tool_use_id = halt, tool_use_id
         return f"SENTINEL HALT (trigger: {halt.trigger}): {halt.call}: {halt.context}; this call was refused " \
                "and the turn ends here"
 
     def saw_tool_use(self, tool_use_id: str, tool_name: str, tool_input: object) -> None:
-        self._uses[tool_use_id] = _StreamUse(tool_name, tool_input)
+        with self._lock:
+            self._uses.setdefault(tool_use_id, _StreamUse(tool_name, tool_input))
 
     def saw_result(self, tool_use_id: str, output: str, is_error: bool) -> None:
-        if self.halt is not None:
-            return
-        use = self._uses.get(tool_use_id)
-        halt = self.sentinel.observe_result(tool_use_id, output, is_error, tool_name=use.name if use else None,
-                                            tool_input=use.tool_input if use else None)
-        if halt is not None:
-            self.halt, self.halted_tool_use_id = halt, tool_use_id
+        with self._lock:
+            if self.halt is not None:
+                return
+            use = self._uses.get(tool_use_id)
+            halt = self.sentinel.observe_result(tool_use_id, output, is_error, tool_name=use.name if use else None,
+                                                tool_input=use.tool_input if use else None)
+            if halt is not None:
+                self.halt, self.halted_tool_use_id = halt, tool_use_id
 
     def saw_hook_result(self, tool_use_id: str | None, response: object) -> None:
-        if tool_use_id is not None and self.halt is None:
-            self.sentinel.observe_hook_result(tool_use_id, response)
+        with self._lock:
+            if tool_use_id is not None and self.halt is None:
+                self.sentinel.observe_hook_result(tool_use_id, response)
+
+    def judge_request(self, body: bytes) -> SentinelHalt | None:
+        """The halt, judging first the tool results this API request carries (called by the
+        recorder before it forwards a request). The CLI sends a result to the API as soon as it
+        has it, perhaps before this process has read the same result from the stream: judged
+        here, a halt that result completes (a third identical error, a rejected Edit) stops
+        that very request instead of the next one."""
+        with self._lock:
+            if self.halt is None:
+                for use_id, name, tool_input, output, is_error in _last_results(body):
+                    self.saw_tool_use(use_id, name, tool_input)
+                    self.saw_result(use_id, output, is_error)
+            return self.halt
 
     def stop_after_tool_result(self, tool_use_id: str) -> bool:
         return self.halt is not None and (self.halted_tool_use_id is None or tool_use_id == self.halted_tool_use_id)
+
+
+def _last_results(body: bytes) -> list[tuple[str, str, Any, str, bool]]:
+    """The tool results of a Messages request's last user message, with the call each answers
+    (from the assistant message before it): (id, tool, input, text, is_error). Nothing when the
+    body is not such a request."""
+    try:
+        messages = json.loads(body).get("messages")
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(messages, list) or len(messages) < 2:
+        return []
+    asked, answered = messages[-2], messages[-1]
+    if not (isinstance(asked, dict) and isinstance(answered, dict) and answered.get("role") == "user"
+            and isinstance(asked.get("content"), list) and isinstance(answered.get("content"), list)):
+        return []
+    uses = {b.get("id"): b for b in asked["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+    out = []
+    for block in answered["content"]:
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        use = uses.get(block.get("tool_use_id"))
+        if use is None or not isinstance(use.get("id"), str):
+            continue
+        out.append((use["id"], str(use.get("name", "")), use.get("input"), result_text(block.get("content")),
+                    bool(block.get("is_error"))))
+    return out

@@ -250,6 +250,16 @@ class PeerInbox(FeedSteps):
         return list(self._waiting)
 
     @property
+    def more_waiting(self) -> bool:
+        """More messages wait than the last step took (a full page, or more on the NATS server)."""
+        return self._waiting_more
+
+    async def quiesce(self) -> None:
+        """Wait until no step runs (a turn in flight ends and its messages are acknowledged)."""
+        async with self._lock:
+            pass
+
+    @property
     def problems(self) -> dict[str, str]:
         return self._problems.active
 
@@ -502,7 +512,7 @@ class PeerInbox(FeedSteps):
         self._delivering = len(rows)
         self._changed()
         feed = self.feed
-        self.in_flight = InFlight(text, [feed.key(i) for i in ids] if feed is not None else [])
+        self.in_flight = InFlight(text, [feed.key(i) for i in ids] if feed is not None else [], ids)
         try:
             await self._deliver_fn(text)
         except asyncio.CancelledError:

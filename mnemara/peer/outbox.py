@@ -136,6 +136,15 @@ def status(config: "Config", instance_name: str, root: Path | None) -> tuple[lis
     """Lines for ``mnemara peer status`` and whether it is healthy: False when the transport is set but
     does not answer, or when the inbox is on with no transport set (a transport that is not set, on an
     instance whose inbox is off, is only said)."""
+    lines, ok = _transport_status(config, instance_name, root)
+    if root is not None:
+        from mnemara.peer import health
+
+        lines += health.describe(root)
+    return lines, ok
+
+
+def _transport_status(config: "Config", instance_name: str, root: Path | None) -> tuple[list[str], bool]:
     role = resolve_role(config, instance_name)
     lines = [f"transport: {config.peer_transport}", f"role: {role}", inbox_line(config)]
     if config.peer_transport == "nats":

@@ -115,10 +115,10 @@ class SessionSpend:
                          tuple(self.gate.states()))
 
     # -- called by the gate, in a recorder thread ----------------------------------------------
-    def _sentinel_halt(self) -> str | None:
+    def _sentinel_halt(self, body: bytes) -> str | None:
         turn = self._running()
         watch = turn.watch if turn is not None else None
-        halt = watch.halt if watch is not None else None
+        halt = watch.judge_request(body) if watch is not None else None
         return None if halt is None else f"SENTINEL HALT (trigger: {halt.trigger}): the turn was halted; not sent"
 
     def _notice(self, line: str) -> None:

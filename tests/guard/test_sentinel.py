@@ -336,3 +336,46 @@ def test_the_sentinel_has_no_memory_of_a_halted_turn():
     assert halt is not None
     s.begin_turn()
     assert len(s) == 0 and s.observe("Bash", {"command": "x"}) is None
+
+
+# -- the recorder asks before each request ----------------------------------------------------------
+
+def _request(uses: list[dict], results: list[dict]) -> bytes:
+    import json
+
+    return json.dumps({"model": "m", "messages": [{"role": "user", "content": "fix it"},
+                                                   {"role": "assistant", "content": uses},
+                                                   {"role": "user", "content": results}]}).encode()
+
+
+def test_a_request_carrying_the_result_that_completes_a_halt_is_judged_before_it_leaves():
+    """The CLI sends the third rejection to the API perhaps before this process read it from the
+    stream: judged from the request, that very request is the one refused."""
+    w = SentinelWatch()
+    w.begin_turn()
+    edit = {"file_path": "/s.py", "old_string": "DEBUG = True", "new_string": "DEBUG = False"}
+    stale = "<tool_use_error>String to replace not found in file.\nString: DEBUG = True</tool_use_error>"
+    for i in (1, 2):
+        w.saw_tool_use(f"e{i}", "Edit", edit)
+        w.saw_result(f"e{i}", stale, True)
+    assert w.halt is None
+    body = _request([{"type": "text", "text": "again"}, {"type": "tool_use", "id": "e3", "name": "Edit", "input": edit}],
+                    [{"type": "tool_result", "tool_use_id": "e3", "content": stale, "is_error": True}])
+    halt = w.judge_request(body)
+    assert halt is not None and halt is w.halt and w.halted_tool_use_id == "e3"
+    w.saw_tool_use("e3", "Edit", edit)  # the stream catches up: the same result is not counted twice
+    w.saw_result("e3", stale, True)
+    assert w.halt is halt and w.stop_after_tool_result("e3") and halt.count == 3
+
+
+def test_judging_a_request_counts_each_result_once_and_survives_any_body():
+    w = SentinelWatch()
+    w.begin_turn()
+    use = {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "make"}}
+    body = _request([use], [{"type": "tool_result", "tool_use_id": "b1", "content": [{"type": "text", "text": "x"}]}])
+    for _ in range(5):  # retries of one request carry the same result
+        assert w.judge_request(body) is None
+    assert len(w.sentinel) == 1
+    for junk in (b"", b"not json", b"[]", b'{"messages": 3}', b'{"messages": [{"role": "user"}]}',
+                 _request([], [{"type": "tool_result", "tool_use_id": "nobody"}])):
+        assert w.judge_request(junk) is None
