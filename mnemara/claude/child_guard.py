@@ -44,6 +44,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mnemara.core.user_cache import cache_dir as cache_dir  # the launcher and the early records live there
+
 PARENT_ENV = "MNEMARA_PARENT_PID"
 #: The mark every process started under one CLI inherits (set by the launcher, unique per launch).
 TREE_ENV = "MNEMARA_CLI_TREE"
@@ -116,13 +118,6 @@ def _real_cli() -> str | None:
     if os.path.isabs(bundled) and os.path.isfile(bundled) and os.access(bundled, os.X_OK):
         return bundled
     return shutil.which("claude")
-
-
-def cache_dir() -> Path:
-    """Mnemara's private folder in the user's cache (the launcher, :mod:`mnemara.claude.startup_answers`,
-    :mod:`mnemara.claude.launch_inputs`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mnemara"
 
 
 #: A record in the cache folder larger than this is not believed.

@@ -104,7 +104,7 @@ def test_a_stale_edit_the_cli_rejects_before_any_hook_still_counts(session, scri
                       reply(text("done")))
     [halt] = halts(result)
     notice = halt.reason
-    assert "trigger: same_error" in notice or "trigger: polling" in notice, notice
+    assert "trigger: same_error" in notice, notice
     assert notice.count("(rejected by the CLI)") == 3, notice
     assert f"Read {target} again" in notice
     assert target.read_text() == "DEBUG = False\n"
@@ -114,3 +114,23 @@ def test_a_stale_edit_the_cli_rejects_before_any_hook_still_counts(session, scri
     assert len(scripted_api.message_requests()) == 4, "the request carrying the third rejection never reached the API"
     hooked = [e.get("tool") for e in read_events(session.instance.debug_log_path) if e["event"] == "tool_call"]
     assert hooked == ["Read"], "the CLI rejected every Edit before any hook: only the stream saw them"
+
+
+def test_three_turns_with_no_file_changed_and_the_same_outputs_are_halted_as_no_progress(session, scripted_api,
+                                                                                         isolated_home):
+    status, out = isolated_home / "status.txt", isolated_home / "out"
+    status.write_text("build 1432: queued\n")
+    out.mkdir()
+    check = (reply(tool_use("Bash", {"command": f"cat {status}"})), reply(tool_use("Bash", {"command": f"ls {out}"})),
+             reply(text("Still queued.")))
+    for n in (1, 2):
+        result = run_turn(scripted_api, session, f"is the build done? ({n})", *check)
+        assert not halts(result) and result.text == "Still queued."
+    result = run_turn(scripted_api, session, "is the build done? (3)", *check)
+    [halt] = halts(result)
+    assert halt.reason.startswith("SENTINEL HALT\ntrigger: no_progress\n"), halt.reason
+    assert "3 turns in a row changed no file" in halt.reason and f"cat {status}" in halt.reason
+    assert result.text != "Still queued.", "the turn ended at the halt, not with the model's answer"
+    status.write_text("build 1432: done\n")  # something changed: the next turns run
+    result = run_turn(scripted_api, session, "and now?", *check)
+    assert not halts(result)

@@ -24,8 +24,10 @@ from textual.worker import Worker, WorkerState
 
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.commands.mentions import PreparedMessage, prepare_message
 from mnemara.commands.payloads import Confirm, CopyText, FileShown, HelpColumns, RefusedInput, SendTurn
 from mnemara.core.debuglog import log_event
+from mnemara.core.errors import UsageError
 from mnemara.store.instance import Instance
 from mnemara.store.unsent import UnsentMessages
 from mnemara.ui.tui.bridge import PanelBridge
@@ -44,6 +46,7 @@ from mnemara.ui.tui.widgets.status_line import StatusLine
 if TYPE_CHECKING:
     from mnemara.demo.script import Tour
     from mnemara.guard.request import PermissionRequest
+    from mnemara.guard.budget import CapState
     from mnemara.commands.session_api import SessionAPI
 
 STOP_GRACE_SECONDS = 5.0
@@ -110,6 +113,8 @@ class MnemaraApp(PanelKeys, App[None]):
         elif hasattr(session, "set_permission_prompt"):
             session.set_permission_prompt(self.ask_permission)
         self.session: SessionAPI = session
+        if getattr(session, "spend", None) is not None:
+            session.spend.prompt = self.ask_past_cap  # "continue this turn past the cap? (y once / n)"
         self.bridge = PanelBridge(session)
         self._turn: Worker | None = None
         self._queued: list[tuple[str, int]] = []  # (message, its log entry) typed while a turn ran
@@ -271,10 +276,22 @@ class MnemaraApp(PanelKeys, App[None]):
                 self._offer_tour_message()
             return
         message = text[1:] if text.startswith("//") else text  # "//x" sends "/x" as a message
-        if self.turn_running:
-            self.queue_message(message)
+        prepared = self._prepared(message, text)
+        if prepared is None:
             return
-        self.start_turn(message)
+        if self.turn_running:
+            self.queue_message(message)  # its files are read when it is sent
+            return
+        self.start_turn(prepared.text, shown=prepared.shown())
+
+    def _prepared(self, message: str, typed: str) -> PreparedMessage | None:
+        """``message`` with the files it @mentions attached; a refused one goes back to the input (None)."""
+        try:
+            return prepare_message(message, self.session.gate, self.session.cwd)
+        except UsageError as exc:
+            self.chat_input.put_back(typed + ("\n" if self.chat_input.text else ""))
+            self.say(f"{exc} (it is back in the input)", "error", "error")
+            return None
 
     def queue_message(self, text: str) -> None:
         """Hold a message typed during a turn; it is sent when the turn ends (shown as queued meanwhile)."""
@@ -290,7 +307,12 @@ class MnemaraApp(PanelKeys, App[None]):
             return
         text, index = self._queued.pop(0)
         self._keep_unsent()
-        self.start_turn(text, entry=index)
+        prepared = self._prepared(text, text)
+        if prepared is None:
+            self.chat_log.update_entry(index, text="(back in the input, not sent)")
+            self.call_later(self._send_queued)
+            return
+        self.start_turn(prepared.text, entry=index, shown=prepared.shown())
 
     def _unqueue_to_input(self) -> None:
         """Esc / stop: queued messages go back into the input, not to the model."""
@@ -303,23 +325,25 @@ class MnemaraApp(PanelKeys, App[None]):
         self._keep_unsent()
         self.chat_input.put_back("\n".join(texts) + ("\n" if self.chat_input.text else ""))
 
-    def start_turn(self, text: str, who: str = "you", entry: int | None = None) -> Worker:
+    def start_turn(self, text: str, who: str = "you", entry: int | None = None, shown: str | None = None) -> Worker:
+        """Send ``text``; the log shows ``shown`` for it when given (the message as typed, its attachments
+        as one line each)."""
         self._last_sent = text
         self._turn_starts()
-        self._turn = self._run_turn(text, who, entry)
+        self._turn = self._run_turn(text, who, entry, shown)
         self.refresh_panel()
         return self._turn
 
     @work(group="turn", exclusive=True, exit_on_error=False)
-    async def _run_turn(self, text: str, who: str = "you", entry: int | None = None) -> bool:
+    async def _run_turn(self, text: str, who: str = "you", entry: int | None = None, shown: str | None = None) -> bool:
         """One turn rendered as it streams; returns True when it completed without error."""
         log = self.chat_log
         queued = log.entry_at(entry) if entry is not None else None
         if entry is None or queued is None:  # a new message (or a queued one whose entry Ctrl+L cleared)
-            log.append(LogEntry("user", who, text))
+            log.append(LogEntry("user", who, shown or text))
         else:  # a queued message: its entry turns into the sent message
             queued.kind, queued.who = "user", who
-            log.update_entry(entry, text=text)
+            log.update_entry(entry, text=shown or text)
         view = TurnView(log, self.bridge.assistant_name)
         try:
             # aclosing: the session's turn generator is finished here (its `busy` flag cleared) before
@@ -581,6 +605,28 @@ class MnemaraApp(PanelKeys, App[None]):
             future = asyncio.run_coroutine_threadsafe(self._ask(request), loop)
             return await asyncio.wrap_future(future)
         return await self._ask(request)
+
+    async def ask_past_cap(self, cap: CapState) -> bool:
+        """A spend cap was reached mid-turn: ask whether one more request may go (Esc / n: no)."""
+        loop = self._loop
+        if loop is not None and asyncio.get_running_loop() is not loop:
+            future = asyncio.run_coroutine_threadsafe(self._ask_past_cap(cap), loop)
+            return await asyncio.wrap_future(future)
+        return await self._ask_past_cap(cap)
+
+    async def _ask_past_cap(self, cap: CapState) -> bool:
+        from mnemara.guard.budget import question
+        from mnemara.ui.tui.screens.confirm import ConfirmScreen
+
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def done(choice: str | None) -> None:
+            if not answer.done():
+                answer.set_result(choice == "once")
+
+        self.push_screen(ConfirmScreen("Spend cap reached", question(cap), [("once", "Continue once (y)")]),
+                         callback=done)
+        return await answer
 
     async def _ask(self, request: PermissionRequest) -> str:
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
