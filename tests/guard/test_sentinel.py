@@ -153,8 +153,8 @@ def test_a_stale_edit_the_cli_rejects_still_counts():
     assert t.call("Edit", edit, stale, True, rejected=True) is None
     assert t.call("Edit", edit, stale, True, rejected=True) is None
     halt = t.call("Edit", edit, stale, True, rejected=True)
-    assert halt is not None and halt.trigger in {"polling", "same_error"}
-    assert all(c.note == "rejected by the CLI" for c in halt.calls)
+    assert halt is not None and halt.trigger == "same_error"
+    assert all(c.note == "rejected by the CLI" for c in halt.calls) and len(halt.calls) == 3
     assert "Read /calc.py again" in halt.next_step
     assert t.watch.stop_after_tool_result(f"toolu_{t.n}")
 
