@@ -39,6 +39,30 @@ _SPACE = re.compile(r"\s+")
 _EXIT_ONLY = re.compile(r"^\s*(?:Exit code \d+)?\s*$")
 
 
+#: Tools that change a file when they succeed.
+WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+#: A shell command that probably writes a file: a redirection to a file, in-place edits, file and
+#: git operations, package installs. Only ever used to see progress (never to halt), so it errs
+#: towards seeing a write.
+_SHELL_WRITE = re.compile(
+    r"(?:^|[^<>&\d])\d?>>?\s*(?!&|=|/dev/null\b)[^\s&|;<>]"
+    r"|\b(?:sed|perl)\b[^|;&]*\s-i"
+    r"|\b(?:tee|patch)\b"
+    r"|\bgit\s+(?:apply|checkout|switch|restore|reset|stash|commit|merge|rebase|cherry-pick|am|pull|mv|rm|add)\b"
+    r"|(?:^|[\s;&|(])(?:mv|cp|rm|touch|mkdir|rmdir|chmod|chown|truncate|ln|install|unzip|dd)\s"
+    r"|\b(?:pip3?|npm|yarn|pnpm|cargo|go|uv|poetry)\s+(?:install|add|get|sync|update|upgrade)\b"
+)
+
+
+def writes_files(tool_name: str, tool_input: object) -> bool:
+    """Whether the call (when it succeeds) changes a file: a file tool, or a shell command that looks
+    like it writes one."""
+    if tool_name in WRITE_TOOLS:
+        return True
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    return tool_name in SHELL_TOOLS and isinstance(command, str) and bool(_SHELL_WRITE.search(command))
+
+
 def _text_shape(text: str) -> str:
     return _SPACE.sub(" ", _NUMBER.sub("#", _TIMESTAMP.sub("<time>", text))).strip()
 

@@ -306,14 +306,16 @@ class AgentSession:
         """
         return self._message(text, exclude_ids)[0]
 
-    def _message(self, text: str, exclude_ids: tuple[int, ...]) -> tuple[list[dict[str, Any]], list[int]]:
-        """:meth:`context_blocks`, and the ids of the damaged rows its window left out."""
+    def _message(self, text: str, exclude_ids: tuple[int, ...]) -> tuple[list[dict[str, Any]], list[int], Window]:
+        """:meth:`context_blocks`, the ids of the damaged rows its window left out, and that window."""
         log = self.instance.debug_log_path
         extras = [*call_each(log, "pre_turn_context", self.parts, lambda part: part.turn_context(self, text) or ""),
                   *call_each(log, "pre_turn_context", self.pre_turn_context, lambda fn: fn(self, text) or "")]
         win = self.window()
         rows = [t for t in win.rows if t.id not in exclude_ids]
-        return build_user_content(win.pinned, rows, text, extras), [t.id for t in win.damaged]
+        cfg = self.config
+        content = build_user_content(win.pinned, rows, text, extras, layout=cfg.request_layout, ttl=cfg.cache_ttl)
+        return content, [t.id for t in win.damaged], win
 
     def spooled_rows(self) -> int:
         """How many rows wait in spool.jsonl because turns.sqlite could not take them (the next turn
@@ -425,7 +427,9 @@ class AgentSession:
         """Step 2: the message to send (window + extras + text) and notices of damaged rows left out;
         (None, an error and :class:`TurnDone`) when the window cannot be read."""
         try:
-            content, turn.damaged = self._message(text, (turn.user_id,))
+            content, turn.damaged, window = self._message(text, (turn.user_id,))
+            if window.passed:  # the rows this request no longer sends leave now, so the next one starts alike
+                turn.left, turn.left_window = self.store.trim_ids(window), window
         except StoreUnavailable as exc:  # the message is stored; the window cannot be read
             return None, self.recorder.refusal(f"cannot read the window: {exc.message}", "store", turn.user_id)
         return content, self.recorder.damaged_notices(turn.damaged)
@@ -489,22 +493,27 @@ class AgentSession:
         for event in record(turn):
             if isinstance(event, ev.TurnDone):
                 event = self.spend.finish(event)  # what its calls cost, from the ledger
-                yield from self._after_turn(event)
+                yield from self._after_turn(event, turn)
             yield event
 
-    def _after_turn(self, done: ev.TurnDone) -> list[ev.Event]:
-        """A stored answer: say which rows left the window, trim it, run the parts' and the post-turn hooks.
+    def _after_turn(self, done: ev.TurnDone, turn: RunningTurn) -> list[ev.Event]:
+        """Say which rows left the window (before the request, and now that the answer is stored: one
+        line), trim it, run the parts' and the post-turn hooks for a stored answer.
         Every turn that reached a CLI: start the next one's process (and, once, the backends)."""
         answer_id = done.assistant_row_id if done.error is None else None
         notices: list[ev.Event] = []
+        left, window = list(turn.left), turn.left_window
         if answer_id is not None:
-            window = self.window()
-            left = self.store.trim_ids(window)  # the live rows the caps now leave out: they just left the window
-            if left:
-                notices.append(ev.Notice(left_line(left, window, self.config), level="info"))
-                log_event(self.instance.debug_log_path, "rows_left_window", row_ids=left)
-            if len(left) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
-                self.store.finish_trim_later(window)
+            now = self.window()
+            after = self.store.trim_ids(now)  # the live rows the caps now leave out: they just left the window
+            if after:
+                left, window = left + after, now
+            if len(after) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
+                self.store.finish_trim_later(now)
+        if left and window is not None:
+            notices.append(ev.Notice(left_line(left, window, self.config), level="info"))
+            log_event(self.instance.debug_log_path, "rows_left_window", row_ids=left)
+        if answer_id is not None:
             self._run_post_turn_hooks(answer_id)
         self.warm.next_cli()
         if answer_id is not None:

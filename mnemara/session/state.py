@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from mnemara.claude.bridge import TurnCollector
     from mnemara.claude.spend_gate import TurnGate
     from mnemara.guard.sentinel import SentinelWatch
+    from mnemara.store.rows import Window
 
 
 @dataclass
@@ -43,6 +44,8 @@ class RunningTurn:
     watch: SentinelWatch | None = None  # the runtime sentinel, when runtime_sentinel is on
     role_watch: RoleDocWatch | None = None  # the role doc as this turn's CLI was given it (mid-turn edits)
     damaged: list[int] = field(default_factory=list)  # damaged rows its window left out
+    left: list[int] = field(default_factory=list)  # rows its window trimmed before it was sent (announced after)
+    left_window: Window | None = None  # the window that trimmed them (its caps passed)
     handle: CliHandle | None = None  # the CLI process serving it
     failure: ev.ErrorEvent | None = None
     interrupted: bool = False

@@ -153,8 +153,8 @@ def test_a_stale_edit_the_cli_rejects_still_counts():
     assert t.call("Edit", edit, stale, True, rejected=True) is None
     assert t.call("Edit", edit, stale, True, rejected=True) is None
     halt = t.call("Edit", edit, stale, True, rejected=True)
-    assert halt is not None and halt.trigger in {"polling", "same_error"}
-    assert all(c.note == "rejected by the CLI" for c in halt.calls)
+    assert halt is not None and halt.trigger == "same_error"
+    assert all(c.note == "rejected by the CLI" for c in halt.calls) and len(halt.calls) == 3
     assert "Read /calc.py again" in halt.next_step
     assert t.watch.stop_after_tool_result(f"toolu_{t.n}")
 
@@ -379,3 +379,47 @@ def test_judging_a_request_counts_each_result_once_and_survives_any_body():
     for junk in (b"", b"not json", b"[]", b'{"messages": 3}', b'{"messages": [{"role": "user"}]}',
                  _request([], [{"type": "tool_result", "tool_use_id": "nobody"}])):
         assert w.judge_request(junk) is None
+
+
+# -- shell commands that write files ------------------------------------------------------------------
+
+def test_a_fix_made_with_a_shell_command_is_progress_for_the_rerun_tests():
+    t = Turns()
+    fail = "Exit code 1\nFAILED test_calc.py::test_add - assert -1 == 5"
+    assert t.bash("pytest -q", fail, True) is None
+    assert t.bash("sed -i 's/a - b/a + b/' calc.py") is None
+    assert t.bash("pytest -q", fail, True) is None
+    assert t.bash("cat > calc.py <<'EOF'\ndef add(a, b):\n    return a + b\nEOF") is None
+    assert t.bash("pytest -q", fail, True) is None  # two different fixes, the same failure: not a loop
+
+
+def test_a_poll_that_appends_to_a_log_or_a_write_repeated_in_a_loop_is_still_halted():
+    t = Turns()
+    halts = [t.bash(f"echo check {n} >> polls.txt; cat status.txt", "pending") for n in range(1, 5)]
+    assert halts[2] is not None and halts[2].trigger == "polling"
+    t = Turns()
+    calls = [("Bash", {"command": "date >> log.txt"}, ""), ("Bash", {"command": "curl -s /health"}, "starting")] * 4
+    at, halt = first_halt(t, calls)
+    assert at <= 5 and halt is not None
+
+
+@pytest.mark.parametrize("command, writes", [
+    ("echo x > out.txt", True), ("cat a >> b", True), ("sed -i 's/a/b/' f", True), ("tee -a log", True),
+    ("git checkout -- f", True), ("mv a b", True), ("pip install yaml", True), ("cd x && touch y", True),
+    ("pytest -q 2>&1 | tail -3", False), ("ls 2>/dev/null", False), ("grep x f >&2", False),
+    ("awk '$2 >= 5' f", False), ("cat status.txt", False), ("git status", False), ("rmate", False),
+])
+def test_which_shell_commands_count_as_writing_files(command, writes):
+    from mnemara.guard.call_shape import writes_files
+
+    assert writes_files("Bash", {"command": command}) is writes
+    assert writes_files("Edit", {"file_path": "/a"}) and not writes_files("Read", {"file_path": "/a"})
+
+
+def test_edits_that_step_a_number_are_progress_even_with_the_clis_snippet():
+    t = Turns()
+    for port in range(8000, 8006):
+        snippet = f"The file /c.ini has been updated. Here's the result of running `cat -n` on a snippet:\n" \
+                  f"     2\u2192port = {port + 1}"
+        assert t.call("Edit", {"file_path": "/c.ini", "old_string": f"port = {port}",
+                               "new_string": f"port = {port + 1}"}, snippet) is None

@@ -24,6 +24,7 @@ from mnemara.commands.mentions import prepare_message
 from mnemara.commands.payloads import Confirm, CopyText, HelpColumns, SendTurn
 from mnemara.core.errors import UsageError
 from mnemara.core.display import terminal_safe
+from mnemara.guard.budget import question as budget_question
 from mnemara.ui.text.readable import preview_lines, readable_result
 from mnemara.ui.repl.inbox import ReplInbox
 from mnemara.ui.repl.keys import InterruptWatcher
@@ -304,7 +305,18 @@ def _handle_line(session: SessionAPI, line: str, render: Renderer) -> bool:
         deadline = time.monotonic() + 30
         while session.busy and time.monotonic() < deadline:  # let the stop land before the next line
             time.sleep(0.05)
+    _cost_line(session, render)
     return True
+
+
+def _cost_line(session: SessionAPI, render: Renderer) -> None:
+    """The REPL's status line after a turn: what it and the session cost (the spend ledger)."""
+    try:
+        forms = session.spend.view().status_forms()
+    except Exception:  # a damaged spend.sqlite never ends the REPL; /cost says what is wrong
+        return
+    render.info.write(f"· {forms[0]}\n")
+    render.info.flush()
 
 
 def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -335,6 +347,7 @@ def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO
     inbox = ReplInbox.attach(session, lambda: Renderer(stdout, stderr, name), lambda: stderr)
     prompt = line_prompt(lines, stderr)
     session.set_permission_prompt(inbox.guard_prompt(prompt) if inbox else prompt)
+    session.spend.prompt = lambda cap: _yes(ask(budget_question(cap)))
     if inbox is not None:
         inbox.settle()  # the first fixed point waits for the transport (NATS) to be connected
         stderr.write(inbox.banner() + " (delivered before each input line, while waiting for input and at "
@@ -356,6 +369,11 @@ def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO
         if inbox is not None:
             inbox.close()
     return 1 if render.failed_turns else 0  # a script must see that a message got no answer (its error said why)
+
+
+def _yes(answer: str | None) -> bool:
+    """A y/n answer: only y or yes is yes (end of input, Ctrl+C or anything else: no)."""
+    return (answer or "").strip().lower() in ("y", "yes")
 
 
 def _history(path: Path) -> Any:
@@ -384,6 +402,7 @@ def run_tty(session: SessionAPI, banner: str = "") -> int:
                               repl_stdout)
     ask = tty_prompt_for(watcher_ref)
     session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
+    session.spend.prompt = lambda cap: _yes(confirm(budget_question(cap) + " "))
     from mnemara.ui.repl.completion import SlashCompleter
 
     prompt: PromptSession[str] = PromptSession(history=_history(session.instance.prompt_history_path),

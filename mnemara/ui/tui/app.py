@@ -46,6 +46,7 @@ from mnemara.ui.tui.widgets.status_line import StatusLine
 if TYPE_CHECKING:
     from mnemara.demo.script import Tour
     from mnemara.guard.request import PermissionRequest
+    from mnemara.guard.budget import CapState
     from mnemara.commands.session_api import SessionAPI
 
 STOP_GRACE_SECONDS = 5.0
@@ -112,6 +113,8 @@ class MnemaraApp(PanelKeys, App[None]):
         elif hasattr(session, "set_permission_prompt"):
             session.set_permission_prompt(self.ask_permission)
         self.session: SessionAPI = session
+        if getattr(session, "spend", None) is not None:
+            session.spend.prompt = self.ask_past_cap  # "continue this turn past the cap? (y once / n)"
         self.bridge = PanelBridge(session)
         self._turn: Worker | None = None
         self._queued: list[tuple[str, int]] = []  # (message, its log entry) typed while a turn ran
@@ -602,6 +605,28 @@ class MnemaraApp(PanelKeys, App[None]):
             future = asyncio.run_coroutine_threadsafe(self._ask(request), loop)
             return await asyncio.wrap_future(future)
         return await self._ask(request)
+
+    async def ask_past_cap(self, cap: CapState) -> bool:
+        """A spend cap was reached mid-turn: ask whether one more request may go (Esc / n: no)."""
+        loop = self._loop
+        if loop is not None and asyncio.get_running_loop() is not loop:
+            future = asyncio.run_coroutine_threadsafe(self._ask_past_cap(cap), loop)
+            return await asyncio.wrap_future(future)
+        return await self._ask_past_cap(cap)
+
+    async def _ask_past_cap(self, cap: CapState) -> bool:
+        from mnemara.guard.budget import question
+        from mnemara.ui.tui.screens.confirm import ConfirmScreen
+
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def done(choice: str | None) -> None:
+            if not answer.done():
+                answer.set_result(choice == "once")
+
+        self.push_screen(ConfirmScreen("Spend cap reached", question(cap), [("once", "Continue once (y)")]),
+                         callback=done)
+        return await answer
 
     async def _ask(self, request: PermissionRequest) -> str:
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
