@@ -454,11 +454,13 @@ class SentinelWatch:
         has it, perhaps before this process has read the same result from the stream: judged
         here, a halt that result completes (a third identical error, a rejected Edit) stops
         that very request instead of the next one."""
+        if self.halt is not None:
+            return self.halt
+        results = _last_results(body)  # parsed outside the lock: the hooks need not wait for it
         with self._lock:
-            if self.halt is None:
-                for use_id, name, tool_input, output, is_error in _last_results(body):
-                    self.saw_tool_use(use_id, name, tool_input)
-                    self.saw_result(use_id, output, is_error)
+            for use_id, name, tool_input, output, is_error in results:
+                self.saw_tool_use(use_id, name, tool_input)
+                self.saw_result(use_id, output, is_error)
             return self.halt
 
     def stop_after_tool_result(self, tool_use_id: str) -> bool:

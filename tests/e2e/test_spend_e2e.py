@@ -135,3 +135,21 @@ def test_the_repl_refuses_at_the_cap_on_n(scripted_api):
     proc = run_cli("run", "--instance", "repl-cap-n", "--no-tui", input="keep going\nn\n")
     assert proc.stderr.count("Continue this turn past the cap?") == 1
     assert len(scripted_api.message_requests()) == 2 and "SPEND CAP: $0.6003 spent this turn" in proc.stdout + proc.stderr
+
+
+def test_the_request_view_shows_a_calls_cached_written_and_plain_tokens_as_the_api_reported_them(
+        scripted_api, session_factory):
+    from tests.conftest import run_cli
+
+    session = session_factory("view")
+    scripted_api.push(reply("one"), reply("two"))
+    session.turn("first")
+    session.turn("second")
+    usage = scripted_api.message_requests()[-1].usage
+    assert usage["cache_read_input_tokens"] > 0  # the emulated cache hit the second call's prefix
+    shown = run_cli("context", "--instance", "view", "--call", "last").stdout
+    line = next(x for x in shown.splitlines() if x.startswith("tokens (from the API):"))
+    assert f"{usage['cache_read_input_tokens']:,} cached (read, 0.1x)" in line
+    assert f"{usage['cache_creation_input_tokens']:,} written to the cache" in line
+    assert f"{usage['input_tokens']:,} plain input (1x)" in line
+    assert "at list prices of 2026-" in shown
