@@ -4,7 +4,8 @@ Run: python bench/bench_request_view.py [--calls 200]
 
 1. Added latency to the first streamed byte. A scripted Messages API (mnemara.testing) answers a
    streamed reply on loopback; the same requests go straight to it and through the request recorder,
-   alternating, each on a kept-alive connection like the CLI's. Added latency = recorder minus direct
+   alternating, each on a kept-alive connection like the CLI's, the recorder's through its front door
+   (the per-session secret path it gives its CLI, checked on every call). Added latency = recorder minus direct
    for each pair of calls, at the median and at p99 of those differences; the ratio of the medians
    is printed too. Goal: <= 5 ms at the median.
 2. Recording and labelling one call at 100 rows (a request shaped like a real one: SDK preamble, four
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -44,10 +46,11 @@ LATENCY_GOAL_MS = 5.0
 RECORD_GOAL_MS = 2.0
 
 
-def first_byte(conn: http.client.HTTPConnection, body: bytes) -> tuple[float, bytes]:
-    """Seconds from sending the request to the first byte of the answer's body; and the whole answer."""
+def first_byte(conn: http.client.HTTPConnection, body: bytes, prefix: str = "") -> tuple[float, bytes]:
+    """Seconds from sending the request to the first byte of the answer's body; and the whole answer.
+    ``prefix``: the recorder's secret path (its front door checks it on every call, as for the CLI)."""
     started = time.perf_counter()
-    conn.request("POST", "/v1/messages?beta=true", body=body, headers={"content-type": "application/json",
+    conn.request("POST", prefix + "/v1/messages?beta=true", body=body, headers={"content-type": "application/json",
                                                                       "x-api-key": "sk-ant-bench"})
     response = conn.getresponse()
     first = response.read1(1)
@@ -82,7 +85,8 @@ def latency(calls: int) -> tuple[list[float], list[float]]:
     answer = reply("hello " * 20)
     with ScriptedAPI(default=answer) as api, tempfile.TemporaryDirectory() as folder:
         recorder = RequestRecorder(RequestLog(Path(folder), keep=50), upstream=api.base_url).start()
-        port = int(recorder.base_url.rsplit(":", 1)[1])
+        door = urlsplit(recorder.base_url)
+        port, prefix = door.port, door.path
         body = json.dumps(sample_body(20)).encode()
         direct_conn = http.client.HTTPConnection("127.0.0.1", api.port)
         relay_conn = http.client.HTTPConnection("127.0.0.1", port)
@@ -90,7 +94,7 @@ def latency(calls: int) -> tuple[list[float], list[float]]:
         try:
             for n in range(calls + 10):
                 d, d_bytes = first_byte(direct_conn, body)
-                r, r_bytes = first_byte(relay_conn, body)
+                r, r_bytes = first_byte(relay_conn, body, prefix)
                 if d_bytes.replace(b"\r", b"")[:40] != r_bytes.replace(b"\r", b"")[:40]:
                     raise Invalid("the answer through the recorder differs from the direct one")
                 if n >= 10:  # warm-up rounds are not counted

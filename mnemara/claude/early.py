@@ -194,6 +194,14 @@ class EarlyCli:
             log_event(self.log, "early_presend_skipped", reason=why)
             return False
         answers = startup_answers.load(tools_key) if tools_key else {}
+        if answers:
+            from mnemara.tools import enabled_specs
+
+            misfit = startup_answers.misfit(answers, enabled_specs(cfg))
+            if misfit is not None:  # checked before the first request, which would carry the tool list
+                log_event(self.log, "early_startup_answers_dropped", level="warning", reason=misfit)
+                startup_answers.drop_answers()
+                answers = {}
         self.channel.provide_answers(answers)
         line = user_message_line(content, message_id)
         self.channel.present = line
@@ -327,6 +335,12 @@ def _inputs(instance: Instance) -> LaunchInputs:
 
     raw = instance.config_path.read_bytes()
     inputs = launch_inputs.recorded(raw)
+    if inputs is not None:
+        why = launch_inputs.fits(inputs, launch_inputs.parse_config(raw))
+        if why is not None:  # a record that is not what config.json launches: dropped, never run
+            log_event(instance.debug_log_path, "early_launch_record_dropped", level="warning", reason=why)
+            launch_inputs.drop(raw)
+            inputs = None
     if inputs is None:
         from mnemara.core.config import Config
 

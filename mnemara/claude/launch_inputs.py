@@ -12,16 +12,28 @@ config.json bytes gave, kept in the user's cache folder; the key also holds
 ``$HOME`` and the modules that turn a config into inputs (a Mnemara update
 validates again). A stale record can only make the early process another one
 than the session's: it is then not used, as any mismatch.
+
+A record is data, not code: the agent's tools may not write the cache folder
+(:mod:`mnemara.guard.guarded_files`), and still a recorded launch is used only
+when :func:`fits` finds it equal to what config.json itself says would be
+launched now (the MCP servers' commands, arguments and environments, the model,
+the environment entries); otherwise it is dropped (:func:`drop`) and logged,
+and the config is validated as if nothing were recorded.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mnemara.claude.child_guard import cache_dir, read_cached_json, write_cached_json
+from mnemara.claude.additions import QUIET_ENV
+from mnemara.claude.child_guard import PARENT_ENV, cache_dir, read_cached_json, write_cached_json
+from mnemara.claude.faults import RETRY_ENV
+from mnemara.core.mcp_names import SERVER_NAME
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -89,3 +101,70 @@ def record(config_bytes: bytes, inputs: LaunchInputs) -> None:
     data[key] = asdict(inputs)
     kept = dict(list(data.items())[-_KEPT:])
     write_cached_json(_path(), kept)  # none kept: the next early start validates the config first
+
+
+#: A model name as an argument: it cannot be taken for an option of the CLI.
+_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$")
+_MS_ENTRIES = ("BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS")
+
+
+def fits(inputs: LaunchInputs, config: Any) -> str | None:
+    """Why the recorded ``inputs`` are not what ``config`` (config.json as parsed JSON) launches now, or
+    None when they are: the MCP servers (command, arguments, environment), the model, the environment
+    entries. Read without pydantic; a doubt answers a reason (the config is then validated again)."""
+    if not isinstance(config, dict):
+        return "config.json is not an object"
+    servers = config.get("mcp_servers", [])
+    servers = [servers] if isinstance(servers, dict) else servers
+    if not isinstance(servers, list) or not all(isinstance(s, dict) for s in servers):
+        return "mcp_servers is not a list of servers"
+    wanted = {s.get("name"): {"type": "stdio", "command": s.get("command"), "args": list(s.get("args") or []),
+                              "env": dict(s.get("env") or {})} for s in servers}
+    recorded = dict(inputs.servers)
+    own = recorded.pop(SERVER_NAME, None)
+    if own is not None and own != {"type": "sdk", "name": SERVER_NAME}:
+        return f"the {SERVER_NAME} server is not the in-process one"
+    if recorded != wanted:
+        return "MCP servers: " + ", ".join(sorted(str(n) for n in recorded.keys() ^ wanted.keys()
+                                                 or {n for n in wanted if recorded[n] != wanted[n]}))[:200]
+    model = config.get("model")
+    if not isinstance(inputs.model, str) or not _MODEL.match(inputs.model) or (
+            isinstance(model, str) and model != inputs.model):
+        return "model"
+    return _env_misfit(inputs.env, config)
+
+
+def _env_misfit(env: Any, config: dict[str, Any]) -> str | None:
+    if not isinstance(env, dict):
+        return "environment"
+    allowed = {*_MS_ENTRIES, RETRY_ENV, PARENT_ENV, *QUIET_ENV}
+    extra = sorted(str(k) for k in env if k not in allowed)
+    if extra:
+        return "environment: " + ", ".join(extra)[:200]
+    if any(env.get(k) != v for k, v in QUIET_ENV.items()):
+        return "environment: " + ", ".join(QUIET_ENV)
+    numbers = {k: env[k] for k in (*_MS_ENTRIES, RETRY_ENV, PARENT_ENV) if k in env}
+    if not all(isinstance(v, str) and v.isdigit() for v in numbers.values()) or set(_MS_ENTRIES) - set(numbers):
+        return "environment: " + ", ".join(sorted(numbers) or _MS_ENTRIES)
+    seconds = config.get("bash_timeout_seconds")
+    if isinstance(seconds, int) and any(env[k] != str(seconds * 1000) for k in _MS_ENTRIES):
+        return "environment: " + ", ".join(_MS_ENTRIES)
+    retries = config.get("api_max_retries")
+    if isinstance(retries, int) and RETRY_ENV in env and env[RETRY_ENV] != str(retries):
+        return f"environment: {RETRY_ENV}"
+    return None
+
+
+def drop(config_bytes: bytes) -> None:
+    """Take the record of these config.json bytes out of the cache folder (the others stay)."""
+    data = _read()
+    if data.pop(_key(config_bytes), None) is not None:
+        write_cached_json(_path(), data)
+
+
+def parse_config(config_bytes: bytes) -> Any:
+    """config.json's bytes as JSON for :func:`fits` (None when they are not JSON: then nothing fits)."""
+    try:
+        return json.loads(config_bytes.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None

@@ -260,8 +260,12 @@ class CliLauncher:
 
     async def post_tool_use(self, input_data: HookInput, tool_use_id: str | None,
                             context: HookContext) -> SyncHookJSONOutput:
-        """Hand a role doc edited mid-turn to the model with this tool result."""
+        """Give the sentinel this result (before the next call's hook, however the stream lags);
+        hand a role doc edited mid-turn to the model with this tool result."""
         turn = self.needs.running_turn()
+        sentinel = turn.watch if turn is not None else None
+        if sentinel is not None:
+            sentinel.saw_hook_result(tool_use_id, input_data.get("tool_response"))
         watch = turn.role_watch if turn is not None else None
         text = watch.changed_text() if watch is not None else None
         if watch is None or text is None:

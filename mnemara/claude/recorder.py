@@ -12,6 +12,15 @@ the disk. The answer's ``usage`` is read from the copy streaming past.
 The call is written to ``requests/`` (:class:`~mnemara.store.request_log.RequestLog`)
 after its answer has been passed on, so recording never delays the first byte.
 
+The front door: the loopback port is visible to every local user (``/proc/net/tcp``), so
+the recorder serves only its own CLI. Each recorder draws a random secret and gives the CLI a
+base URL whose path starts with it (``http://127.0.0.1:PORT/<secret>``; the CLI keeps a base
+URL's path and puts ``/v1/messages`` after it). A request whose first path segment is not that
+secret (compared in constant time, :meth:`RequestRecorder.admit`) gets 403 before its body is
+read: it is neither forwarded nor recorded. A request larger than :data:`MAX_REQUEST_BYTES`
+gets 413, and a body larger than :data:`MAX_LOGGED_BYTES` is forwarded but kept as a one-line
+note in its place.
+
 :func:`request_env` is what a launch asks for: one recorder per instance and API
 in this process (the early CLI of ``mnemara run`` and the session share it, so
 the early process is still the one the session would start), or nothing when
@@ -21,9 +30,11 @@ reaches the API through a proxy, a client certificate or a unix socket
 """
 from __future__ import annotations
 
+import hmac
 import http.client
 import json
 import os
+import secrets
 import select
 import socket
 import ssl
@@ -31,11 +42,14 @@ import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
 from mnemara.core.debuglog import now_iso
 from mnemara.store.request_log import RecordedCall, RequestLog, safe_headers
+
+if TYPE_CHECKING:
+    from mnemara.claude.spend_gate import SpendGate
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
@@ -43,6 +57,10 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
 CHUNK = 64 * 1024
 UPSTREAM_TIMEOUT = 600.0
 POLL_SECONDS = 0.05  # how soon stop() returns (serve_forever checks for shutdown this often)
+#: The largest request relayed (the Messages API's own limit is 32 MB); larger ones get 413, unread.
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+#: The largest request body kept in ``requests/`` per call; a larger one is relayed, and kept as a note.
+MAX_LOGGED_BYTES = 4 * 1024 * 1024
 
 
 #: Routes on which the CLI does not talk to ANTHROPIC_BASE_URL: nothing is recorded there.
@@ -117,11 +135,16 @@ class RequestRecorder:
         self.log = log
         self.upstream = (upstream or upstream_base_url()).rstrip("/")
         self.on_call = on_call
+        #: The spend gate (:mod:`mnemara.claude.spend_gate`): asked before a messages call is forwarded,
+        #: told of every call after; set by the session that owns this instance's CLIs.
+        self.gate: SpendGate | None = None
         parts = urlsplit(self.upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"ANTHROPIC_BASE_URL {self.upstream!r} is not an http(s) URL")
         self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
         self._prefix = parts.path.rstrip("/")
+        self._secret = secrets.token_urlsafe(24).encode("ascii")  # the CLI's key to this door, per recorder
+        self._refusals = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -129,7 +152,27 @@ class RequestRecorder:
     @property
     def base_url(self) -> str:
         assert self._server is not None, "start() the recorder first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/{self._secret.decode('ascii')}"
+
+    def admit(self, path: str) -> str | None:
+        """The front door, the first thing a request meets: the path to relay (the secret segment taken
+        off), or None when the request's first path segment is not this recorder's secret."""
+        if not path.startswith("/"):
+            return None
+        first, slash, rest = path[1:].partition("/")
+        if not hmac.compare_digest(first.encode("utf-8", "surrogateescape"), self._secret):
+            return None
+        return "/" + rest
+
+    def note_refusal(self, status: int) -> None:
+        """The first refused request of this recorder gets one debug.log line (never its path or body)."""
+        self._refusals += 1
+        if self._refusals == 1:
+            from mnemara.core.debuglog import DEBUG_LOG, log_event
+
+            log_event(self.log.folder.parent / DEBUG_LOG, "request_recorder_refused", level="warning",
+                      status=status, why="a request without this session's secret, or too large (later ones "
+                                         "are refused without a line)")
 
     def cli_env(self) -> dict[str, str]:
         """The environment that sends a CLI through this recorder (starting it if needed)."""
@@ -177,8 +220,12 @@ class RequestRecorder:
                   upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
 
     def save(self, call: RecordedCall) -> None:
+        gate = self.gate
+        if gate is not None:
+            gate.after(call)  # priced and counted first: a full disk must not hide what a call cost
         try:
-            self.log.write(call)
+            if self.log.keep > 0:  # 0: relayed for the spend gate only, nothing kept
+                self.log.write(call)
         except OSError:
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
@@ -209,6 +256,16 @@ def _no_delay(sock: socket.socket | None) -> None:
     """Send small writes at once: an SSE event must not wait for the peer's delayed ACK (Nagle)."""
     if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def _content_length(headers: Any) -> int | None:
+    """The request's Content-Length (0 when absent), or None when it is not one whole number."""
+    values = headers.get_all("Content-Length") or []
+    if not values:
+        return None if headers.get("Transfer-Encoding") else 0
+    if len(set(values)) != 1 or not values[0].strip().isdigit():
+        return None
+    return int(values[0].strip())
 
 
 def is_messages_call(method: str, path: str) -> bool:
@@ -243,10 +300,24 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             self._relay()
 
         def _relay(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
+            path = recorder.admit(self.path)  # the front door: nothing is read, sent or kept before it
+            if path is None:
+                return self._turn_away(403, "permission_error", "this relay serves only its own session's CLI")
+            self.path = path
+            length = _content_length(self.headers)
+            if length is None:
+                return self._turn_away(400, "invalid_request_error", "the request has no valid Content-Length")
+            if length > MAX_REQUEST_BYTES:
+                return self._turn_away(413, "request_too_large",
+                                    f"the request is {length} bytes, over the relay's {MAX_REQUEST_BYTES}")
             raw = self.rfile.read(length) if length else b""
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
             record = is_messages_call(self.command, self.path)
+            gate = recorder.gate
+            refused = gate.before(raw) if record and gate is not None else None
+            if refused is not None:  # past a spend cap or after a halt: never reaches the API
+                self._refuse(refused)
+                return
             try:
                 response = self._send_upstream(raw, headers)
             except (http.client.HTTPException, OSError) as exc:
@@ -332,6 +403,32 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 self.upstream.close()
                 self.upstream = None
 
+        def _turn_away(self, status: int, kind: str, message: str) -> None:
+            """The front door's answer: ``status`` in the API's error shape, the connection closed, the
+            body never read."""
+            recorder.note_refusal(status)
+            data = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+            self.close_connection = True
+            try:
+                self.send_response_only(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+            except OSError:
+                pass
+
+        def _refuse(self, body: bytes) -> None:
+            """Answer a request the gate stopped with its error (HTTP 400: the CLI does not retry it)."""
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+
         def _hang_up(self, exc: BaseException) -> None:
             """Close the CLI's connection without an answer: a connection failure stays one."""
             recorder.note_failure(exc)
@@ -342,9 +439,15 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def _record(self, raw: bytes, status: int | None, reader: UsageReader | None) -> None:
-            try:
-                body = json.loads(raw or b"{}")
-            except ValueError:
+            if len(raw) > MAX_LOGGED_BYTES:
+                body: Any = {"_omitted": f"the request body was {len(raw)} bytes, over the {MAX_LOGGED_BYTES} "
+                                         "kept per call; it was sent, not kept"}
+            else:
+                try:
+                    body = json.loads(raw or b"{}")
+                except (ValueError, RecursionError):
+                    body = {"_unparsed": raw.decode("utf-8", "replace")}
+            if not isinstance(body, dict):
                 body = {"_unparsed": raw.decode("utf-8", "replace")}
             call = RecordedCall(seq=recorder.log.next_seq(), at=now_iso(), path=self.path, body=body,
                                 headers=safe_headers(self.headers), status=status,
@@ -354,11 +457,13 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
     return Relay
 
 
-def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dict[str, str]:
+def request_env(root: Path, keep: int, env: dict[str, str] | None = None,
+                gate: SpendGate | None = None, gate_needed: bool = False) -> dict[str, str]:
     """The environment entries that send a CLI of the instance at ``root`` through its recorder
-    (started on first use, shared by every launch of this process); empty when recording is off."""
+    (started on first use, shared by every launch of this process); empty when recording is off
+    (``keep`` 0) and no spend cap needs the relay (``gate_needed``). ``gate`` becomes the recorder's."""
     env = dict(os.environ if env is None else env)
-    if keep <= 0 or any(env.get(name) for name in STEP_ASIDE):
+    if (keep <= 0 and not gate_needed) or any(env.get(name) for name in STEP_ASIDE):
         return {}
     upstream = upstream_base_url(env)
     key = (str(Path(root).resolve()), upstream)
@@ -371,6 +476,8 @@ def request_env(root: Path, keep: int, env: dict[str, str] | None = None) -> dic
                 return {}  # a base URL the recorder cannot relay: the CLI goes there directly, as before
             _running[key] = recorder
         recorder.log.keep = keep
+        if gate is not None:
+            recorder.gate = gate
     return recorder.cli_env()
 
 

@@ -10,7 +10,10 @@ and the next ``mnemara run`` hands them to its early CLI
 those versions and every enabled tool's name, description and input schema)
 is the same. When the SDK then adopts the process, the answers given early
 are asked of the SDK again and compared (a difference is logged and replaces
-the record).
+the record). Before they are handed over, the recorded tool list is compared
+with the current tools (:func:`misfit`: each tool's name, description and input
+schema, in order): a record edited by hand or planted is dropped and logged
+before the first request, never sent in it.
 
 The file also says which SDK version the early start's own copies of the SDK's
 wire format (the command line, the environment, ``initialize`` and the user
@@ -96,6 +99,35 @@ def load(key: str) -> dict[str, dict[str, Any]]:
     if data.get("key") != key or not isinstance(answers, dict):
         return {}
     return {k: v for k, v in answers.items() if isinstance(k, str) and isinstance(v, dict)}
+
+
+def misfit(answers: dict[str, dict[str, Any]], specs: list[ToolSpec]) -> str | None:
+    """Why the recorded answers do not list exactly the tools of ``specs`` (None when they do, or list none)."""
+    wanted = [[s.name, s.description, s.input_schema] for s in specs]
+    for request, answer in answers.items():
+        try:
+            method = json.loads(request).get("method")
+        except (ValueError, AttributeError, RecursionError):
+            return "a start-up request that is not an MCP message"
+        if method != "tools/list":
+            continue
+        result = answer.get("result")
+        tools = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+            return "the recorded tools/list answer holds no tool list"
+        listed = [[t.get("name"), t.get("description"), t.get("inputSchema")] for t in tools]
+        if listed != wanted:
+            names = {str(t[0]) for t in listed} ^ {s.name for s in specs}
+            return "the recorded tool list is not the current tools (" + (
+                ", ".join(sorted(names))[:200] if names else "a description or input schema differs") + ")"
+    return None
+
+
+def drop_answers() -> None:
+    """Take the recorded answers out (the wire-format check stays)."""
+    data = _read()
+    if "answers" in data or "key" in data:
+        _write({k: v for k, v in data.items() if k not in ("answers", "key")})
 
 
 def record(key: str, request_key: str, response: dict[str, Any]) -> bool:

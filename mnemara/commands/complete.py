@@ -8,7 +8,7 @@ What a command's arguments can be is read from its ``usage`` (``/swap <opus|sonn
 - ``claude-...`` model ids (with the shortcuts); ``instance`` the instance names.
 
 In a message (not a command) a word that looks like a path (``/``, ``~/``, ``./`` or with a ``/``)
-completes as a path.
+completes as a path, and so does the path after ``@`` (an ``@path`` mention, taken from the session's folder).
 """
 from __future__ import annotations
 
@@ -115,9 +115,18 @@ def complete(ctx: CommandContext, line: str, cursor: int | None = None) -> Compl
         if start == 0:
             return Completion(0, end, word, _commands(word))
         return _argument(ctx, head[1:].lower(), text[len(head):start].split(), start, end, word)
+    if word.startswith("@") and not word.startswith("@@"):  # an @mention attaches a file: complete its path
+        cwd = getattr(ctx, "cwd", None)
+        found = paths(word[1:], cwd if isinstance(cwd, str) else None)
+        return Completion(start, end, word, [Candidate(_mention(c.value), c.hint) for c in found])
     if _PATH_WORD.search(word):
         return Completion(start, end, word, paths(word))
     return None
+
+
+def _mention(path: str) -> str:
+    """``@path``; quoted when the path holds a space (``@"my notes.md"``), as a mention is then written."""
+    return f'@"{path}"' if any(ch.isspace() for ch in path) else f"@{path}"
 
 
 def _commands(word: str) -> list[Candidate]:
@@ -184,10 +193,13 @@ def row_ids(ctx: CommandContext, word: str) -> list[Candidate]:
     return out
 
 
-def paths(word: str) -> list[Candidate]:
-    """Entries of the folder ``word`` names that start with its last part; folders end with ``/``."""
+def paths(word: str, cwd: str | None = None) -> list[Candidate]:
+    """Entries of the folder ``word`` names that start with its last part; folders end with ``/``. A relative
+    ``word`` is taken from ``cwd`` (default: this process's folder)."""
     folder, _, prefix = word.rpartition("/")
     base = Path(os.path.expanduser(folder + "/" if folder or word.startswith("/") else "."))
+    if cwd is not None and not base.is_absolute():
+        base = Path(cwd) / base
     try:
         entries = []
         with os.scandir(base) as found:

@@ -11,6 +11,7 @@ from mnemara.core.turn_parts import PartHost
 
 if TYPE_CHECKING:
     from mnemara.core import events as ev
+    from mnemara.guard.gate import PermissionGate
     from mnemara.guard.request import PermissionRequest
 
 #: How a UI answers a permission question: ``y``/``n``/``a`` (or None for no), possibly awaited.
@@ -22,6 +23,10 @@ class SessionAPI(CommandContext, PartHost, Protocol):
 
     warm_spare: bool
     warn_to_stderr: bool
+    #: The folder the session's tools run in (what a relative ``@path`` or a ``!command`` starts from).
+    cwd: str
+    #: The permission gate of every tool call (an ``@path`` mention is checked as a Read of it).
+    gate: PermissionGate
     #: The code blocks a UI has drawn this session, numbered in their captions (``/copy N``).
     shown_code_blocks: list[str] | None
 

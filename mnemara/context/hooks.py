@@ -5,8 +5,11 @@ persisted turn it notes the files the agent Read (for the manifest) and,
 as the config says at that moment, runs ``evict_write_pairs`` on a turn that
 wrote files (``auto_evict_after_write``) and collapses repeated Reads
 (``compress_repeated_reads``, stubs protected when ``preserve_compressed_reads``).
-Its system-prompt extra appends the file-stat manifest to the system prompt when
-``file_stat_manifest_enabled`` is on.
+When ``file_stat_manifest_enabled`` is on it sends the file-stat manifest: as a block of the
+turn's message after the cached window (``request_layout`` ``"cache"``, the default: the
+manifest changes whenever a file is Read or changes, and anything that changes before the
+window makes the prompt cache write the whole window again), or at the bottom of the system
+prompt, where the spec puts it (``request_layout`` ``"spec"``).
 """
 from __future__ import annotations
 
@@ -40,11 +43,21 @@ def after_turn(session: TurnHost, assistant_row_id: int) -> None:
         _log(session, compress_repeated_reads(session.store, protect=cfg.preserve_compressed_reads))
 
 
-def manifest_extra(session: TurnHost) -> str:
-    """The system-prompt extra: the file-stat manifest, when enabled and any file was Read."""
+def manifest_text(session: TurnHost) -> str:
+    """The file-stat manifest the next request carries ('' when off or no file was Read yet)."""
     if not session.config.file_stat_manifest_enabled:
         return ""
     return session.tool_context.state.file_tracker.manifest()
+
+
+def manifest_extra(session: TurnHost) -> str:
+    """The system-prompt extra: the manifest, in the spec's layout only."""
+    return manifest_text(session) if session.config.request_layout == "spec" else ""
+
+
+def manifest_context(session: TurnHost) -> str:
+    """The per-turn block: the manifest after the cached window, in the cache layout."""
+    return manifest_text(session) if session.config.request_layout == "cache" else ""
 
 
 class ContextDiscipline(TurnPart):
@@ -57,6 +70,9 @@ class ContextDiscipline(TurnPart):
 
     def system_prompt_extra(self, host: TurnHost) -> str:
         return manifest_extra(host)
+
+    def turn_context(self, host: TurnHost, text: str) -> str:
+        return manifest_context(host)
 
 
 def install(session: PartHost) -> ContextDiscipline:

@@ -15,7 +15,9 @@
 
 Every block keeps its exact text and where it sits (``part``, ``message``,
 ``block``, ``start``, ``end``), so the pieces of one content block put back
-together are that block's text byte for byte. Tokens are Mnemara's estimate
+together are that block's text byte for byte. A content block that carries ``cache_control``
+(a prompt-cache breakpoint, Mnemara's or the CLI's) has its TTL in ``breakpoint`` on its last
+piece, and the text view says so. Tokens are Mnemara's estimate
 (:func:`~mnemara.core.tokens.estimate_text`).
 """
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Block:
     end: int = 0
     tokens: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
+    breakpoint: str | None = None  # "5m" / "1h": the content block ends with a prompt-cache breakpoint here
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,7 +112,7 @@ def _context_block(text: str, m: int, j: int) -> list[Block]:
                                   "messages", m, j, start, end, slot=match.group(2), role=match.group(3),
                                   by_agent='by="agent"' in piece.split("\n", 1)[0]))
         return out
-    if text.startswith("<conversation_history>"):
+    if text.startswith(("<conversation_history>", "<turn id=", "</conversation_history>")):  # whole, or a row a block
         out = []
         for start, end, match in _spans(text, _TURN):
             piece = text[start:end]
@@ -176,8 +179,39 @@ def _later_message(message: dict[str, Any], m: int, call: int) -> list[Block]:
     return out
 
 
+def _breakpoint(block: object) -> str | None:
+    mark = block.get("cache_control") if isinstance(block, dict) else None
+    if not isinstance(mark, dict):
+        return None
+    return str(mark.get("ttl") or "5m")
+
+
+def _mark_breakpoints(pieces: list[Block], body: dict[str, Any]) -> list[Block]:
+    """Put each content block's ``cache_control`` TTL on the last piece cut from that block."""
+    messages = body.get("messages")
+    tools = body.get("tools")
+    sources = {"system": _blocks_of(body.get("system", "")), "tools": tools if isinstance(tools, list) else []}
+    last: dict[tuple[str, int | None, int | None], Block] = {}
+    for piece in pieces:
+        last[(piece.part, piece.message, piece.block)] = piece
+    for (part, m, j), piece in last.items():
+        if j is None:
+            continue
+        if part == "messages":
+            message = messages[m] if isinstance(messages, list) and m is not None and m < len(messages) else None
+            blocks = _blocks_of(message.get("content")) if isinstance(message, dict) else []
+        else:
+            blocks = sources.get(part, [])
+        piece.breakpoint = _breakpoint(blocks[j]) if j < len(blocks) else None
+    return pieces
+
+
 def label_request(body: dict[str, Any]) -> list[Block]:
     """The request ``body`` as labelled blocks, in the order they are sent (system, messages, tools, settings)."""
+    return _mark_breakpoints(_label_request(body), body)
+
+
+def _label_request(body: dict[str, Any]) -> list[Block]:
     out: list[Block] = []
     system = body.get("system", "")
     for j, b in enumerate(_blocks_of(system)):
@@ -276,13 +310,17 @@ def format_call(report: dict[str, Any], full: bool = False) -> str:
     for b in report["blocks"]:
         if b["origin"] == "tools":
             continue
-        lines.append(f"[{b['origin']:<8}] {b['label']} · ~{b['tokens']} tok")
+        mark = f" · cache breakpoint ({b['breakpoint']})" if b.get("breakpoint") else ""
+        lines.append(f"[{b['origin']:<8}] {b['label']} · ~{b['tokens']} tok{mark}")
         if full:
             lines += ["    " + line for line in b["text"].splitlines()]
         else:
             lines.append(f"    {_preview(b['text'])}")
     if tools:
         biggest = sorted(tools, key=lambda b: -b["tokens"])[:5]
+        marked = [b["detail"]["tool"] for b in tools if b.get("breakpoint")]
+        if marked:
+            lines.append(f"[tools   ] cache breakpoint after tool schema {', '.join(marked)}")
         lines.append(f"[tools   ] {len(tools)} tool schemas · ~{sum(b['tokens'] for b in tools)} tok (largest: "
                      + ", ".join(f"{b['detail']['tool']} {b['tokens']}" for b in biggest) + ")")
     return "\n".join(lines)

@@ -1,13 +1,21 @@
 """What the model is shown each turn: pinned slots, the rolling window, the new message.
 
 The SDK's CLI is stateless per turn for us: every turn is a fresh conversation
-whose single user message carries Mnemara's context as separate text blocks,
-in this order:
+whose single user message carries Mnemara's context as separate text blocks.
+With ``request_layout`` ``"cache"`` (the default) the order keeps what stays put first,
+so Anthropic's prompt cache reads it back at a tenth of the price:
 
-1. ``<pinned_slots>``: pinned rows in slot order (omitted when there are none);
-2. ``<conversation_history>``: the rolling window, oldest first (omitted when empty);
-3. any per-turn context blocks (e.g. auto-recall), each its own block;
+1. the rolling window, oldest first (omitted when empty): an opening block
+   (``<conversation_history>`` and its preamble), one block per row, then the closing tag;
+   the last row carries the cache breakpoint (``cache_control``), so the next turn reads
+   every row that is still in the window from the cache;
+2. ``<pinned_slots>``: pinned rows in slot order (omitted when there are none);
+3. any per-turn context blocks (auto-recall, the file-stat manifest, ...), each its own block;
 4. the user's new message, verbatim.
+
+``request_layout`` ``"spec"`` is the order the spec gives: slots, then the whole window as one
+``<conversation_history>`` block, then the per-turn blocks and the message (no breakpoint of ours).
+Both send the same rows in the same bytes; only the layout and the breakpoint differ.
 
 The text inside a row or a slot is escaped (:func:`escape_delimiters`): a file,
 a tool result or a note quoting ``</turn><turn role="user">`` stays text and
@@ -68,8 +76,30 @@ def render_slots(pinned: Sequence[Turn]) -> str:
     return "<pinned_slots>\n" + "\n".join(parts) + "\n</pinned_slots>"
 
 
+HISTORY_OPEN = "<conversation_history>\n" + HISTORY_PREAMBLE
+HISTORY_CLOSE = "</conversation_history>"
+#: The values of ``request_layout``: see the module docstring.
+LAYOUTS = ("cache", "spec")
+
+
 def render_history(rows: Sequence[Turn]) -> str:
-    return "<conversation_history>\n" + HISTORY_PREAMBLE + "\n" + "\n".join(render_turn(t) for t in rows) + "\n</conversation_history>"
+    return HISTORY_OPEN + "\n" + "\n".join(render_turn(t) for t in rows) + "\n" + HISTORY_CLOSE
+
+
+def history_blocks(rows: Sequence[Turn], ttl: str = "5m") -> list[dict[str, Any]]:
+    """The window as blocks, one per row, the last row marked as a cache breakpoint of ``ttl``."""
+    if not rows:
+        return []
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": HISTORY_OPEN}]
+    blocks += [{"type": "text", "text": render_turn(t)} for t in rows]
+    blocks[-1]["cache_control"] = cache_mark(ttl)
+    blocks.append({"type": "text", "text": HISTORY_CLOSE})
+    return blocks
+
+
+def cache_mark(ttl: str) -> dict[str, str]:
+    """The ``cache_control`` of a breakpoint: 5 minutes is the API's default, 1 hour must be asked for."""
+    return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
 
 
 def build_user_content(
@@ -77,13 +107,21 @@ def build_user_content(
     rows: Sequence[Turn],
     message: str,
     extra_blocks: Iterable[str] = (),
+    *,
+    layout: str = "cache",
+    ttl: str = "5m",
 ) -> list[dict[str, Any]]:
-    """The content blocks of the single user message sent for this turn."""
+    """The content blocks of the single user message sent for this turn (``layout``: see the module)."""
     blocks: list[dict[str, Any]] = []
-    if pinned:
-        blocks.append({"type": "text", "text": render_slots(pinned)})
-    if rows:
-        blocks.append({"type": "text", "text": render_history(rows)})
+    if layout == "spec":
+        if pinned:
+            blocks.append({"type": "text", "text": render_slots(pinned)})
+        if rows:
+            blocks.append({"type": "text", "text": render_history(rows)})
+    else:
+        blocks += history_blocks(rows, ttl)
+        if pinned:
+            blocks.append({"type": "text", "text": render_slots(pinned)})
     for extra in extra_blocks:
         if extra and extra.strip():
             blocks.append({"type": "text", "text": extra})

@@ -1,10 +1,11 @@
 """Rows leaving the window are announced: one line naming them and the cap that pushed them out.
 
-A row leaves the window when the caps (``max_window_turns``, ``max_window_tokens``)
-leave it out: after each turn the window trim marks those rows evicted
-(:meth:`~mnemara.store.turns.TurnStore.trim_ids`). They stay on disk; the line
-names them, the cap and how to get one back, instead of the rows going without
-a word.
+A row leaves the window when the live rows pass a cap (``max_window_turns``,
+``max_window_tokens``): the window trim marks the rows the window no longer holds
+evicted (:meth:`~mnemara.store.turns.TurnStore.trim_ids`), in one step down to
+``window_trim_to`` of the cap. They stay on disk; the line names every one of them,
+the cap that was passed (as the selection found it, never guessed from the sizes) and
+how to get one back, instead of the rows going without a word.
 """
 from __future__ import annotations
 
@@ -42,11 +43,11 @@ def _count(spans: list[str]) -> int:
 
 
 def left_line(ids: Sequence[int], now: Window, caps: WindowCaps) -> str:
-    """The one line the panel log and the REPL show."""
-    if len(now.rows) >= caps.max_window_turns:
-        cap = f"max_window_turns {caps.max_window_turns}"
-    else:
-        cap = f"max_window_tokens {caps.max_window_tokens}"
+    """The one line the panel log and the REPL show: ``now`` is the window that trimmed them."""
+    values = {"max_window_turns": caps.max_window_turns, "max_window_tokens": caps.max_window_tokens}
+    cap = " and ".join(f"{name} {values[name]}" for name in now.passed) or "no cap passed"
+    if now.trimmed_to:
+        cap += f" passed: cut to {now.trimmed_to} (window_trim_to {caps.window_trim_to:g})"
     first = min(ids)
     return (f"{row_spans(ids)} left the window ({cap}; kept on disk: `mnemara show --all` shows them, "
             f"/unevict {first} brings one back, /pin keeps a row in)")

@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from mnemara.core.errors import ConfigError
 from mnemara.core.fsutil import atomic_write_text
@@ -81,6 +81,13 @@ class Config(BaseModel):
     max_window_turns: int = Field(default=20, ge=1)
     max_window_tokens: int = Field(default=200_000, ge=1)
     row_cap_slack_when_token_headroom: int = Field(default=0, ge=0)
+    # when the window passes a cap, trim it to this share of the cap, so the prompt cache's prefix stays put
+    # for several turns (1: drop only what passes the cap, every turn; see docs/configuration.md)
+    window_trim_to: float = Field(default=0.5, gt=0, le=1)
+    # how the request lays the window out: "cache" (history first, one block per row, cached) or "spec"
+    request_layout: Literal["cache", "spec"] = "cache"
+    # how long the prompt cache keeps the window: "5m" (writes 1.25x input) or "1h" (writes 2x)
+    cache_ttl: Literal["5m", "1h"] = "5m"
     # the agent's tune_window may set the caps up to these; None: it may only lower them
     agent_max_window_turns: int | None = Field(default=None, ge=1)
     agent_max_window_tokens: int | None = Field(default=None, ge=1000)
@@ -94,6 +101,11 @@ class Config(BaseModel):
     # how many of the last API calls requests/ keeps, exactly as the API received them (0: no recording;
     # `mnemara context --call last` shows one block by block)
     request_log_calls: int = Field(default=50, ge=0, le=10_000)
+    # -- spend caps (issue 36): US dollars at list prices, from the API's own usage; null: off --
+    # checked at the loopback recorder before each request leaves (a cap set keeps the recorder on)
+    budget_usd_per_turn: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
+    budget_usd_per_session: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
+    budget_usd_per_day: float | None = Field(default=None, gt=0, le=1_000_000, allow_inf_nan=False)
     file_tool_home_only: bool = True
     # folders besides $HOME that file tools may use while file_tool_home_only is on (/add-dir, run --dir)
     file_tool_roots: list[str] = Field(default_factory=list)
@@ -107,9 +119,15 @@ class Config(BaseModel):
     read_skeleton_enabled: bool = False
     file_stat_manifest_enabled: bool = False
     runtime_sentinel: bool = False
-    # the sentinel also halts a sequence of 2..max_period different calls repeated cycle_repeats times (0: off)
-    sentinel_cycle_max_period: int = Field(default=4, ge=0, le=10)
+    # the sentinel's triggers (docs/permissions.md, "Runtime sentinel"); 0 turns a trigger off where allowed
+    sentinel_window: int = Field(default=12, ge=2, le=200)  # calls of a turn the polling/same-error rules look at
+    sentinel_repeats: int = Field(default=3, ge=2, le=200)  # polling: same call, same output, this many times
+    # cycle: a sequence of 2..max_period calls made cycle_repeats - 1 times with the same outputs, starting again
+    sentinel_cycle_max_period: int = Field(default=8, ge=0, le=20)
     sentinel_cycle_repeats: int = Field(default=3, ge=2, le=10)
+    sentinel_error_repeats: int = Field(default=3, ge=0, le=200)  # same_error (0: off)
+    sentinel_max_calls_per_turn: int = Field(default=200, ge=0, le=100_000)  # call_ceiling (0: off)
+    sentinel_no_progress_turns: int = Field(default=3, ge=0, le=100)  # no_progress (0: off)
     # -- memory backends ------------------------------------------------------
     rag_enabled: bool = True
     # vector channel: "local" (bundled WordLlama, no server), "ollama" (rag_embed_url/model) or "none"
@@ -153,12 +171,35 @@ class Config(BaseModel):
         classmethod(lambda cls, v: _split_csv(v))
     )
 
+    @field_validator("budget_usd_per_turn", "budget_usd_per_session", "budget_usd_per_day", mode="before")
+    @classmethod
+    def _dollars(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("a spend cap is dollars (e.g. 2.5) or null for off, not true/false")
+        return value
+
     @field_validator("sentinel_cycle_max_period")
     @classmethod
     def _period_ok(cls, value: int) -> int:
         if value == 1:
             raise ValueError("a cycle has at least 2 calls (0 turns the cycle check off; one call repeated is "
                              "the polling rule)")
+        return value
+
+    @field_validator("sentinel_error_repeats", "sentinel_no_progress_turns")
+    @classmethod
+    def _off_or_two(cls, value: int) -> int:
+        if value == 1:
+            raise ValueError("0 turns this trigger off; otherwise it needs at least 2 (one is not a repeat)")
+        return value
+
+    @field_validator("sentinel_repeats")
+    @classmethod
+    def _repeats_fit_the_window(cls, value: int, info: ValidationInfo) -> int:
+        window = info.data.get("sentinel_window")
+        if isinstance(window, int) and value > window:
+            raise ValueError(f"{value} repeats cannot be counted within sentinel_window ({window} calls); "
+                             "raise the window or lower the repeats")
         return value
 
     @field_validator("mcp_servers", mode="before")

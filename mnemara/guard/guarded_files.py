@@ -8,7 +8,9 @@ are always asked:
   to be stored or sent, the prompt history (:data:`RECORD_FILES`; a "user" row written into the spool
   is stored as the user's next turn);
 * the role doc the instance pins as its system prompt (the agent proposes changes with
-  ``propose_role_amendment`` instead).
+  ``propose_role_amendment`` instead);
+* everything in Mnemara's cache folder (:func:`~mnemara.core.user_cache.cache_dir`): the next start
+  reads what it launches there (the early-launch record, the CLI's start-up answers, the launcher).
 
 A file counts by real path, by name in any instance folder next to this one (a sibling's policies or
 conversation are no less the user's), and by identity (a hard link, or other letter case on a
@@ -19,6 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mnemara.core.user_cache import cache_dir
 from mnemara.store.instance import Instance
 
 CONTROL_FILES = ("config.json", "permissions.json")
@@ -48,6 +51,9 @@ class GuardedFiles:
         """What ``resolved`` (a real path) is, e.g. "this instance's own permissions or config", or ""."""
         if resolved in self._own:
             return self._own[resolved]
+        cache = os.path.realpath(cache_dir())
+        if resolved == cache or resolved.startswith(cache.rstrip(os.sep) + os.sep):
+            return "Mnemara's start-up records (the cache folder the next start launches from)"
         path = Path(resolved)
         if str(path.parent.parent) == self._instances_root:
             if path.name in CONTROL_FILES:

@@ -8,7 +8,7 @@ server) and what of a config makes a new feed necessary.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
@@ -39,7 +39,12 @@ class Feed(Protocol):
     def start(self) -> None: ...
 
     async def wait_ready(self, timeout: float) -> bool:
-        """Wait until the feed is set up on the server (True) or ``timeout`` seconds pass."""
+        """Wait until the feed is set up and has fetched what waited at connection time (True), or
+        ``timeout`` seconds pass (False)."""
+        ...
+
+    async def caught_up(self, timeout: float) -> bool:
+        """Wait until what the server holds for this panel is fetched (True), or ``timeout`` passes."""
         ...
 
     def rows(self) -> list[PeerRow]: ...
@@ -55,10 +60,12 @@ class Feed(Protocol):
 
 @dataclass
 class InFlight:
-    """The inbox turn being delivered: its text and the keys of the messages it carries."""
+    """The inbox turn being delivered: its text, the keys of the messages it carries (a feed's), and
+    their ids (row ids, or stream sequences)."""
 
     text: str
     keys: list[str]
+    ids: list[int] = field(default_factory=list)
 
 
 def builtin_tool(config: "Config", which: str) -> str:

@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 Deliver = Callable[[str], Awaitable[Any]]
 DeliveredKeys = Callable[[list[str]], set[str]]
 ICON = "⚡"
+#: How long the first delivery point of a run (a piped REPL, ``mnemara serve``) waits for the transport.
+CONNECT_WAIT_S = 10.0
 MAX_PAGES_PER_STEP = 50
 SHORT_PROBLEM = {
     "no_path": "no peer_db_path",
@@ -248,6 +250,16 @@ class PeerInbox(FeedSteps):
         return list(self._waiting)
 
     @property
+    def more_waiting(self) -> bool:
+        """More messages wait than the last step took (a full page, or more on the NATS server)."""
+        return self._waiting_more
+
+    async def quiesce(self) -> None:
+        """Wait until no step runs (a turn in flight ends and its messages are acknowledged)."""
+        async with self._lock:
+            pass
+
+    @property
     def problems(self) -> dict[str, str]:
         return self._problems.active
 
@@ -331,6 +343,25 @@ class PeerInbox(FeedSteps):
             loop.call_soon_threadsafe(event.set)
 
     # -- one poll + processing -------------------------------------------------
+    async def settle(self, timeout: float = CONNECT_WAIT_S) -> bool:
+        """A delivery point that must not miss a message (the first of a run, the last before it exits):
+        wait (at most ``timeout`` seconds) until the transport is connected and has fetched what the server
+        holds for this panel, so a step right after it sees those messages.
+
+        True at once for SQLite (every step reads the file). False when the NATS server did not
+        answer in time: a line says so (the inbox keeps trying in the background).
+        """
+        feed = self.feed
+        if feed is None:
+            return True
+        feed.start()
+        deadline = time.monotonic() + timeout
+        if await feed.wait_ready(timeout) and await feed.caught_up(max(0.5, deadline - time.monotonic())):
+            return True
+        self._notice(f"{ICON} inbox: not connected to NATS after {timeout:g}s; waiting messages go out once it is")
+        self._log("peer_connect_wait_timeout", seconds=timeout)
+        return False
+
     async def step(self) -> None:
         """Poll now and, if delivery is ON and the session idle, process what is pending.
 
@@ -481,7 +512,7 @@ class PeerInbox(FeedSteps):
         self._delivering = len(rows)
         self._changed()
         feed = self.feed
-        self.in_flight = InFlight(text, [feed.key(i) for i in ids] if feed is not None else [])
+        self.in_flight = InFlight(text, [feed.key(i) for i in ids] if feed is not None else [], ids)
         try:
             await self._deliver_fn(text)
         except asyncio.CancelledError:

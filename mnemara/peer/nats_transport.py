@@ -154,6 +154,7 @@ class NatsTransport:
         self._nc: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
+        self._fetched = asyncio.Event()  # set after each fetch (caught_up waits on it)
 
     # -- what the inbox uses ------------------------------------------------------------------
     @property
@@ -200,12 +201,41 @@ class NatsTransport:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="mnemara-peer-nats")
 
     async def wait_ready(self, timeout: float) -> bool:
-        """For tests and tools: wait until the consumer is set up (True) or ``timeout`` passes."""
+        """Wait until the consumer is set up and what waited on the server at connection time is
+        fetched (True), or ``timeout`` passes (False): the first delivery point of a run waits on it."""
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except asyncio.TimeoutError:
             return False
         return True
+
+    async def caught_up(self, timeout: float) -> bool:
+        """Wait until every message the server holds for this consumer is fetched (or the buffer is
+        full): True, or False when not connected or ``timeout`` passes. Asks the server, so a message
+        published a moment ago counts even before the long poll hands it over."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            nc = self._nc
+            if nc is None or not self.connected:
+                return False
+            try:
+                info = await nc.jetstream().consumer_info(self.settings.stream, self.durable,
+                                                          timeout=max(0.1, deadline - loop.time()))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                return False
+            if len(self._buffer) >= self.limit or (
+                    not info.num_pending and int(info.num_ack_pending or 0) <= len(self._buffer)):
+                return True
+            self._fetched.clear()
+            try:
+                await asyncio.wait_for(self._fetched.wait(), max(0.0, min(0.5, deadline - loop.time())))
+            except asyncio.TimeoutError:
+                pass
+            if loop.time() >= deadline:
+                return False
 
     async def aclose(self) -> None:
         """Stop fetching and close the connection (``close``, not ``drain``: acks are already confirmed)."""
@@ -256,7 +286,8 @@ class NatsTransport:
         await self._rewind(nc)
         self.connected = True
         self.clear(*PROBLEM_KEYS)
-        self._ready.set()
+        if not await self._backlog(js):
+            self._ready.set()  # nothing waits: ready now (else after the first fetch below)
         while True:
             if len(self._buffer) >= self.limit:
                 self._space.clear()
@@ -278,6 +309,8 @@ class NatsTransport:
                 self.pending_on_server = msgs[-1].metadata.num_pending
             if fresh:
                 self.on_arrival()
+            self._ready.set()
+            self._fetched.set()
 
     async def _consumer(self, js: "JetStreamContext") -> Any:
         """This role's durable pull consumer, created or brought to the current filter."""
@@ -294,6 +327,11 @@ class NatsTransport:
         except NotFoundError:
             await js.add_consumer(self.settings.stream, config=config)
         return await js.pull_subscribe_bind(durable=self.durable, stream=self.settings.stream)
+
+    async def _backlog(self, js: "JetStreamContext") -> int:
+        """How many messages wait for this consumer right after the rewind."""
+        info = await js.consumer_info(self.settings.stream, self.durable)
+        return int(info.num_pending or 0) + int(info.num_ack_pending or 0)
 
     async def _rewind(self, nc: "Client") -> None:
         """Reset the consumer to its ack floor: what a crash left unacknowledged comes first, in order."""

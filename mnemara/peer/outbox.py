@@ -121,17 +121,44 @@ async def _publish(settings: NatsSettings, msg: Outgoing) -> int:
         await nc.close()
 
 
+def inbox_line(config: "Config") -> str:
+    """What the settings make of this instance's inbox, in one line (``peer status``)."""
+    if not config.peer_poll_enabled:
+        return ("inbox: off (peer_poll_enabled is false): no panel of this instance reads peer messages; "
+                "peer send still works")
+    if not config.peer_inbox_on:
+        return ("inbox: on (peer_poll_enabled), delivery OFF (peer_inbox_on is false; /inbox on turns it on): "
+                "panels count messages and deliver none")
+    return "inbox: on (peer_poll_enabled), delivery ON"
+
+
 def status(config: "Config", instance_name: str, root: Path | None) -> tuple[list[str], bool]:
-    """Lines for ``mnemara peer status`` and whether the transport answered."""
+    """Lines for ``mnemara peer status`` and whether it is healthy: False when the transport is set but
+    does not answer, or when the inbox is on with no transport set (a transport that is not set, on an
+    instance whose inbox is off, is only said)."""
+    lines, ok = _transport_status(config, instance_name, root)
+    if root is not None:
+        from mnemara.peer import health
+
+        lines += health.describe(root)
+    return lines, ok
+
+
+def _transport_status(config: "Config", instance_name: str, root: Path | None) -> tuple[list[str], bool]:
     role = resolve_role(config, instance_name)
-    lines = [f"transport: {config.peer_transport}", f"role: {role}",
-             f"inbox: {'enabled' if config.peer_poll_enabled else 'disabled'} (peer_poll_enabled), "
-             f"delivery {'ON' if config.peer_inbox_on else 'OFF'}"]
+    lines = [f"transport: {config.peer_transport}", f"role: {role}", inbox_line(config)]
     if config.peer_transport == "nats":
+        if not config.peer_nats_url.strip() and not config.peer_poll_enabled:
+            return lines + ["connection: not set (peer_nats_url is empty)"], True
         settings = nats_settings(config, root)
         more, ok = asyncio.run(_nats_status(settings, role))
         return lines + more, ok
     path = resolve_db_path(config.peer_db_path, root)
+    if path is None:
+        if config.peer_poll_enabled:
+            return lines + ["connection: peer_poll_enabled is true but peer_db_path is empty "
+                            "(set it, or peer_transport: nats)"], False
+        return lines + ["connection: not set (peer_db_path is empty)"], True
     senders = tuple(s for s in config.peer_poll_roles if s)
     try:
         pending = db.count_pending(path, db.Filter(role=role, senders=senders))

@@ -60,6 +60,7 @@ from mnemara.claude.pool import CliPool
 from mnemara.claude.process import (
     CliHandle,
     cli_failure,
+    hard_kill,
     exception_message,
     has_credentials,
     new_message_id,
@@ -76,7 +77,7 @@ from mnemara.guard.request import PermissionRequest
 from mnemara.claude.role_refresh import RoleDocWatch
 from mnemara.core.roledoc import RoleDoc, read_role_doc
 from mnemara.claude.options import CliLauncher, LaunchNeeds
-from mnemara.guard.sentinel import SentinelWatch
+from mnemara.guard.sentinel import SentinelSettings, SentinelWatch
 from mnemara.store.rows import Window
 from mnemara.store.turns import TRIM_BATCH, TurnStore
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
@@ -86,6 +87,7 @@ from mnemara.context.window_leave import left_line
 from mnemara.core.turn_parts import P, TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
 from mnemara.session.state import RunningTurn, TurnFlight
+from mnemara.session.spend import SessionSpend
 from mnemara.session.stream import exchange
 from mnemara.session.usage import StatsFile
 from mnemara.session.warm_start import WarmNeeds, WarmStart
@@ -124,10 +126,11 @@ class AgentSession:
         self.gate = PermissionGate(self.config, instance, permission_prompt, cwd=Path(self.cwd))
         self.gate.tool_context = self.tool_context  # the store a tool's ask check reads (unpin_row of your pin)
         self.running: RunningTurn | None = None  # the turn in flight; it owns its state (mnemara.session.state)
-        self._sentinel: SentinelWatch | None = None  # the runtime sentinel: its memory of recent calls spans turns
+        self._sentinel: SentinelWatch | None = None  # the runtime sentinel: its memory of past turns spans turns
         self.launcher = CliLauncher(LaunchNeeds(self.live_config, self.cwd, self.tool_context, self.gate,
                                                 instance.debug_log_path, lambda: self.running, self._tool_call_hooks))
         self._recording_env: dict[str, str] = {}
+        self.spend = SessionSpend(instance.root, self.live_config, lambda: self.running, lambda: self._flight)
         self._record_requests(self.config)  # every CLI's API calls go through this instance's request recorder
         self.warm = WarmStart(WarmNeeds(self.live_config, instance, self.pool, self.launcher, self._next_prompt,
                                         lambda: self._closed, self._recall_elsewhere), enabled=warm_spare)
@@ -238,18 +241,20 @@ class AgentSession:
         for key, value in self._recording_env.items():  # what this method set before
             if overrides.get(key) == value:
                 del overrides[key]
-        self._recording_env = request_env(self.instance.root, config.request_log_calls)
+        self._recording_env = request_env(self.instance.root, config.request_log_calls, gate=self.spend.gate,
+                                          gate_needed=self.spend.needs_relay(config))
         overrides.update(self._recording_env)
 
     # -- per-turn inputs ------------------------------------------------------------
     def _sentinel_for_turn(self, cfg: Config) -> SentinelWatch | None:
-        """The session's runtime sentinel when ``runtime_sentinel`` is on (its memory spans turns)."""
+        """The session's runtime sentinel when ``runtime_sentinel`` is on (the last turns' outputs
+        span turns, for its ``no_progress`` trigger; new settings start a new sentinel)."""
         if not cfg.runtime_sentinel:
             self._sentinel = None
             return None
-        shape = (cfg.sentinel_cycle_max_period, cfg.sentinel_cycle_repeats)
-        if self._sentinel is None or (self._sentinel.sentinel.max_period, self._sentinel.sentinel.cycle_repeats) != shape:
-            self._sentinel = SentinelWatch(max_period=shape[0], cycle_repeats=shape[1])
+        settings = SentinelSettings.from_config(cfg)
+        if self._sentinel is None or self._sentinel.settings != settings:
+            self._sentinel = SentinelWatch(settings)
         self._sentinel.begin_turn()
         return self._sentinel
 
@@ -301,14 +306,16 @@ class AgentSession:
         """
         return self._message(text, exclude_ids)[0]
 
-    def _message(self, text: str, exclude_ids: tuple[int, ...]) -> tuple[list[dict[str, Any]], list[int]]:
-        """:meth:`context_blocks`, and the ids of the damaged rows its window left out."""
+    def _message(self, text: str, exclude_ids: tuple[int, ...]) -> tuple[list[dict[str, Any]], list[int], Window]:
+        """:meth:`context_blocks`, the ids of the damaged rows its window left out, and that window."""
         log = self.instance.debug_log_path
         extras = [*call_each(log, "pre_turn_context", self.parts, lambda part: part.turn_context(self, text) or ""),
                   *call_each(log, "pre_turn_context", self.pre_turn_context, lambda fn: fn(self, text) or "")]
         win = self.window()
         rows = [t for t in win.rows if t.id not in exclude_ids]
-        return build_user_content(win.pinned, rows, text, extras), [t.id for t in win.damaged]
+        cfg = self.config
+        content = build_user_content(win.pinned, rows, text, extras, layout=cfg.request_layout, ttl=cfg.cache_ttl)
+        return content, [t.id for t in win.damaged], win
 
     def spooled_rows(self) -> int:
         """How many rows wait in spool.jsonl because turns.sqlite could not take them (the next turn
@@ -356,6 +363,7 @@ class AgentSession:
                 self.usage_stats.observe(event)
                 yield event
         finally:
+            self.spend.forget_turn()
             self.busy = False
             self.running = self._flight = None
             self.pool.active = None
@@ -412,13 +420,16 @@ class AgentSession:
         notices += [ev.Notice(problem) for problem in self.gate.new_problems()]
         turn = self.running = RunningTurn(user_id, cfg, role, self.system_prompt(role),
                                           watch=self._sentinel_for_turn(cfg), role_watch=RoleDocWatch(role.path, role.text))
+        self.spend.begin(turn)  # its calls are counted, and capped, together (mnemara.session.spend)
         return turn, notices
 
     def _context_for(self, turn: RunningTurn, text: str) -> tuple[list[dict[str, Any]] | None, list[ev.Event]]:
         """Step 2: the message to send (window + extras + text) and notices of damaged rows left out;
         (None, an error and :class:`TurnDone`) when the window cannot be read."""
         try:
-            content, turn.damaged = self._message(text, (turn.user_id,))
+            content, turn.damaged, window = self._message(text, (turn.user_id,))
+            if window.passed:  # the rows this request no longer sends leave now, so the next one starts alike
+                turn.left, turn.left_window = self.store.trim_ids(window), window
         except StoreUnavailable as exc:  # the message is stored; the window cannot be read
             return None, self.recorder.refusal(f"cannot read the window: {exc.message}", "store", turn.user_id)
         return content, self.recorder.damaged_notices(turn.damaged)
@@ -436,7 +447,8 @@ class AgentSession:
                 async with aclosing(exchange(turn, handle, content, message_id)) as events:
                     async for event in events:
                         yield event
-            ended_early = self._stopped() or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+            ended_early = (self._stopped() or (turn.watch and turn.watch.halt) or turn.collector.auth_rejected
+                           or turn.capped)
             if turn.collector.result is None and not ended_early:
                 turn.failure = ev.ErrorEvent(cli_failure(turn.stderr), "cli")
         except Exception as exc:
@@ -444,9 +456,22 @@ class AgentSession:
                 turn.failure = ev.ErrorEvent(exception_message(exc, turn.stderr), "cli")
         finally:
             if turn.handle is not None:
+                self._halt_spending(turn)
                 self._release(turn, message_id)
             self.pool.active = None
         turn.judge(self._stopped())
+        if turn.capped:  # the refused request is the cap's doing, not an API failure
+            turn.failure = None
+
+    def _halt_spending(self, turn: RunningTurn) -> None:
+        """A halt (sentinel or cap) stops spending at once: the recorder refuses the turn's further
+        requests and its CLI is killed now, as ``/stop`` does, not shut down politely meanwhile."""
+        halt = turn.watch.halt if turn.watch is not None else None
+        if halt is None and not turn.capped:
+            return
+        self.spend.halt(turn.capped or f"SENTINEL HALT (trigger: {halt.trigger if halt else ''})")
+        if turn.handle is not None:
+            hard_kill(turn.handle.client)
 
     def _stopped(self) -> bool:
         """Whether ``/stop`` was asked of the turn in flight."""
@@ -467,22 +492,28 @@ class AgentSession:
         record = self.recorder.failure if turn.failure is not None else self.recorder.answer
         for event in record(turn):
             if isinstance(event, ev.TurnDone):
-                yield from self._after_turn(event)
+                event = self.spend.finish(event)  # what its calls cost, from the ledger
+                yield from self._after_turn(event, turn)
             yield event
 
-    def _after_turn(self, done: ev.TurnDone) -> list[ev.Event]:
-        """A stored answer: say which rows left the window, trim it, run the parts' and the post-turn hooks.
+    def _after_turn(self, done: ev.TurnDone, turn: RunningTurn) -> list[ev.Event]:
+        """Say which rows left the window (before the request, and now that the answer is stored: one
+        line), trim it, run the parts' and the post-turn hooks for a stored answer.
         Every turn that reached a CLI: start the next one's process (and, once, the backends)."""
         answer_id = done.assistant_row_id if done.error is None else None
         notices: list[ev.Event] = []
+        left, window = list(turn.left), turn.left_window
         if answer_id is not None:
-            window = self.window()
-            left = self.store.trim_ids(window)  # the live rows the caps now leave out: they just left the window
-            if left:
-                notices.append(ev.Notice(left_line(left, window, self.config), level="info"))
-                log_event(self.instance.debug_log_path, "rows_left_window", row_ids=left)
-            if len(left) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
-                self.store.finish_trim_later(window)
+            now = self.window()
+            after = self.store.trim_ids(now)  # the live rows the caps now leave out: they just left the window
+            if after:
+                left, window = left + after, now
+            if len(after) >= TRIM_BATCH:  # a bulk import left more: evict it while the user reads
+                self.store.finish_trim_later(now)
+        if left and window is not None:
+            notices.append(ev.Notice(left_line(left, window, self.config), level="info"))
+            log_event(self.instance.debug_log_path, "rows_left_window", row_ids=left)
+        if answer_id is not None:
             self._run_post_turn_hooks(answer_id)
         self.warm.next_cli()
         if answer_id is not None:
@@ -500,6 +531,7 @@ class AgentSession:
         if not self.busy or flight is None:
             return False
         flight.stop_requested = True
+        self.spend.halt("stopped with /stop")
         handle = self.pool.kill_active()
         if handle is not None:
             try:
@@ -567,6 +599,7 @@ class AgentSession:
 
         self._closed = True
         stop_recorders(self.instance.root)
+        self.spend.ledger.close()
         self.tool_context.state.close()
         self.store.close()
         self._sync.stop()

@@ -174,6 +174,10 @@ class TurnRecorder:
             log_event(self._log, "sentinel_halted_turn", level="warning", user_row_id=user_id,
                       trigger=watch.halt.trigger, call=watch.halt.call, count=watch.halt.count)
             yield ev.Halt(notice)
+        elif turn.capped:
+            meta["halted"] = "budget"
+            log_event(self._log, "spend_cap_halted_turn", level="warning", user_row_id=user_id, line=turn.capped)
+            yield ev.Halt(turn.capped, source="budget")
         if collector.result is not None:
             meta.update(duration_ms=collector.result.duration_ms, num_api_calls=collector.result.num_turns)
         if not turn.interrupted:

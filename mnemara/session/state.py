@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from mnemara.core.roledoc import RoleDoc
     from mnemara.claude.process import CliHandle
     from mnemara.claude.bridge import TurnCollector
+    from mnemara.claude.spend_gate import TurnGate
     from mnemara.guard.sentinel import SentinelWatch
+    from mnemara.store.rows import Window
 
 
 @dataclass
@@ -42,11 +44,15 @@ class RunningTurn:
     watch: SentinelWatch | None = None  # the runtime sentinel, when runtime_sentinel is on
     role_watch: RoleDocWatch | None = None  # the role doc as this turn's CLI was given it (mid-turn edits)
     damaged: list[int] = field(default_factory=list)  # damaged rows its window left out
+    left: list[int] = field(default_factory=list)  # rows its window trimmed before it was sent (announced after)
+    left_window: Window | None = None  # the window that trimmed them (its caps passed)
     handle: CliHandle | None = None  # the CLI process serving it
     failure: ev.ErrorEvent | None = None
     interrupted: bool = False
     stall: StallWatch | None = None  # ends the turn when the API goes silent (api_stall_seconds)
     answer_meta: dict[str, Any] = field(default_factory=dict)  # the parts' fields for a completed answer row
+    spend: TurnGate | None = None  # what the recorder's spend gate knows of it (a cap that ended it)
+    spend_notices: list[str] = field(default_factory=list)  # 80% warnings from the gate, not shown yet
     _collector: TurnCollector | None = field(default=None, repr=False)
 
     @property
@@ -79,6 +85,18 @@ class RunningTurn:
         return (result is not None and not result.is_error and self.failure is None and not stopped
                 and not self._aborted() and not (self.watch is not None and self.watch.halt is not None)
                 and not collector.tasks_started and not collector.auth_rejected)
+
+    @property
+    def capped(self) -> str | None:
+        """The line saying which spend cap ended this turn, or None."""
+        gate = self.spend
+        return gate.halt if gate is not None and gate.cap is not None else None
+
+    def take_spend_notices(self) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        while self.spend_notices:  # appended from a recorder thread meanwhile: pop, never clear
+            out.append(ev.Notice(self.spend_notices.pop(0)))
+        return out
 
     def _aborted(self) -> bool:
         result = self.collector.result

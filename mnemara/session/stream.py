@@ -1,7 +1,8 @@
 """One turn's message through its CLI process, and the events streamed back.
 
 The exchange ends when the CLI's result arrives, or early: the runtime
-sentinel halts the turn after a tool result; the API rejected the key (the CLI
+sentinel halts the turn after a tool result (it reads every tool_use and result here, so
+calls the CLI rejects before any hook count too); the API rejected the key (the CLI
 would go on retrying it for minutes, so the call is stopped); or the API went
 silent for ``api_stall_seconds`` (:class:`~mnemara.claude.faults.StallWatch` ends
 the call). Which process serves the turn and what a failure means is the
@@ -35,11 +36,14 @@ async def exchange(turn: RunningTurn, handle: CliHandle, content: list[dict[str,
         async for message in handle.client.receive_response():
             track_api_wait(stall, message)
             halted = False
-            for event in collector.feed(message):
+            for event in [*turn.take_spend_notices(), *collector.feed(message)]:
                 yield event
-                if watch is not None and isinstance(event, ev.ToolResult):
+                if watch is not None and isinstance(event, ev.ToolUse):
+                    watch.saw_tool_use(event.id, event.name, event.input)
+                elif watch is not None and isinstance(event, ev.ToolResult):
+                    watch.saw_result(event.tool_use_id, event.text, event.is_error)  # also calls no hook saw
                     halted = halted or watch.stop_after_tool_result(event.tool_use_id)
-            if halted or collector.auth_rejected:  # sentinel refusal / rejected key: end the turn now
+            if halted or collector.auth_rejected or turn.capped:  # sentinel / rejected key / spend cap: end now
                 break
     finally:
         watchdog.cancel()

@@ -230,7 +230,7 @@ def run_lock(instance: Instance) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
             raise InstanceBusy(
-                f"instance {instance.name!r} is already open in another `mnemara run` (pid {holder}); two sessions "
+                f"instance {instance.name!r} is already open in another `mnemara run` or `mnemara serve` (pid {holder}); two sessions "
                 "on one instance would interleave their turns in one window. Close the other one first, or use "
                 "another instance") from None
         os.ftruncate(fd, 0)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from mnemara.core.errors import UsageError
-from mnemara.core.fsutil import locked, private_mkdir
+from mnemara.core.fsutil import locked, open_nofollow, private_mkdir
 
 FOLDER = "requests"
 DEFAULT_KEEP = 50
@@ -90,14 +90,15 @@ class RequestLog:
         private_mkdir(self.folder)
         with locked(self.folder / ".seq.lock"):
             counter = self.folder / ".seq"
+            fd = open_nofollow(counter, os.O_RDWR | os.O_CREAT)  # a planted link is refused, never written through
             try:
-                last = int(counter.read_text(encoding="utf-8").strip() or 0)
-            except (FileNotFoundError, ValueError):
-                last = 0
-            last = max([last, *self._seqs()]) + 1
-            fd = os.open(counter, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, like every instance file
-            try:
-                os.write(fd, str(last).encode())
+                try:
+                    last = int(os.read(fd, 32).decode("ascii").strip() or 0)
+                except ValueError:
+                    last = 0
+                last = max([last, *self._seqs()]) + 1
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, str(last).encode(), 0)
             finally:
                 os.close(fd)
             return last
@@ -108,7 +109,7 @@ class RequestLog:
         path = self.path_of(call.seq)
         tmp = path.with_suffix(".tmp")
         data = json.dumps(call.to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # private; never through a planted link
         try:
             view = memoryview(data)  # written whole at once: json.dump to a file makes thousands of small writes
             while view:

@@ -160,6 +160,9 @@ class Window:
     pinned: list[Turn]
     rows: list[Turn]
     damaged: list[Turn] = field(default_factory=list)  # rows met while selecting that cannot be used (left out)
+    # the caps the live rows passed ("max_window_turns", "max_window_tokens"): why older rows are left out
+    passed: tuple[str, ...] = ()
+    trimmed_to: str = ""  # when a cap was passed and the window cut in a step: "10 rows", "100000 tokens"
 
     @property
     def all(self) -> list[Turn]:
@@ -201,6 +204,8 @@ class WindowCaps(Protocol):
     def row_cap_slack_when_token_headroom(self) -> int: ...
     @property
     def preserve_compressed_reads(self) -> bool: ...
+    @property
+    def window_trim_to(self) -> float: ...
 
 
 

@@ -44,6 +44,24 @@ TRIM_BATCH = 250  # most rows one trim() call evicts (one short transaction)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _keep_newest(candidates: list[Turn], fixed: int, max_turns: int, max_tokens: int,
+                 slack: int) -> tuple[list[Turn], tuple[str, ...]]:
+    """The newest ``candidates`` (given newest first) that fit both caps with ``fixed`` tokens already
+    used, and the cap that stopped the selection (empty when all fit)."""
+    used = fixed
+    kept: list[Turn] = []
+    for turn in candidates:
+        if len(kept) >= max_turns + slack:
+            return kept, ("max_window_turns",)
+        if used + turn.tokens > max_tokens:
+            return kept, ("max_window_tokens",)
+        if len(kept) >= max_turns and (used + turn.tokens) >= max_tokens * HEADROOM_FRACTION:
+            return kept, ("max_window_turns",)
+        kept.append(turn)
+        used += turn.tokens
+    return kept, ()
+
+
 def guarded_read(method: F) -> F:
     """A store read that meets a damaged page raises StoreUnavailable (one line), not a traceback."""
 
@@ -464,7 +482,8 @@ class TurnStore:
         """The rolling window under ``caps`` (a :class:`~mnemara.core.config.Config`): the one way to
         turn the config's four window fields into a selection."""
         return self.window(caps.max_window_turns, caps.max_window_tokens, caps.row_cap_slack_when_token_headroom,
-                           preserve_protected=caps.preserve_compressed_reads, exclude_ids=exclude_ids)
+                           preserve_protected=caps.preserve_compressed_reads, exclude_ids=exclude_ids,
+                           trim_to=caps.window_trim_to)
 
     @guarded_read
     def window(
@@ -475,11 +494,16 @@ class TurnStore:
         *,
         preserve_protected: bool = False,
         exclude_ids: Iterable[int] = (),
+        trim_to: float = 1.0,
     ) -> Window:
         """Select the rolling window: pinned rows + the newest live rows within both caps.
 
-        The token cap counts pinned rows too (they are never dropped). Rows are
-        kept newest-first while they fit; ``slack`` extra rows are allowed past
+        The token cap counts pinned rows too (they are never dropped). When every live row fits,
+        the window is all of them. When they pass a cap, rows are kept newest-first while they
+        fit: with ``trim_to`` 1 up to the cap itself (the oldest rows drop one by one, turn by
+        turn); with ``trim_to`` < 1 up to that share of each cap passed, so the window drops
+        rows in one step and then grows again for several turns without passing the cap, and
+        the prompt cache's prefix stays put meanwhile. ``slack`` extra rows are allowed past
         ``max_turns`` while the total stays under half the token cap. With
         ``preserve_protected`` compression stubs are kept like pins. A message
         that never got a reply (meta ``no_reply``: its turn was refused before
@@ -498,28 +522,30 @@ class TurnStore:
                     )
                 ]
                 skip.update(t.id for t in protected)
+            limit = max_turns + slack + len(skip)
             rows = self._conn.execute(
                 f"SELECT {COLUMNS} FROM turns WHERE pin_label IS NULL AND evicted=0 ORDER BY id DESC LIMIT ?",
-                (max_turns + slack + len(skip),),
+                (limit + 1,),  # one more than can fit: whether the turn cap is passed
             ).fetchall()
-        candidates = [t for t in map(row_to_turn, rows) if t.id not in skip and not t.meta.get("no_reply")]
+        truncated = len(rows) > limit
+        candidates = [t for t in map(row_to_turn, rows[:limit]) if t.id not in skip and not t.meta.get("no_reply")]
         damaged = [t for t in [*pinned, *protected, *candidates] if t.damaged]
         pinned = [t for t in pinned if not t.damaged]
         protected = [t for t in protected if not t.damaged]
         candidates = [t for t in candidates if not t.damaged]
-        used = sum(t.tokens for t in pinned) + sum(t.tokens for t in protected)
-        kept: list[Turn] = []
-        for turn in candidates:
-            if len(kept) >= max_turns + slack:
-                break
-            if used + turn.tokens > max_tokens:
-                break
-            if len(kept) >= max_turns and (used + turn.tokens) >= max_tokens * HEADROOM_FRACTION:
-                break
-            kept.append(turn)
-            used += turn.tokens
+        fixed = sum(t.tokens for t in pinned) + sum(t.tokens for t in protected)
+        kept, passed = _keep_newest(candidates, fixed, max_turns, max_tokens, slack)
+        if truncated and not passed:
+            passed = ("max_window_turns",)
+        trimmed_to = ""
+        if passed and trim_to < 1:
+            turn_goal = max(1, int(max_turns * trim_to)) if "max_window_turns" in passed else max_turns
+            token_goal = max(1, int(max_tokens * trim_to)) if "max_window_tokens" in passed else max_tokens
+            kept, _ = _keep_newest(kept, fixed, turn_goal, token_goal, 0)
+            trimmed_to = " and ".join([*([f"{turn_goal} rows"] if "max_window_turns" in passed else []),
+                                       *([f"{token_goal} tokens"] if "max_window_tokens" in passed else [])])
         rows_out = sorted([*protected, *kept], key=lambda t: t.id)
-        return Window(pinned=pinned, rows=rows_out, damaged=damaged)
+        return Window(pinned=pinned, rows=rows_out, damaged=damaged, passed=passed, trimmed_to=trimmed_to)
 
     def trim(self, window: Window, limit: int = TRIM_BATCH) -> int:
         """Mark live unpinned rows older than ``window`` and not in it as evicted, oldest first.
@@ -531,7 +557,12 @@ class TurnStore:
         return len(self.trim_ids(window, limit))
 
     def trim_ids(self, window: Window, limit: int = TRIM_BATCH) -> list[int]:
-        """:meth:`trim` that returns the ids it evicted (the rows that just left the window), oldest first."""
+        """:meth:`trim` that returns the ids it evicted (the rows that just left the window), oldest first.
+
+        Only a window that passed a cap trims: a row the window leaves out for another reason (a
+        message that got no reply, a damaged row) did not leave by the caps and stays live."""
+        if not window.passed:
+            return []
         keep = {t.id for t in window.rows}
         oldest = min((t.id for t in window.rows if not t.protected), default=None)
         sql = "SELECT id FROM turns WHERE pin_label IS NULL AND evicted=0"

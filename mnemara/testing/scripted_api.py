@@ -20,7 +20,12 @@ overloaded, 401, 403), :func:`drop` (the connection closes mid-answer),
 ``reply(..., delay=...)`` (a slow answer, e.g. to test ``/stop``).
 When the queue is empty the server answers with ``default`` (a short text);
 set ``api.default = http_error(500)`` for a fault that persists on every retry.
-Only the standard library is used, so importing this module is cheap.
+Every request is priced under Anthropic's prompt-cache rules (:mod:`mnemara.testing.prompt_cache`):
+the answer's ``usage`` carries ``input_tokens``, ``cache_read_input_tokens``,
+``cache_creation_input_tokens`` and the 5-minute/1-hour split, and so does
+``api.requests[i].usage``. Pass ``clock=ManualClock()`` to test expiry without sleeping; a
+reply's own ``usage`` keys override the computed ones. Only the standard library and
+``mnemara.core`` are used, so importing this module is cheap.
 """
 from __future__ import annotations
 
@@ -34,6 +39,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
+from mnemara.testing.prompt_cache import CacheRuleError, ManualClock, PromptCache
+
 __all__ = [
     "ScriptedAPI",
     "Reply",
@@ -46,6 +53,8 @@ __all__ = [
     "drop",
     "stall",
     "test_env",
+    "PromptCache",
+    "ManualClock",
 ]
 
 # -- the script -------------------------------------------------------------------
@@ -88,7 +97,7 @@ class Reply:
     drop_after: int | None = None
     stall_after: int | None = None
     chunk_size: int = 8
-    usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 12, "output_tokens": 7})
+    usage: dict[str, Any] = field(default_factory=lambda: {"output_tokens": 7})  # input side: from the cache emulation
 
     @property
     def final_stop_reason(self) -> str:
@@ -141,6 +150,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, Any]
     at: float
+    usage: dict[str, Any] = field(default_factory=dict)  # the usage answered (messages requests)
 
     @property
     def is_messages(self) -> bool:
@@ -193,8 +203,10 @@ class ScriptedAPI:
     """
 
     def __init__(self, replies: list[Reply] | None = None, *, default: Reply | None = None, host: str = "127.0.0.1",
-                 port: int = 0, responder: Callable[[RecordedRequest], Reply | None] | None = None) -> None:
+                 port: int = 0, responder: Callable[[RecordedRequest], Reply | None] | None = None,
+                 clock: Callable[[], float] | None = None, prompt_cache: PromptCache | None = None) -> None:
         self._lock = threading.Lock()
+        self.prompt_cache = prompt_cache or PromptCache(clock or time.monotonic)
         self._queue: list[Reply] = list(replies or [])
         self.default = default or reply("(scripted API: no reply was queued)")
         self.responder = responder  # asked when the queue is empty: a reply built from the request, or None
@@ -251,6 +263,7 @@ class ScriptedAPI:
             return len(self._queue)
 
     def clear(self) -> None:
+        """Forget the queue and the recorded requests (the prompt cache stays: ``prompt_cache.clear()``)."""
         with self._lock:
             self._queue.clear()
             self.requests.clear()
@@ -297,10 +310,16 @@ class ScriptedAPI:
             self._arrived.notify_all()
             if not req.is_messages:
                 return None
-            if self._queue:
-                return self._queue.pop(0)
-        answer = self.responder(req) if self.responder is not None else None  # outside the lock: it may be slow
-        return answer or self.default
+            try:  # in arrival order, under the lock: each request sees the cache its predecessors left
+                cached = self.prompt_cache.account(req.body).as_usage()
+            except CacheRuleError as exc:
+                return http_error(400, str(exc))  # refused before the model: the script is not consumed
+            answer = self._queue.pop(0) if self._queue else None
+        if answer is None:
+            answer = self.responder(req) if self.responder is not None else None  # outside the lock: it may be slow
+            answer = answer or self.default
+        req.usage = {**cached, **answer.usage}
+        return answer
 
 
 def test_env(base_url: str, *, api_key: str = "sk-ant-scripted-test-key", max_retries: int = 0) -> dict[str, str]:
@@ -313,11 +332,10 @@ def test_env(base_url: str, *, api_key: str = "sk-ant-scripted-test-key", max_re
     }
 
 
-def _sse_events(rep: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The SSE (event, data) pairs of a streamed answer."""
+def _sse_events(rep: Reply, model: str, usage: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The SSE (event, data) pairs of a streamed answer; ``usage`` is the whole answer's."""
     msg_id = f"msg_{uuid.uuid4().hex[:24]}"
-    usage_in = {"input_tokens": rep.usage.get("input_tokens", 0), "output_tokens": 1,
-                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    usage_in = {**usage, "output_tokens": 1}
     yield "message_start", {"type": "message_start", "message": {
         "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": usage_in}}
@@ -341,7 +359,7 @@ def _sse_events(rep: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
             raise ValueError(f"unknown scripted block type {kind!r}")
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
     yield "message_delta", {"type": "message_delta", "delta": {"stop_reason": rep.final_stop_reason, "stop_sequence": None},
-                            "usage": {"output_tokens": rep.usage.get("output_tokens", 0)}}
+                            "usage": {k: v for k, v in usage.items() if k != "cache_creation"}}
     yield "message_stop", {"type": "message_stop"}
 
 
@@ -350,12 +368,10 @@ def _chunks(value: str, size: int) -> list[str]:
     return [value[i:i + size] for i in range(0, len(value), size)] or [""]
 
 
-def _message_json(rep: Reply, model: str) -> dict[str, Any]:
+def _message_json(rep: Reply, model: str, usage: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
-        "content": rep.blocks, "stop_reason": rep.final_stop_reason, "stop_sequence": None,
-        "usage": {"input_tokens": rep.usage.get("input_tokens", 0), "output_tokens": rep.usage.get("output_tokens", 0),
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "content": rep.blocks, "stop_reason": rep.final_stop_reason, "stop_sequence": None, "usage": usage,
     }
 
 
@@ -431,7 +447,7 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
                 return
             rep = api._record(rec)
             assert rep is not None
-            self._answer(rep, body)
+            self._answer(rep, body, {"output_tokens": 0, **rec.usage})
 
         def _hold_silently(self) -> None:
             """Send nothing and keep the connection open until the client closes it or the server stops."""
@@ -440,7 +456,7 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
                 if readable and not self.connection.recv(1, socket.MSG_PEEK):
                     return  # the client hung up
 
-        def _answer(self, rep: Reply, body: dict[str, Any]) -> None:
+        def _answer(self, rep: Reply, body: dict[str, Any], usage: dict[str, Any]) -> None:
             model = str(body.get("model", "claude-scripted"))
             if rep.status != 200:
                 if rep.delay:
@@ -457,7 +473,7 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return
-                self._send_json(200, _message_json(rep, model))
+                self._send_json(200, _message_json(rep, model, usage))
                 return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -466,7 +482,7 @@ def _make_handler(api: ScriptedAPI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.close_connection = True
             try:
-                for count, (event, data) in enumerate(_sse_events(rep, model)):
+                for count, (event, data) in enumerate(_sse_events(rep, model, usage)):
                     if rep.drop_after is not None and count >= rep.drop_after:
                         self.wfile.flush()
                         self.connection.shutdown(2)

@@ -3,12 +3,19 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import pwd
 import re
 import socket
+import subprocess
+import sys
+import textwrap
+from urllib.parse import urlsplit
 
 import pytest
 
-from mnemara.claude.recorder import RequestRecorder, UsageReader, upstream_base_url
+from mnemara.claude.recorder import MAX_REQUEST_BYTES, RequestRecorder, UsageReader, upstream_base_url
+from mnemara.core.debuglog import read_events
 from mnemara.core.errors import UsageError
 from mnemara.store.request_log import RequestLog
 from mnemara.testing.scripted_api import ScriptedAPI, reply
@@ -17,9 +24,11 @@ KEY = "sk-ant-never-on-disk-0123456789"
 IDS = re.compile(rb'"(msg|toolu)_[0-9a-f]+"')
 
 
-def _post(port: int, body: dict, path: str = "/v1/messages?beta=true") -> tuple[int, bytes]:
+def _post(to: "int | RequestRecorder", body: dict, path: str = "/v1/messages?beta=true") -> tuple[int, bytes]:
+    """POST straight to a port, or to a recorder through its front door (the base URL its CLI is given)."""
+    port, prefix = (to, "") if isinstance(to, int) else _door(to)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request("POST", path, body=json.dumps(body).encode(),
+    conn.request("POST", prefix + path, body=json.dumps(body).encode(),
                  headers={"content-type": "application/json", "x-api-key": KEY, "authorization": f"Bearer {KEY}"})
     response = conn.getresponse()
     data = response.read()
@@ -40,8 +49,11 @@ def recorder(api, tmp_path):
     rec.stop()
 
 
-def _port(rec: RequestRecorder) -> int:
-    return int(rec.base_url.rsplit(":", 1)[1])
+def _door(rec: RequestRecorder) -> tuple[int, str]:
+    """The recorder's port and the secret path prefix of the base URL its CLI is given."""
+    parts = urlsplit(rec.base_url)
+    assert parts.port is not None
+    return parts.port, parts.path
 
 
 @pytest.mark.parametrize("stream", [True, False])
@@ -49,7 +61,7 @@ def test_the_answer_streams_through_byte_for_byte_and_the_body_is_kept(api, reco
     body = {"model": "claude-sonnet-4-6", "max_tokens": 50, "stream": stream,
             "messages": [{"role": "user", "content": [{"type": "text", "text": "hi ✓"}]}]}
     direct = _post(api.port, body)
-    relayed = _post(_port(recorder), body)
+    relayed = _post(recorder, body)
     assert relayed[0] == direct[0] == 200
     assert IDS.sub(b"ID", relayed[1]) == IDS.sub(b"ID", direct[1])
     call = recorder.log.load("last")
@@ -60,7 +72,7 @@ def test_the_answer_streams_through_byte_for_byte_and_the_body_is_kept(api, reco
 
 def test_only_the_newest_calls_are_kept_and_numbers_keep_counting(recorder):
     for n in range(5):
-        _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"n{n}"}]})
+        _post(recorder, {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"n{n}"}]})
     assert recorder.log.calls() == [3, 4, 5]
     assert recorder.log.load("last").body["messages"][0]["content"] == "n4"
     assert recorder.log.load("last-2").seq == 3
@@ -70,7 +82,7 @@ def test_only_the_newest_calls_are_kept_and_numbers_keep_counting(recorder):
 @pytest.mark.parametrize("which, message", [("9", "no call 9"), ("last-7", "older than the oldest"),
                                             ("first", "not 'first'"), ("-1", "not '-1'")])
 def test_asking_for_a_call_that_is_not_kept_is_one_clear_line(recorder, which, message):
-    _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    _post(recorder, {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
     with pytest.raises(UsageError, match=message):
         recorder.log.load(which)
 
@@ -81,8 +93,9 @@ def test_an_empty_log_says_so(tmp_path):
 
 
 def test_other_paths_pass_through_without_being_recorded(api, recorder):
-    conn = http.client.HTTPConnection("127.0.0.1", _port(recorder), timeout=10)
-    conn.request("GET", "/v1/models")
+    port, prefix = _door(recorder)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", prefix + "/v1/models")
     assert conn.getresponse().status == 404
     conn.close()
     assert recorder.log.calls() == [] and api.requests[-1].path == "/v1/models"
@@ -95,7 +108,7 @@ def test_an_unreachable_api_stays_a_lost_connection_for_the_cli_and_debug_log_sa
     rec = RequestRecorder(RequestLog(tmp_path), upstream=f"http://127.0.0.1:{dead}").start()
     try:
         with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
-            _post(_port(rec), {"model": "m", "messages": []})
+            _post(rec, {"model": "m", "messages": []})
     finally:
         rec.stop()
     assert "request_recorder_upstream_failed" in (tmp_path / "debug.log").read_text(encoding="utf-8")
@@ -110,7 +123,7 @@ def test_a_dropped_answer_reaches_the_cli_dropped_once(tmp_path):
         try:
             body = {"model": "m", "max_tokens": 5, "stream": True, "messages": [{"role": "user", "content": "x"}]}
             direct = _post(server.port, body)
-            relayed = _post(_port(rec), body)
+            relayed = _post(rec, body)
         finally:
             rec.stop()
         assert IDS.sub(b"ID", relayed[1]) == IDS.sub(b"ID", direct[1]) and b"message_stop" not in relayed[1]
@@ -142,7 +155,7 @@ def test_usage_is_read_from_gzip_and_split_lines():
 
 
 def test_every_file_of_the_log_is_private(recorder):
-    _post(_port(recorder), {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+    _post(recorder, {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
     folder = recorder.log.folder
     assert {p.name: oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {
         ".seq": "0o600", ".seq.lock": "0o600", "000001.json": "0o600"}
@@ -172,3 +185,108 @@ def test_a_hand_edited_call_file_is_refused_in_one_line_and_left_as_it_is(tmp_pa
     with pytest.raises(UsageError, match="call 1 .* cannot be read") as refused:
         log.load("last")
     assert "\n" not in str(refused.value) and path.read_bytes() == content.encode("utf-8", "surrogateescape")
+
+
+# -- the front door (issue 37, hole 1): only this session's CLI is served ------------------------------------
+
+BIG = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x" * (2 * 1024 * 1024)}]}
+
+
+def _status_or_reset(port: int, path: str, body: dict) -> int | None:
+    """The answer's status, or None when the recorder hung up while the body was still being sent."""
+    try:
+        return _post(port, body, path)[0]
+    except (ConnectionError, http.client.HTTPException):
+        return None
+
+
+def _nothing_sent_or_kept(api: ScriptedAPI, rec: RequestRecorder) -> None:
+    assert api.requests == []  # not forwarded: the user's key was never used
+    assert rec.log.calls() == [] and not rec.log.folder.exists()  # not logged: the request view stays true
+
+
+def test_the_cli_is_given_a_secret_path_and_the_recorded_path_is_the_api_path(api, recorder):
+    port, prefix = _door(recorder)
+    assert len(prefix) > 30 and prefix.count("/") == 1
+    assert _post(recorder, {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})[0] == 200
+    assert api.last.path == "/v1/messages?beta=true" and recorder.log.load("last").path == "/v1/messages?beta=true"
+    assert prefix[1:] not in recorder.log.path_of(1).read_text(encoding="utf-8")
+
+
+def test_a_request_without_the_secret_gets_403_and_is_neither_forwarded_nor_logged(api, recorder):
+    port, prefix = _door(recorder)
+    small = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "spend the key"}]}
+    for path in ("/v1/messages?beta=true", "/v1/messages", prefix[:-1] + "/v1/messages", prefix + "x/v1/messages",
+                 "/x" + prefix + "/v1/messages", prefix.upper() + "/v1/messages", "//v1/messages"):
+        status, data = _post(port, small, path)
+        assert status == 403 and b"permission_error" in data, path
+    assert _status_or_reset(port, "/v1/messages?beta=true", BIG) in (403, None)
+    _nothing_sent_or_kept(api, recorder)
+    assert [e["event"] for e in read_events(recorder.log.folder.parent / "debug.log")] == ["request_recorder_refused"]
+
+
+def test_another_user_of_the_machine_is_refused(api, recorder):
+    if os.getuid() != 0:
+        pytest.skip("needs root to run a child as another uid")
+    try:
+        nobody = pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        pytest.skip("no 'nobody' user on this machine")
+    port, _ = _door(recorder)
+    script = textwrap.dedent(f"""
+        import encodings.idna, http.client, json, os  # imported first: nobody cannot read root's Python
+        os.setuid({nobody})
+        assert os.getuid() == {nobody} and os.geteuid() == {nobody}
+        statuses = []
+        for path in ("/v1/messages?beta=true", "/guess/v1/messages"):
+            conn = http.client.HTTPConnection("127.0.0.1", {port}, timeout=10)
+            try:
+                body = {{"model": "m", "max_tokens": 5, "messages": [{{"role": "user", "content": "x" * 2097152}}]}}
+                conn.request("POST", path, body=json.dumps(body).encode(),
+                             headers={{"content-type": "application/json"}})
+                statuses.append(conn.getresponse().status)
+            except (ConnectionError, http.client.HTTPException):
+                statuses.append(None)
+            conn.close()
+        print(json.dumps(statuses))
+    """)
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)) <= {403, None}
+    _nothing_sent_or_kept(api, recorder)
+
+
+def test_a_request_over_the_size_cap_gets_413_unread(api, recorder):
+    port, prefix = _door(recorder)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.putrequest("POST", prefix + "/v1/messages")
+    conn.putheader("Content-Length", str(MAX_REQUEST_BYTES + 1))
+    conn.endheaders()  # no body follows: the answer comes before any of it is read
+    response = conn.getresponse()
+    assert response.status == 413 and b"request_too_large" in response.read()
+    conn.close()
+    _nothing_sent_or_kept(api, recorder)
+
+
+@pytest.mark.parametrize("length", ["12x", "-1", "1, 2"])
+def test_a_request_with_a_bad_length_gets_400(api, recorder, length):
+    port, prefix = _door(recorder)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.putrequest("POST", prefix + "/v1/messages")
+    conn.putheader("Content-Length", length)
+    conn.endheaders()
+    assert conn.getresponse().status == 400
+    conn.close()
+    _nothing_sent_or_kept(api, recorder)
+
+
+def test_a_body_over_the_logged_cap_is_relayed_whole_and_kept_as_a_note(api, recorder, monkeypatch):
+    import mnemara.claude.recorder as recorder_module
+
+    monkeypatch.setattr(recorder_module, "MAX_LOGGED_BYTES", 1000)
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "y" * 5000}]}
+    assert _post(recorder, body)[0] == 200
+    assert api.last.body == body
+    kept = recorder.log.load("last")
+    assert set(kept.body) == {"_omitted"} and "over the 1000 kept per call" in kept.body["_omitted"]
+    assert kept.bytes_sent > 5000 and recorder.log.path_of(kept.seq).stat().st_size < 2000

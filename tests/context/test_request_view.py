@@ -36,12 +36,13 @@ def test_each_origin_is_named():
     by_origin = [(b.origin, b.label) for b in blocks if b.origin not in ("framing", "tools")]
     assert by_origin == [
         ("cli", "CLI addition: SDK identity line"), ("role_doc", "role doc (system prompt)"),
-        ("cli", "CLI addition: date reminder"), ("slot", "slot plan (pos 0, user)"),
-        ("row", "row 2 (user)"), ("row", "row 3 (assistant)"),
+        ("cli", "CLI addition: date reminder"),
+        ("row", "row 2 (user)"), ("row", "row 3 (assistant)"), ("slot", "slot plan (pos 0, user)"),
         ("recall", "recalled note 2026-01-01-ab12 (score 0.83)"), ("message", "your message"),
         ("cli", "CLI addition: request settings (max_tokens, model, stream)"),
     ]
     assert next(b for b in blocks if b.origin == "slot").detail["by_agent"] is True
+    assert [(b.label, b.breakpoint) for b in blocks if b.breakpoint] == [("row 3 (assistant)", "5m")]
     assert next(b for b in blocks if b.origin == "recall").detail == {"note": "2026-01-01-ab12", "score": 0.83}
     assert [b.label for b in blocks if b.origin == "tools"] == ["tool schema Read"]
     assert all(b.tokens >= 0 for b in blocks)
@@ -116,3 +117,19 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_siz
 def test_property_a_body_of_any_shape_is_labelled_without_failing(body):
     for block in label_request(body):
         assert isinstance(block.text, str) and block.tokens >= 0
+
+
+def test_the_text_view_shows_each_breakpoint_mnemaras_and_the_clis():
+    from mnemara.context.request_view import format_call
+
+    system = [{"type": "text", "text": SDK_IDENTITY + "\n\nrole", "cache_control": {"type": "ephemeral"}}]
+    content = build_user_content([], [_turn(2, "user", "hi"), _turn(3, "assistant", "yo")], "next", ttl="1h")
+    content[-1]["cache_control"] = {"type": "ephemeral"}  # as the CLI marks the last block
+    blocks = label_request(_body(content, system))
+    assert [(b.label, b.breakpoint) for b in blocks if b.breakpoint] == [
+        ("role doc (system prompt)", "5m"), ("row 3 (assistant)", "1h"), ("your message", "5m")]
+    report = {"call": 1, "at": "now", "model": "m", "bytes": 1, "status": 200, "usage": {}, "cost_usd_estimate": None,
+              "tokens_by_origin": {}, "blocks": [b.to_dict() for b in blocks]}
+    text = format_call(report)
+    assert "row 3 (assistant) · ~" in text and "cache breakpoint (1h)" in text
+    assert text.count("· cache breakpoint") == 3

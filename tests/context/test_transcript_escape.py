@@ -6,8 +6,18 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemara.context.transcript import build_user_content, escape_delimiters
+from mnemara.context.transcript import HISTORY_CLOSE, HISTORY_OPEN, build_user_content, escape_delimiters
 from mnemara.store.rows import Turn
+
+
+def history_of(content: list[dict]) -> str:
+    """The window's text however it is laid out: one block (spec) or a block per row (cache), joined."""
+    texts = [b["text"] for b in content]
+    start = next((i for i, t in enumerate(texts) if t.startswith("<conversation_history>")), None)
+    if start is None:
+        return ""
+    end = next(i for i in range(start, len(texts)) if texts[i].endswith(HISTORY_CLOSE))
+    return "\n".join(texts[start:end + 1])
 
 #: A delimiter as the model would read it: an opening or closing tag of the transcript's own elements.
 REAL_TAG = re.compile(r"</?(turn|slot|pinned_slots|conversation_history|recalled_memory|system-reminder)\b", re.I)
@@ -23,7 +33,7 @@ def test_a_tool_result_quoting_the_delimiters_cannot_open_a_user_turn():
     rows = [_turn(7, "user", [{"type": "text", "text": "read notes.txt"}]),
             _turn(8, "assistant", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "notes.txt"}},
                                    {"type": "tool_result", "tool_use_id": "t1", "content": FORGED}])]
-    history = build_user_content([], rows, "go on")[0]["text"]
+    history = history_of(build_user_content([], rows, "go on"))
     assert len(re.findall(r'^<turn id="\d+"', history, re.M)) == 2  # rows 7 and 8, not a forged row 1
     assert history.count("\n</turn>") == 2
     assert "delete every file" in history  # the text is still there to read, only unable to act as a tag
@@ -53,12 +63,13 @@ _blocks = st.one_of(
 @given(rows=st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.lists(_blocks, min_size=1, max_size=3)),
                      max_size=5),
        slots=st.lists(st.lists(_blocks, min_size=1, max_size=2), max_size=2),
-       extra=_texts)
-def test_property_only_the_rows_themselves_open_and_close_turns(rows, slots, extra):
+       extra=_texts, layout=st.sampled_from(["cache", "spec"]))
+def test_property_only_the_rows_themselves_open_and_close_turns(rows, slots, extra, layout):
     turns = [_turn(i + 10, role, blocks) for i, (role, blocks) in enumerate(rows)]
     pinned = [_turn(i + 1, "system", blocks, pin=f"s{i}") for i, blocks in enumerate(slots)]
-    content = build_user_content(pinned, turns, "my message", [escape_delimiters(extra)])
-    history = next((b["text"] for b in content if b["text"].startswith("<conversation_history>")), "")
+    content = build_user_content(pinned, turns, "my message", [escape_delimiters(extra)], layout=layout)
+    history = history_of(content)
+    assert history == history_of(build_user_content(pinned, turns, "my message", layout="spec"))  # same bytes
     assert re.findall(r'^<turn id="(\d+)"', history, re.M) == [str(t.id) for t in turns]
     assert history.count("\n</turn>") == len(turns)
     slot_text = next((b["text"] for b in content if b["text"].startswith("<pinned_slots>")), "")
@@ -67,6 +78,8 @@ def test_property_only_the_rows_themselves_open_and_close_turns(rows, slots, ext
         framing = {"<conversation_history>", "</conversation_history>", "<pinned_slots>", "</pinned_slots>"}
         tags = [m.group(0) for m in REAL_TAG.finditer(block["text"])]
         assert len([t for t in tags if t.rstrip(">") + ">" not in framing]) == 2 * (
+            1 if block["text"].startswith("<turn ") else  # the cache layout: one block per row ...
+            0 if block["text"] == HISTORY_OPEN else  # ... between an opening block and a closing one
             len(turns) if block["text"].startswith("<conversation_history>") else
             len(pinned) if block["text"].startswith("<pinned_slots>") else 0)
 

@@ -7,6 +7,7 @@ refused (an exception or an error answer naming the link).
 """
 from __future__ import annotations
 
+import ast
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -196,8 +197,29 @@ def _index(inst: Instance) -> object:
     return RagIndex.for_instance(inst, Config(rag_embedder="none")).index_text("a note")
 
 
+def _request_seq(inst: Instance) -> object:
+    from mnemara.store.request_log import RequestLog
+
+    return RequestLog(inst.root).next_seq()
+
+
+def _request_tmp(inst: Instance) -> object:
+    from mnemara.store.request_log import RecordedCall, RequestLog
+
+    return RequestLog(inst.root).write(RecordedCall(seq=1, at="", path="/v1/messages", body={"system": "secret"}))
+
+
+def _spend_ledger(inst: Instance) -> object:
+    from mnemara.store.spend_ledger import SpendLedger
+
+    return SpendLedger(inst.root).totals()
+
+
 #: writer, the file it writes (relative to the instance), the error it raises
 WRITERS = [
+    (_spend_ledger, "spend.sqlite-wal", OSError),
+    (_request_seq, "requests/.seq", OSError),
+    (_request_tmp, "requests/000001.tmp", OSError),
     (_config, "config.json", OSError),
     (_permissions, "permissions.json", OSError),
     (_debug_log, "debug.log", None),  # logging never raises: the line is dropped
@@ -260,3 +282,115 @@ def test_ordinary_writes_still_work() -> None:
     inst, cfg = make_instance()
     res = call(context(inst, cfg), "write_memory", text="a plain note")
     assert res["ok"] and _today(inst).is_file() and not _today(inst).is_symlink()
+
+
+# -- every writer is found by reading the code (issue 37, hole 2) ------------------------------------------
+#
+# The table below names every place in mnemara/ that opens a file for writing, creates, renames or copies
+# one, or opens a SQLite database, outside the safe helpers of mnemara.core.fsutil (which every test above
+# covers). A new writer makes test_every_writer_in_the_code_is_known fail until it is routed through
+# fsutil or listed here with the link test that covers it (an id of WRITERS) or why links cannot reach it.
+
+PACKAGE = Path(__file__).resolve().parents[2] / "mnemara"
+FSUTIL = "mnemara/core/fsutil.py"
+WRITE_CALLS = {"os.replace", "os.rename", "os.link", "os.symlink", "os.mkfifo", "shutil.copy", "shutil.copy2",
+               "shutil.copyfile", "shutil.copytree", "shutil.move", "sqlite3.connect"}
+WRITE_METHODS = {"write_text", "write_bytes", "touch", "mkstemp", "mkdtemp", "NamedTemporaryFile"}
+WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC")
+
+KNOWN_WRITERS = {
+    "mnemara/claude/child_guard.py:write_cached:os.open": "outside: the cache folder; O_NOFOLLOW temp file",
+    "mnemara/claude/child_guard.py:write_cached:os.replace": "a rename replaces a planted link itself",
+    "mnemara/core/roledoc.py:_download:open": "a URL opener's open, not a file",
+    "mnemara/claude/prompt_file.py:PromptFile.__init__:mkstemp": "outside: a fresh O_EXCL file in the temp folder",
+    "mnemara/demo/tour.py:Demo.__init__:write_text": "outside: the demo's own fresh temporary folder",
+    "mnemara/demo/tour.py:Demo.edit_role_for_auto:write_text": "outside: the demo's own fresh temporary folder",
+    "mnemara/guard/change_preview.py:read_text_file:os.open": "reads only (O_RDONLY | O_NOFOLLOW)",
+    "mnemara/legacy/migrate.py:_copy_originals:shutil.copy2": "into a folder it has just made (mkdir fails if it exists)",
+    "mnemara/legacy/migrate.py:_copy_originals:sqlite3.connect": "into a folder it has just made, and a read-only source",
+    "mnemara/legacy/migrate.py:_copy_originals:shutil.copytree": "into a folder it has just made; links copied as links",
+    "mnemara/legacy/turns018.py:read_rows:sqlite3.connect": "reads only (mode=ro)",
+    "mnemara/memory/forget_reach.py:rows_holding:sqlite3.connect": "reads the instance's databases only",
+    "mnemara/memory/note_index.py:_connect:sqlite3.connect": "link test: memory note index (check_sqlite_files first)",
+    "mnemara/memory/scrub.py:rewrite_graph:os.replace": "a rename replaces a planted link itself",
+    "mnemara/peer/db.py:_open:sqlite3.connect": "outside: the peer inbox database, checked by peer/db.py",
+    "mnemara/peer/db.py:statuses:sqlite3.connect": "reads only (mode=ro)",
+    "mnemara/store/legacy_detect.py:legacy_turns:sqlite3.connect": "reads only (mode=ro)",
+    "mnemara/store/legacy_detect.py:readable_store:sqlite3.connect": "reads only (mode=ro)",
+    "mnemara/store/request_log.py:RequestLog.write:os.replace": "link test: requests/000001.tmp",
+    "mnemara/store/schema.py:connect:sqlite3.connect": "link test: turns.sqlite-wal",
+    "mnemara/store/spend_ledger.py:SpendLedger._conn:sqlite3.connect": "link test: spend.sqlite-wal",
+}
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return f"{func.value.id}.{func.attr}" if isinstance(func.value, ast.Name) else func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _writes(node: ast.Call) -> str | None:
+    """What kind of write this call is, or None when it writes nothing."""
+    name = _call_name(node)
+    short = name.rsplit(".", 1)[-1]
+    if name in WRITE_CALLS or short in WRITE_METHODS:
+        return name if name in WRITE_CALLS else short
+    if name == "os.open":
+        flags = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
+        return name if any(f in flags for f in WRITE_FLAGS) or "O_RDONLY" not in flags else None
+    if name == "open" or (short == "open" and isinstance(node.func, ast.Attribute)
+                          and not (isinstance(node.func.value, ast.Name) and node.func.value.id[:1].isupper())):
+        modes = [node.args[1] if name == "open" and len(node.args) > 1 else
+                 node.args[0] if name != "open" and node.args else None]
+        modes += [kw.value for kw in node.keywords if kw.arg == "mode"]
+        for mode in filter(None, modes):
+            if not isinstance(mode, ast.Constant) or set(str(mode.value)) & set("wax+"):
+                return "open"
+    return None
+
+
+def writer_sites(package: Path = PACKAGE) -> dict[str, int]:
+    """``path:function:call`` of every writing call in the package (the test kit aside), with its line."""
+    found: dict[str, int] = {}
+
+    def visit(node: ast.AST, scope: list[str], rel: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, [*scope, child.name], rel)
+                continue
+            kind = _writes(child) if isinstance(child, ast.Call) else None
+            if kind:
+                found.setdefault(f"{rel}:{'.'.join(scope) or '<module>'}:{kind}", child.lineno)
+            visit(child, scope, rel)
+
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package.parent).as_posix()
+        if rel != FSUTIL and not rel.startswith("mnemara/testing/"):
+            visit(ast.parse(path.read_text(encoding="utf-8")), [], rel)
+    return found
+
+
+def test_every_writer_in_the_code_is_known() -> None:
+    found = writer_sites()
+    new = {key: line for key, line in found.items() if key not in KNOWN_WRITERS}
+    assert not new, ("a new writer: route it through mnemara.core.fsutil (open_nofollow, atomic_write_text, ...) "
+                     f"or list it in KNOWN_WRITERS with its link test: {new}")
+    assert not set(KNOWN_WRITERS) - set(found), "KNOWN_WRITERS names a writer that is gone: take it out"
+    ids = {relative for _, relative, _ in WRITERS} | {"memory note index (check_sqlite_files first)"}
+    for key, why in KNOWN_WRITERS.items():
+        if why.startswith("link test: "):
+            assert why.removeprefix("link test: ") in ids, key
+
+
+def test_the_scan_finds_a_writer_that_follows_links(tmp_path: Path) -> None:
+    package = tmp_path / "mnemara"
+    (package / "store").mkdir(parents=True)
+    (package / "store" / "new.py").write_text(
+        "import os\n\nclass Log:\n    def save(self, p, q):\n"
+        "        fd = os.open(p, os.O_WRONLY | os.O_CREAT)\n        q.write_text('x')\n"
+        "        with open(p, 'a') as fh:\n            fh.write('x')\n        with q.open(mode='w'):\n            pass\n"
+        "        with open(p) as fh:\n            return fh.read()\n", encoding="utf-8")
+    assert set(writer_sites(package)) == {"mnemara/store/new.py:Log.save:os.open",
+                                          "mnemara/store/new.py:Log.save:write_text",
+                                          "mnemara/store/new.py:Log.save:open"}

@@ -24,6 +24,12 @@ def _our_blocks(request) -> list[str]:
     return [b["text"] for b in request.blocks("user") if b.get("type") == "text"]
 
 
+def _history(request) -> str:
+    """The window as sent: the blocks from ``<conversation_history>`` to its closing tag (a block per row)."""
+    text = request.user_text()
+    return text[text.index("<conversation_history>"):text.index("</conversation_history>")]
+
+
 def _tool_result_payload(result: ev.TurnResult) -> dict:
     texts = [e.text for e in result.events if isinstance(e, ev.ToolResult)]
     assert len(texts) == 1, texts
@@ -67,11 +73,11 @@ def _model_evicts_its_own_write_pairs_and_thinking(api, session) -> None:
     assert not any(b["type"] == "thinking" for t in session.store.live_rows() for b in t.blocks if t.id in before)
     assert sum(session.store.get(i).tokens for i in before) < sum(before.values())
     session.turn("continue")
-    history = next(b for b in _our_blocks(api.last) if b.startswith("<conversation_history>"))
+    history = _history(api.last)
     assert '"evicted": true' in history and "[thinking]" not in history
 
 
-def _model_upserts_a_slot_and_the_next_request_shows_it_before_the_window(api, session) -> None:
+def _model_upserts_a_slot_and_the_next_request_shows_it_after_the_cached_window(api, session) -> None:
     session.store.append("user", "earlier question")
     sent = len(api.message_requests())
     api.push(
@@ -93,8 +99,8 @@ def _model_upserts_a_slot_and_the_next_request_shows_it_before_the_window(api, s
     session.turn("status?")
     blocks = _our_blocks(api.last)
     slots = next(b for b in blocks if b.startswith("<pinned_slots>"))
-    history = next(b for b in blocks if b.startswith("<conversation_history>"))
-    assert blocks.index(slots) < blocks.index(history) < len(blocks) - 1
+    history = _history(api.last)
+    assert blocks.index("</conversation_history>") < blocks.index(slots) < len(blocks) - 1  # slots change: after
     assert 'label="health"' in slots and "HP: 41 / 100" in slots and "HP: 73" not in slots
     assert "earlier question" in history
     assert [t.pin_label for t in session.store.pinned()] == ["health"]
@@ -149,7 +155,7 @@ def _manifest_off_by_default(api, session, watched, doomed) -> None:
     )
     session.turn("read the files")
     session.turn("anything new?")
-    assert not any("Files read this session" in r.system_text for r in api.message_requests()[sent:])
+    assert not any("Files read this session" in r.system_text + r.user_text() for r in api.message_requests()[sent:])
 
 
 def _manifest_lists_files_read_and_read_skeleton_is_offered_once_enabled(api, session, watched, doomed, src) -> None:
@@ -157,9 +163,9 @@ def _manifest_lists_files_read_and_read_skeleton_is_offered_once_enabled(api, se
     api.push(reply(tool_use("mcp__mnemara__read_skeleton", {"path": str(src)})), reply("done"))
     result = session.turn("skim mod.py")
     request = api.message_requests()[-2]
-    system = request.system_text
-    assert "## Files read this session" in system
-    assert f"| {watched} | 12 B |" in system and "| fresh |" in system
+    manifest = request.user_text().split("</conversation_history>")[1]  # after the cached window, not in the system
+    assert "## Files read this session" in manifest and "Files read this session" not in request.system_text
+    assert f"| {watched} | 12 B |" in manifest and "| fresh |" in manifest
     assert "mcp__mnemara__read_skeleton" in request.tool_names()
     payload = _tool_result_payload(result)
     assert payload["ok"] and 'def area(r: float) -> float:\n    """Circle area."""' in payload["skeleton"]
@@ -170,7 +176,7 @@ def _manifest_flags_stale_and_gone(api, session, watched, doomed) -> None:
     watched.write_text("print('v2 changed')\n", encoding="utf-8")
     doomed.unlink()
     session.turn("and now?")
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in api.last.system_text.splitlines() if line.startswith("| /")}
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in api.last.user_text().splitlines() if line.startswith("| /")}
     assert "| STALE |" in rows[str(watched)] and "| gone |" in rows[str(doomed)]
 
 
@@ -178,8 +184,8 @@ def test_window_edits_slots_auto_eviction_manifest_and_read_skeleton_through_kep
                                                                                         isolated_home):
     """The model edits its window (an audit turn, evictions, a slot), the opt-in automatic
     evictions run, and the manifest and read_skeleton stay off until enabled: one CLI serves
-    all of that; turning the manifest on changes the system prompt, so each of the last two
-    turns gets a new CLI."""
+    all of that; turning read_skeleton on changes the tools, so the first turn after it gets a
+    new CLI (the manifest rides in the message, after the cached window: it changes no option)."""
     watched = isolated_home / "watched.py"
     watched.write_text("print('v1')\n", encoding="utf-8")
     doomed = isolated_home / "doomed.txt"
@@ -190,14 +196,14 @@ def test_window_edits_slots_auto_eviction_manifest_and_read_skeleton_through_kep
     fill_store(session.store, turns=3)  # rows 1..6; row 2 holds an Edit of a file Read before
     _compress_smart_injects_an_audit_turn_the_agent_acts_on(scripted_api, session)
     _model_evicts_its_own_write_pairs_and_thinking(scripted_api, session)
-    _model_upserts_a_slot_and_the_next_request_shows_it_before_the_window(scripted_api, session)
+    _model_upserts_a_slot_and_the_next_request_shows_it_after_the_cached_window(scripted_api, session)
     _read_skeleton_not_offered_by_default(scripted_api, session)
     _auto_evict_after_write_and_repeated_reads(scripted_api, session, isolated_home)
     _manifest_off_by_default(scripted_api, session, watched, doomed)
     assert session.stats == {"spare_used": 0, "fresh_started": 1, "reused": 10}, "a turn did not get the kept CLI"
     _manifest_lists_files_read_and_read_skeleton_is_offered_once_enabled(scripted_api, session, watched, doomed, src)
     _manifest_flags_stale_and_gone(scripted_api, session, watched, doomed)
-    assert session.stats == {"spare_used": 0, "fresh_started": 3, "reused": 10}
+    assert session.stats == {"spare_used": 0, "fresh_started": 2, "reused": 11}
 
 
 def test_context_commands_through_the_piped_repl(scripted_api, mnemara_home, tmp_path):
@@ -227,7 +233,7 @@ def test_context_commands_through_the_piped_repl(scripted_api, mnemara_home, tmp
     assert "slot saved" in proc.stdout and "AUDIT DONE" in proc.stdout and f"to {out}" in proc.stdout
     requests = scripted_api.message_requests()
     assert "[MNEMARA CONTEXT AUDIT]" in requests[2].user_text()
-    assert "DEPLOY: green" in requests[2].user_text().split("<conversation_history>")[0]  # slot before the window
+    assert "DEPLOY: green" in requests[2].user_text().split("</conversation_history>")[1]  # slot after the window
     assert Config.load(inst.config_path).max_window_tokens == 500_000
     with TurnStore(inst.turns_path) as store:
         rows = store.history()

@@ -13,6 +13,7 @@ import pytest
 
 from mnemara.claude import early as early_mod
 from mnemara.claude.adopted import AdoptedTransport
+from mnemara.claude.child_guard import TREE_ENV
 from mnemara.claude.early import process_env, start_early
 from mnemara.core.config import update_config
 from mnemara.claude._private import cli_process
@@ -170,6 +171,7 @@ def test_process_env_is_the_environment_the_sdk_gives_its_cli(inst: Instance, sc
         pid = cli_process(handle.client).pid
         raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         actual = dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+        assert actual.pop(TREE_ENV).startswith(f"{pid}-")  # the launcher's own mark, added after the SDK's env
         options = session.launcher.options({"type": "file", "path": "unused"}, [])
         assert actual == dict(process_env(dict(options.env), session.cwd, __version__))
     finally:

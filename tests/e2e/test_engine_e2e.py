@@ -127,7 +127,7 @@ def _config_broken_mid_session_gives_one_error_then_recovers(api, session) -> No
     assert kept.meta["no_reply"] is True and kept.meta["error_kind"] == "config"
 
 
-def _window_order_pinned_first_then_rows_then_message(api, session) -> None:
+def _window_order_rows_then_pinned_then_message(api, session) -> None:
     session.store.append("user", "old question")
     session.store.append("assistant", [{"type": "text", "text": "old answer"},
                                        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
@@ -136,22 +136,23 @@ def _window_order_pinned_first_then_rows_then_message(api, session) -> None:
     session.store.upsert_slot("goal", "user", "find the lease timeout")
     session.turn("new message")
     blocks = [b["text"] for b in api.last.blocks("user") if b.get("type") == "text"]
-    ours = blocks[-3:]
-    assert ours[0].startswith("<pinned_slots>")
-    assert ours[0].index("inventory") < ours[0].index("goal")
-    assert ours[1].startswith("<conversation_history>")
-    history = ours[1][ours[1].index("old question"):]  # the rows of the turns before come first
+    start = next(i for i, b in enumerate(blocks) if b.startswith("<conversation_history>"))
+    close = blocks.index("</conversation_history>")  # the cache layout: the window first, a block per row
+    history = "\n".join(blocks[start:close + 1])
+    history = history[history.index("old question"):]  # the rows of the turns before come first
     assert history.index("old answer") < history.index("[tool_use Bash") < history.index("a.txt")
-    assert ours[2] == "new message"
+    slots, message = blocks[close + 1:]  # what changes between turns comes after the cached window
+    assert slots.startswith("<pinned_slots>") and slots.index("inventory") < slots.index("goal")
+    assert message == "new message"
 
 
 def _window_caps_and_trim(api, session) -> None:
-    update_config(session.instance.config_path, max_window_turns=3)
+    update_config(session.instance.config_path, max_window_turns=3, window_trim_to=1)  # one row at a time
     live_before, evicted_before = len(session.store.live_rows()), session.store.counts()["evicted"]
     for i in range(4):
         session.store.append("user" if i % 2 == 0 else "assistant", f"row-{i}")
     session.turn("now")
-    history = api.last.blocks("user")[-2]["text"]
+    history = api.last.user_text()
     assert "row-0" not in history and "row-1" not in history and "row-2" in history and "row-3" in history
     live = [t.text for t in session.store.live_rows()]
     assert live == ["row-3", "now", "(scripted API: no reply was queued)"]
@@ -175,7 +176,7 @@ def test_one_cli_serves_prewarm_streaming_tools_retries_config_and_window_turns(
     steps = [_prewarm_serves_the_first_turn, _streamed_text_turn_is_persisted, _stream_off_sends_no_deltas,
              _write_memory_round_trip, _mcp_servers_of_config_are_wired_through, _bash_timeout_seconds_bounds_bash,
              _cli_retry_is_reported_and_the_turn_succeeds, _config_broken_mid_session_gives_one_error_then_recovers,
-             _window_order_pinned_first_then_rows_then_message, _window_caps_and_trim]
+             _window_order_rows_then_pinned_then_message, _window_caps_and_trim]
     for step in steps:
         step(scripted_api, session)
     turns = len(steps)  # one CLI turn each (the broken config's turn is refused before any CLI; its recovery is one)

@@ -198,7 +198,7 @@ def test_second_run_on_the_same_instance_is_refused_clearly(cli, mnemara_home):
             time.sleep(0.1)
         second = cli("run", "-i", "w", "--no-tui", input="hello\n")
         assert second.returncode == 1
-        assert f"already open in another `mnemara run` (pid {first.pid})" in second.stderr
+        assert f"already open in another `mnemara run` or `mnemara serve` (pid {first.pid})" in second.stderr
         assert len(second.stderr.strip().splitlines()) == 1
     finally:
         first.communicate("/quit\n", timeout=60)

@@ -23,7 +23,7 @@ class _Log:
 
 def test_rows_that_leave_by_the_turn_cap_are_announced_once(scripted_api, session_factory):
     session = session_factory("leave")
-    update_config(session.instance.config_path, max_window_turns=2)
+    update_config(session.instance.config_path, max_window_turns=2, window_trim_to=1)  # one row at a time
     scripted_api.push("one", "two", "three")
     first = session.turn("first question")
     assert not [e for e in first.events if isinstance(e, ev.Notice) and "left the window" in e.message]
@@ -52,7 +52,7 @@ def test_pinned_or_evicted_rows_did_not_leave_by_the_caps(scripted_api, session_
     from mnemara.commands import dispatch
 
     session = session_factory("stay")
-    update_config(session.instance.config_path, max_window_turns=2)
+    update_config(session.instance.config_path, max_window_turns=2, window_trim_to=1)
     scripted_api.push("one", "two")
     session.turn("keep me")
     assert dispatch(session, "/pin 1 keep").ok
@@ -69,7 +69,7 @@ def test_the_status_line_shows_the_oldest_row_in_the_window(session_factory):
     assert "from row" not in PanelBridge(session).status().line()
     for n in range(3):
         session.store.append("user", f"q{n}")
-    update_config(session.instance.config_path, max_window_turns=2)
+    update_config(session.instance.config_path, max_window_turns=2, window_trim_to=1)
     session.reload_config()
     line = PanelBridge(session).status().line()
     assert line.startswith("turns: 2/2 from row 2 |")

@@ -57,7 +57,7 @@ def test_window_follows_the_live_config(session_factory) -> None:
     for i in range(6):
         session.store.append("user" if i % 2 == 0 else "assistant", f"message {i}")
     assert len(session.window().rows) == 6
-    session.update_config(max_window_turns=2, row_cap_slack_when_token_headroom=0)
+    session.update_config(max_window_turns=2, row_cap_slack_when_token_headroom=0, window_trim_to=1)
     assert [t.blocks for t in session.window().rows] == [t.blocks for t in session.store.window_for(session.config).rows]
     assert len(session.window().rows) == 2
 

@@ -55,7 +55,7 @@ def test_unknown_block_type_is_refused():
             api.push(reply({"type": "bogus"}))
             from mnemara.testing.scripted_api import _sse_events
 
-            list(_sse_events(api._queue[0], "m"))
+            list(_sse_events(api._queue[0], "m", {}))
 
 
 def test_wait_idle_waits_for_open_connections_to_end() -> None:

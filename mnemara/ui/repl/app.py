@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.commands.mentions import prepare_message
 from mnemara.commands.payloads import Confirm, CopyText, HelpColumns, SendTurn
+from mnemara.core.errors import UsageError
 from mnemara.core.display import terminal_safe
 from mnemara.ui.text.readable import preview_lines, readable_result
 from mnemara.ui.repl.inbox import ReplInbox
@@ -85,6 +87,15 @@ class Renderer:
         self._md: Any = None
         self._streamed = False  # deltas printed since the last complete message
         self._line_open = False
+        #: A line refused before it was sent (an @mention that cannot be attached): the prompt offers it again.
+        self.given_back = ""
+
+    def refused(self, line: str, why: str) -> None:
+        """A message refused before it was sent: say why in one line and keep it to give back."""
+        self.given_back = line
+        self.failed_turns += 1  # a script must see it (the exit code), as a message that got no answer
+        self.info.write(terminal_safe(f"error: {why}") + "\n")
+        self.info.flush()
 
     def _markdown(self, text: str, final: bool) -> None:
         if self._md is None:
@@ -275,6 +286,16 @@ def _handle_line(session: SessionAPI, line: str, render: Renderer) -> bool:
         text = result.payload.text  # e.g. /compress smart: the command's turn goes to the agent
     elif text.startswith("//"):
         text = text[1:]
+    if not is_command(line.strip()):  # a message typed as such (not a command's turn): attach its @files
+        try:
+            prepared = prepare_message(text, session.gate, session.cwd)
+        except UsageError as exc:
+            render.refused(line, str(exc))
+            return True
+        for attachment in prepared.attachments:
+            render.info.write(terminal_safe(attachment.summary()) + "\n")
+        render.info.flush()
+        text = prepared.text
     try:
         session.turn(text, on_event=render)
     except KeyboardInterrupt:
@@ -315,13 +336,21 @@ def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO
     prompt = line_prompt(lines, stderr)
     session.set_permission_prompt(inbox.guard_prompt(prompt) if inbox else prompt)
     if inbox is not None:
-        stderr.write(inbox.banner() + " (checked before each input line and at end of input)\n")
+        inbox.settle()  # the first fixed point waits for the transport (NATS) to be connected
+        stderr.write(inbox.banner() + " (delivered before each input line, while waiting for input and at "
+                     "end of input)\n")
+        inbox.start()  # messages that arrive while the REPL waits for a line go out then
     try:
         while True:
             if inbox is not None:
                 inbox.step()  # peer rows pending now are delivered between input lines
             line = lines.next()
-            if line is None or not handle_line(session, line, render):
+            if line is None:
+                if inbox is not None:
+                    inbox.settle()  # end of input: what is waiting (on the server too) goes out before the exit
+                    inbox.step()
+                break
+            if not handle_line(session, line, render, inbox):
                 break
     finally:
         if inbox is not None:
@@ -455,6 +484,8 @@ def _tty_loop(session: SessionAPI, prompt: PromptSession[str], render: Renderer,
             finally:
                 watcher_ref.clear()
         new_lines, typed = watcher.typed_lines()
+        if render.given_back:  # refused before it was sent: back at the prompt, before what was typed since
+            typed, render.given_back = " ".join(filter(None, [render.given_back.strip(), typed])), ""
         if watcher.interrupted:  # a stopped turn does not fire the queue: the lines come back to the prompt
             typed = " ".join([*queued, *new_lines, typed]).strip()
             queued = []

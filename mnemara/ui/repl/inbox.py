@@ -6,9 +6,12 @@ The inbox runs on the loop that runs the session's turns (``session.run_coroutin
   you are not in the middle of one: the injected turn is printed above the
   ``you>`` prompt. A message you send while an inbox turn runs waits for it
   (Ctrl+C or ``/stop`` stops the inbox turn).
-* Without a terminal (a pipe, a file) nothing runs in the background: pending
-  rows are polled and delivered before each input line and once more at end of
-  input (not after ``/quit``), so a script sees them at fixed points.
+* Without a terminal (a pipe, a file) the fixed points stay: the first one waits
+  for the transport to be connected (at most ``CONNECT_WAIT_S``, 10 s, for NATS)
+  and what is pending is delivered before each input line is read and once more at
+  end of input (not after ``/quit``). Between them, while the REPL waits for its
+  next line, messages that arrive are delivered too (in the background, never
+  during a line's own turn), so a script can serve an inbox.
 
 An inbox turn cannot ask you a permission question (you may be typing, or the
 next input line is a message, not an answer): a tool on ``ask`` is refused in
@@ -50,6 +53,7 @@ class ReplInbox:
         self._make_renderer = make_renderer
         self._info = info
         self._user_active = threading.Event()  # a user line is being handled: the inbox waits
+        self._closing = False  # leaving: no inbox turn starts any more
         self.delivering = False
         base = session_deliverer(session, on_turn=self._on_turn)
 
@@ -75,7 +79,7 @@ class ReplInbox:
 
     # -- state ---------------------------------------------------------------------
     def _idle(self) -> bool:
-        return not self.session.busy and not self._user_active.is_set()
+        return not self._closing and not self.session.busy and not self._user_active.is_set()
 
     def banner(self) -> str:
         inbox = self.inbox
@@ -114,6 +118,13 @@ class ReplInbox:
 
         self.session.run_coroutine(begin()).result(timeout=CLOSE_TIMEOUT_SECONDS)
 
+    def settle(self) -> bool:
+        """The first fixed point of the piped REPL: wait until the transport is connected and has
+        fetched what is waiting (NATS; at most ``CONNECT_WAIT_S``). False (and a line) when not."""
+        from mnemara.peer.inbox import CONNECT_WAIT_S
+
+        return bool(self.session.run_coroutine(self.inbox.settle(CONNECT_WAIT_S)).result())
+
     def step(self) -> None:
         """Poll once and deliver what is pending now (the piped REPL, between input lines)."""
         future = self.session.run_coroutine(self.inbox.step())
@@ -125,6 +136,7 @@ class ReplInbox:
 
     def close(self) -> None:
         """Stop polling; an inbox turn in flight is cancelled and its rows stay pending."""
+        self._closing = True
         try:
             self.session.run_coroutine(self.inbox.aclose()).result(timeout=CLOSE_TIMEOUT_SECONDS)
         except Exception:  # leaving the REPL must not fail because the inbox did not stop cleanly

@@ -24,8 +24,10 @@ from textual.worker import Worker, WorkerState
 
 from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
+from mnemara.commands.mentions import PreparedMessage, prepare_message
 from mnemara.commands.payloads import Confirm, CopyText, FileShown, HelpColumns, RefusedInput, SendTurn
 from mnemara.core.debuglog import log_event
+from mnemara.core.errors import UsageError
 from mnemara.store.instance import Instance
 from mnemara.store.unsent import UnsentMessages
 from mnemara.ui.tui.bridge import PanelBridge
@@ -285,10 +287,22 @@ class MnemaraApp(PanelKeys, App[None]):
                 self._offer_tour_message()
             return
         message = text[1:] if text.startswith("//") else text  # "//x" sends "/x" as a message
-        if self.turn_running:
-            self.queue_message(message)
+        prepared = self._prepared(message, text)
+        if prepared is None:
             return
-        self.start_turn(message)
+        if self.turn_running:
+            self.queue_message(message)  # its files are read when it is sent
+            return
+        self.start_turn(prepared.text, shown=prepared.shown())
+
+    def _prepared(self, message: str, typed: str) -> PreparedMessage | None:
+        """``message`` with the files it @mentions attached; a refused one goes back to the input (None)."""
+        try:
+            return prepare_message(message, self.session.gate, self.session.cwd)
+        except UsageError as exc:
+            self.chat_input.put_back(typed + ("\n" if self.chat_input.text else ""))
+            self.say(f"{exc} (it is back in the input)", "error", "error")
+            return None
 
     def queue_message(self, text: str) -> None:
         """Hold a message typed during a turn; it is sent when the turn ends (shown as queued meanwhile)."""
@@ -304,7 +318,12 @@ class MnemaraApp(PanelKeys, App[None]):
             return
         text, index = self._queued.pop(0)
         self._keep_unsent()
-        self.start_turn(text, entry=index)
+        prepared = self._prepared(text, text)
+        if prepared is None:
+            self.chat_log.update_entry(index, text="(back in the input, not sent)")
+            self.call_later(self._send_queued)
+            return
+        self.start_turn(prepared.text, entry=index, shown=prepared.shown())
 
     def _unqueue_to_input(self) -> None:
         """Esc / stop: queued messages go back into the input, not to the model."""
@@ -317,23 +336,25 @@ class MnemaraApp(PanelKeys, App[None]):
         self._keep_unsent()
         self.chat_input.put_back("\n".join(texts) + ("\n" if self.chat_input.text else ""))
 
-    def start_turn(self, text: str, who: str = "you", entry: int | None = None) -> Worker:
+    def start_turn(self, text: str, who: str = "you", entry: int | None = None, shown: str | None = None) -> Worker:
+        """Send ``text``; the log shows ``shown`` for it when given (the message as typed, its attachments
+        as one line each)."""
         self._last_sent = text
         self._turn_starts()
-        self._turn = self._run_turn(text, who, entry)
+        self._turn = self._run_turn(text, who, entry, shown)
         self.refresh_panel()
         return self._turn
 
     @work(group="turn", exclusive=True, exit_on_error=False)
-    async def _run_turn(self, text: str, who: str = "you", entry: int | None = None) -> bool:
+    async def _run_turn(self, text: str, who: str = "you", entry: int | None = None, shown: str | None = None) -> bool:
         """One turn rendered as it streams; returns True when it completed without error."""
         log = self.chat_log
         queued = log.entry_at(entry) if entry is not None else None
         if entry is None or queued is None:  # a new message (or a queued one whose entry Ctrl+L cleared)
-            log.append(LogEntry("user", who, text))
+            log.append(LogEntry("user", who, shown or text))
         else:  # a queued message: its entry turns into the sent message
             queued.kind, queued.who = "user", who
-            log.update_entry(entry, text=text)
+            log.update_entry(entry, text=shown or text)
         view = TurnView(log, self.bridge.assistant_name)
         try:
             # aclosing: the session's turn generator is finished here (its `busy` flag cleared) before

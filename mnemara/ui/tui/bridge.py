@@ -73,11 +73,11 @@ class PanelBridge:
         return read_role_doc(self.config.role_doc_path).text
 
     def manifest_text(self) -> str:
-        """The file-stat manifest the next system prompt will carry (empty when off or nothing was Read)."""
+        """The file-stat manifest the next request will carry (empty when off or nothing was Read)."""
         try:
-            from mnemara.context.hooks import manifest_extra
+            from mnemara.context.hooks import manifest_text
 
-            return str(manifest_extra(self.session) or "")
+            return str(manifest_text(self.session) or "")
         except Exception:  # the manifest is informational; never break the viewer
             return ""
 

@@ -1,0 +1,151 @@
+"""``spend.sqlite``: every API call an instance paid for, priced from the API's own usage.
+
+The loopback request recorder (:mod:`mnemara.claude.recorder`) sees every call a CLI of
+the instance makes (a turn's, a stopped or failed one's, an inbox or replay turn's, in any
+process), and adds one row per call here once its answer has passed. The spend caps
+(``budget_usd_per_turn`` / ``_session`` / ``_day``), ``/cost`` and the status line read
+the sums back, so what is shown and what is enforced is the same number, and it
+survives a restart. SQLite in WAL mode: two processes on one instance add rows safely.
+
+A row holds the tokens as the API reported them (plain input, cache reads, 5-minute and
+1-hour cache writes, output), the cost priced by :mod:`mnemara.core.pricing` (``None``
+for a model the table does not know) and the date of the price table used.
+"""
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from mnemara.core.fsutil import check_sqlite_files, touch_private
+from mnemara.core.pricing import PRICES_AS_OF, cache_write_split, cost_usd
+
+FILE = "spend.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    day TEXT NOT NULL,
+    session TEXT NOT NULL,
+    turn TEXT NOT NULL,
+    seq INTEGER,
+    model TEXT NOT NULL,
+    status INTEGER,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL,
+    cache_write_5m_tokens INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL,
+    cost_usd REAL,
+    prices_as_of TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_day ON calls(day);
+CREATE INDEX IF NOT EXISTS calls_session ON calls(session);
+CREATE INDEX IF NOT EXISTS calls_turn ON calls(turn);
+"""
+
+
+def today() -> str:
+    """The local calendar day (``budget_usd_per_day`` resets at local midnight)."""
+    return datetime.now().astimezone().date().isoformat()
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+@dataclass(frozen=True)
+class CallSpend:
+    """One call's tokens and price, as kept in the ledger."""
+
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_5m_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def from_usage(cls, model: str, usage: Mapping[str, object]) -> "CallSpend":
+        five_min, one_hour = cache_write_split(usage)
+        return cls(model=model, input_tokens=_int(usage.get("input_tokens")),
+                   output_tokens=_int(usage.get("output_tokens")),
+                   cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
+                   cache_write_5m_tokens=int(five_min), cache_write_1h_tokens=int(one_hour),
+                   cost_usd=cost_usd(model, usage))
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return self.cache_write_5m_tokens + self.cache_write_1h_tokens
+
+
+@dataclass(frozen=True)
+class SpendTotals:
+    """Sums over some calls (a turn, a session, a day)."""
+
+    calls: int = 0
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    unpriced_calls: int = 0  # calls of a model the price table does not know (not in cost_usd)
+
+
+class SpendLedger:
+    """The ``spend.sqlite`` of one instance; thread-safe (the recorder adds from its handler threads)."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = Path(root) / FILE
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            check_sqlite_files(self.path)  # never through a planted link
+            touch_private(self.path)
+            db = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        return self._db
+
+    def add(self, spend: CallSpend, *, session: str, turn: str, seq: int | None = None,
+            status: int | None = None) -> None:
+        """Keep one call (``turn`` is "" for a call made outside any turn)."""
+        with self._lock:
+            self._conn().execute(
+                "INSERT INTO calls (at, day, session, turn, seq, model, status, input_tokens, output_tokens,"
+                " cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, cost_usd, prices_as_of)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (datetime.now().astimezone().isoformat(timespec="seconds"), today(), session, turn, seq, spend.model,
+                 status, spend.input_tokens, spend.output_tokens, spend.cache_read_tokens,
+                 spend.cache_write_5m_tokens, spend.cache_write_1h_tokens, spend.cost_usd, PRICES_AS_OF))
+
+    def totals(self, *, turn: str | None = None, session: str | None = None, day: str | None = None) -> SpendTotals:
+        """The sums of the calls matching every filter given (all calls when none is)."""
+        where, args = [], []
+        for column, value in (("turn", turn), ("session", session), ("day", day)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        sql = ("SELECT COUNT(*), COALESCE(SUM(cost_usd), 0), COALESCE(SUM(input_tokens), 0),"
+               " COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),"
+               " COALESCE(SUM(cache_write_5m_tokens + cache_write_1h_tokens), 0),"
+               " COALESCE(SUM(cost_usd IS NULL), 0) FROM calls" + (" WHERE " + " AND ".join(where) if where else ""))
+        with self._lock:
+            row = self._conn().execute(sql, args).fetchone()
+        return SpendTotals(int(row[0]), round(float(row[1]), 6), *(int(v) for v in row[2:]))
+
+    def spent(self, *, turn: str | None = None, session: str | None = None, day: str | None = None) -> float:
+        return self.totals(turn=turn, session=session, day=day).cost_usd
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,106 @@
+"""Spend through the real CLI: every call counted from the recorder, caps held before a request leaves,
+and a halt that stops spending at once (issues 35 and 36)."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from mnemara.core import events as ev
+from mnemara.core.config import update_config
+from mnemara.core.pricing import cost_usd
+from mnemara.store.spend_ledger import SpendLedger
+from mnemara.testing.scripted_api import reply, tool_use
+
+pytestmark = pytest.mark.e2e
+#: $0.30 + $0.00015 a call on Sonnet; the emulated prompt cache's counts are overridden to keep the sums exact
+BIG = {"input_tokens": 100_000, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+       "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}
+
+
+def _allow_bash(session, **changes):
+    update_config(session.instance.config_path, allowed_tools=[{"tool": "Bash", "mode": "allow"}], **changes)
+    session.reload_config()
+
+
+def test_a_cap_reached_mid_turn_stops_the_next_request_with_one_line_and_one_response_past_at_most(
+        scripted_api, session_factory):
+    session = session_factory("cap")
+    _allow_bash(session, budget_usd_per_turn=0.7)
+    scripted_api.push(*[reply(tool_use("Bash", {"command": f"echo {i}"}), usage=BIG) for i in range(6)])
+    result = session.turn("loop for a while")
+    halts = [e for e in result.events if isinstance(e, ev.Halt)]
+    assert len(halts) == 1 and halts[0].source == "budget"
+    assert "spent this turn reached budget_usd_per_turn $0.7000" in halts[0].reason
+    assert "/budget turn" in halts[0].reason
+    warnings = [e.message for e in result.events if isinstance(e, ev.Notice) and "86% of budget_usd_per_turn" in e.message]
+    assert len(warnings) == 1  # the 80% line, once
+    # $0.30 a call: the 3rd starts at $0.60 (under), ends at $0.90 (the one response past); the 4th never leaves
+    assert len(scripted_api.message_requests()) == 3
+    done = result.events[-1]
+    assert isinstance(done, ev.TurnDone) and done.error is None and done.cost_usd == pytest.approx(0.90045)
+    assert not [e for e in result.events if isinstance(e, ev.ErrorEvent)]
+    row = session.store.get(done.assistant_row_id)
+    assert row.meta["halted"] == "budget"
+    time.sleep(1)
+    assert len(scripted_api.message_requests()) == 3, "the capped CLI sent more requests after the halt"
+
+
+def test_a_sentinel_halt_lets_no_further_request_reach_the_api(scripted_api, session_factory):
+    from mnemara.testing.scripted_api import ScriptedAPI  # noqa: F401  (the fixture is one)
+
+    session = session_factory("halt")
+    _allow_bash(session, runtime_sentinel=True)
+    for _ in range(12):
+        scripted_api.push(reply(tool_use("Bash", {"command": "echo same"})))
+    at_halt: list[int] = []
+
+    def seen(event: ev.Event) -> None:
+        if isinstance(event, ev.Halt):
+            at_halt.append(len(scripted_api.message_requests()))
+
+    session.turn("poll it", on_event=seen)
+    assert at_halt, "the sentinel did not halt"
+    time.sleep(2)  # what a CLI shutting down politely would send meanwhile
+    assert len(scripted_api.message_requests()) - at_halt[0] == 0
+
+
+def test_a_stopped_turn_counts_what_its_call_spent(scripted_api, session_factory):
+    session = session_factory("stopped")
+
+    async def go() -> list:
+        scripted_api.push(reply("slow " * 300, delay=0.05, usage={"input_tokens": 8758, "output_tokens": 400}))
+        seen: list = []
+
+        async def run() -> None:
+            async for event in session.aturn("take your time"):
+                seen.append(event)
+
+        task = asyncio.create_task(run())
+        for _ in range(400):
+            if any(isinstance(e, ev.TextDelta) for e in seen):
+                break
+            await asyncio.sleep(0.05)
+        assert await session.stop()
+        await asyncio.wait_for(task, 30)
+        return seen
+
+    seen = asyncio.run(go())
+    done = seen[-1]
+    assert isinstance(done, ev.TurnDone) and done.interrupted
+    assert done.usage["input_tokens"] == 8758 and done.cost_usd and done.cost_usd >= 8758 * 3 / 1e6
+    assert session.usage_stats.current.tokens_in == 8758  # /stats no longer says "$0.0000, tokens: 0 in"
+    assert SpendLedger(session.instance.root).totals().input_tokens == 8758
+
+
+def test_spend_is_kept_in_the_instance_across_sessions(scripted_api, session_factory):
+    first = session_factory("kept")
+    scripted_api.push(reply("one", usage={"input_tokens": 1000, "output_tokens": 10}))
+    first.turn("hello")
+    first.close()
+    second = session_factory("kept")
+    priced = sum(cost_usd("claude-sonnet-4-6", r.usage) or 0 for r in scripted_api.message_requests())
+    assert priced > (3000 + 150) / 1e6  # the emulated cache wrote the prompt: priced at 1.25x, not ignored
+    assert second.spend.view().day_usd == pytest.approx(priced)
+    assert second.spend.view().session_usd == 0
