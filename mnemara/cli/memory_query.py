@@ -45,8 +45,14 @@ def _found_by(hit: dict[str, Any]) -> str:
 
 
 def _hit_lines(n: int, hit: dict[str, Any]) -> list[str]:
+    from mnemara.memory.autorecall import shown
+
     head = f"{n}. {hit.get('id')}  {hit.get('created_at') or ''}  score {hit.get('score')}  ({_found_by(hit)})"
     lines = [head, f"   {_first_line(str(hit.get('text', '')))}"]
+    if hit.get("newer_than"):
+        lines.append(f"   NEWER than {shown(hit['newer_than'])} on the same subject")
+    if hit.get("newer_notes"):
+        lines.append(f"   OLDER: a newer note on the same subject is {shown(hit['newer_notes'])}")
     if hit.get("may_conflict_with"):
         lines.append(f"   may conflict with {', '.join(hit['may_conflict_with'])}: {hit.get('conflict', '')}")
     if hit.get("provenance"):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
     from mnemara.peer.inbox import PeerInbox
     from mnemara.store.turns import TurnStore
+    from mnemara.session.spend import SessionSpend
     from mnemara.session.usage import StatsFile
 
 
@@ -39,6 +40,7 @@ class CommandContext(Protocol):
     peer_inbox: PeerInbox | None
     auto_recall: AutoRecall
     usage_stats: StatsFile
+    spend: SessionSpend  # the spend ledger, the caps and the recorder's gate (/cost, /budget)
 
     @property
     def config(self) -> Config:

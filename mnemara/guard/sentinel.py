@@ -243,8 +243,7 @@ class RuntimeSentinel:
         self._pairs.add(pair)
         if not from_stream:
             return None
-        halt = self._before_run(seen) if rejected else None
-        halt = halt or self._same_error(seen) or self._no_progress(seen)
+        halt = self._same_error(seen) or (self._before_run(seen) if rejected else None) or self._no_progress(seen)
         if halt is not None:
             self._halted = True
         return halt
@@ -303,9 +302,11 @@ class RuntimeSentinel:
         involved = [*reversed(run), seen]
         varied = len({c.exact for c in involved}) > 1
         what = "the same call, varied only in what does not change its meaning," if varied else "the same call"
+        failed = all(c.error is not None or c.output is None for c in involved) and run[0].error is not None
+        gave = "failed the same way each time" if failed else "gave the same output each time"
         return self._halt("polling", seen, len(involved), involved,
                           f"{what} was made {len(involved)} times in the last {self.settings.window} tool calls "
-                          "and gave the same output each time",
+                          f"and {gave}",
                           self._next_step_for(seen, "wait on the thing itself (a blocking wait, the process's "
                                                     "exit, one longer sleep) or change the approach; asking again "
                                                     "gives the same answer"))
@@ -453,11 +454,13 @@ class SentinelWatch:
         has it, perhaps before this process has read the same result from the stream: judged
         here, a halt that result completes (a third identical error, a rejected Edit) stops
         that very request instead of the next one."""
+        if self.halt is not None:
+            return self.halt
+        results = _last_results(body)  # parsed outside the lock: the hooks need not wait for it
         with self._lock:
-            if self.halt is None:
-                for use_id, name, tool_input, output, is_error in _last_results(body):
-                    self.saw_tool_use(use_id, name, tool_input)
-                    self.saw_result(use_id, output, is_error)
+            for use_id, name, tool_input, output, is_error in results:
+                self.saw_tool_use(use_id, name, tool_input)
+                self.saw_result(use_id, output, is_error)
             return self.halt
 
     def stop_after_tool_result(self, tool_use_id: str) -> bool:

@@ -104,3 +104,52 @@ def test_spend_is_kept_in_the_instance_across_sessions(scripted_api, session_fac
     assert priced > (3000 + 150) / 1e6  # the emulated cache wrote the prompt: priced at 1.25x, not ignored
     assert second.spend.view().day_usd == pytest.approx(priced)
     assert second.spend.view().session_usd == 0
+
+
+def _capped_instance(name: str, scripted_api, calls: int = 6):
+    from mnemara.store.instance import Instance
+
+    inst = Instance.create(name)
+    update_config(inst.config_path, allowed_tools=[{"tool": "Bash", "mode": "allow"}], budget_usd_per_turn=0.5)
+    scripted_api.push(*[reply(tool_use("Bash", {"command": f"echo {i}"}), usage=BIG) for i in range(calls)])
+    return inst
+
+
+def test_the_repl_asks_at_the_cap_and_y_lets_exactly_one_more_request_go(scripted_api):
+    from tests.conftest import run_cli
+
+    _capped_instance("repl-cap", scripted_api)
+    # $0.30 a call: the 3rd would start at $0.60, past $0.50: asked, y; the 4th: asked again, n
+    proc = run_cli("run", "--instance", "repl-cap", "--no-tui", input="keep going\ny\nn\n/cost\n")
+    assert proc.stderr.count("Continue this turn past the cap? (y once / n)") == 2, proc.stderr
+    assert "SPEND CAP: $0.9004 spent this turn reached budget_usd_per_turn $0.5000" in proc.stdout + proc.stderr
+    assert len(scripted_api.message_requests()) == 3
+    assert "this session: $0.9004" in proc.stdout  # /cost, after the turn
+    assert "· cost: turn $0.9004 · session $0.9004" in proc.stderr  # the REPL's status line after the turn
+
+
+def test_the_repl_refuses_at_the_cap_on_n(scripted_api):
+    from tests.conftest import run_cli
+
+    _capped_instance("repl-cap-n", scripted_api)
+    proc = run_cli("run", "--instance", "repl-cap-n", "--no-tui", input="keep going\nn\n")
+    assert proc.stderr.count("Continue this turn past the cap?") == 1
+    assert len(scripted_api.message_requests()) == 2 and "SPEND CAP: $0.6003 spent this turn" in proc.stdout + proc.stderr
+
+
+def test_the_request_view_shows_a_calls_cached_written_and_plain_tokens_as_the_api_reported_them(
+        scripted_api, session_factory):
+    from tests.conftest import run_cli
+
+    session = session_factory("view")
+    scripted_api.push(reply("one"), reply("two"))
+    session.turn("first")
+    session.turn("second")
+    usage = scripted_api.message_requests()[-1].usage
+    assert usage["cache_read_input_tokens"] > 0  # the emulated cache hit the second call's prefix
+    shown = run_cli("context", "--instance", "view", "--call", "last").stdout
+    line = next(x for x in shown.splitlines() if x.startswith("tokens (from the API):"))
+    assert f"{usage['cache_read_input_tokens']:,} cached (read, 0.1x)" in line
+    assert f"{usage['cache_creation_input_tokens']:,} written to the cache" in line
+    assert f"{usage['input_tokens']:,} plain input (1x)" in line
+    assert "at list prices of 2026-" in shown

@@ -153,8 +153,8 @@ def test_a_stale_edit_the_cli_rejects_still_counts():
     assert t.call("Edit", edit, stale, True, rejected=True) is None
     assert t.call("Edit", edit, stale, True, rejected=True) is None
     halt = t.call("Edit", edit, stale, True, rejected=True)
-    assert halt is not None and halt.trigger in {"polling", "same_error"}
-    assert all(c.note == "rejected by the CLI" for c in halt.calls)
+    assert halt is not None and halt.trigger == "same_error"
+    assert all(c.note == "rejected by the CLI" for c in halt.calls) and len(halt.calls) == 3
     assert "Read /calc.py again" in halt.next_step
     assert t.watch.stop_after_tool_result(f"toolu_{t.n}")
 
@@ -423,3 +423,21 @@ def test_edits_that_step_a_number_are_progress_even_with_the_clis_snippet():
                   f"     2\u2192port = {port + 1}"
         assert t.call("Edit", {"file_path": "/c.ini", "old_string": f"port = {port}",
                                "new_string": f"port = {port + 1}"}, snippet) is None
+
+
+def test_the_documented_examples_are_valid_settings():
+    import json
+    import re
+
+    from mnemara.core.config import Config
+    from tests.conftest import ROOT
+
+    found = 0
+    for page in ("configuration.md", "permissions.md"):
+        text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+        for block in re.findall(r"```json\n(.*?)```", text, re.S):
+            if '"runtime_sentinel"' in block:
+                cfg = Config.from_dict(json.loads(block))
+                assert SentinelSettings.from_config(cfg) != SentinelSettings()
+                found += 1
+    assert found == 2

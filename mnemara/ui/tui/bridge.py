@@ -146,8 +146,16 @@ class PanelBridge:
         return Status(
             turns=len(win.rows), max_turns=cfg.max_window_turns, tokens=win.tokens, max_tokens=cfg.max_window_tokens,
             model=cfg.model, inbox=inbox_label(None) if inbox is None else inbox.state_text, busy=busy or self.busy,
-            oldest=win.rows[0].id if win.rows else None,
+            oldest=win.rows[0].id if win.rows else None, cost=self._cost_forms(),
         )
+
+    def _cost_forms(self) -> tuple[str, ...]:
+        """What the session cost so far (the spend ledger), for the status line; nothing when it cannot say."""
+        spend = getattr(self.session, "spend", None)
+        try:
+            return spend.view().status_forms() if spend is not None else ()
+        except Exception:  # a damaged spend.sqlite never breaks the panel; /cost says what is wrong
+            return ()
 
     def log(self, event: str, **fields: Any) -> None:
         log_event(self.instance.debug_log_path, event, source="tui", **fields)
