@@ -153,3 +153,30 @@ def test_the_request_view_shows_a_calls_cached_written_and_plain_tokens_as_the_a
     assert f"{usage['cache_creation_input_tokens']:,} written to the cache" in line
     assert f"{usage['input_tokens']:,} plain input (1x)" in line
     assert "at list prices of 2026-" in shown
+
+
+def test_a_failed_turn_counts_what_its_calls_spent(scripted_api, session_factory):
+    from mnemara.testing.scripted_api import http_error
+
+    session = session_factory("failed")
+    _allow_bash(session)
+    scripted_api.push(reply(tool_use("Bash", {"command": "echo 1"}), usage=BIG), http_error(500))
+    done = session.turn("this fails halfway").events[-1]
+    assert isinstance(done, ev.TurnDone) and done.error
+    assert done.cost_usd == pytest.approx(0.30015) and done.usage["input_tokens"] == 100_000
+    assert SpendLedger(session.instance.root).totals().calls == 2  # the failed call is kept too (no usage: $0)
+
+
+def test_the_day_cap_counts_what_other_processes_of_the_instance_spent(scripted_api, session_factory):
+    from mnemara.store.spend_ledger import CallSpend
+
+    session = session_factory("day")
+    update_config(session.instance.config_path, budget_usd_per_day=1.0)
+    session.reload_config()
+    other = SpendLedger(session.instance.root)  # another panel or an inbox turn elsewhere, same instance, today
+    other.add(CallSpend.from_usage("claude-sonnet-4-6", {"input_tokens": 400_000}), session="elsewhere", turn="x")
+    scripted_api.push(reply("never sent"))
+    result = session.turn("one more")
+    halts = [e for e in result.events if isinstance(e, ev.Halt)]
+    assert halts and "$1.20 spent today reached budget_usd_per_day $1.00" in halts[0].reason
+    assert scripted_api.message_requests() == []
