@@ -12,6 +12,7 @@ from mnemara.core.config import update_config
 from mnemara.core.pricing import cost_usd
 from mnemara.store.spend_ledger import SpendLedger
 from mnemara.testing.scripted_api import reply, tool_use
+from tests.e2e.test_engine_e2e import _slow_turn_seen_streaming
 
 pytestmark = pytest.mark.e2e
 #: $0.30 + $0.00015 a call on Sonnet; the emulated prompt cache's counts are overridden to keep the sums exact
@@ -70,18 +71,8 @@ def test_a_stopped_turn_counts_what_its_call_spent(scripted_api, session_factory
     session = session_factory("stopped")
 
     async def go() -> list:
-        scripted_api.push(reply("slow " * 300, delay=0.05, usage={"input_tokens": 8758, "output_tokens": 400}))
-        seen: list = []
-
-        async def run() -> None:
-            async for event in session.aturn("take your time"):
-                seen.append(event)
-
-        task = asyncio.create_task(run())
-        for _ in range(400):
-            if any(isinstance(e, ev.TextDelta) for e in seen):
-                break
-            await asyncio.sleep(0.05)
+        answer = reply("slow " * 300, delay=0.05, usage={"input_tokens": 8758, "output_tokens": 400})
+        task, seen = await _slow_turn_seen_streaming(session, scripted_api, "take your time", answer)
         assert await session.stop()
         await asyncio.wait_for(task, 30)
         return seen
