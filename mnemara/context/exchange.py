@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from mnemara.core import json_limits
 from mnemara.core.config import Config
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import ConfigError, MnemaraError, UsageError
@@ -165,9 +166,11 @@ class _Lines:
 
 def _load_json(lines: _Lines, text: str, at: int, what: str) -> Any:
     try:
-        return json.loads(text)
+        return json_limits.loads(text)
     except json.JSONDecodeError as exc:
         raise lines.fail(f"invalid JSON in {what}: {exc.msg}", at=at + exc.lineno) from None
+    except json_limits.JSONRefused as exc:
+        raise lines.fail(f"{what} refused: {exc}", at=at) from None
 
 
 def _parse_row_head(lines: _Lines, raw: object, at: int, heading: tuple[int, str]) -> dict[str, Any]:
