@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mnemara.core import json_limits
 from mnemara.core.debuglog import log_event
 from mnemara.claude import startup_answers
 from mnemara.claude.startup_answers import sdk_version
@@ -344,7 +345,7 @@ def _inputs(instance: Instance) -> LaunchInputs:
     if inputs is None:
         from mnemara.core.config import Config
 
-        cfg = Config.from_dict(json.loads(raw.decode("utf-8")), source=str(instance.config_path))
+        cfg = Config.from_dict(json_limits.loads(raw.decode("utf-8")), source=str(instance.config_path))
         inputs = launch_inputs.of(cfg, with_tools=True)
         launch_inputs.record(raw, inputs)
     return inputs

@@ -23,7 +23,6 @@ and the config is validated as if nothing were recorded.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import asdict, dataclass
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from mnemara.claude.additions import QUIET_ENV
 from mnemara.claude.child_guard import PARENT_ENV, cache_dir, read_cached_json, write_cached_json
 from mnemara.claude.faults import RETRY_ENV
+from mnemara.core import json_limits
 from mnemara.core.mcp_names import SERVER_NAME
 
 if TYPE_CHECKING:
@@ -165,6 +165,6 @@ def drop(config_bytes: bytes) -> None:
 def parse_config(config_bytes: bytes) -> Any:
     """config.json's bytes as JSON for :func:`fits` (None when they are not JSON: then nothing fits)."""
     try:
-        return json.loads(config_bytes.decode("utf-8"))
-    except (ValueError, RecursionError):
+        return json_limits.loads(config_bytes.decode("utf-8"))
+    except ValueError:
         return None

@@ -30,11 +30,24 @@ def _first_line(text: str, limit: int = 160) -> str:
     return terminal_safe(line[:limit] + ("…" if len(line) > limit or "\n" in text.strip() else ""))
 
 
+def _found_by(hit: dict[str, Any]) -> str:
+    """What put the hit here: its channels' ranks, and the boosts it got (a hit no channel found is a
+    note written just before or after a hit: it scores the neighbour weight times that hit's score)."""
+    parts = [f"{name} #{info.get('rank')}" for name, info in hit.get("channels", {}).items()]
+    boosts = hit.get("boosts") or {}
+    near = boosts.get("neighbour")
+    if isinstance(near, dict):
+        said = f"+{near.get('added')} as the neighbour of {near.get('of')}"
+        parts.append(said if parts else f"no channel found it: written next to {near.get('of')}, {said}")
+    if boosts.get("date"):
+        parts.append(f"+{boosts['date']} in the date window")
+    return ", ".join(parts) or "no channel"
+
+
 def _hit_lines(n: int, hit: dict[str, Any]) -> list[str]:
     from mnemara.memory.autorecall import shown
 
-    channels = ", ".join(f"{name} #{info.get('rank')}" for name, info in hit.get("channels", {}).items())
-    head = f"{n}. {hit.get('id')}  {hit.get('created_at') or ''}  score {hit.get('score')}  ({channels or 'no channel'})"
+    head = f"{n}. {hit.get('id')}  {hit.get('created_at') or ''}  score {hit.get('score')}  ({_found_by(hit)})"
     lines = [head, f"   {_first_line(str(hit.get('text', '')))}"]
     if hit.get("newer_than"):
         lines.append(f"   NEWER than {shown(hit['newer_than'])} on the same subject")
@@ -71,7 +84,8 @@ def search_cmd(instance_name: str, k: int, as_json: bool, query: tuple[str, ...]
         click.echo(json.dumps(answer, indent=1, ensure_ascii=False, default=str))
         return
     hits = answer.get("hits", [])
-    click.echo(f"{len(hits)} hits for {terminal_safe(text)!r} ({answer.get('fusion', '')})")
+    channels = " + ".join(answer.get("channels", [])) or "no channel"
+    click.echo(f"{len(hits)} hits for {terminal_safe(text)!r} ({channels}; --json shows the scoring rule and weights)")
     for n, hit in enumerate(hits, 1):
         for line in _hit_lines(n, hit):
             click.echo(line)

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from mnemara.core import json_limits
 from mnemara.core.errors import ConfigError
 from mnemara.core.fsutil import atomic_write_text
 
@@ -220,15 +221,19 @@ class Config(BaseModel):
         """Read and validate ``path``; raise :class:`ConfigError` naming file and field."""
         path = Path(path)
         try:
-            raw_text = path.read_text(encoding="utf-8")
+            raw_text = json_limits.read_text(path)
         except FileNotFoundError:
             raise ConfigError(f"{path}: config file is missing") from None
+        except json_limits.JSONRefused as exc:
+            raise ConfigError(f"{path}: refused: {exc}; it is left as it is") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read config: {exc}") from None
         try:
-            raw = json.loads(raw_text)
+            raw = json_limits.loads(raw_text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        except json_limits.JSONRefused as exc:
+            raise ConfigError(f"{path}: refused: {exc}; it is left as it is") from None
         return cls.from_dict(raw, source=str(path))
 
     @classmethod

@@ -34,6 +34,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Literal, Optional, Union
 
+from mnemara.core import json_limits
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
@@ -543,17 +544,21 @@ def _read_permissions_doc(path: Path) -> tuple[dict[str, Any], str | None]:
     if path.is_symlink():
         return {}, f"{path.name}: is a symbolic link; its patterns are ignored and nothing is saved through it"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = json_limits.read_text(path)
     except FileNotFoundError:
         return {"allowed_patterns": {}}, None
+    except json_limits.JSONRefused as exc:
+        return {}, f"{path.name}: refused: {exc}"
     except (OSError, UnicodeDecodeError) as exc:
         return {}, f"{path.name}: cannot read: {exc}"
     if not text.strip():
         return {"allowed_patterns": {}}, None
     try:
-        data = json.loads(text)
+        data = json_limits.loads(text)
     except json.JSONDecodeError as exc:
         return {}, f"{path.name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except json_limits.JSONRefused as exc:
+        return {}, f"{path.name}: refused: {exc}"
     if not isinstance(data, dict):
         return {}, f"{path.name}: top level must be a JSON object"
     from mnemara.guard.legacy_perms import fold_legacy

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from mnemara.core import json_limits
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import ConfigError, UsageError
 from mnemara.core.fsutil import LinkRefused, atomic_write_text, locked
@@ -110,10 +111,10 @@ class StatusBook:
     def load(cls, memory_dir: Path) -> "StatusBook":
         path = Path(memory_dir) / STATUS_FILE
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = json_limits.load_file(path)
         except FileNotFoundError:
             return cls(path, {}, [])
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # a bad file, or one refused by a limit (too big, too deep)
             raise ConfigError(f"{path}: cannot read note status ({exc}); fix or remove the file") from None
         if not isinstance(raw, dict) or not isinstance(raw.get("atoms", {}), dict):
             raise ConfigError(f"{path}: expected an object with an 'atoms' object; fix or remove the file")

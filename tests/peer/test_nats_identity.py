@@ -22,17 +22,10 @@ from mnemara.store.instance import Instance
 from mnemara.testing.nats_server import NatsServer
 from mnemara.testing.peer_panel import StorePanel
 from tests.peer.nats_support import nats_config, nats_server, stream_name  # noqa: F401
+from tests.peer_support import until
 
 STREAM = "IDS"
 PASSWORDS = {"lead": "lead-pw", "eng": "eng-pw", "mallory": "mallory-pw"}
-
-
-async def _until(check, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        assert loop.time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 def _config(server: NatsServer, role: str):
@@ -81,8 +74,8 @@ async def test_a_sender_is_who_the_server_authenticated_and_a_forged_header_or_s
     panel = StorePanel(tmp_path / "eng", eng, "eng")  # the panel works with exactly its own permissions
     panel.inbox.start()
     try:
-        await _until(lambda: len(panel.store.history()) >= 2 or len(panel.answers()) >= 1)
-        await _until(lambda: not panel.inbox.waiting and not panel.inbox.feed.rows())  # type: ignore[union-attr]
+        await until(lambda: len(panel.store.history()) >= 2 or len(panel.answers()) >= 1)
+        await until(lambda: not panel.inbox.waiting and not panel.inbox.feed.rows())  # type: ignore[union-attr]
         texts = "\n".join(t.text for t in panel.store.history() if t.role == "user")
         assert panel.inbox.feed.open_server is False  # type: ignore[union-attr]
         assert not panel.inbox.notices and "NATS: no credentials" not in panel.inbox.state_text
@@ -100,7 +93,7 @@ async def test_an_open_server_is_said_once_by_the_inbox_and_by_peer_status(nats_
     panel = StorePanel(tmp_path / "eng", config, "eng")
     panel.inbox.start()
     try:
-        await _until(lambda: panel.inbox.feed is not None and panel.inbox.feed.open_server is not None)
+        await until(lambda: panel.inbox.feed is not None and panel.inbox.feed.open_server is not None)
         for _ in range(3):
             await panel.inbox.step()
         assert len(panel.inbox.notices) == 1 and "accepts connections without credentials" in panel.inbox.notices[0]

@@ -100,6 +100,7 @@ class MnemaraApp(PanelKeys, PanelShell, App[None]):
         self._last_sent = ""
         self.history = PromptHistory(instance.prompt_history_path)  # the REPL's .prompt_history
         self._ctrl_c_stopping = False  # Ctrl+C stopped the running turn: the next one quits (PanelKeys)
+        self._ctrl_c_armed_at: float | None = None  # an idle Ctrl+C cleared the input: when (PanelKeys)
         self._spare_paused = False  # Ctrl+C stopped a turn: no spare CLI started until the next turn
         self._tour_prefill = ""
         self._owns_session = False
@@ -244,7 +245,9 @@ class MnemaraApp(PanelKeys, PanelShell, App[None]):
         screen.query_one(StatusLine).show_status(self.bridge.status(busy=self.turn_running))
         if cfg.send_key != self.chat_input.send_key:
             self.chat_input.set_send_key(cfg.send_key)
-        screen.query_one(ButtonBar).set_inbox(self.bridge.inbox_state())
+        bar = screen.query_one(ButtonBar)
+        bar.set_send_key(self.chat_input.send_key)
+        bar.set_inbox(self.bridge.inbox_state())
 
     def say(self, text: str, kind: str = "info", who: str = "mnemara") -> None:
         self.chat_log.append(LogEntry(kind, who, text))
@@ -258,8 +261,17 @@ class MnemaraApp(PanelKeys, PanelShell, App[None]):
         """Ctrl+S while the input is not focused: submit through the input, after its pending keys."""
         self.chat_input.submit_in_order()
 
+    @on(ChatInput.Notice)
+    def _input_notice(self, event: ChatInput.Notice) -> None:
+        if event.error:
+            self.say(event.text, "error", "error")
+        else:
+            self.say(event.text)
+
     @on(ChatInput.Submitted)
     def _submitted(self, event: ChatInput.Submitted) -> None:
+        self._ctrl_c_armed_at = None  # a Ctrl+C before this line no longer counts as the first of two
+        self.chat_log.follow()  # sent while scrolled up: the log jumps down to what was sent and its answer
         self.history.add(event.text)
         self._say_history_problem()
         self.send_text(event.text)
@@ -272,7 +284,9 @@ class MnemaraApp(PanelKeys, PanelShell, App[None]):
             busy = self.turn_running
             result = self.run_command(text.strip())
             payload = result.payload
-            if isinstance(payload, RefusedInput) or (busy and isinstance(payload, SendTurn) and payload.text):
+            # every refused line comes back to be fixed: a bad argument, an unknown name, a command's own
+            # refusal (/copy 9 with two code blocks), a turn's command while one runs
+            if not result.ok or isinstance(payload, RefusedInput) or (busy and isinstance(payload, SendTurn) and payload.text):
                 self._give_back_command(text)
             elif self.tour is not None:
                 self._offer_tour_message()

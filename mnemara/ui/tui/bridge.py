@@ -95,6 +95,28 @@ class PanelBridge:
             lines.append(f"[{n}] {hit['id']}\n{hit['text']}")
         return lines
 
+    def last_request_blocks(self) -> tuple[str, list[tuple[str, str]]]:
+        """The last API call as a header (call, usage, tokens by origin, where to see it whole) and its blocks,
+        each ``(one-line label, whole text)``; the tool schemas are one entry. No call yet: the reason, no blocks."""
+        from mnemara.context.request_view import call_report, format_call
+        from mnemara.core.errors import MnemaraError
+        from mnemara.store.request_log import RequestLog
+
+        try:
+            call = RequestLog(self.instance.root).load("last")
+        except MnemaraError as exc:
+            return exc.message, []
+        report = call_report(call)
+        header = "\n".join(format_call({**report, "blocks": []}).splitlines()[:3]) + (
+            f"\nfull text and JSON: mnemara context --instance {self.instance.name} --call {call.seq} --full|--json")
+        blocks = [(f"[{b['origin']:<8}] {b['label']} · ~{b['tokens']} tok", b["text"])
+                  for b in report["blocks"] if b["origin"] != "tools"]
+        tools = [b for b in report["blocks"] if b["origin"] == "tools"]
+        if tools:
+            blocks.append((f"[tools   ] {len(tools)} tool schemas · ~{sum(b['tokens'] for b in tools)} tok",
+                           "\n".join(f"{b['detail']['tool']}: ~{b['tokens']} tok" for b in tools)))
+        return header, blocks
+
     def last_request_text(self) -> str:
         """The last API call as the API received it, block by block with its origin (``mnemara context``)."""
         from mnemara.context.request_view import call_report, format_call
