@@ -132,10 +132,10 @@ def session_spec(cli: str, prompt_path: str, inputs: LaunchInputs, env_overrides
                  version: str) -> LaunchSpec:
     """What a session's launcher starts for a config's ``inputs`` (:func:`command_line`, :func:`process_env`
     and ``cwd``), computed without the SDK (nor pydantic, nor asyncio)."""
-    from mnemara.claude.additions import BUILTIN_TOOLS, quiet_settings
+    from mnemara.claude.additions import quiet_settings
     from mnemara.claude.child_guard import guard_env
 
-    argv = command_line(cli, prompt_path, inputs.model, inputs.servers, BUILTIN_TOOLS, quiet_settings())
+    argv = command_line(cli, prompt_path, inputs.model, inputs.servers, inputs.native_tools, quiet_settings())
     env = {**inputs.env, **guard_env(), **env_overrides}  # this process's pid, not the recorded one's
     return LaunchSpec(argv, process_env(env, cwd, version), cwd)
 

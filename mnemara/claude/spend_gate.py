@@ -129,6 +129,8 @@ class SpendGate:
                 with self._lock:
                     if turn is not None and turn.halt is None:
                         turn.halt, turn.cap = reason, cap
+            elif cap is not None and turn is not None and turn.halt is not None:
+                reason = turn.halt  # stopped or halted while the question was open: a yes comes too late
         if reason is not None:
             with self._lock:
                 if turn is not None:

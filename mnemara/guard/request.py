@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the diff preview (difflib) is imported only when a question
 
 #: File tools and the input key holding their path.
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
+              "NotebookEdit": "notebook_path", "Grep": "path", "Glob": "path"}
 ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
 #: A target this long (as shown) gets a reminder line next to the answer keys in a text prompt.
 LONG_TARGET = 400

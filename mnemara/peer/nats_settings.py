@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from mnemara.core.redact import redact_url
 from mnemara.core.errors import MnemaraError
 
 if TYPE_CHECKING:
@@ -62,18 +63,7 @@ def check_url(url: str) -> str:
 
 def redact(url: str) -> str:
     """``url`` with its password (or token) replaced by ``***``, for messages and the status line."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(unparsable URL)"
-    if parts.password is None and parts.username is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    auth = f"{user}:***" if parts.password is not None else "***"
-    return urlunsplit((parts.scheme, f"{auth}@{host}", parts.path, parts.query, parts.fragment))
+    return redact_url(url)
 
 
 def check_token(what: str, value: str) -> str:

@@ -12,6 +12,7 @@ from mnemara.core.config import update_config
 from mnemara.core.pricing import cost_usd
 from mnemara.store.spend_ledger import SpendLedger
 from mnemara.testing.scripted_api import reply, tool_use
+from tests.e2e.test_engine_e2e import _slow_turn_seen_streaming
 
 pytestmark = pytest.mark.e2e
 #: $0.30 + $0.00015 a call on Sonnet; the emulated prompt cache's counts are overridden to keep the sums exact
@@ -70,18 +71,8 @@ def test_a_stopped_turn_counts_what_its_call_spent(scripted_api, session_factory
     session = session_factory("stopped")
 
     async def go() -> list:
-        scripted_api.push(reply("slow " * 300, delay=0.05, usage={"input_tokens": 8758, "output_tokens": 400}))
-        seen: list = []
-
-        async def run() -> None:
-            async for event in session.aturn("take your time"):
-                seen.append(event)
-
-        task = asyncio.create_task(run())
-        for _ in range(400):
-            if any(isinstance(e, ev.TextDelta) for e in seen):
-                break
-            await asyncio.sleep(0.05)
+        answer = reply("slow " * 300, delay=0.05, usage={"input_tokens": 8758, "output_tokens": 400})
+        task, seen = await _slow_turn_seen_streaming(session, scripted_api, "take your time", answer)
         assert await session.stop()
         await asyncio.wait_for(task, 30)
         return seen
@@ -153,3 +144,30 @@ def test_the_request_view_shows_a_calls_cached_written_and_plain_tokens_as_the_a
     assert f"{usage['cache_creation_input_tokens']:,} written to the cache" in line
     assert f"{usage['input_tokens']:,} plain input (1x)" in line
     assert "at list prices of 2026-" in shown
+
+
+def test_a_failed_turn_counts_what_its_calls_spent(scripted_api, session_factory):
+    from mnemara.testing.scripted_api import http_error
+
+    session = session_factory("failed")
+    _allow_bash(session)
+    scripted_api.push(reply(tool_use("Bash", {"command": "echo 1"}), usage=BIG), http_error(500))
+    done = session.turn("this fails halfway").events[-1]
+    assert isinstance(done, ev.TurnDone) and done.error
+    assert done.cost_usd == pytest.approx(0.30015) and done.usage["input_tokens"] == 100_000
+    assert SpendLedger(session.instance.root).totals().calls == 2  # the failed call is kept too (no usage: $0)
+
+
+def test_the_day_cap_counts_what_other_processes_of_the_instance_spent(scripted_api, session_factory):
+    from mnemara.store.spend_ledger import CallSpend
+
+    session = session_factory("day")
+    update_config(session.instance.config_path, budget_usd_per_day=1.0)
+    session.reload_config()
+    other = SpendLedger(session.instance.root)  # another panel or an inbox turn elsewhere, same instance, today
+    other.add(CallSpend.from_usage("claude-sonnet-4-6", {"input_tokens": 400_000}), session="elsewhere", turn="x")
+    scripted_api.push(reply("never sent"))
+    result = session.turn("one more")
+    halts = [e for e in result.events if isinstance(e, ev.Halt)]
+    assert halts and "$1.20 spent today reached budget_usd_per_day $1.00" in halts[0].reason
+    assert scripted_api.message_requests() == []
