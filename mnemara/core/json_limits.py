@@ -14,13 +14,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mnemara.core.errors import MnemaraError
+
 #: Deeper nesting than this is refused (Mnemara's own files nest a few levels; an API request about 10).
 MAX_DEPTH = 64
 #: A file (or text) larger than this is refused before it is parsed.
 MAX_BYTES = 16 * 1024 * 1024
 
 
-class JSONRefused(ValueError):
+class JSONRefused(MnemaraError, ValueError):
     """JSON refused by a limit (too large, nested too deep); the message is one line."""
 
 

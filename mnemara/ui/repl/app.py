@@ -417,13 +417,25 @@ def _history(path: Path) -> Any:
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
     from mnemara.core.fsutil import LinkRefused, check_no_links
+    from mnemara.ui.prompt_history import append_entry
 
     try:
         check_no_links(path)
     except LinkRefused as exc:
         print(f"mnemara: {terminal_safe(str(exc))}; the prompt history is kept in memory only", file=sys.stderr)
         return InMemoryHistory()
-    return FileHistory(str(path))
+
+    class KeptHistory(FileHistory):
+        """prompt-toolkit's file history, written as the panel writes it: each entry cut at 64 KB with
+        a note, never through a link planted after start (prompt-toolkit's own append follows one)."""
+
+        def store_string(self, string: str) -> None:
+            try:
+                append_entry(path, string)
+            except OSError as exc:
+                print(f"mnemara: {terminal_safe(str(exc))}; this entry is kept in memory only", file=sys.stderr)
+
+    return KeptHistory(str(path))
 
 
 def run_tty(session: SessionAPI, banner: str = "") -> int:
