@@ -102,7 +102,7 @@ def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: flo
             if ready_at is None and mark is not None and mark in seen:
                 ready_at = time.perf_counter() - started
             if ready_at is not None and not quit_sent:
-                os.write(master, b"\x03")  # Ctrl+C: quit after saving
+                os.write(master, b"\x03\x03")  # Ctrl+C twice: quit after saving (idle, one clears the input)
                 quit_sent = True
             if proc.poll() is not None:
                 break
@@ -182,7 +182,7 @@ class PanelPty:
 
     def quit(self) -> float:
         """Ctrl+C; seconds until the process is gone."""
-        os.write(self.master, b"\x03")
+        os.write(self.master, b"\x03\x03")  # idle, the first Ctrl+C clears the input, the second quits
         quit_at = time.perf_counter()
         self.proc.wait(timeout=60)
         return time.perf_counter() - quit_at
@@ -530,7 +530,7 @@ def send_key_request(cmd: list[str], env: dict[str, str], api: Any, key: bytes, 
         to_request = time.perf_counter() - sent
         answered = time.perf_counter() + 1.0
         pump(lambda: time.perf_counter() >= answered, "the answer")
-        os.write(master, b"\x03")
+        os.write(master, b"\x03\x03")  # idle, the first Ctrl+C clears the input, the second quits
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
