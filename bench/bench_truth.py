@@ -299,10 +299,12 @@ def _chain(pair: dict[str, str]) -> list[str]:
     return [pair["older"], *([pair["middle"]] if pair.get("middle") else []), pair["newer"]]
 
 
-def truth_table(part: str, label: str) -> dict[str, Any]:
+def truth_table(part: str, label: str, baseline: bool = False) -> dict[str, Any]:
     """One instance holding every note of ``part`` (all corrections with their chains, copies and
     siblings), then per correction its probe through ``rag_query`` (query_active, k=5) and
-    auto-recall (recall_for); copies through the write check; siblings through lint's candidates."""
+    auto-recall (recall_for); copies through the write check; siblings through lint's candidates.
+    ``baseline``: the same with recall's newer-note lookup
+    switched off (the ranking alone, as before issue 40), measured in the same run."""
     from mnemara.core.config import Config, update_config
     from mnemara.memory.autorecall import recall_for
     from mnemara.memory.dedupe import assess
@@ -314,7 +316,7 @@ def truth_table(part: str, label: str) -> dict[str, Any]:
     from mnemara.store.instance import Instance
 
     data = SUBJECTS[part]
-    inst = Instance.create(f"subjects-{part}-{label}")
+    inst = Instance.create(f"subjects-{part}-{label}{'-baseline' if baseline else ''}")
     update_config(inst.config_path, auto_recall=True, rag_embedder="none" if label == "keyword-only" else "local")
     for n, pair in enumerate(data["corrections"]):
         for age, text in enumerate(_chain(pair)):
@@ -325,6 +327,8 @@ def truth_table(part: str, label: str) -> dict[str, Any]:
     cfg = Config.load(inst.config_path)
     rag = RagIndex.for_instance(inst, cfg)
     rag.rebuild()
+    if baseline:
+        _without_newer()
     out: dict[str, Any] = {"n": len(data["corrections"]), "newer_first": [], "flagged": [], "only_older": [],
                            "nothing": [], "misses": []}
     for pair in data["corrections"]:
@@ -370,6 +374,13 @@ def truth_table(part: str, label: str) -> dict[str, Any]:
     return out
 
 
+def _without_newer() -> None:
+    """Switch recall's newer-note lookup off until :func:`truth_tables` restores it: the ranking alone."""
+    from mnemara.memory import status
+
+    status._with_newer = lambda rag, memory_dir, answer, inactive, book: answer  # type: ignore[assignment]  # the baseline, measured
+
+
 def truth_tables(verbose: bool) -> None:
     print("\n== 5. recall tells the current truth: bench/data/truth_subjects.json (issue 40), probes worded like "
           "the older note")
@@ -378,11 +389,21 @@ def truth_tables(verbose: bool) -> None:
           f"for supersession <= {GOAL_SIBLING_CANDIDATES:.0%}")
     print(f"   {'part':5s} {'mode':12s} | newer above older | conflict flagged | only the older injected | "
           f"nothing injected | copies flagged | siblings offered")
+    from mnemara.memory import status
+
+    with_newer = status._with_newer
     for part in ("dev", "blind"):
-        for label in ("local", "keyword-only"):
-            t = truth_table(part, label)
+        for label, baseline in (("local", False), ("keyword-only", False), ("local", True), ("keyword-only", True)):
+            t = truth_table(part, label, baseline)
+            status._with_newer = with_newer  # restored after a baseline
             n = t["n"]
             tag = f"{part}, {label}"
+            if baseline:
+                print(f"   {part:5s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {'baseline':8s}" for a, b in (
+                    (len(t["newer_first"]), n), (len(t["flagged"]), n), (len(t["only_older"]), n),
+                    (len(t["nothing"]), n), (len(t["copy_flags"]), t["copies"]),
+                    (len(t["sibling_candidates"]), t["siblings"]))) + "  <- without the newer-note lookup, same run")
+                continue
             cells = [
                 (len(t["newer_first"]), n, goal(len(t["newer_first"]) >= GOAL_NEWER_FIRST * n, f"newer first ({tag})")),
                 (len(t["flagged"]), n, goal(len(t["flagged"]) >= GOAL_FLAGGED * n, f"flagged ({tag})")),
@@ -408,8 +429,8 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--writes", type=int, default=20)
     parser.add_argument("--skip-scale", action="store_true")
-    parser.add_argument("--only", choices=("all", "subjects", "issue31"), default="all",
-                        help="subjects: only section 5 (issue 40's set); issue31: only sections 1-4")
+    parser.add_argument("--only", choices=("all", "subjects", "issue31", "scale"), default="all",
+                        help="subjects: only section 5 (issue 40's set); issue31: only sections 1-4; scale: only 4")
     parser.add_argument("--verbose", action="store_true", help="list every miss of section 5")
     args = parser.parse_args()
     validate()
@@ -422,13 +443,13 @@ def main() -> None:
           f"({sum(p['how'] == 'exact' for p in c['copies'])} exact), {len(c['siblings'])} sibling pairs")
     with tempfile.TemporaryDirectory() as home:
         os.environ["MNEMARA_HOME"] = home
-        if args.only != "subjects":
+        if args.only in ("all", "issue31"):
             print("\n== 1-3. write, replay, auto-recall")
             for label, embedder in modes().items():
                 writes(label, embedder)
                 replays(label, embedder)
                 recalls(label)
-        if args.only != "issue31":
+        if args.only in ("all", "subjects"):
             truth_tables(args.verbose)
     if not args.skip_scale and args.only != "subjects":
         write_latency(args.notes, args.writes)

@@ -374,7 +374,7 @@ def _with_newer(rag: NoteQuery, memory_dir: Path, answer: dict[str, Any], inacti
     from mnemara.memory.note_index import closest_ids
     from mnemara.memory.search.newer import LOOKUP, attach_newer
 
-    def lookup(hits: list[dict[str, Any]]) -> dict[str, list[tuple[dict[str, Any], float | None]]]:
+    def lookup(hits: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         try:  # an addition to an answer that stands without it: a lookup that cannot run finds nothing
             by_words = closest_ids(memory_dir, {h["id"]: str(h.get("text", "")) for h in hits}, LOOKUP)
             return candidates(hits, by_words, LOOKUP)

@@ -88,9 +88,9 @@ def test_rag_query_shows_a_chain_newest_link_first_each_marked() -> None:
     assert all(m["created_at"] for h in hits[:3] for m in h.get("newer_notes", []) + h.get("newer_than", []))
 
 
-def test_a_newer_note_found_only_by_the_embedder_comes_with_the_older(tmp_path) -> None:
-    """The local embedder (real weights) finds what shares few words; keyword-only, the same
-    pair is still found by its shared subject word and the change word ("moved")."""
+def test_a_newer_note_sharing_one_word_comes_with_the_older_in_both_modes(tmp_path) -> None:
+    """One shared subject word and a change word ("moved") make one subject, with the local embedder
+    (real weights: its nearest vectors are candidates too) and keyword-only."""
     older, newer = "Standup is at 9:30 every morning.", "We moved the daily standup to 10:15."
     for mode in ("local", "none"):
         inst, cfg = _instance(f"em-{mode}", [(older, DAY), (newer, DAY + timedelta(days=3))], embedder=mode)

@@ -38,8 +38,8 @@ class NewerMark(TypedDict):
 
 
 Hit = dict[str, Any]
-# hits -> for each hit id, candidate hits with the cosine similarity an embedder measured (or None)
-Lookup = Callable[[list[Hit]], dict[str, list[tuple[Hit, float | None]]]]
+# hits -> for each hit id, the hits of the notes that may be on its subject
+Lookup = Callable[[list[Hit]], dict[str, list[Hit]]]
 
 
 def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = lambda _id: False,
@@ -56,16 +56,16 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
         found = lookup(todo)
         added: list[Hit] = []
         for older in todo:
-            for cand, similarity in found.get(older["id"], []):
+            for cand in found.get(older["id"], []):
                 cid = cand.get("id")
                 if not cid or cid == older["id"] or not _is_note(cand) or skip(cid) or distinct(older["id"], cid):
                     continue
                 if hit_moment(cand) <= hit_moment(older) or (older["id"], cid) in linked:
                     continue
                 a, b = older.get("text", ""), cand.get("text", "")
-                if not may_conflict(a, b, similarity):
+                if not may_conflict(a, b):
                     continue
-                rel = relate(a, b, similarity)
+                rel = relate(a, b)
                 if rel.kind != CONFLICT:
                     continue
                 linked.add((older["id"], cid))

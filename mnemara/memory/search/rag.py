@@ -243,59 +243,43 @@ class RagIndex(IndexStore):
         return [(hashes[i], float(1.0 - similarity[i])) for i in best]
 
     def same_subject_candidates(self, hits: list[dict[str, Any]], by_words: dict[str, list[str]],
-                                limit: int = 12) -> dict[str, list[tuple[dict[str, Any], float | None]]]:
-        """For each note hit, the notes that may be on its subject, as hits, with the embedder's cosine
-        between the two (None when it was not measured): the chunk ids ``by_words`` names for it (the
-        notes sharing its rarest words: the lookup of dedupe on write) and, when vectors exist, its
-        ``limit`` nearest vectors."""
+                                limit: int = 12) -> dict[str, list[dict[str, Any]]]:
+        """For each note hit, the notes that may be on its subject, as hits: the chunk ids ``by_words``
+        names for it (the notes sharing its rarest words: the lookup of dedupe on write) and, when
+        vectors exist, the notes of its ``limit`` nearest vectors."""
         table = self._chunks()
         notes = [h for h in hits if h.get("kind") == "memory" and h.get("id")]
         if table is None or not notes:
             return {}
         rows = self._rows(table)
-        wanted = by_words
-        similar = self._nearest_notes(table, rows, notes, limit)
-        out: dict[str, list[tuple[dict[str, Any], float | None]]] = {}
+        similar = self._nearest_notes(rows, notes, limit)
+        out: dict[str, list[dict[str, Any]]] = {}
         for hit in notes:
-            ids = list(dict.fromkeys(wanted.get(hit["id"], []) + list(similar.get(hit["id"], {}))))
-            found = rows.rows("id", ids, "memory", 10 * len(ids) + 10) or []
-            sims = similar.get(hit["id"], {})
-            out[hit["id"]] = [(_hit(row), sims.get(row["id"], self._cosine(rows, hit["id"], row["id"])))
-                              for row in found]
+            ids = list(dict.fromkeys(by_words.get(hit["id"], []) + similar.get(hit["id"], [])))
+            out[hit["id"]] = [_hit(row) for row in rows.rows("id", ids, "memory", 10 * len(ids) + 10) or []]
         return out
 
-    def _nearest_notes(self, table: Any, rows: "_RowIndex", notes: list[dict[str, Any]],
-                       limit: int) -> dict[str, dict[str, float]]:
-        """hit id -> {note id: cosine} of the notes nearest each hit by its stored vector ({} keyword-only)."""
+    def _nearest_notes(self, rows: "_RowIndex", notes: list[dict[str, Any]], limit: int) -> dict[str, list[str]]:
+        """hit id -> the ids of the notes nearest each hit by its stored vector ({} keyword-only)."""
         if self._embedder_ready():
             return {}
         vtable = self._vector_table()
         if vtable is None:
             return {}
         hashes, matrix = self._unit_matrix(vtable)
-        out: dict[str, dict[str, float]] = {}
+        out: dict[str, list[str]] = {}
         for hit in notes:
             position = self._vector_row(rows, hit["id"])
             if position is None:
                 continue
             best = self._best(hashes, matrix, matrix[position], limit + 1)
             ids = rows.ids_of_hashes([h for h, _ in best])
-            out[hit["id"]] = {ident: 1.0 - distance for digest, distance in best for ident in ids.get(digest, [])}
+            out[hit["id"]] = [ident for digest, _ in best for ident in ids.get(digest, [])]
         return out
 
     def _vector_row(self, rows: "_RowIndex", ident: str) -> int | None:
         digest = rows.hash_of(ident)
         return None if digest is None else self._matrix_rows.get(digest)
-
-    def _cosine(self, rows: "_RowIndex", a: str, b: str) -> float | None:
-        """The cosine of two stored notes' vectors, None when either has none (or keyword-only)."""
-        if self._matrix is None or self._embedder_ready():
-            return None
-        pa, pb = self._vector_row(rows, a), self._vector_row(rows, b)
-        if pa is None or pb is None:
-            return None
-        matrix = self._matrix[2]
-        return float(matrix[pa] @ matrix[pb])
 
     def term_stats(self) -> tuple[int, dict[str, int]] | None:
         """``(chunks, token -> how many chunks hold it)`` of the full-text column, for IDF weights.
