@@ -6,12 +6,11 @@ gives the same data as one JSON object.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from mnemara.cli.common import instance_option, open_instance
+from mnemara.cli.common import instance_option, open_instance, say, say_json
 from mnemara.cli.memory_status import memory
 from mnemara.core.display import terminal_safe
 
@@ -81,19 +80,19 @@ def search_cmd(instance_name: str, k: int, as_json: bool, query: tuple[str, ...]
     except BackendUnavailable as exc:
         raise MnemaraError(f"memory search unavailable: {exc}") from None
     if as_json:
-        click.echo(json.dumps(answer, indent=1, ensure_ascii=False, default=str))
+        say_json(answer, indent=1, default=str)
         return
     hits = answer.get("hits", [])
     channels = " + ".join(answer.get("channels", [])) or "no channel"
-    click.echo(f"{len(hits)} hits for {terminal_safe(text)!r} ({channels}; --json shows the scoring rule and weights)")
+    say(f"{len(hits)} hits for {terminal_safe(text)!r} ({channels}; --json shows the scoring rule and weights)")
     for n, hit in enumerate(hits, 1):
         for line in _hit_lines(n, hit):
-            click.echo(line)
+            say(line)
     for gone in answer.get("left_out", []):
-        click.echo(f"left out {gone['id']}: {gone['why']}")
+        say(f"left out {gone['id']}: {gone['why']}")
     for key in ("degraded", "warning"):
         if answer.get(key):
-            click.echo(f"{key}: {answer[key]}", err=True)
+            say(f"{key}: {answer[key]}", err=True)
 
 
 @memory.command("recall")
@@ -115,12 +114,12 @@ def recall_cmd(instance_name: str, as_json: bool, message: tuple[str, ...]) -> N
     if as_json:
         data = asdict(record)
         data["auto_recall_on"] = bool(cfg.auto_recall)
-        click.echo(json.dumps(data, indent=1, ensure_ascii=False, default=str))
+        say_json(data, indent=1, default=str)
         return
     if not cfg.auto_recall:
-        click.echo("auto_recall is off for this instance: this is what it would do if it were on")
+        say("auto_recall is off for this instance: this is what it would do if it were on")
     for line in record.describe():
-        click.echo(terminal_safe(line))
+        say(terminal_safe(line))
     if record.block:
-        click.echo("")
-        click.echo(terminal_safe(record.block))
+        say("")
+        say(terminal_safe(record.block))

@@ -467,17 +467,43 @@ class SentinelWatch:
         return self.halt is not None and (self.halted_tool_use_id is None or tool_use_id == self.halted_tool_use_id)
 
 
+def _last_two_messages(body: bytes) -> tuple[Any, Any] | None:
+    """The last assistant and user messages of a Messages request, found from the end of the body
+    and parsed alone (a long session's request is mostly history nobody needs to parse again);
+    None when that does not find them, so the caller parses the whole body."""
+    decoder = json.JSONDecoder()
+    for user_mark, assistant_mark in ((b'{"role":"user"', b'{"role":"assistant"'),
+                                      (b'{"role": "user"', b'{"role": "assistant"')):
+        at = body.rfind(user_mark)
+        before = body.rfind(assistant_mark, 0, at) if at > 0 else -1
+        if before < 0:
+            continue
+        try:
+            asked, end = decoder.raw_decode(body[before:at].decode("utf-8", "replace").rstrip().rstrip(","))
+            answered, _ = decoder.raw_decode(body[at:].decode("utf-8", "replace"))
+        except ValueError:
+            return None
+        if end and isinstance(answered, dict) and answered.get("role") == "user":
+            return asked, answered
+    return None
+
+
 def _last_results(body: bytes) -> list[tuple[str, str, Any, str, bool]]:
     """The tool results of a Messages request's last user message, with the call each answers
     (from the assistant message before it): (id, tool, input, text, is_error). Nothing when the
     body is not such a request."""
-    try:
-        messages = json.loads(body).get("messages")
-    except (ValueError, AttributeError):
+    if b'"tool_result"' not in body:
         return []
-    if not isinstance(messages, list) or len(messages) < 2:
-        return []
-    asked, answered = messages[-2], messages[-1]
+    pair = _last_two_messages(body)
+    if pair is None:
+        try:
+            messages = json.loads(body).get("messages")
+        except (ValueError, AttributeError):
+            return []
+        if not isinstance(messages, list) or len(messages) < 2:
+            return []
+        pair = messages[-2], messages[-1]
+    asked, answered = pair
     if not (isinstance(asked, dict) and isinstance(answered, dict) and answered.get("role") == "user"
             and isinstance(asked.get("content"), list) and isinstance(answered.get("content"), list)):
         return []

@@ -74,3 +74,26 @@ def test_a_broken_question_never_lets_money_through(tmp_path):
 
     gate.ask = broken
     assert gate.before(b"{}") is not None
+
+
+def test_a_cli_killed_mid_connection_prints_nothing_over_the_ui(tmp_path, capfd):
+    import socket
+    import struct
+    import time
+    from urllib.parse import urlsplit
+
+    from mnemara.claude.recorder import RequestRecorder
+    from mnemara.store.request_log import RequestLog
+
+    recorder = RequestRecorder(RequestLog(tmp_path, 5), "http://127.0.0.1:9").start()
+    try:
+        url = urlsplit(recorder.cli_env()["ANTHROPIC_BASE_URL"])
+        for _ in range(3):
+            sock = socket.create_connection((url.hostname, url.port))
+            sock.sendall(b"POST /v1/mess")  # a request line cut off by a kill: the connection is reset
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()
+        time.sleep(0.5)
+    finally:
+        recorder.stop()
+    assert "Traceback" not in capfd.readouterr().err

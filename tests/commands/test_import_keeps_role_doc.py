@@ -67,3 +67,20 @@ def test_import_keep_permissions_says_the_config_was_kept(session_factory, tmp_p
     ctx = session_factory("keep")
     result = dispatch(ctx, f"/import --keep-permissions {export}")
     assert result.ok and "this instance's config kept" in result.text and "config restored" not in result.text
+
+
+def test_the_piped_repl_says_the_role_doc_was_kept(session_factory, tmp_path):
+    import io
+
+    from mnemara.ui.repl.app import run_piped
+
+    export = _export_with_role(session_factory, tmp_path, "# Sentinel")
+    mine = tmp_path / "coder.md"
+    mine.write_text("# Coder", encoding="utf-8")
+    ctx = session_factory("repl-import")
+    update_config(ctx.instance.config_path, role_doc_path=str(mine))
+    ctx.reload_config()
+    out, err = io.StringIO(), io.StringIO()
+    run_piped(ctx, io.StringIO(f"/import {export}\n"), out, err)
+    assert f"role doc kept: {mine} (the export's, which differs, is {tmp_path / 'sentinel.md'}" in out.getvalue()
+    assert Config.load(ctx.instance.config_path).role_doc_path == str(mine)

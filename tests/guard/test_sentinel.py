@@ -441,3 +441,26 @@ def test_the_documented_examples_are_valid_settings():
                 assert SentinelSettings.from_config(cfg) != SentinelSettings()
                 found += 1
     assert found == 2
+
+
+@pytest.mark.parametrize("layout", ["compact", "spaced", "content_first"])
+def test_the_request_is_read_from_its_end_in_any_json_layout(layout):
+    import json
+
+    edit = {"file_path": "/s.py", "old_string": "X", "new_string": "Y"}
+    stale = "<tool_use_error>String to replace not found in file.\nString: X</tool_use_error>"
+    w = SentinelWatch()
+    w.begin_turn()
+    for i in (1, 2):
+        w.saw_tool_use(f"e{i}", "Edit", edit)
+        w.saw_result(f"e{i}", stale, True)
+    asked = {"role": "assistant", "content": [{"type": "tool_use", "id": "e3", "name": "Edit", "input": edit}]}
+    answered = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "e3", "content": stale,
+                                             "is_error": True}]}
+    if layout == "content_first":
+        asked, answered = ({"content": m["content"], "role": m["role"]} for m in (asked, answered))
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}, asked, answered],
+               "system": [{"type": "text", "text": "you are"}], "tools": [{"name": "Edit", "description": "edits"}]}
+    body = json.dumps(request, separators=(",", ":") if layout == "compact" else (", ", ": ")).encode()
+    halt = w.judge_request(body)
+    assert halt is not None and halt.trigger == "same_error" and w.halted_tool_use_id == "e3"

@@ -28,6 +28,7 @@ async def test_an_idle_ctrl_c_clears_the_input_and_the_next_on_an_empty_input_qu
         await pilot.pause()
         assert app.chat_input.text == "" and app.is_running and not app._quitting
         assert app.chat_log.plain_text().rstrip().endswith(CTRL_C_CLEARED)
+        assert not app._notifications, "one line in the log, no toast over the input"
         await pilot.press("up")  # cleared, not lost
         assert app.chat_input.text == "half a thought"
         app._ctrl_c_armed_at -= 60  # long after the first Ctrl+C: over text, it clears again

@@ -117,19 +117,6 @@ class PanelBridge:
                            "\n".join(f"{b['detail']['tool']}: ~{b['tokens']} tok" for b in tools)))
         return header, blocks
 
-    def last_request_text(self) -> str:
-        """The last API call as the API received it, block by block with its origin (``mnemara context``)."""
-        from mnemara.context.request_view import call_report, format_call
-        from mnemara.core.errors import MnemaraError
-        from mnemara.store.request_log import RequestLog
-
-        try:
-            call = RequestLog(self.instance.root).load("last")
-        except MnemaraError as exc:
-            return exc.message
-        return format_call(call_report(call)) + (
-            f"\n\nfull text and JSON: mnemara context --instance {self.instance.name} --call {call.seq} --full|--json")
-
     # -- inbox (peer poll) ---------------------------------------------------
     @property
     def inbox(self) -> Any:

@@ -104,7 +104,8 @@ class PanelKeys:
         app.chat_input.take()
         hint = CTRL_C_CLEARED if text.strip() else CTRL_C_AGAIN
         app.say(hint)
-        app.notify(hint, timeout=CTRL_C_AGAIN_SECONDS)
+        if app.screen is not app._chat_screen:  # a dialog hides the log: say it over the dialog too
+            app.notify(hint, timeout=CTRL_C_AGAIN_SECONDS)
 
     def action_follow_log(self) -> None:
         """End while the log says "new output below": jump down and follow again."""
