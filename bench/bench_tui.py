@@ -310,9 +310,7 @@ def bench_panel_rss(turns: int) -> float:
 
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-rss-"))
     with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
-        env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color",
-                   PYTHONPATH=str(ROOT))
+        env = panel_env(api, home)
         mnemara = [sys.executable, "-m", "mnemara"]
         subprocess.run([*mnemara, "init", "--instance", "rss"], env=env, check=True, capture_output=True)
         for note in RSS_NOTES:
@@ -499,49 +497,20 @@ SEND_KEY_GOAL = 1.1  # Enter -> request at most this many times Ctrl+S -> reques
 
 
 def send_key_request(cmd: list[str], env: dict[str, str], api: Any, key: bytes, pause: float,
-                     timeout: float = 120.0, text: bytes = b"where is the lease timeout") -> float:
-    """Seconds from ``key`` (typed after the message ``text``) to the request reaching ``api``; the panel is then
-    quit. ``pause``: seconds between the panel drawn and typing (its spare CLI starts meanwhile, in both cases)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    before = len(api.message_requests())
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
-    os.close(slave)
-    seen = b""
+                     timeout: float = 120.0) -> float:
+    """Seconds from ``key`` (typed after a message) to the request reaching ``api``; the panel is then quit.
+    ``pause``: seconds between the panel drawn and typing (its spare CLI starts meanwhile, in both cases)."""
+    return panel_requests(cmd, env, api, [b"where is the lease timeout"], pause, key=key, timeout=timeout,
+                          answer_wait=1.0)[0]
 
-    def pump(until: Callable[[], bool], what: str) -> None:
-        nonlocal seen
-        while not until():
-            if time.perf_counter() - started > timeout or proc.poll() is not None:
-                raise SystemExit(f"INVALID: send key {key!r}: {what} did not happen (exit code {proc.poll()}); "
-                                 f"last output: {seen[-600:]!r}")
-            if select.select([master], [], [], 0.005)[0]:
-                try:
-                    seen = (seen + os.read(master, 65536))[-8192:]
-                except OSError:
-                    pass
 
-    try:
-        pump(lambda: READY_MARK in seen, "the panel drawing")
-        warm = time.perf_counter() + pause
-        pump(lambda: time.perf_counter() >= warm, "the pause")
-        os.write(master, text)
-        settle = time.perf_counter() + 0.3
-        pump(lambda: time.perf_counter() >= settle, "typing")
-        os.write(master, key)
-        sent = time.perf_counter()
-        pump(lambda: len(api.message_requests()) > before, "the request")
-        to_request = time.perf_counter() - sent
-        answered = time.perf_counter() + 1.0
-        pump(lambda: time.perf_counter() >= answered, "the answer")
-        os.write(master, b"\x03\x03")  # idle, the first Ctrl+C clears the input, the second quits
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
-    return to_request
+def panel_env(api: Any, home: Path) -> dict[str, str]:
+    """The environment of a benchmarked panel: this one's without its API, Mnemara or CLI settings, pointed at
+    ``api`` with ``home`` as HOME."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
+    env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color",
+               PYTHONPATH=str(ROOT))
+    return env
 
 
 def bench_send_keys(repeats: int, pause: float = 3.0) -> float:
@@ -551,9 +520,7 @@ def bench_send_keys(repeats: int, pause: float = 3.0) -> float:
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-keys-"))
     times: dict[str, list[float]] = {name: [] for name in SEND_KEYS}
     with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
-        env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color",
-                   PYTHONPATH=str(ROOT))
+        env = panel_env(api, home)
         for n in range(repeats):
             for name in (list(SEND_KEYS) if n % 2 == 0 else list(reversed(SEND_KEYS))):
                 instance = f"keys{n}-{name.replace('+', '')}"
@@ -582,9 +549,10 @@ MENTION_BYTES = 100 * 1024
 
 
 def panel_requests(cmd: list[str], env: dict[str, str], api: Any, texts: list[bytes], pause: float,
-                   timeout: float = 300.0) -> list[float]:
-    """One panel on a pty sends each of ``texts`` in turn (Ctrl+S, then the answer awaited); the seconds from
-    each Ctrl+S to its request reaching ``api``. The first message is not timed apart: call with a warm-up."""
+                   key: bytes = SEND_KEYS["ctrl+s"], timeout: float = 300.0, answer_wait: float = 1.5) -> list[float]:
+    """One panel on a pty sends each of ``texts`` in turn (``key``, then ``answer_wait`` s for the answer); the
+    seconds from each key to its request reaching ``api``. ``pause``: seconds between the panel drawn and
+    typing (its spare CLI starts meanwhile); the panel is then quit."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     started = time.perf_counter()
@@ -596,7 +564,8 @@ def panel_requests(cmd: list[str], env: dict[str, str], api: Any, texts: list[by
         nonlocal seen
         while not until():
             if time.perf_counter() - started > timeout or proc.poll() is not None:
-                raise SystemExit(f"INVALID: {what} did not happen (exit code {proc.poll()}); last output: {seen[-600:]!r}")
+                raise SystemExit(f"INVALID: send key {key!r}: {what} did not happen (exit code {proc.poll()}); "
+                                 f"last output: {seen[-600:]!r}")
             if select.select([master], [], [], 0.005)[0]:
                 try:
                     seen = (seen + os.read(master, 65536))[-8192:]
@@ -613,11 +582,11 @@ def panel_requests(cmd: list[str], env: dict[str, str], api: Any, texts: list[by
             os.write(master, text)
             settle = time.perf_counter() + 0.3
             pump(lambda: time.perf_counter() >= settle, "typing")
-            os.write(master, SEND_KEYS["ctrl+s"])
+            os.write(master, key)
             sent = time.perf_counter()
             pump(lambda: len(api.message_requests()) > before, "the request")
             times.append(time.perf_counter() - sent)
-            answered = time.perf_counter() + 1.5  # the answer drawn and the CLI kept for the next message
+            answered = time.perf_counter() + answer_wait  # the answer drawn, the CLI kept for the next message
             pump(lambda: time.perf_counter() >= answered, "the answer")
         for _ in range(2):  # idle, the first Ctrl+C clears the input and the second quits
             os.write(master, b"\x03")
@@ -646,9 +615,7 @@ def bench_mention(repeats: int, pause: float = 3.0) -> float:
     order = [plain] + [t for n in range(repeats) for t in ((plain, mention, mention, plain) if n % 2 == 0
                                                            else (mention, plain, plain, mention))]
     with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
-        env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color",
-                   PYTHONPATH=str(ROOT))
+        env = panel_env(api, home)
         subprocess.run([sys.executable, "-m", "mnemara", "init", "--instance", "mention", "--role", ""],
                        env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
         config = home / ".mnemara" / "mention" / "config.json"

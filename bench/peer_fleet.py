@@ -5,7 +5,7 @@ Everything is real but the model (the scripted Messages API at zero latency): ea
 
 - tasks per minute: a producer panel hands out ``tasks`` tasks to two engineer panels (peer_send), each
   engineer answers each task to the producer; from the producer's start message to the last answer.
-- send -> turn start: one message at a time to an idle engineer panel, from the publish to the panel's
+- send -> turn start: one message at a time to an engineer panel idle for half a second, from the publish to its
   ``turn_started`` log line; median and p99. The baseline, measured in the same run: the bare inbox
   of a process with no session (:mod:`mnemara.testing.peer_panel`, a no-op turn), the same way.
 - kill -9 trials: an engineer panel is killed ``trials`` times, half at a random moment after a turn
@@ -40,6 +40,7 @@ from mnemara.testing.nats_server import NatsServer
 from mnemara.testing.scripted_api import ScriptedAPI
 
 ROOT = Path(__file__).resolve().parents[1]
+IDLE_BETWEEN_S = 0.5  # latency: each message is sent to a panel idle this long
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -128,6 +129,7 @@ def latency(url: str, stream: str, messages: int, tmp: Path) -> tuple[list[float
             started = panel.wait_for("turn_started", n + 1, timeout=120)[n]
             served.append(_ts(started) - t0)
             panel.wait_for("turn_ended", n + 1, timeout=120)
+            time.sleep(IDLE_BETWEEN_S)  # the next message meets an idle panel (its last turn's ack and tail done)
     finally:
         panel.proc.send_signal(signal.SIGTERM)
         panel.finish()
@@ -140,6 +142,7 @@ def latency(url: str, stream: str, messages: int, tmp: Path) -> tuple[list[float
             send(lead, "lead", None, "bare", json.dumps({"task": f"TASK-B{n}"}))
             bare.append(_line(proc, "start") - t0)
             _line(proc, "done")
+            time.sleep(IDLE_BETWEEN_S)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(30)

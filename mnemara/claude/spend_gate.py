@@ -95,6 +95,7 @@ class SpendGate:
         """The turn is over: wait (bounded) for its calls in flight to be counted, then forget it."""
         with self._settled:
             self._settled.wait_for(lambda: self._in_flight == 0, SETTLE_SECONDS)
+            self._in_flight = 0  # one never counted (its record failed) must not slow every later turn's end
             turn, self.turn = self.turn, None
             return turn
 

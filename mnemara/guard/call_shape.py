@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from typing import Any
 
 #: Input fields that never change what a call does: how a command is described or how long it may
@@ -67,13 +66,25 @@ def _text_shape(text: str) -> str:
     return _SPACE.sub(" ", _NUMBER.sub("#", _TIMESTAMP.sub("<time>", text))).strip()
 
 
+#: A shell word (quoted parts joined, as the shell reads them) or a run of operators (``;``, ``&&``, ``|``, ``>``).
+_SHELL_WORD = re.compile(r"""(?:'[^']*'|"(?:\\.|[^"\\])*"|[^\s;&|()<>'"])+|[;&|()<>]+""")
+_QUOTED = re.compile(r"'([^']*)'" r'|"((?:\\.|[^"\\])*)"')
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def _unquote(match: re.Match[str]) -> str:
+    single, double = match.group(1), match.group(2)
+    return single if single is not None else _ESCAPED.sub(r"\1", double)
+
+
 def _shell_words(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:  # an unbalanced quote: plain words still compare
-        return command.split()
+    """The command's words as a POSIX shell splits them (quotes removed); an unbalanced quote is
+    skipped, so plain words still compare."""
+    words = []
+    for match in _SHELL_WORD.finditer(command):
+        word = match.group(0)
+        words.append(word if word[0] in ";&|()<>" else _QUOTED.sub(_unquote, word))
+    return words
 
 
 def _is_flag(word: str) -> bool:

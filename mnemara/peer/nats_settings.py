@@ -29,6 +29,7 @@ TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}$")
 BROADCAST = "broadcast"
 DIRECT = "to"
+USER_INFO = "$SYS.REQ.USER.INFO"  # the server answers who this connection is and what it may do
 
 
 class PeerSettingsError(MnemaraError, ValueError):
@@ -82,6 +83,11 @@ def _path(what: str, raw: str, base: Path | None) -> Path | None:
     if not path.is_file():
         raise PeerSettingsError(f"{what} {path} is not a readable file")
     return path
+
+
+def _covers(pattern: list[str], tokens: list[str]) -> bool:
+    """Whether subject tokens ``pattern`` (``*`` a wildcard) match a prefix of ``tokens``."""
+    return len(pattern) <= len(tokens) and all(p in ("*", t) for p, t in zip(pattern, tokens))
 
 
 def inbox_prefix(role: str) -> str:
@@ -165,10 +171,25 @@ class NatsSettings:
                    f"{api}.STREAM.INFO.{stream}", f"{api}.CONSUMER.INFO.{stream}.{durable}",
                    f"{api}.CONSUMER.CREATE.{stream}.{durable}", f"{api}.CONSUMER.CREATE.{stream}.{durable}.>",
                    f"{api}.CONSUMER.DURABLE.CREATE.{stream}.{durable}", f"{api}.CONSUMER.MSG.NEXT.{stream}.{durable}",
-                   f"{api}.CONSUMER.RESET.{stream}.{durable}", f"$JS.ACK.{stream}.{durable}.>"]
+                   f"{api}.CONSUMER.RESET.{stream}.{durable}", f"$JS.ACK.{stream}.{durable}.>",
+                   USER_INFO]
         if create_stream:
             publish.append(f"{api}.STREAM.CREATE.{stream}")
         return {"publish": {"allow": publish}, "subscribe": {"allow": [f"{inbox_prefix(role)}.>"]}}
+
+    def sends_as_others(self, allow: list[str] | None, role: str) -> bool:
+        """Whether publish permissions ``allow`` (None: unrestricted) let a user publish a peer message
+        under a sender token other than ``role``."""
+        if allow is None:
+            return True
+        ours = self.prefix.split(".")
+        for subject in allow:
+            tokens = subject.split(".")
+            if tokens[-1] == ">" and _covers(tokens[:-1], ours):
+                return True  # a tail wildcard at or above the prefix covers every sender
+            if len(tokens) > len(ours) and _covers(tokens[:len(ours)], ours) and tokens[-1] != role:
+                return True  # a subject under the prefix whose last (sender) token is not ours
+        return False
 
     def anonymous(self) -> "NatsSettings":
         """These settings without any credential (user, password, token, creds file, client certificate):

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from mnemara.peer.nats_settings import NatsSettings, inbox_prefix
+from mnemara.peer.nats_settings import USER_INFO, NatsSettings, inbox_prefix
 from mnemara.peer.rows import PeerRow
 
 if TYPE_CHECKING:
@@ -142,6 +142,30 @@ async def accepts_anonymous(settings: NatsSettings) -> bool:
     except Exception:
         pass
     return True
+
+
+async def unbound_sender(nc: "Client", settings: NatsSettings, role: str) -> str | None:
+    """The authenticated user's name when its permissions let it publish as other roles (its sender is
+    then not proven); None when they bind it, or when the server does not say (no answer, no right to ask)."""
+    try:
+        reply = await nc.request(USER_INFO, b"", timeout=CONNECT_TIMEOUT_S)
+        data = json.loads(reply.data or b"{}").get("data") or {}
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        return None
+    if not isinstance(data, dict) or not data.get("user"):
+        return None
+    publish = (data.get("permissions") or {}).get("publish") if isinstance(data.get("permissions"), dict) else None
+    allow = publish.get("allow") if isinstance(publish, dict) else None
+    if settings.sends_as_others(allow if isinstance(allow, list) else None, role):
+        return str(data["user"])
+    return None
+
+
+def unbound_sender_warning(settings: NatsSettings, user: str) -> str:
+    return (f"NATS user {user!r} on {settings.shown_url} may publish as any role: the sender a panel shows is not "
+            "proven (give each panel its own user: mnemara peer permissions; docs/peer-inbox.md, Identities)")
 
 
 def open_server_warning(settings: NatsSettings) -> str:
@@ -312,6 +336,10 @@ class NatsTransport:
             self.open_server = await accepts_anonymous(self.settings)
             if self.open_server:
                 self.warn(open_server_warning(self.settings))
+            else:
+                user = await unbound_sender(nc, self.settings, self.role)
+                if user is not None:
+                    self.warn(unbound_sender_warning(self.settings, user))
         if not await self._backlog(js):
             self._ready.set()  # nothing waits: ready now (else after the first fetch below)
         while True:

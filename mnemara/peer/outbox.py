@@ -18,7 +18,7 @@ from mnemara.peer import db, watermark
 from mnemara.peer.addressing import resolve_db_path, resolve_role
 from mnemara.peer.nats_settings import NatsSettings, PeerSettingsError, check_token, inbox_prefix
 from mnemara.peer.nats_transport import (PeerTransportError, accepts_anonymous, connect, ensure_stream,
-                                         open_server_warning, publish)
+                                         open_server_warning, publish, unbound_sender, unbound_sender_warning)
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -186,6 +186,8 @@ async def _nats_status(settings: NatsSettings, role: str) -> tuple[list[str], bo
         lines = [f"connection: connected to {settings.shown_url}, stream {settings.stream}"]
         if await accepts_anonymous(settings):
             lines.append(f"warning: {open_server_warning(settings)}")
+        elif (user := await unbound_sender(nc, settings, role)) is not None:
+            lines.append(f"warning: {unbound_sender_warning(settings, user)}")
         try:
             info = await js.consumer_info(settings.stream, durable)
         except NotFoundError:

@@ -141,3 +141,38 @@ def test_peer_permissions_prints_the_user_entry_and_refuses_what_cannot_have_one
     update_config(inst.config_path, peer_role="a.b")
     out = cli("peer", "permissions", "--instance", "eng")
     assert out.returncode == 2 and "'a.b' cannot be used with NATS" in out.stderr
+
+
+@pytest.mark.parametrize("allow, says", [
+    (None, True), ([">"], True), (["t.>"], True), (["t.IDS.>"], True), (["t.IDS.to.*.*"], True),
+    (["t.IDS.to.*.lead"], True), (["t.*.to.*.eng"], False), (["t.IDS.to.*.eng", "t.IDS.broadcast.eng", "$JS.API.>"], False),
+    (["other.>", "$JS.ACK.IDS.mnemara_eng.>"], False),
+])
+def test_which_publish_permissions_let_a_user_send_as_another_role(allow, says) -> None:
+    settings = NatsSettings(url="nats://127.0.0.1:4222", stream=STREAM, prefix=f"t.{STREAM}")
+    assert settings.sends_as_others(allow, "eng") is says
+    assert settings.sends_as_others(settings.permissions("eng")["publish"]["allow"], "eng") is False
+
+
+async def test_one_shared_user_is_said_not_to_prove_the_sender(tmp_path: Path, cli, mnemara_home) -> None:
+    server = NatsServer(tmp_path / "nats", user="panels", password="pw").start()
+    try:
+        port = server.url.rsplit(":", 1)[1]
+        config = nats_config(server, STREAM, peer_role="eng", peer_nats_url=f"nats://panels:pw@127.0.0.1:{port}")
+        panel = StorePanel(tmp_path / "eng", config, "eng")
+        panel.inbox.start()
+        try:
+            await until(lambda: bool(panel.inbox.notices))
+            await panel.inbox.step()
+            assert len(panel.inbox.notices) == 1 and "NATS user 'panels'" in panel.inbox.notices[0]
+            assert "may publish as any role" in panel.inbox.notices[0] and "pw" not in panel.inbox.notices[0]
+        finally:
+            await panel.aclose()
+        inst = Instance.create("eng")
+        fields = config.model_dump(mode="json")
+        update_config(inst.config_path, **{k: v for k, v in fields.items() if k.startswith("peer_")})
+        out = await asyncio.to_thread(cli, "peer", "status", "--instance", "eng")
+        warnings = [line for line in out.stdout.splitlines() if line.startswith("warning: ")]
+        assert len(warnings) == 1 and "may publish as any role" in warnings[0]
+    finally:
+        server.stop()
