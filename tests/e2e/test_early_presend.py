@@ -225,7 +225,10 @@ def test_recorded_answers_for_other_tools_are_not_given(role: Path, scripted_api
         session.close()
 
 
-def test_a_recorded_answer_the_sdk_no_longer_gives_is_replaced(role: Path, scripted_api: Any, slow_sdk: list[int]) -> None:
+def test_a_recorded_tool_list_the_tools_no_longer_give_is_dropped_before_the_first_request(
+        role: Path, scripted_api: Any) -> None:
+    """An edited record (one tool left of the list) never reaches the API: it is compared with the
+    current tools before the early message goes out (issue 37), dropped, and the SDK answers for itself."""
     checked_once(role, scripted_api)
     data = json.loads(startup_answers.cache_path().read_text(encoding="utf-8"))
     tools_list = next(k for k in data["answers"] if '"tools/list"' in k)
@@ -236,10 +239,11 @@ def test_a_recorded_answer_the_sdk_no_longer_gives_is_replaced(role: Path, scrip
     session, result = piped_turn(inst, scripted_api)
     session.close()
     assert result.ok, result.errors
-    assert slow_sdk == [2], "answered early: the request went out before the SDK came"
-    assert [e["method"] for e in events(inst, "early_mcp_answer_changed")] == ["tools/list"]
-    repaired = json.loads(startup_answers.cache_path().read_text(encoding="utf-8"))["answers"][tools_list]
-    assert repaired == real, "the SDK's own answer is kept for the next run"
+    assert len(events(inst, "early_startup_answers_dropped")) == 1
+    assert [e["startup_answers"] for e in events(inst, "early_presend")] == [0], "no recorded answer was given"
+    assert not events(inst, "early_mcp_answer_changed"), "the mismatch was found before, not after, the request"
+    names = scripted_api.message_requests()[-1].tool_names()
+    assert {f"mcp__mnemara__{t['name']}" for t in real["result"]["tools"]} <= set(names), "every current tool went out"
 
 
 def test_an_initialize_the_sdk_would_not_write_costs_a_fresh_cli_not_the_turn(
@@ -347,10 +351,11 @@ def test_an_early_cli_that_died_after_the_message_costs_a_fresh_one(
         session.close()
 
 
-def test_a_stale_record_of_the_config_costs_the_early_cli_never_the_request(
+def test_a_stale_record_of_the_config_is_dropped_before_the_early_cli_starts(
         role: Path, scripted_api: Any) -> None:
     """The early start reads its launch inputs from a record of the same config.json bytes (no pydantic);
-    a record that no longer says what validating the config says makes an early process the turn does not use."""
+    a record that no longer says what config.json says is dropped and the config validated again (issue 37:
+    records are data, never what is launched), so the early process launched is the one the turn uses."""
     from dataclasses import replace
 
     from mnemara.claude import launch_inputs
@@ -362,12 +367,12 @@ def test_a_stale_record_of_the_config_costs_the_early_cli_never_the_request(
     assert recorded is not None, "the first start recorded what validating this config gave"
     launch_inputs.record(raw, replace(recorded, model="claude-haiku-4-5"))
     early = start_early(inst)
-    assert early is not None and "claude-haiku-4-5" in early.spec.argv
+    assert early is not None and "claude-haiku-4-5" not in early.spec.argv
+    assert [e["reason"] for e in events(inst, "early_launch_record_dropped")] == ["model"]
     session, result = piped_turn(inst, scripted_api, early=early)
     try:
         assert result.ok, result.errors
-        assert [e["reason"] for e in events(inst, "early_presend_skipped")] == ["command line: --model"]
-        assert early.process.poll() is not None and not events(inst, "early_cli_adopted")
+        assert not events(inst, "early_presend_skipped")
         assert scripted_api.message_requests()[-1].body["model"] == session.config.model != "claude-haiku-4-5"
     finally:
         session.close()
