@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mnemara.claude.additions import BUILTIN_TOOLS as BUILTIN_TOOLS, QUIET_ENV, quiet_settings
 from mnemara.claude.faults import retry_env
+from mnemara.claude.launch_inputs import CACHE_TTL_ENV
 from mnemara.claude.child_guard import guard_env, guarded_cli_path
 from mnemara.claude.process import CliHandle, env_fingerprint
 from mnemara.core.debuglog import LogTarget, log_event
@@ -55,7 +56,7 @@ def launch_env(cfg: Config) -> dict[str, str]:
     # the CLI's own cache marks (system, last message) take cache_ttl too: the API refuses a 1-hour mark
     # (Mnemara's, on the last window row) after a 5-minute one
     return {"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms,
-            "CLAUDE_CODE_PROMPT_CACHE_TTL": cfg.cache_ttl,
+            CACHE_TTL_ENV: cfg.cache_ttl,
             **retry_env(cfg.api_max_retries), **guard_env(), **QUIET_ENV}
 
 
