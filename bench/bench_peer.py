@@ -2,6 +2,7 @@
 
 Run: python bench/bench_peer.py [--rows 10000] [--polls 300] [--e2e 20]
      python bench/bench_peer.py --nats [--messages 1000] [--interval 0.05] [--kill-trials 100]
+     python bench/bench_peer.py --fleet [--tasks 30] [--fleet-messages 20] [--fleet-trials 20]
 
 Poll cost: ``read_pending`` (open read-only, check the schema, query, close) on a
 table with ``--rows`` rows, against the same call on an EMPTY table measured in
@@ -15,6 +16,10 @@ the scripted Messages API, batched versus one turn per row (wall time, API calls
 With ``--nats``: NATS JetStream beside SQLite (:mod:`peer_transports`): send->turn-start
 latency at the same poll interval, delivered messages/s, idle CPU, and duplicate turns across
 kill -9 of a panel process; exits 1 when a goal is missed.
+With ``--fleet``: headless panels (`mnemara serve` processes, :mod:`peer_fleet`) on one NATS server
+with a 0-latency scripted model: tasks per minute through a producer and two engineers, send->turn
+start (median, p99; against the bare inbox measured in the same run), duplicate turns and lost tasks
+across kill -9 trials (goal 0 and 0), idle CPU of a headless panel (goal <= 1% of a core).
 The machine is shared and noisy: compare ratios, not absolute times.
 """
 from __future__ import annotations
@@ -151,7 +156,18 @@ def main() -> None:
     parser.add_argument("--kill-trials", type=int, default=100)
     parser.add_argument("--per-trial", type=int, default=3, help="messages sent while each killed panel runs")
     parser.add_argument("--seed", type=int, default=29)
+    parser.add_argument("--fleet", action="store_true", help="headless panels (mnemara serve) on NATS, with goals")
+    parser.add_argument("--tasks", type=int, default=30, help="--fleet: tasks the producer hands out")
+    parser.add_argument("--fleet-messages", type=int, default=20, help="--fleet: messages for the latency figures")
+    parser.add_argument("--fleet-trials", type=int, default=20, help="--fleet: kill -9 trials")
     args = parser.parse_args()
+    if args.fleet:
+        from peer_fleet import run as run_fleet
+
+        with tempfile.TemporaryDirectory() as tmp:
+            ok = run_fleet(Path(tmp), tasks=args.tasks, messages=args.fleet_messages, trials=args.fleet_trials,
+                           per_trial=args.per_trial, idle_seconds=args.idle_seconds, seed=args.seed)
+        sys.exit(0 if ok else 1)
     if args.nats:
         from peer_transports import run
 

@@ -151,6 +151,29 @@ def overhead_ms(path: Path, rounds: int = 15) -> tuple[float, float, int]:
     return timed(SentinelWatch), timed(_NoWatch), calls
 
 
+def request_check_ms(rounds: int = 20) -> tuple[float, int]:
+    """What the recorder's check of one request costs (judging the tool results it carries) for a
+    request of a long session: 400 messages of history, about 600 KB. Informational: it is paid per API
+    request, not per tool call."""
+    history: list[dict[str, Any]] = []
+    for i in range(200):
+        history.append({"role": "user", "content": [{"type": "text", "text": f"step {i} " + "context " * 300}]})
+        history.append({"role": "assistant", "content": [{"type": "text", "text": "ok " * 200}]})
+    history.append({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_x", "name": "Bash",
+                                                       "input": {"command": "pytest -q"}}]})
+    history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x",
+                                                  "content": "3 passed in 0.02s"}]})
+    body = json.dumps({"model": "claude-sonnet-4-5", "messages": history}).encode()
+    best = float("inf")
+    for _ in range(rounds):
+        watch = SentinelWatch()
+        watch.begin_turn()
+        start = time.perf_counter()
+        watch.judge_request(body)
+        best = min(best, time.perf_counter() - start)
+    return best * 1000, len(body)
+
+
 def report(label: str, outcomes: list[Outcome], baseline: list[Outcome], verbose: bool) -> list[str]:
     missed: list[str] = []
     base_halted = sum(1 for o in baseline if o.label == "runaway" and o.halted_at is not None)
@@ -230,6 +253,9 @@ def main() -> int:
             missed.append(f"{label}: invalid timing")
         elif extra > OVERHEAD_GOAL_MS:
             missed.append(f"{label}: overhead {extra:.3f} ms per call")
+    check_ms, size = request_check_ms()
+    print(f"\nrecorder's check of one request ({size // 1024} KB of history): {check_ms:.2f} ms, best of 20 "
+          "(per API request, informational)")
     if not args.skip_halt_bench:
         missed += halt_bench()
     if missed:

@@ -1,6 +1,6 @@
 """Issue 31: memory that cannot lie, on a blind set written before the rule was tuned.
 
-Run: python bench/bench_truth.py [--notes 10000] [--writes 20] [--skip-scale]
+Run: python bench/bench_truth.py [--notes 10000] [--writes 20] [--skip-scale] [--only all|subjects|issue31] [--verbose]
 
 Data: bench/data/truth_blind.json (corrections of every class the issue names, exact and
 near copies, sibling pairs: different subjects in one pattern). Tests never read it; they
@@ -19,8 +19,20 @@ For keyword-only and the local embedder:
 4. at N notes: the write check + append, median of --writes writes, against the append
    alone (the same-run baseline).
 
+5. recall tells the current truth (issue 40), on bench/data/truth_subjects.json: its dev part
+   (the rules were tuned on it) and its blind part (never tuned on), written before any tuning:
+   corrections in other words, of a name and a value, in another unit or date format, in French,
+   German and Spanish, chains A -> B -> C, restated copies and siblings. One instance per part and
+   mode holds every note; each correction is probed with a question worded like the *older* note,
+   through rag_query (query_active, k=5) and auto-recall (recall_for). The table: newer above older
+   in search, conflict flagged in search, auto-recall injecting only the older note, nothing
+   injected; restated copies flagged as a conflict by the write check; sibling pairs that
+   ``mnemara lint`` offers for supersession. ``--only subjects`` runs this section alone.
+
 Goals: 0 corrections lost, 0 wrong-only injections, 100% of copies handled or proposed,
-write <= 50 ms at 10,000 notes. Exits 1 when a goal is missed or the data is invalid.
+write <= 50 ms at 10,000 notes; on issue 40's set, per part and mode: 0 only-older injections,
+newer above older >= 90%, conflict flagged >= 85%, restated copies flagged <= 10%, siblings
+offered <= 5%. Exits 1 when a goal is missed or the data is invalid.
 """
 from __future__ import annotations
 
@@ -264,13 +276,165 @@ def _without_index(memory: Path, cfg: Any, check_write: Any, n: int = 5) -> tupl
     return statistics.median(walls), statistics.median(cpus)
 
 
+# -- 5. recall tells the current truth (issue 40) ---------------------------------------------------
+SUBJECTS = json.loads((ROOT / "bench" / "data" / "truth_subjects.json").read_text(encoding="utf-8"))
+GOAL_NEWER_FIRST, GOAL_FLAGGED, GOAL_COPY_FLAGS, GOAL_SIBLING_CANDIDATES = 0.90, 0.85, 0.10, 0.05
+
+
+def validate_subjects() -> None:
+    need = {"other words", "name and value", "unit or format", "non-English", "chain"}
+    for part in ("dev", "blind"):
+        data = SUBJECTS.get(part, {})
+        classes = {c.get("class") for c in data.get("corrections", [])}
+        if len(data.get("corrections", [])) < 20 or len(data.get("copies", [])) < 8 \
+                or len(data.get("siblings", [])) < 8 or not need <= classes:
+            sys.exit(f"invalid data set {part}: needs >= 20 corrections of the classes {sorted(need)}, "
+                     f">= 8 copies, >= 8 siblings (classes missing: {sorted(need - classes)})")
+    dev = {c["older"] for c in SUBJECTS["dev"]["corrections"]}
+    if dev & {c["older"] for c in SUBJECTS["blind"]["corrections"]}:
+        sys.exit("invalid data set: the blind part repeats a dev note")
+
+
+def _chain(pair: dict[str, str]) -> list[str]:
+    return [pair["older"], *([pair["middle"]] if pair.get("middle") else []), pair["newer"]]
+
+
+def truth_table(part: str, label: str, baseline: bool = False) -> dict[str, Any]:
+    """One instance holding every note of ``part`` (all corrections with their chains, copies and
+    siblings), then per correction its probe through ``rag_query`` (query_active, k=5) and
+    auto-recall (recall_for); copies through the write check; siblings through lint's candidates.
+    ``baseline``: the same with recall's newer-note lookup
+    switched off (the ranking alone, as before issue 40), measured in the same run."""
+    from mnemara.core.config import Config, update_config
+    from mnemara.memory.autorecall import recall_for
+    from mnemara.memory.dedupe import assess
+    from mnemara.memory.lint import supersession_candidates
+    from mnemara.memory.notes import append_note
+    from mnemara.memory.search.embedders import LocalEmbedder
+    from mnemara.memory.search.rag import RagIndex
+    from mnemara.memory.status import query_active
+    from mnemara.store.instance import Instance
+
+    data = SUBJECTS[part]
+    inst = Instance.create(f"subjects-{part}-{label}{'-baseline' if baseline else ''}")
+    update_config(inst.config_path, auto_recall=True, rag_embedder="none" if label == "keyword-only" else "local")
+    for n, pair in enumerate(data["corrections"]):
+        for age, text in enumerate(_chain(pair)):
+            append_note(inst.memory_dir, text, "fact", when=DAY + timedelta(days=age, minutes=n))
+    for n, pair in enumerate(data["siblings"]):
+        for age, text in ((0, pair["older"]), (1, pair["newer"])):
+            append_note(inst.memory_dir, text, "fact", when=DAY + timedelta(days=age, hours=1, minutes=n))
+    cfg = Config.load(inst.config_path)
+    rag = RagIndex.for_instance(inst, cfg)
+    rag.rebuild()
+    if baseline:
+        _without_newer()
+    out: dict[str, Any] = {"n": len(data["corrections"]), "newer_first": [], "flagged": [], "only_older": [],
+                           "nothing": [], "misses": []}
+    for pair in data["corrections"]:
+        chain = _chain(pair)
+        hits = query_active(rag, inst.memory_dir, pair["probe"], 5)["hits"]
+        texts = [h.get("text", "") for h in hits]
+        rank = {t: texts.index(t) for t in chain if t in texts}
+        newest = chain[-1]
+        older_ranks = [rank[t] for t in chain[:-1] if t in rank]
+        newer_first = newest in rank and all(rank[newest] < r for r in older_ranks)
+        by_text = {h.get("text", ""): h for h in hits}
+        flagged = newest in by_text and any(
+            t in by_text and (by_text[t].get("may_conflict_with") or by_text[t].get("newer_notes"))
+            for t in chain[:-1])
+        record = recall_for(inst, cfg, pair["probe"])
+        if record.error:
+            sys.exit(f"recall failed: {record.error}")
+        got = {h["text"] for h in record.injected}
+        only_older = bool(got & set(chain[:-1])) and newest not in got
+        nothing = not got & set(chain)
+        for key, hit in (("newer_first", newer_first), ("flagged", flagged), ("only_older", only_older),
+                         ("nothing", nothing)):
+            if hit:
+                out[key].append(pair)
+        if only_older or not newer_first or not flagged:
+            out["misses"].append(f"[{pair['class']}] {pair['probe']!r}: search {[t[:40] for t in texts]}, "
+                                 f"injected {[t[:40] for t in got]}")
+    embedder = LocalEmbedder() if label != "keyword-only" else None
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = Path(tmp) / "copies"
+        for n, pair in enumerate(data["copies"]):
+            append_note(memory, pair["older"], "fact", when=DAY + timedelta(minutes=n))
+        out["copy_flags"] = [p for p in data["copies"] if p["older"] in
+                             [c.atom.text for c in assess(memory, p["newer"], embedder=embedder).conflicts]]
+        memory = Path(tmp) / "siblings"
+        for n, pair in enumerate(data["siblings"]):
+            append_note(memory, pair["older"], "fact", when=DAY + timedelta(minutes=n))
+            append_note(memory, pair["newer"], "fact", when=DAY + timedelta(days=1, minutes=n))
+        offered = {frozenset((c.older_text, c.newer_text)) for c in supersession_candidates(memory)
+                   if c.kind == "supersede"}
+        out["sibling_candidates"] = [p for p in data["siblings"] if frozenset((p["older"], p["newer"])) in offered]
+    out["copies"], out["siblings"] = len(data["copies"]), len(data["siblings"])
+    return out
+
+
+def _without_newer() -> None:
+    """Switch recall's newer-note lookup off until :func:`truth_tables` restores it: the ranking alone."""
+    from mnemara.memory import status
+
+    status._with_newer = lambda rag, memory_dir, answer, inactive, book: answer  # type: ignore[assignment]  # the baseline, measured
+
+
+def truth_tables(verbose: bool) -> None:
+    print("\n== 5. recall tells the current truth: bench/data/truth_subjects.json (issue 40), probes worded like "
+          "the older note")
+    print(f"   goals: 0 only-older injections; newer above older >= {GOAL_NEWER_FIRST:.0%}; conflict flagged >= "
+          f"{GOAL_FLAGGED:.0%}; restated copies flagged as a conflict <= {GOAL_COPY_FLAGS:.0%}; siblings offered "
+          f"for supersession <= {GOAL_SIBLING_CANDIDATES:.0%}")
+    print(f"   {'part':5s} {'mode':12s} | newer above older | conflict flagged | only the older injected | "
+          f"nothing injected | copies flagged | siblings offered")
+    from mnemara.memory import status
+
+    with_newer = status._with_newer
+    for part in ("dev", "blind"):
+        for label, baseline in (("local", False), ("keyword-only", False), ("local", True), ("keyword-only", True)):
+            t = truth_table(part, label, baseline)
+            status._with_newer = with_newer  # restored after a baseline
+            n = t["n"]
+            tag = f"{part}, {label}"
+            if baseline:
+                print(f"   {part:5s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {'baseline':8s}" for a, b in (
+                    (len(t["newer_first"]), n), (len(t["flagged"]), n), (len(t["only_older"]), n),
+                    (len(t["nothing"]), n), (len(t["copy_flags"]), t["copies"]),
+                    (len(t["sibling_candidates"]), t["siblings"]))) + "  <- without the newer-note lookup, same run")
+                continue
+            cells = [
+                (len(t["newer_first"]), n, goal(len(t["newer_first"]) >= GOAL_NEWER_FIRST * n, f"newer first ({tag})")),
+                (len(t["flagged"]), n, goal(len(t["flagged"]) >= GOAL_FLAGGED * n, f"flagged ({tag})")),
+                (len(t["only_older"]), n, goal(not t["only_older"], f"0 only-older injections ({tag})")),
+                (len(t["nothing"]), n, "reported"),
+                (len(t["copy_flags"]), t["copies"], goal(len(t["copy_flags"]) <= GOAL_COPY_FLAGS * t["copies"],
+                                                          f"copies flagged ({tag})")),
+                (len(t["sibling_candidates"]), t["siblings"],
+                 goal(len(t["sibling_candidates"]) <= GOAL_SIBLING_CANDIDATES * t["siblings"], f"siblings offered ({tag})")),
+            ]
+            print(f"   {part:5s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {g:8s}" for a, b, g in cells))
+            if verbose:
+                for line in t["misses"]:
+                    print(f"      miss {line}")
+                for p in t["copy_flags"]:
+                    print(f"      copy flagged: {p['newer']!r}")
+                for p in t["sibling_candidates"]:
+                    print(f"      sibling offered: {p['older']!r} / {p['newer']!r}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--writes", type=int, default=20)
     parser.add_argument("--skip-scale", action="store_true")
+    parser.add_argument("--only", choices=("all", "subjects", "issue31", "scale"), default="all",
+                        help="subjects: only section 5 (issue 40's set); issue31: only sections 1-4; scale: only 4")
+    parser.add_argument("--verbose", action="store_true", help="list every miss of section 5")
     args = parser.parse_args()
     validate()
+    validate_subjects()
     print("goal: 0 corrections lost, 0 wrong-only injections, 100% of copies handled or proposed, "
           f"write <= {WRITE_GOAL_MS:.0f} ms at {args.notes:,} notes")
     print(f"load: {os.getloadavg()[0]:.2f} (1-min load average on {os.cpu_count()} cores)")
@@ -279,12 +443,15 @@ def main() -> None:
           f"({sum(p['how'] == 'exact' for p in c['copies'])} exact), {len(c['siblings'])} sibling pairs")
     with tempfile.TemporaryDirectory() as home:
         os.environ["MNEMARA_HOME"] = home
-        print("\n== 1-3. write, replay, auto-recall")
-        for label, embedder in modes().items():
-            writes(label, embedder)
-            replays(label, embedder)
-            recalls(label)
-    if not args.skip_scale:
+        if args.only in ("all", "issue31"):
+            print("\n== 1-3. write, replay, auto-recall")
+            for label, embedder in modes().items():
+                writes(label, embedder)
+                replays(label, embedder)
+                recalls(label)
+        if args.only in ("all", "subjects"):
+            truth_tables(args.verbose)
+    if not args.skip_scale and args.only != "subjects":
         write_latency(args.notes, args.writes)
     if MISSES:
         print("\nMISSED: " + "; ".join(MISSES))

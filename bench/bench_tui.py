@@ -39,6 +39,11 @@ stay flat (the last 100 cost at most 3x the first 100).
    request at most 1.1x Ctrl+S -> request (after the key both take the same path).
    (--only-send-keys runs this alone.)
 
+6. @file (issue 39): the same message with and without ``@~/big.py`` (a 100 KB file in $HOME) on fresh
+   panels, Ctrl+S -> request, interleaved, median of --mention-repeats; a request without the file's text
+   (or a plain one with it) makes the run invalid. Goal: at most 50 ms over the plain message.
+   (--only-mention runs this alone.)
+
 A panel that never draws is an invalid measurement (exit 2), never a fast one.
 Prints ratios measured in this one run (the machine is shared: compare ratios).
 """
@@ -102,7 +107,7 @@ def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: flo
             if ready_at is None and mark is not None and mark in seen:
                 ready_at = time.perf_counter() - started
             if ready_at is not None and not quit_sent:
-                os.write(master, b"\x03")  # Ctrl+C: quit after saving
+                os.write(master, b"\x03\x03")  # Ctrl+C twice: quit after saving (idle, one clears the input)
                 quit_sent = True
             if proc.poll() is not None:
                 break
@@ -182,7 +187,7 @@ class PanelPty:
 
     def quit(self) -> float:
         """Ctrl+C; seconds until the process is gone."""
-        os.write(self.master, b"\x03")
+        os.write(self.master, b"\x03\x03")  # idle, the first Ctrl+C clears the input, the second quits
         quit_at = time.perf_counter()
         self.proc.wait(timeout=60)
         return time.perf_counter() - quit_at
@@ -305,9 +310,7 @@ def bench_panel_rss(turns: int) -> float:
 
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-rss-"))
     with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
-        env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color",
-                   PYTHONPATH=str(ROOT))
+        env = panel_env(api, home)
         mnemara = [sys.executable, "-m", "mnemara"]
         subprocess.run([*mnemara, "init", "--instance", "rss"], env=env, check=True, capture_output=True)
         for note in RSS_NOTES:
@@ -497,46 +500,17 @@ def send_key_request(cmd: list[str], env: dict[str, str], api: Any, key: bytes, 
                      timeout: float = 120.0) -> float:
     """Seconds from ``key`` (typed after a message) to the request reaching ``api``; the panel is then quit.
     ``pause``: seconds between the panel drawn and typing (its spare CLI starts meanwhile, in both cases)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    before = len(api.message_requests())
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
-    os.close(slave)
-    seen = b""
+    return panel_requests(cmd, env, api, [b"where is the lease timeout"], pause, key=key, timeout=timeout,
+                          answer_wait=1.0)[0]
 
-    def pump(until: Callable[[], bool], what: str) -> None:
-        nonlocal seen
-        while not until():
-            if time.perf_counter() - started > timeout or proc.poll() is not None:
-                raise SystemExit(f"INVALID: send key {key!r}: {what} did not happen (exit code {proc.poll()}); "
-                                 f"last output: {seen[-600:]!r}")
-            if select.select([master], [], [], 0.005)[0]:
-                try:
-                    seen = (seen + os.read(master, 65536))[-8192:]
-                except OSError:
-                    pass
 
-    try:
-        pump(lambda: READY_MARK in seen, "the panel drawing")
-        warm = time.perf_counter() + pause
-        pump(lambda: time.perf_counter() >= warm, "the pause")
-        os.write(master, b"where is the lease timeout")
-        settle = time.perf_counter() + 0.3
-        pump(lambda: time.perf_counter() >= settle, "typing")
-        os.write(master, key)
-        sent = time.perf_counter()
-        pump(lambda: len(api.message_requests()) > before, "the request")
-        to_request = time.perf_counter() - sent
-        answered = time.perf_counter() + 1.0
-        pump(lambda: time.perf_counter() >= answered, "the answer")
-        os.write(master, b"\x03")
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
-    return to_request
+def panel_env(api: Any, home: Path) -> dict[str, str]:
+    """The environment of a benchmarked panel: this one's without its API, Mnemara or CLI settings, pointed at
+    ``api`` with ``home`` as HOME."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
+    env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color",
+               PYTHONPATH=str(ROOT))
+    return env
 
 
 def bench_send_keys(repeats: int, pause: float = 3.0) -> float:
@@ -546,9 +520,7 @@ def bench_send_keys(repeats: int, pause: float = 3.0) -> float:
     home = Path(tempfile.mkdtemp(prefix="mnemara-bench-keys-"))
     times: dict[str, list[float]] = {name: [] for name in SEND_KEYS}
     with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MNEMARA_", "CLAUDE_"))}
-        env.update(api.env(), HOME=str(home), MNEMARA_HOME=str(home / ".mnemara"), TERM="xterm-256color",
-                   PYTHONPATH=str(ROOT))
+        env = panel_env(api, home)
         for n in range(repeats):
             for name in (list(SEND_KEYS) if n % 2 == 0 else list(reversed(SEND_KEYS))):
                 instance = f"keys{n}-{name.replace('+', '')}"
@@ -570,6 +542,135 @@ def bench_send_keys(repeats: int, pause: float = 3.0) -> float:
     return ratio
 
 
+# -- 5. an @file mention (issue 39) --------------------------------------------------------------
+
+MENTION_GOAL_S = 0.050  # Ctrl+S -> request with @ of a 100 KB file, at most this much over a plain message
+MENTION_BYTES = 100 * 1024
+
+
+def panel_requests(cmd: list[str], env: dict[str, str], api: Any, texts: list[bytes], pause: float,
+                   key: bytes = SEND_KEYS["ctrl+s"], timeout: float = 300.0, answer_wait: float = 1.5) -> list[float]:
+    """One panel on a pty sends each of ``texts`` in turn (``key``, then ``answer_wait`` s for the answer); the
+    seconds from each key to its request reaching ``api``. ``pause``: seconds between the panel drawn and
+    typing (its spare CLI starts meanwhile); the panel is then quit."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    seen = b""
+
+    def pump(until: Callable[[], bool], what: str) -> None:
+        nonlocal seen
+        while not until():
+            if time.perf_counter() - started > timeout or proc.poll() is not None:
+                raise SystemExit(f"INVALID: send key {key!r}: {what} did not happen (exit code {proc.poll()}); "
+                                 f"last output: {seen[-600:]!r}")
+            if select.select([master], [], [], 0.005)[0]:
+                try:
+                    seen = (seen + os.read(master, 65536))[-8192:]
+                except OSError:
+                    pass
+
+    times: list[float] = []
+    try:
+        pump(lambda: READY_MARK in seen, "the panel drawing")
+        warm = time.perf_counter() + pause
+        pump(lambda: time.perf_counter() >= warm, "the pause")
+        for text in texts:
+            before = len(api.message_requests())
+            os.write(master, text)
+            settle = time.perf_counter() + 0.3
+            pump(lambda: time.perf_counter() >= settle, "typing")
+            os.write(master, key)
+            sent = time.perf_counter()
+            pump(lambda: len(api.message_requests()) > before, "the request")
+            times.append(time.perf_counter() - sent)
+            answered = time.perf_counter() + answer_wait  # the answer drawn, the CLI kept for the next message
+            pump(lambda: time.perf_counter() >= answered, "the answer")
+        for _ in range(2):  # idle, the first Ctrl+C clears the input and the second quits
+            os.write(master, b"\x03")
+            again = time.perf_counter() + 0.3
+            pump(lambda: time.perf_counter() >= again or proc.poll() is not None, "quitting")
+        proc.wait(timeout=60)
+    except OSError:
+        pass
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    return times
+
+
+def bench_mention(repeats: int, pause: float = 3.0) -> float:
+    """In one panel whose CLI is kept between turns: the same message with and without ``@~/big.py`` (a 100 KB
+    file), alternated ABBA after a warm-up message, Ctrl+S -> request each; median @file minus median plain.
+    Each request is checked: the file's text must be in the @file ones' last message, never in the plain ones'."""
+    from mnemara.testing.scripted_api import ScriptedAPI, reply
+
+    home = Path(tempfile.mkdtemp(prefix="mnemara-bench-mention-"))
+    line = "def handler(event, context):  # a line of about sixty characters\n"
+    (home / "big.py").write_text(line * (MENTION_BYTES // len(line) + 1), encoding="utf-8")
+    plain, mention = b"where is the lease timeout", b"where is the lease timeout @~/big.py"
+    order = [plain] + [t for n in range(repeats) for t in ((plain, mention, mention, plain) if n % 2 == 0
+                                                           else (mention, plain, plain, mention))]
+    with ScriptedAPI(default=reply("The lease timeout is thirty seconds.")) as api:
+        env = panel_env(api, home)
+        subprocess.run([sys.executable, "-m", "mnemara", "init", "--instance", "mention", "--role", ""],
+                       env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+        config = home / ".mnemara" / "mention" / "config.json"
+        data = json.loads(config.read_text(encoding="utf-8"))
+        data["max_window_turns"] = 1  # no earlier message (nor its attachment) in the next request
+        config.write_text(json.dumps(data), encoding="utf-8")
+        cmd = [sys.executable, "-m", "mnemara", "run", "--instance", "mention"]
+        times = panel_requests(cmd, env, api, order, pause)
+        requests = api.message_requests()
+    if len(times) != len(order) or len(requests) != len(order):
+        raise SystemExit(f"INVALID: {len(order)} messages, {len(times)} timed, {len(requests)} requests")
+    runs: dict[str, list[float]] = {"plain": [], "@file": []}
+    for text, took, request in list(zip(order, times, requests))[1:]:
+        name = "@file" if text == mention else "plain"
+        last = request.blocks("user")[-1].get("text", "") if request.blocks("user") else ""
+        if (name == "@file") != ("<user_attachment" in last and line in last):
+            raise SystemExit(f"INVALID: a {name} request {'lacks' if name == '@file' else 'has'} the file's text")
+        runs[name].append(took)
+    medians = {name: statistics.median(r) for name, r in runs.items()}
+    print(f"@file mention (one panel, its CLI kept; {len(runs['plain'])} of each, ABBA after a warm-up; Ctrl+S "
+          f"after the message -> the request; the file is {MENTION_BYTES // 1024} KB)")
+    for name, r in runs.items():
+        print(f"  {name:<6} -> request {medians[name] * 1000:8.1f} ms   runs: " + ", ".join(f"{x * 1000:.0f}" for x in r))
+    print(f"  in-process, what the panel adds before sending: prepare_message of the file "
+          f"{mention_cpu(home / 'big.py') * 1000:.2f} ms CPU (median of 50)")
+    over = medians["@file"] - medians["plain"]
+    print(f"  @file over plain: {over * 1000:+.1f} ms (goal <= {MENTION_GOAL_S * 1000:.0f} ms) -> "
+          f"{'met' if over <= MENTION_GOAL_S else 'MISSED'}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return over
+
+
+def mention_cpu(path: Path) -> float:
+    """CPU seconds of attaching ``path`` to a message through the Read gate (median of 50)."""
+    from mnemara.commands.mentions import prepare_message
+    from mnemara.core.config import Config
+    from mnemara.guard.gate import PermissionGate
+    from mnemara.store.instance import Instance
+
+    os.environ["MNEMARA_HOME"] = str(path.parent / ".mnemara")
+    gate = PermissionGate(Config(), Instance.open("mention"), cwd=path.parent)
+    home, os.environ["HOME"] = os.environ.get("HOME"), str(path.parent)
+    try:
+        runs = []
+        for _ in range(50):
+            started = time.process_time()
+            prepared = prepare_message(f"where is the lease timeout @{path}", gate, str(path.parent))
+            runs.append(time.process_time() - started)
+        if len(prepared.attachments) != 1:
+            raise SystemExit("INVALID: the in-process mention attached nothing")
+    finally:
+        if home is not None:
+            os.environ["HOME"] = home
+    return statistics.median(runs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=5000)
@@ -584,10 +685,15 @@ def main() -> None:
     parser.add_argument("--only-diff", action="store_true", help="only the permission question with a 400-line diff")
     parser.add_argument("--only-send-keys", action="store_true", help="only Enter -> request against Ctrl+S -> request")
     parser.add_argument("--send-key-repeats", type=int, default=3, help="runs of each send key")
+    parser.add_argument("--only-mention", action="store_true", help="only @file of a 100 KB file against a plain message")
+    parser.add_argument("--mention-repeats", type=int, default=3, help="runs of each message (0: skip)")
     parser.add_argument("--no-check", action="store_true", help="print the figures, never fail on a goal")
     args = parser.parse_args()
     print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1/5/15 min) on {os.cpu_count()} cpus")
     byte_compile_checkout()
+    if args.only_mention:
+        over = bench_mention(max(args.mention_repeats, 1))
+        sys.exit(0 if args.no_check or over <= MENTION_GOAL_S else 1)
     if args.only_send_keys:
         send_keys = bench_send_keys(args.send_key_repeats)
         sys.exit(0 if args.no_check or send_keys <= SEND_KEY_GOAL else 1)
@@ -625,6 +731,10 @@ def main() -> None:
         send_keys = bench_send_keys(args.send_key_repeats)
         if send_keys > SEND_KEY_GOAL:
             missed.append(f"Enter -> request {send_keys:.2f}x Ctrl+S -> request")
+    if args.mention_repeats:
+        over = bench_mention(args.mention_repeats)
+        if over > MENTION_GOAL_S:
+            missed.append(f"@file of {MENTION_BYTES // 1024} KB -> request {over * 1000:.0f} ms over a plain message")
     if args.no_check:
         return
     if baseline is None:

@@ -72,3 +72,12 @@ async def more_polls(inbox: Any, n: int = 3, timeout: float = 30.0) -> None:
     while inbox.stats.polls < target:
         assert loop.time() < end, f"the inbox polled {inbox.stats.polls} times, expected {target}"
         await asyncio.sleep(0.01)
+
+
+async def until(check: Any, timeout: float = 15.0) -> None:
+    """Wait (polling the running loop) until ``check()`` is true; fail after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        assert loop.time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)

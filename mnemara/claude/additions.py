@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 
-#: The built-in tools every CLI is offered (the rest are Mnemara's in-process tools).
-BUILTIN_TOOLS = ["Bash", "Read", "Write", "Edit"]
+from mnemara.core.native_tools import DEFAULT_NATIVE_TOOLS
+
+#: The built-in tools a CLI is offered unless ``native_tools`` says otherwise (the rest are Mnemara's in-process tools).
+BUILTIN_TOOLS = list(DEFAULT_NATIVE_TOOLS)
 
 #: Settings handed to every CLI (``--settings``): the CLI additions a documented setting removes.
 QUIET_SETTINGS: dict[str, object] = {

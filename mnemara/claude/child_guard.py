@@ -44,6 +44,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mnemara.core import json_limits
 from mnemara.core.user_cache import cache_dir as cache_dir  # the launcher and the early records live there
 
 PARENT_ENV = "MNEMARA_PARENT_PID"
@@ -137,7 +138,7 @@ def read_cached_json(path: Path) -> dict[str, Any]:
             return {}
         with os.fdopen(fd, "rb") as fh:
             fd = -1
-            data = json.loads(fh.read())
+            data = json_limits.loads(fh.read(), max_bytes=MAX_RECORD_BYTES)
     except (OSError, ValueError):
         return {}
     finally:

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mnemara.core import json_limits
 from mnemara.core.debuglog import log_event
 from mnemara.claude import startup_answers
 from mnemara.claude.startup_answers import sdk_version
@@ -131,10 +132,10 @@ def session_spec(cli: str, prompt_path: str, inputs: LaunchInputs, env_overrides
                  version: str) -> LaunchSpec:
     """What a session's launcher starts for a config's ``inputs`` (:func:`command_line`, :func:`process_env`
     and ``cwd``), computed without the SDK (nor pydantic, nor asyncio)."""
-    from mnemara.claude.additions import BUILTIN_TOOLS, quiet_settings
+    from mnemara.claude.additions import quiet_settings
     from mnemara.claude.child_guard import guard_env
 
-    argv = command_line(cli, prompt_path, inputs.model, inputs.servers, BUILTIN_TOOLS, quiet_settings())
+    argv = command_line(cli, prompt_path, inputs.model, inputs.servers, inputs.native_tools, quiet_settings())
     env = {**inputs.env, **guard_env(), **env_overrides}  # this process's pid, not the recorded one's
     return LaunchSpec(argv, process_env(env, cwd, version), cwd)
 
@@ -344,7 +345,7 @@ def _inputs(instance: Instance) -> LaunchInputs:
     if inputs is None:
         from mnemara.core.config import Config
 
-        cfg = Config.from_dict(json.loads(raw.decode("utf-8")), source=str(instance.config_path))
+        cfg = Config.from_dict(json_limits.loads(raw.decode("utf-8")), source=str(instance.config_path))
         inputs = launch_inputs.of(cfg, with_tools=True)
         launch_inputs.record(raw, inputs)
     return inputs

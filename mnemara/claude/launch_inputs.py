@@ -23,7 +23,6 @@ and the config is validated as if nothing were recorded.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import asdict, dataclass
@@ -33,7 +32,9 @@ from typing import TYPE_CHECKING, Any
 from mnemara.claude.additions import QUIET_ENV
 from mnemara.claude.child_guard import PARENT_ENV, cache_dir, read_cached_json, write_cached_json
 from mnemara.claude.faults import RETRY_ENV
+from mnemara.core import json_limits
 from mnemara.core.mcp_names import SERVER_NAME
+from mnemara.core.native_tools import DEFAULT_NATIVE_TOOLS, NATIVE_TOOLS
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 FILE_NAME = "early-launch.json"
 _KEPT = 8  # records kept (one per distinct config.json)
 _PACKAGE = Path(__file__).resolve().parents[1]
-_SOURCES = ("core/config.py", "claude/options.py", "claude/faults.py", "claude/additions.py", "claude/child_guard.py",
+_SOURCES = ("core/config.py", "core/native_tools.py", "claude/options.py", "claude/faults.py", "claude/additions.py", "claude/child_guard.py",
             "claude/launch_inputs.py")
 
 
@@ -54,6 +55,7 @@ class LaunchInputs:
     servers: dict[str, dict[str, Any]]  # the --mcp-config servers
     env: dict[str, str]  # launch_env(): Bash timeouts, retries, the child guard's, the quiet flags
     request_log_calls: int
+    native_tools: list[str]  # the built-in tools offered (``--tools``)
 
 
 def of(cfg: Config, with_tools: bool | None = None) -> LaunchInputs:
@@ -61,7 +63,7 @@ def of(cfg: Config, with_tools: bool | None = None) -> LaunchInputs:
     from mnemara.claude.options import cli_servers, launch_env
 
     return LaunchInputs(str(cfg.role_doc_path), cfg.model, cli_servers(cfg, with_tools=with_tools), launch_env(cfg),
-                        int(cfg.request_log_calls))
+                        int(cfg.request_log_calls), list(cfg.native_tools))
 
 
 def _key(config_bytes: bytes) -> str:
@@ -127,6 +129,10 @@ def fits(inputs: LaunchInputs, config: Any) -> str | None:
     if recorded != wanted:
         return "MCP servers: " + ", ".join(sorted(str(n) for n in recorded.keys() ^ wanted.keys()
                                                  or {n for n in wanted if recorded[n] != wanted[n]}))[:200]
+    native = config.get("native_tools", list(DEFAULT_NATIVE_TOOLS))
+    if not isinstance(inputs.native_tools, list) or native != inputs.native_tools or not all(
+            name in NATIVE_TOOLS for name in inputs.native_tools):
+        return "native_tools"
     model = config.get("model")
     if not isinstance(inputs.model, str) or not _MODEL.match(inputs.model) or (
             isinstance(model, str) and model != inputs.model):
@@ -171,6 +177,6 @@ def drop(config_bytes: bytes) -> None:
 def parse_config(config_bytes: bytes) -> Any:
     """config.json's bytes as JSON for :func:`fits` (None when they are not JSON: then nothing fits)."""
     try:
-        return json.loads(config_bytes.decode("utf-8"))
-    except (ValueError, RecursionError):
+        return json_limits.loads(config_bytes.decode("utf-8"))
+    except ValueError:
         return None

@@ -125,6 +125,7 @@ class CliLauncher:
             "model": cfg.model,
             "mcp": [s.model_dump(mode="json") for s in cfg.mcp_servers],
             "tools": [s.name for s in enabled_specs(cfg)],
+            "native_tools": list(cfg.native_tools),
             "bash": cfg.bash_timeout_seconds,
             "retries": cfg.api_max_retries,
             "cache_ttl": cfg.cache_ttl,
@@ -218,7 +219,7 @@ class CliLauncher:
 
         return ClaudeAgentOptions(
             system_prompt=system_prompt,
-            tools=list(BUILTIN_TOOLS),
+            tools=list(cfg.native_tools),  # the spec's four unless config.json's native_tools says otherwise
             mcp_servers=servers,
             model=cfg.model,
             cwd=needs.cwd,

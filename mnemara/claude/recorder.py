@@ -38,6 +38,7 @@ import secrets
 import select
 import socket
 import ssl
+import sys
 import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -182,7 +183,7 @@ class RequestRecorder:
     def start(self) -> "RequestRecorder":
         with self._lock:
             if self._server is None:
-                server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+                server = _RelayServer(("127.0.0.1", 0), _handler_for(self))
                 server.daemon_threads = True
                 self._server = server
                 self._thread = threading.Thread(target=server.serve_forever, args=(POLL_SECONDS,),
@@ -230,6 +231,16 @@ class RequestRecorder:
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
             self.on_call(call)
+
+
+class _RelayServer(ThreadingHTTPServer):
+    """The loopback server; a CLI killed mid-connection (``/stop``, a halt) is not an error to print:
+    socketserver would write its traceback on stderr, over the panel or the REPL."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def _tls_context() -> ssl.SSLContext:

@@ -95,6 +95,7 @@ class SpendGate:
         """The turn is over: wait (bounded) for its calls in flight to be counted, then forget it."""
         with self._settled:
             self._settled.wait_for(lambda: self._in_flight == 0, SETTLE_SECONDS)
+            self._in_flight = 0  # one never counted (its record failed) must not slow every later turn's end
             turn, self.turn = self.turn, None
             return turn
 
@@ -129,6 +130,8 @@ class SpendGate:
                 with self._lock:
                     if turn is not None and turn.halt is None:
                         turn.halt, turn.cap = reason, cap
+            elif cap is not None and turn is not None and turn.halt is not None:
+                reason = turn.halt  # stopped or halted while the question was open: a yes comes too late
         if reason is not None:
             with self._lock:
                 if turn is not None:

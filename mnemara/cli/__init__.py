@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from mnemara.core.redact import redact_urls_in
 from mnemara.core.errors import MnemaraError
 
 
@@ -55,11 +56,11 @@ class _Group(click.Group):
             inst = current_instance.get()
             if inst is not None:
                 log_event(inst.debug_log_path, "cli_error", "error", command=ctx.invoked_subcommand, message=exc.message)
-            click.echo(f"error: {exc.message}", err=True)
+            click.echo(f"error: {redact_urls_in(exc.message)}", err=True)  # never a URL's credentials on screen
             sys.exit(exc.exit_code)
         except OSError as exc:  # a file where a folder belongs, no permission, a full disk ...: one line, no traceback
             where = f": {exc.filename}" if exc.filename else ""
-            click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+            click.echo(f"error: {redact_urls_in(f'{exc.strerror or exc}{where}')}", err=True)
             sys.exit(2)
 
 

@@ -52,15 +52,18 @@ def list_cmd() -> None:
 
 
 def _list_line(name: str, legacy: list[str]) -> str:
-    import json
+    from mnemara.core import json_limits
 
     root = mnemara_home() / name
     try:
-        raw = json.loads((root / "config.json").read_text(encoding="utf-8"))
-        model = raw.get("model", "?") if isinstance(raw, dict) else "?"
-        role = (raw.get("role_doc_path") if isinstance(raw, dict) else "") or "(none)"
-    except (OSError, ValueError):
-        model, role = "?", "(config.json unreadable)"
+        raw = json_limits.load_file(root / "config.json")
+        if not isinstance(raw, dict):
+            raise ValueError("the top level is not a JSON object")
+    except (OSError, ValueError) as exc:  # one broken instance is shown as broken; the others are listed
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0][:200]
+        return f"{name}  [broken: config.json: {terminal_safe(why)}]"
+    model = raw.get("model", "?")
+    role = raw.get("role_doc_path") or "(none)"
     line = f"{name}  model={terminal_safe(str(model))}  role={terminal_safe(str(role))}"  # imported text: escaped
     if legacy:
         line += f"  [needs migrate: {', '.join(legacy)} in Mnemara 0.18 format; run: mnemara migrate --instance {name}]"

@@ -1,13 +1,13 @@
 """``mnemara lint``: audit memory notes and wiki pages (read-only unless --fix is confirmed)."""
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from mnemara.cli import main
-from mnemara.cli.common import instance_option, open_instance
+from mnemara.cli.common import instance_option, open_instance, say, say_json
+from mnemara.core.display import terminal_safe
 
 
 def _print_report(report: object) -> None:
@@ -17,25 +17,25 @@ def _print_report(report: object) -> None:
     for f in report.path_problems:
         tag = "MOVED" if f.verdict == "moved" else "DEAD"
         where = f"{f.file}:{f.line}" + (f" (note {f.note})" if f.note else "")
-        click.echo(f"{tag:5} {f.kind:6} {where}  {f.cited}  ({f.reason})")
+        say(f"{tag:5} {f.kind:6} {where}  {f.cited}  ({f.reason})")
         for p in f.proposals:
-            click.echo(f"      -> {p}")
+            say(f"      -> {p}")
     for link in report.dead_links:
         hint = f"  (did you mean: {', '.join(link.suggestions)})" if link.suggestions else ""
         where = f"{link.file}:{link.line}" + (f" (note {link.note})" if link.note else "")
-        click.echo(f"DEAD  link   {where}  [[{link.link}]]{hint}")
+        say(f"DEAD  link   {where}  [[{link.link}]]{hint}")
     for c in report.candidates:
         for line in c.lines():
-            click.echo(line)
+            say(line)
     for h in report.headings:
         part = f"read as part of note {h.note}" if h.note else "before the first heading: read as no note"
-        click.echo(f"HEADING {h.file}:{h.line}  {h.text[:80]!r} is not a note heading ({part}); "
+        say(f"HEADING {h.file}:{h.line}  {h.text[:80]!r} is not a note heading ({part}); "
                    "a note starts with '## <ISO timestamp> <category>'")
     for p in report.problems:
-        click.echo(f"UNREADABLE {p}")
+        say(f"UNREADABLE {p}")
     unverifiable = sum(1 for f in report.paths if f.verdict == "unverifiable")
     live = sum(1 for f in report.paths if f.verdict == "live")
-    click.echo(
+    say(
         f"checked {report.files_checked} files: {len(report.path_problems)} dead/moved paths, "
         f"{len(report.dead_links)} dead links, {len(report.candidates)} supersession candidates, "
         f"{len(report.headings)} stray headings "
@@ -59,17 +59,17 @@ def _fix(inst: object, report: object) -> int:
 
     def attempt(question: str, rel: str, note: str, old: str, new: str) -> None:
         nonlocal applied
-        if not click.confirm(question, default=False):
+        if not click.confirm(terminal_safe(question), default=False):
             return
         try:
             now = fix_path(root, report, rel, note, old, new)
         except MnemaraError as exc:
-            click.echo(f"  not fixed: {exc.message}")
+            say(f"  not fixed: {exc.message}")
             return
         applied += 1
         log_event(log, "lint_fix", file=rel, note=note or None, new_id=now or None, old=old, new=new)
         if now:
-            click.echo(f"  fixed; the note's id is now {now}")
+            say(f"  fixed; the note's id is now {now}")
 
     for f in report.path_problems:
         if f.verdict == "moved" and len(f.proposals) == 1:
@@ -82,22 +82,22 @@ def _fix(inst: object, report: object) -> int:
     memory_dir = inst.memory_dir  # type: ignore[attr-defined]  # inst is typed object here; callers pass an Instance
     for c in report.candidates:
         for line in c.lines()[1:]:
-            click.echo(line)
+            say(line)
         verb = "merge" if c.kind == "merge" else "supersede"
-        answer = click.prompt(
+        answer = click.prompt(terminal_safe(
             f"{c.newer} {'may be a copy of' if c.kind == 'merge' else 'may supersede'} {c.older}: "
-            f"[{verb[0]}]{verb[1:]} (keep {c.newer}, mark {c.older} superseded) / [d]istinct / [k]eep for later",
+            f"[{verb[0]}]{verb[1:]} (keep {c.newer}, mark {c.older} superseded) / [d]istinct / [k]eep for later"),
             type=click.Choice([verb[0], "d", "k"]), default="k", show_choices=False)
         if answer == "k":
             continue
         try:
             done = resolve_candidate(memory_dir, c, "distinct" if answer == "d" else "accept", "mnemara lint --fix")
         except MnemaraError as exc:
-            click.echo(f"  not recorded: {exc.message}")
+            say(f"  not recorded: {exc.message}")
             continue
         if answer != "d":
             log_event(log, "atom_superseded", old=c.older, new=c.newer, via="lint", kind=c.kind)
-        click.echo(f"  {done}")
+        say(f"  {done}")
         applied += 1
     return applied
 
@@ -122,11 +122,11 @@ def lint(instance_name: str, as_json: bool, fix: bool, no_candidates: bool) -> N
         raise UsageError("--fix asks questions; it cannot be combined with --json")
     report = run_lint(inst.root, candidates=not no_candidates)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=1, ensure_ascii=False))
+        say_json(report.to_dict(), indent=1)
     else:
         _print_report(report)
     if fix and report.needs_user:
         applied = _fix(inst, report)
         report = run_lint(inst.root, candidates=not no_candidates)
-        click.echo(f"applied {applied} fixes; {'still needs you' if report.needs_user else 'now clean'}")
+        say(f"applied {applied} fixes; {'still needs you' if report.needs_user else 'now clean'}")
     sys.exit(1 if report.needs_user else 0)

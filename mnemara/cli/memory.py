@@ -1,10 +1,9 @@
 """``mnemara reindex``: rebuild the RAG index of an instance from its files."""
 from __future__ import annotations
 
-import click
 
 from mnemara.cli import main
-from mnemara.cli.common import instance_option, open_instance
+from mnemara.cli.common import instance_option, open_instance, say
 
 
 @main.command()
@@ -29,13 +28,13 @@ def reindex(instance_name: str) -> None:
     except RagUnavailable as exc:
         raise MnemaraError(f"RAG backend unavailable: {exc}") from None
     log_event(inst.debug_log_path, "rag_reindex", **{k: v for k, v in stats.items() if k != "embedding"})
-    click.echo(f"reindexed {instance_name}: {stats['chunks']} chunks from {stats['sources']} files"
+    say(f"reindexed {instance_name}: {stats['chunks']} chunks from {stats['sources']} files"
                f" (+{stats.get('manual_carried', 0)} carried over from rag_index)")
     embedding = stats.get("embedding") or {}
     if embedding.get("skipped"):
-        click.echo(f"vectors: not computed ({embedding['skipped']}); queries stay keyword-only until it answers")
+        say(f"vectors: not computed ({embedding['skipped']}); queries stay keyword-only until it answers")
     elif embedding:
         model = getattr(rag.embedder, "model", "") or "no embedder"  # the one used, not the Ollama setting
-        click.echo(f"vectors: {embedding.get('embedded', 0)} embedded with {model}")
+        say(f"vectors: {embedding.get('embedded', 0)} embedded with {model}")
     if stats.get("warning"):
-        click.echo(f"warning: {stats['warning']}", err=True)
+        say(f"warning: {stats['warning']}", err=True)

@@ -6,12 +6,11 @@ gives the same data as one JSON object.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from mnemara.cli.common import instance_option, open_instance
+from mnemara.cli.common import instance_option, open_instance, say, say_json
 from mnemara.cli.memory_status import memory
 from mnemara.core.display import terminal_safe
 
@@ -30,10 +29,29 @@ def _first_line(text: str, limit: int = 160) -> str:
     return terminal_safe(line[:limit] + ("…" if len(line) > limit or "\n" in text.strip() else ""))
 
 
+def _found_by(hit: dict[str, Any]) -> str:
+    """What put the hit here: its channels' ranks, and the boosts it got (a hit no channel found is a
+    note written just before or after a hit: it scores the neighbour weight times that hit's score)."""
+    parts = [f"{name} #{info.get('rank')}" for name, info in hit.get("channels", {}).items()]
+    boosts = hit.get("boosts") or {}
+    near = boosts.get("neighbour")
+    if isinstance(near, dict):
+        said = f"+{near.get('added')} as the neighbour of {near.get('of')}"
+        parts.append(said if parts else f"no channel found it: written next to {near.get('of')}, {said}")
+    if boosts.get("date"):
+        parts.append(f"+{boosts['date']} in the date window")
+    return ", ".join(parts) or "no channel"
+
+
 def _hit_lines(n: int, hit: dict[str, Any]) -> list[str]:
-    channels = ", ".join(f"{name} #{info.get('rank')}" for name, info in hit.get("channels", {}).items())
-    head = f"{n}. {hit.get('id')}  {hit.get('created_at') or ''}  score {hit.get('score')}  ({channels or 'no channel'})"
+    from mnemara.memory.autorecall import shown
+
+    head = f"{n}. {hit.get('id')}  {hit.get('created_at') or ''}  score {hit.get('score')}  ({_found_by(hit)})"
     lines = [head, f"   {_first_line(str(hit.get('text', '')))}"]
+    if hit.get("newer_than"):
+        lines.append(f"   NEWER than {shown(hit['newer_than'])} on the same subject")
+    if hit.get("newer_notes"):
+        lines.append(f"   OLDER: a newer note on the same subject is {shown(hit['newer_notes'])}")
     if hit.get("may_conflict_with"):
         lines.append(f"   may conflict with {', '.join(hit['may_conflict_with'])}: {hit.get('conflict', '')}")
     if hit.get("provenance"):
@@ -62,18 +80,19 @@ def search_cmd(instance_name: str, k: int, as_json: bool, query: tuple[str, ...]
     except BackendUnavailable as exc:
         raise MnemaraError(f"memory search unavailable: {exc}") from None
     if as_json:
-        click.echo(json.dumps(answer, indent=1, ensure_ascii=False, default=str))
+        say_json(answer, indent=1, default=str)
         return
     hits = answer.get("hits", [])
-    click.echo(f"{len(hits)} hits for {terminal_safe(text)!r} ({answer.get('fusion', '')})")
+    channels = " + ".join(answer.get("channels", [])) or "no channel"
+    say(f"{len(hits)} hits for {terminal_safe(text)!r} ({channels}; --json shows the scoring rule and weights)")
     for n, hit in enumerate(hits, 1):
         for line in _hit_lines(n, hit):
-            click.echo(line)
+            say(line)
     for gone in answer.get("left_out", []):
-        click.echo(f"left out {gone['id']}: {gone['why']}")
+        say(f"left out {gone['id']}: {gone['why']}")
     for key in ("degraded", "warning"):
         if answer.get(key):
-            click.echo(f"{key}: {answer[key]}", err=True)
+            say(f"{key}: {answer[key]}", err=True)
 
 
 @memory.command("recall")
@@ -95,12 +114,12 @@ def recall_cmd(instance_name: str, as_json: bool, message: tuple[str, ...]) -> N
     if as_json:
         data = asdict(record)
         data["auto_recall_on"] = bool(cfg.auto_recall)
-        click.echo(json.dumps(data, indent=1, ensure_ascii=False, default=str))
+        say_json(data, indent=1, default=str)
         return
     if not cfg.auto_recall:
-        click.echo("auto_recall is off for this instance: this is what it would do if it were on")
+        say("auto_recall is off for this instance: this is what it would do if it were on")
     for line in record.describe():
-        click.echo(terminal_safe(line))
+        say(terminal_safe(line))
     if record.block:
-        click.echo("")
-        click.echo(terminal_safe(record.block))
+        say("")
+        say(terminal_safe(record.block))

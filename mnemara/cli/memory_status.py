@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from mnemara.cli import main
-from mnemara.cli.common import instance_option, open_instance
+from mnemara.cli.common import instance_option, open_instance, say, say_json
 from mnemara.core.display import terminal_safe
 
 
@@ -25,19 +25,18 @@ def memory() -> None:
 def list_cmd(instance_name: str, day: str | None, category: str | None, status: str, grep: str | None,
              as_json: bool) -> None:
     """One line per note: id, time, category, status, first line of text."""
-    import json
 
     from mnemara.memory.listing import list_notes, one_line
 
     inst = open_instance(instance_name)
     items = list_notes(inst.memory_dir, day=day, category=category, status=status, grep=grep)
     if as_json:
-        click.echo(json.dumps(items, indent=1, ensure_ascii=False))
+        say_json(items, indent=1)
         return
     for item in items:  # what the agent wrote: control characters shown, not obeyed by the terminal
-        click.echo(terminal_safe(one_line(item)))
+        say(terminal_safe(one_line(item)))
     if not items:
-        click.echo("no notes match", err=True)
+        say("no notes match", err=True)
 
 
 @memory.command()
@@ -54,7 +53,7 @@ def supersede(instance_name: str, old: str, new: str, reason: str) -> None:
     a, b = find_atom(inst.memory_dir, old), find_atom(inst.memory_dir, new)
     set_status(inst.memory_dir, a, "superseded", new=b, reason=reason)
     log_event(inst.debug_log_path, "atom_superseded", old=a.id, new=b.id, reason=reason, via="cli")
-    click.echo(f"{a.id} is superseded by {b.id}; recall skips it from now on (nothing deleted)")
+    say(f"{a.id} is superseded by {b.id}; recall skips it from now on (nothing deleted)")
 
 
 @memory.command()
@@ -70,7 +69,7 @@ def deprecate(instance_name: str, atom: str, reason: str) -> None:
     a = find_atom(inst.memory_dir, atom)
     set_status(inst.memory_dir, a, "deprecated", reason=reason)
     log_event(inst.debug_log_path, "atom_deprecated", atom=a.id, reason=reason, via="cli")
-    click.echo(f"{a.id} is deprecated; recall skips it from now on (nothing deleted)")
+    say(f"{a.id} is deprecated; recall skips it from now on (nothing deleted)")
 
 
 @memory.command()
@@ -86,10 +85,10 @@ def restore(instance_name: str, atom: str) -> None:
     try:
         set_status(inst.memory_dir, a, "active", reason="restored")
     except Unchanged as exc:
-        click.echo(exc.message)
+        say(exc.message)
         return
     log_event(inst.debug_log_path, "atom_restored", atom=a.id, via="cli")
-    click.echo(f"{a.id} is active again")
+    say(f"{a.id} is active again")
 
 
 @memory.command("status")
@@ -108,6 +107,6 @@ def status_cmd(instance_name: str) -> None:
         shown += 1
         by = f" by {entry['superseded_by']}" if entry.get("superseded_by") else ""
         why = f" ({entry['reason']})" if entry.get("reason") else ""
-        click.echo(f"{entry['status']}{by}: {atom.id}{why}\n    {atom.text[:120]!r}")
+        say(f"{entry['status']}{by}: {atom.id}{why}\n    {atom.text[:120]!r}")
     if not shown:
-        click.echo("every note is active")
+        say("every note is active")

@@ -49,3 +49,32 @@ def status_cmd(instance_name: str) -> None:
         click.echo(line)
     if not ok:
         sys.exit(1)
+
+
+@peer.command("permissions")
+@instance_option
+@click.option("--create-stream", is_flag=True, help="Also let this user create the stream (give it to one panel).")
+def permissions_cmd(instance_name: str, create_stream: bool) -> None:
+    """Print the NATS server permissions this instance's panel needs, as a user entry.
+
+    Paste it into the server's authorization users (and set a password): the panel
+    can then publish only as its role, read only its own consumer and its own
+    replies, so the sender other panels see is the user the server authenticated.
+    """
+    import json
+
+    from mnemara.core.config import Config
+    from mnemara.peer.addressing import resolve_role
+    from mnemara.peer.outbox import nats_settings
+
+    from mnemara.core.errors import UsageError
+
+    inst = open_instance(instance_name)
+    config = Config.load(inst.config_path)
+    if config.peer_transport != "nats":
+        raise UsageError(f"instance {inst.name!r} uses peer_transport {config.peer_transport!r}: "
+                         "NATS permissions are for \"peer_transport\": \"nats\"")
+    settings = nats_settings(config, inst.root)
+    role = resolve_role(config, inst.name)
+    entry = {"user": role, "password": "CHANGE-ME", "permissions": settings.permissions(role, create_stream=create_stream)}
+    click.echo(json.dumps(entry, indent=2))

@@ -1,7 +1,6 @@
 """``mnemara replay``: the consolidation pass (dry run unless ``--apply``)."""
 from __future__ import annotations
 
-import json
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -9,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mnemara.cli import main
-from mnemara.cli.common import instance_option, open_instance
+from mnemara.cli.common import instance_option, open_instance, say, say_json
 from mnemara.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -55,9 +54,9 @@ def replay(instance_name: str, days: int | None, threshold: int | None, apply_: 
     embed, lookup = default_backends(inst)
     plan = run_replay(inst, days=days, threshold=threshold, apply=apply_, embed=embed, entity_lookup=lookup, progress=_StderrProgress())
     if as_json:
-        click.echo(json.dumps(plan.to_dict(), indent=2, ensure_ascii=False))
+        say_json(plan.to_dict(), indent=2)
     else:
-        click.echo(render_text(plan))
+        say(render_text(plan))
 
 
 def render_text(plan: ReplayPlan) -> str:

@@ -1,12 +1,10 @@
 """``mnemara context``: a recorded API call, block by block, labelled with where each block came from."""
 from __future__ import annotations
 
-import json
-
 import click
 
 from mnemara.cli import main
-from mnemara.cli.common import instance_option, open_instance
+from mnemara.cli.common import instance_option, open_instance, say_json
 from mnemara.core.errors import UsageError
 from mnemara.core.display import terminal_safe
 
@@ -33,7 +31,13 @@ def context(instance_name: str, which: str, as_json: bool, diff_with: str | None
             raise UsageError(f"call {call.seq} is the oldest kept: there is no call before it to compare with")
         other = log.load(other_seq if other_seq is not None else diff_with)
         report = diff_report(other, call)
-        click.echo(json.dumps(report, ensure_ascii=False, indent=1) if as_json else terminal_safe(format_diff(report)))
+        if as_json:
+            say_json(report, indent=1)
+        else:
+            click.echo(terminal_safe(format_diff(report)))
         return
     report = call_report(call)
-    click.echo(json.dumps(report, ensure_ascii=False, indent=1) if as_json else terminal_safe(format_call(report, full)))
+    if as_json:
+        say_json(report, indent=1)
+    else:
+        click.echo(terminal_safe(format_call(report, full)))

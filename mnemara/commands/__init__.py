@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mnemara.memory.autorecall import AutoRecall
     from mnemara.peer.inbox import PeerInbox
     from mnemara.store.turns import TurnStore
+    from mnemara.session.spend import SessionSpend
     from mnemara.session.usage import StatsFile
 
 
@@ -39,6 +40,7 @@ class CommandContext(Protocol):
     peer_inbox: PeerInbox | None
     auto_recall: AutoRecall
     usage_stats: StatsFile
+    spend: SessionSpend  # the spend ledger, the caps and the recorder's gate (/cost, /budget)
 
     @property
     def config(self) -> Config:
@@ -101,6 +103,7 @@ class CommandSpec:
     help: str
     tui_only: bool = False
     aliases: tuple[str, ...] = ()
+    listed: bool = True  # in /help's list of commands (False: an answer listed elsewhere, see claude_code)
 
 
 _REGISTRY: dict[str, CommandSpec] = {}
@@ -118,6 +121,22 @@ def command(name: str, *, usage: str = "", help: str = "", tui_only: bool = Fals
     return decorate
 
 
+def add_alias(alias: str, target: str) -> bool:
+    """Make ``/alias`` run the registered command ``target`` (not a Tab candidate: its spec's own
+    ``aliases`` are). Refused (False) when ``alias`` is taken by another command or ``target`` is unknown."""
+    spec = _REGISTRY.get(target)
+    taken = _REGISTRY.get(alias)
+    if spec is None or (taken is not None and taken is not spec):
+        return False
+    _REGISTRY[alias] = spec
+    return True
+
+
+def names_of(spec: CommandSpec) -> list[str]:
+    """Every name that runs ``spec`` besides its own: its aliases and the names added by :func:`add_alias`."""
+    return sorted(key for key, value in _REGISTRY.items() if value is spec and key != spec.name)
+
+
 def load_all() -> None:
     """Import every topic module of this package once (they register on import)."""
     for info in pkgutil.iter_modules(__path__):
@@ -125,9 +144,9 @@ def load_all() -> None:
 
 
 def specs() -> list[CommandSpec]:
-    """Every registered command once, sorted by name."""
+    """Every registered command once, sorted by name (not the unlisted answers to Claude Code's names)."""
     load_all()
-    return sorted({id(s): s for s in _REGISTRY.values()}.values(), key=lambda s: s.name)
+    return sorted({id(s): s for s in _REGISTRY.values() if s.listed}.values(), key=lambda s: s.name)
 
 
 def is_command(line: str) -> bool:
@@ -146,11 +165,21 @@ def dispatch(ctx: CommandContext, line: str) -> CommandResult:
     name = head.strip().lower()
     spec = _REGISTRY.get(name)
     if spec is None:  # refused as typed: a panel gives the line back (it may be a message starting with /)
-        return CommandResult(f"unknown command /{name} (try /help; a message that starts with / is sent as //...)",
-                             ok=False, payload=RefusedInput())
+        return CommandResult(f"unknown command /{name}{did_you_mean(name)} (/help lists them; a message that starts "
+                             "with / is sent as //...)", ok=False, payload=RefusedInput())
     try:
         return spec.func(ctx, rest.strip())
     except MnemaraError as exc:
         return CommandResult(f"/{spec.name}: {exc.message}", ok=False)
     except ValueError as exc:
         return CommandResult(f"/{spec.name}: {exc}\nusage: {spec.usage}", ok=False, payload=RefusedInput())
+
+
+def did_you_mean(name: str) -> str:
+    """``: did you mean /x?`` for the registered names closest to ``name`` (or "" when none is close)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(_REGISTRY), n=3, cutoff=0.6)
+    if not close:
+        close = sorted(key for key in _REGISTRY if len(name) >= 2 and key.startswith(name))[:3]
+    return f": did you mean {' or '.join('/' + c for c in close)}?" if close else ""

@@ -178,28 +178,40 @@ def unevict_cmd(ctx: CommandContext, args: str) -> CommandResult:
 SMALL_WINDOW_TOKENS = 1000  # below this a window cannot hold a normal turn
 
 
-@command("tokens", usage="/tokens [N|500k|1m] [--temp]",
-         help="show the window's tokens, or set max_window_tokens live (--temp: this session only)")
+@command("tokens", usage="/tokens [N|500k|1m] [--temp] [--yes]",
+         help="show the window's tokens, or set max_window_tokens live (--temp: this session only; "
+              "under 1000 asks first, --yes: without asking)")
 def tokens_cmd(ctx: CommandContext, args: str) -> CommandResult:
     from mnemara.commands.core import split_flags
 
-    parts, flags = split_flags(args, "--temp")
+    parts, flags = split_flags(args, "--temp", "--yes")
     if len(parts) > 1:
         raise ValueError("too many arguments")
     if not parts:
         if flags:
-            raise ValueError("give the token count to set for this session")
+            raise ValueError("give the token count to set")
         return CommandResult(f"window ~{compress.window_tokens(ctx.store)} tokens; max_window_tokens = {ctx.config.max_window_tokens}")
     n = parse_token_count(parts[0])
-    if "--temp" in flags:
+    temp = "--temp" in flags
+    if n < SMALL_WINDOW_TOKENS and "--yes" not in flags:  # a typo for 10k: nothing changes unless confirmed
+        again = f"/tokens {n}{' --temp' if temp else ''} --yes"
+        question = (f"{n} tokens is implausibly small (one ordinary turn is more): the window would hold almost "
+                    f"nothing but pinned rows. Did you mean {n}k (/tokens {n}k)?")
+        return CommandResult(f"{question}\nNothing changed; max_window_tokens stays {ctx.config.max_window_tokens}. "
+                             f"To set {n} anyway: {again}", action="confirm",
+                             payload=Confirm(again, f"{question}\nSet max_window_tokens to {n} anyway?",
+                                             title="Set a tiny window?", yes_label=f"Set {n} (y)"))
+    if temp:
         ctx.override_config(max_window_tokens=n)
-        text = f"max_window_tokens set to {n} for this session only (config.json unchanged)"
+        from mnemara.commands.core import saved_value
+
+        text = (f"max_window_tokens set to {n} for this session only "
+                f"(config.json not written: it keeps {saved_value(ctx, 'max_window_tokens')})")
     else:
         ctx.update_config(max_window_tokens=n)
-        text = f"max_window_tokens set to {n}"
+        text = f"max_window_tokens set to {n} (saved to config.json)"
     if n < SMALL_WINDOW_TOKENS:
-        text += (f"\nwarning: {n} tokens is implausibly small (one ordinary turn is more): the window will hold "
-                 f"almost nothing but pinned rows. Did you mean {n}k? (/tokens {n}k)")
+        text += f"\nwarning: {n} tokens is implausibly small (confirmed): /tokens {n}k if you meant {n}k"
     return CommandResult(text)
 
 
@@ -223,7 +235,8 @@ IMPORT_FLAGS = {"--accept-permissions": "accept", "--keep-permissions": "keep"}
 
 
 @command("import", usage="/import [--accept-permissions|--keep-permissions] <path>",
-         help="restore a session from a /export file (asks before changing permissions or data destinations)")
+         help="restore a session from a /export file (asks before changing permissions or data destinations; "
+              "keeps this instance's role doc and says how to take the export's)")
 def import_cmd(ctx: CommandContext, args: str) -> CommandResult:
     parts = split_args(args)
     flags = [p for p in parts if p.startswith("--")]

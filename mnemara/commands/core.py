@@ -1,4 +1,4 @@
-"""Core slash commands: /help /show /models /swap /note /role /stop /quit /exit.
+"""Core slash commands: /show /models /swap /note /role /stop /quit /exit (/help is in ``help_listing``).
 
 ``ctx`` is a :class:`~mnemara.commands.CommandContext` (an ``AgentSession``).
 Commands that change config.json go through ``ctx.update_config`` (validated,
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from mnemara.commands import CommandContext, CommandResult, command, specs, split_args
-from mnemara.commands.payloads import HelpColumns, ModelChosen
+from mnemara.commands import CommandContext, CommandResult, command, split_args
+from mnemara.commands.payloads import ModelChosen
 from mnemara.core.debuglog import log_event
 from mnemara.core.errors import UsageError
 
@@ -59,19 +59,6 @@ def split_flags(args: str, *allowed: str) -> tuple[list[str], set[str]]:
         else:
             words.append(part)
     return words, flags
-
-
-@command("help", usage="/help [command]", help="list slash commands, or show one command's usage", aliases=("?",))
-def help_cmd(ctx: CommandContext, args: str) -> CommandResult:
-    everything = specs()
-    wanted = args.strip().lstrip("/").lower()
-    if wanted:
-        for spec in everything:
-            if wanted == spec.name or wanted in spec.aliases:
-                return CommandResult(f"{spec.usage}\n  {spec.help}")
-        raise ValueError(f"no command /{wanted}")
-    rows = [(s.usage, f"{s.help}{' (TUI only)' if s.tui_only else ''}") for s in everything]
-    return CommandResult(columns_text(rows), payload=HelpColumns(tuple(rows)))
 
 
 COLUMN_CAP = 26  # a first-column cell longer than this gets a line of its own
@@ -143,7 +130,7 @@ def swap_cmd(ctx: CommandContext, args: str) -> CommandResult:
     old = ctx.config.model
     if "--temp" in flags:
         ctx.override_config(model=model)
-        where = "this session only; config.json keeps " + str(_saved(ctx, "model"))
+        where = "this session only; config.json keeps " + str(saved_value(ctx, "model"))
     else:
         ctx.update_config(model=model)
         where = "saved to config.json"
@@ -152,7 +139,7 @@ def swap_cmd(ctx: CommandContext, args: str) -> CommandResult:
     return CommandResult(f"model: {model} (was {old}; {where}){warn}", payload=ModelChosen(model))
 
 
-def _saved(ctx: CommandContext, key: str) -> object:
+def saved_value(ctx: CommandContext, key: str) -> object:
     from mnemara.core.config import Config
 
     return getattr(Config.load(ctx.instance.config_path), key)

@@ -15,16 +15,20 @@ survive a round trip. Layout::
 
 Import parses the whole file before touching anything; the first problem is
 reported with its line number and text, and the store, config and role doc are
-left as they were.
+left as they were. An instance that has a role doc keeps it: an export carrying a
+different one has it saved beside the instance (``role.md`` or ``role.imported-<time>.md``),
+and the summary names the file and the ``/role`` line that switches to it.
 """
 from __future__ import annotations
 
 import json
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from mnemara.core import json_limits
 from mnemara.core.config import Config
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import ConfigError, MnemaraError, UsageError
@@ -165,9 +169,11 @@ class _Lines:
 
 def _load_json(lines: _Lines, text: str, at: int, what: str) -> Any:
     try:
-        return json.loads(text)
+        return json_limits.loads(text)
     except json.JSONDecodeError as exc:
         raise lines.fail(f"invalid JSON in {what}: {exc.msg}", at=at + exc.lineno) from None
+    except json_limits.JSONRefused as exc:
+        raise lines.fail(f"{what} refused: {exc}", at=at) from None
 
 
 def _parse_row_head(lines: _Lines, raw: object, at: int, heading: tuple[int, str]) -> dict[str, Any]:
@@ -307,11 +313,25 @@ class ImportResult:
     kept_ids: bool
     role_doc_path: str
     config: Config
+    config_kept: bool = False  # --keep-permissions: this instance's config stayed
+    role_doc_offered: str = ""  # the export's (different) role doc, saved here but not switched to
 
     def summary(self) -> str:
         how = "with their original ids" if self.kept_ids else "appended after the existing rows (earlier live rows evicted, kept on disk)"
+        config = "this instance's config kept" if self.config_kept else "config restored from the export"
         role = f"role doc: {self.role_doc_path}" if self.role_doc_path else "no role doc"
-        return f"imported {self.rows} rows ({self.pinned} pinned) {how}; config restored; {role}"
+        if self.role_doc_offered:
+            role = (f"role doc kept: {self.role_doc_path} (the export's, which differs, is "
+                    f"{self.role_doc_offered}; /role {shlex.quote(self.role_doc_offered)} switches to it)")
+        return f"imported {self.rows} rows ({self.pinned} pinned) {how}; {config}; {role}"
+
+
+def _holds(path: str, text: str) -> bool:
+    """The file at ``path`` holds exactly ``text``."""
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _place_role_doc(doc: ExportDoc, instance_root: Path, current: Config) -> str:
@@ -392,8 +412,14 @@ def import_export(path: Path, store: TurnStore, config_path: Path, instance_root
             + "\n".join(changes), changes)
     empty = not store.history(limit=1)
     current = mine if doc.config is None else doc.config
-    role_path = mine.role_doc_path if named_role and permissions == "keep" else \
-        _place_role_doc(doc, Path(instance_root), current)
+    offered = ""
+    if named_role and permissions == "keep":
+        role_path = mine.role_doc_path
+    elif doc.role_present and mine.role_doc_path and not _holds(mine.role_doc_path, doc.role_text):
+        # never replace the instance's role doc silently: keep it, save the export's beside it and say so
+        role_path, offered = mine.role_doc_path, _place_role_doc(doc, Path(instance_root), current)
+    else:
+        role_path = _place_role_doc(doc, Path(instance_root), current)
     store.import_rows(doc.rows, keep_ids=empty, evict_live=True)
     data = (doc.config or current).to_dict()
     data["role_doc_path"] = role_path
@@ -401,4 +427,5 @@ def import_export(path: Path, store: TurnStore, config_path: Path, instance_root
         data = {**mine.to_dict(), "role_doc_path": role_path}
     config = Config.from_dict(data, source=str(path))
     config.save(config_path)
-    return ImportResult(len(doc.rows), sum(1 for r in doc.rows if r.pinned), empty, role_path, config)
+    return ImportResult(len(doc.rows), sum(1 for r in doc.rows if r.pinned), empty, role_path, config,
+                        config_kept=permissions == "keep", role_doc_offered=offered)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from mnemara.core.pricing import PRICES_AS_OF, cost_usd
 from mnemara.core.tokens import estimate_text
+from mnemara.store.spend_ledger import CallSpend
 
 if TYPE_CHECKING:
     from mnemara.store.request_log import RecordedCall
@@ -287,8 +288,28 @@ def call_report(call: RecordedCall) -> dict[str, Any]:
     model = str(call.body.get("model", ""))
     return {"call": call.seq, "at": call.at, "path": call.path, "status": call.status, "model": model,
             "bytes": call.bytes_sent, "usage": call.usage, "cost_usd_estimate": cost_usd(model, call.usage),
+            "billed_tokens": billed_tokens(model, call.usage),
             "estimated_tokens": sum(b.tokens for b in blocks), "tokens_by_origin": totals(blocks),
             "blocks": [b.to_dict() for b in blocks]}
+
+
+def billed_tokens(model: str, usage: dict[str, Any]) -> dict[str, int] | None:
+    """The API's own counts of a call, by how each is billed; None when the answer reported no usage."""
+    if not usage:
+        return None
+    spend = CallSpend.from_usage(model, usage)
+    return {"cache_read": spend.cache_read_tokens, "cache_write_5m": spend.cache_write_5m_tokens,
+            "cache_write_1h": spend.cache_write_1h_tokens, "plain_input": spend.input_tokens,
+            "output": spend.output_tokens}
+
+
+def _billed_line(billed: dict[str, int] | None) -> str:
+    if billed is None:
+        return "tokens (from the API): not reported (the answer was cut off or failed before its usage)"
+    written = billed["cache_write_5m"] + billed["cache_write_1h"]
+    split = f" (5m {billed['cache_write_5m']:,} · 1h {billed['cache_write_1h']:,})" if billed["cache_write_1h"] else ""
+    return (f"tokens (from the API): {billed['cache_read']:,} cached (read, 0.1x) · {written:,} written to the cache"
+            f"{split} (1.25x 5m, 2x 1h) · {billed['plain_input']:,} plain input (1x) · {billed['output']:,} output")
 
 
 def _preview(text: str, width: int = 90) -> str:
@@ -304,6 +325,7 @@ def format_call(report: dict[str, Any], full: bool = False) -> str:
              f"HTTP {report['status']}",
              "usage: " + (", ".join(f"{k} {v}" for k, v in usage.items() if not isinstance(v, dict)) or "not reported")
              + (f" · cost ≈ ${cost:.4f} at list prices of {PRICES_AS_OF}" if cost is not None else ""),
+             _billed_line(report.get("billed_tokens")),
              "tokens by origin (estimated): " + ", ".join(f"{k} {v}" for k, v in report["tokens_by_origin"].items()),
              ""]
     tools = [b for b in report["blocks"] if b["origin"] == "tools"]

@@ -21,17 +21,26 @@ folders). Before LanceDB is imported, that package is registered with its
 ``__init__`` deferred (:func:`defer_package_init`): its submodules (the models)
 import as usual, and the ``__init__`` runs, complete, the first time anything
 asks the package itself for a name.
+
+A backend's import must not configure the process's logging: ``wordllama`` (the local
+embedder) calls ``logging.basicConfig(level=logging.INFO)`` in its ``__init__``, which hangs
+a stderr handler on the root logger, so every later debug.log event of an instance logger
+(they propagate to the root, as a library's records do) was also printed over the REPL and
+the demo (``INFO:mnemara.instance.scratch.<hex>:rows_left_window``). :func:`load_backend`
+gives the root logger back its handlers and level as they were before the import.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import importlib.util
+import logging
 import re
 import sys
 import threading
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterator
 
 from mnemara.core.errors import BackendUnavailable
 
@@ -71,9 +80,25 @@ def load_backend(module: str, error: type[BackendUnavailable] = BackendUnavailab
         try:
             for package in _DEFERRED.get(module.split(".", 1)[0], ()):
                 defer_package_init(package)
-            return importlib.import_module(module)
+            with root_logging_kept():
+                return importlib.import_module(module)
         except Exception as exc:  # ImportError or a broken native module
             raise error(f"cannot import {module.split('.', 1)[0]} ({import_failure(exc)})") from None
+
+
+@contextlib.contextmanager
+def root_logging_kept() -> Iterator[None]:
+    """Whatever runs inside leaves the root logger's handlers and level as they were (see the module
+    docstring: a backend that calls ``logging.basicConfig`` on import)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(level)
 
 
 def defer_package_init(name: str) -> None:

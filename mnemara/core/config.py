@@ -14,8 +14,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from mnemara.core import json_limits
 from mnemara.core.errors import ConfigError
 from mnemara.core.fsutil import atomic_write_text
+from mnemara.core.native_tools import DEFAULT_NATIVE_TOOLS, NATIVE_TOOLS
 
 SCHEMA_VERSION = 1
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -63,6 +65,25 @@ def default_policies() -> list[ToolPolicy]:
     ]
 
 
+def _native_tools(value: object) -> object:
+    """``native_tools``: known names only (a wrong case or an unknown one is named), each once."""
+    if isinstance(value, str):
+        value = _split_csv(value)
+    if not isinstance(value, list):
+        raise ValueError(f"a list of Claude Code tool names, e.g. {list(DEFAULT_NATIVE_TOOLS) + ['Grep', 'Glob']}")
+    seen: list[str] = []
+    for name in value:
+        if not isinstance(name, str) or name not in NATIVE_TOOLS:
+            near = [t for t in NATIVE_TOOLS if isinstance(name, str) and t.lower() == name.strip().lower()]
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise ValueError(f"{name!r} is not a Claude Code tool Mnemara offers; {hint}choose from "
+                             f"{', '.join(NATIVE_TOOLS)}")
+        if name in seen:
+            raise ValueError(f"{name!r} is listed twice")
+        seen.append(name)
+    return seen
+
+
 def _split_csv(value: object) -> object:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
@@ -92,6 +113,8 @@ class Config(BaseModel):
     agent_max_window_turns: int | None = Field(default=None, ge=1)
     agent_max_window_tokens: int | None = Field(default=None, ge=1000)
     allowed_tools: list[ToolPolicy] = Field(default_factory=default_policies)
+    # Claude Code's built-in tools the CLI offers: the spec's four, plus any of Grep, Glob, WebFetch (opt-in)
+    native_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_NATIVE_TOOLS))
     mcp_servers: list[McpServer] = Field(default_factory=list)
     stream: bool = True
     bash_timeout_seconds: int = Field(default=60, ge=1)
@@ -171,6 +194,8 @@ class Config(BaseModel):
         classmethod(lambda cls, v: _split_csv(v))
     )
 
+    _native = field_validator("native_tools", mode="before")(classmethod(lambda cls, v: _native_tools(v)))
+
     @field_validator("budget_usd_per_turn", "budget_usd_per_session", "budget_usd_per_day", mode="before")
     @classmethod
     def _dollars(cls, value: object) -> object:
@@ -220,15 +245,19 @@ class Config(BaseModel):
         """Read and validate ``path``; raise :class:`ConfigError` naming file and field."""
         path = Path(path)
         try:
-            raw_text = path.read_text(encoding="utf-8")
+            raw_text = json_limits.read_text(path)
         except FileNotFoundError:
             raise ConfigError(f"{path}: config file is missing") from None
+        except json_limits.JSONRefused as exc:
+            raise ConfigError(f"{path}: refused: {exc}; it is left as it is") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read config: {exc}") from None
         try:
-            raw = json.loads(raw_text)
+            raw = json_limits.loads(raw_text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        except json_limits.JSONRefused as exc:
+            raise ConfigError(f"{path}: refused: {exc}; it is left as it is") from None
         return cls.from_dict(raw, source=str(path))
 
     @classmethod

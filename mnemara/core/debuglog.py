@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from mnemara.core.fsutil import HeldAppender
+from mnemara.core.redact import redact_urls_in
 
 #: The name of an instance's log file, in its folder.
 DEBUG_LOG = "debug.log"
@@ -66,7 +67,20 @@ class JsonLinesFormatter(logging.Formatter):
         line: dict[str, Any] = {"ts": ts, "level": level, "event": event, **(getattr(record, "fields", None) or {})}
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, default=str)
+        return json.dumps(_redacted(line), ensure_ascii=False, default=str)
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with credentials taken out of every URL in its strings (:mod:`mnemara.core.redact`)."""
+    if isinstance(value, str):
+        return redact_urls_in(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redacted(v) for v in value]
+    if value is None or isinstance(value, (int, float, bool)):
+        return value
+    return redact_urls_in(str(value))
 
 
 class JsonLinesHandler(logging.Handler):

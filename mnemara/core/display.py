@@ -11,6 +11,8 @@ form from the same :func:`escape_char` and :func:`unsafe_char`.
   ``\\x1b`` / ``\\u202e`` instead of being obeyed; a carriage return is dropped. Written raw,
   an OSC 52 sequence sets the clipboard, OSC 0 retitles the terminal, ``ESC[8m`` hides the next
   permission question, and a right-to-left override reverses what a line seems to say.
+* JSON for the terminal (every ``--json`` output) goes through :func:`json_safe`: the same JSON, with
+  C1, DEL and the bidi controls inside strings written as ``\u009b``-style escapes.
 * With ``markup=True`` every ``[`` is escaped for Textual markup,
   so ``[/]`` cannot raise a MarkupError and ``[@click=...]`` cannot run an action.
 
@@ -18,8 +20,10 @@ No UI imports: the domain and the CLI use it too.
 """
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from typing import Any
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
@@ -65,3 +69,17 @@ def terminal_safe(text: str, *, markup: bool = False) -> str:
     """``text`` safe to write to a terminal (and, with ``markup``, to put into Textual markup)."""
     shown = _TERMINAL_UNSAFE.sub(lambda m: escape_char(m.group()), str(text).replace("\r", ""))
     return escape_markup(shown) if markup else shown
+
+
+#: What ``json.dumps(..., ensure_ascii=False)`` leaves raw that a terminal obeys or reorders: DEL, C1
+#: (U+009B is CSI to a UTF-8 terminal), the bidi controls and the line/paragraph separators. JSON
+#: structure is ASCII, so these can only sit inside strings, where ``\\uXXXX`` means the same character.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def json_safe(value: object, **dumps: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, **dumps)`` safe to write to a terminal: the same JSON,
+    with every character a terminal would obey written as a ``\\uXXXX`` escape (C0 controls are
+    escaped by ``json.dumps`` already)."""
+    text = json.dumps(value, ensure_ascii=False, **dumps)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

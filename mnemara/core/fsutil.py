@@ -376,3 +376,36 @@ def locked_rewrite(path: Path) -> Iterator[tuple[bytes, Callable[[bytes], None]]
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+#: Below this much free space an I/O failure is taken for a full disk (SQLite needs room for its -shm and -wal).
+LOW_SPACE_BYTES = 16 * 1024 * 1024
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes free to this user on the filesystem holding ``path`` (its nearest existing folder); None
+    when it cannot be told."""
+    probe = Path(os.path.abspath(path))
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    try:
+        info = os.statvfs(probe)
+    except OSError:
+        return None
+    return info.f_bavail * info.f_frsize
+
+
+def disk_full_reason(path: Path, exc: BaseException) -> str | None:
+    """"the disk is full (N bytes free)" when ``exc`` (a write or SQLite failure at ``path``) comes from a
+    full disk rather than a damaged file: ENOSPC, SQLite's SQLITE_FULL, or an I/O error with almost no
+    space left. None otherwise."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    io_error = isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.ENOSPC, errno.EDQUOT)
+    full = name == "SQLITE_FULL" or (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT))
+    if not (full or io_error or name.startswith("SQLITE_IOERR") or "disk I/O error" in str(exc)):
+        return None
+    free = free_bytes(path)
+    if not full and (free is None or free >= LOW_SPACE_BYTES):
+        return None
+    shown = "unknown" if free is None else f"{free} bytes"
+    return f"the disk is full ({shown} free where {Path(path).name} lives)"

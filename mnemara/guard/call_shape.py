@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from typing import Any
 
 #: Input fields that never change what a call does: how a command is described or how long it may
@@ -39,17 +38,53 @@ _SPACE = re.compile(r"\s+")
 _EXIT_ONLY = re.compile(r"^\s*(?:Exit code \d+)?\s*$")
 
 
+#: Tools that change a file when they succeed.
+WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+#: A shell command that probably writes a file: a redirection to a file, in-place edits, file and
+#: git operations, package installs. Only ever used to see progress (never to halt), so it errs
+#: towards seeing a write.
+_SHELL_WRITE = re.compile(
+    r"(?:^|[^<>&\d])\d?>>?\s*(?!&|=|/dev/null\b)[^\s&|;<>]"
+    r"|\b(?:sed|perl)\b[^|;&]*\s-i"
+    r"|\b(?:tee|patch)\b"
+    r"|\bgit\s+(?:apply|checkout|switch|restore|reset|stash|commit|merge|rebase|cherry-pick|am|pull|mv|rm|add)\b"
+    r"|(?:^|[\s;&|(])(?:mv|cp|rm|touch|mkdir|rmdir|chmod|chown|truncate|ln|install|unzip|dd)\s"
+    r"|\b(?:pip3?|npm|yarn|pnpm|cargo|go|uv|poetry)\s+(?:install|add|get|sync|update|upgrade)\b"
+)
+
+
+def writes_files(tool_name: str, tool_input: object) -> bool:
+    """Whether the call (when it succeeds) changes a file: a file tool, or a shell command that looks
+    like it writes one."""
+    if tool_name in WRITE_TOOLS:
+        return True
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    return tool_name in SHELL_TOOLS and isinstance(command, str) and bool(_SHELL_WRITE.search(command))
+
+
 def _text_shape(text: str) -> str:
     return _SPACE.sub(" ", _NUMBER.sub("#", _TIMESTAMP.sub("<time>", text))).strip()
 
 
+#: A shell word (quoted parts joined, as the shell reads them) or a run of operators (``;``, ``&&``, ``|``, ``>``).
+_SHELL_WORD = re.compile(r"""(?:'[^']*'|"(?:\\.|[^"\\])*"|[^\s;&|()<>'"])+|[;&|()<>]+""")
+_QUOTED = re.compile(r"'([^']*)'" r'|"((?:\\.|[^"\\])*)"')
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def _unquote(match: re.Match[str]) -> str:
+    single, double = match.group(1), match.group(2)
+    return single if single is not None else _ESCAPED.sub(r"\1", double)
+
+
 def _shell_words(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:  # an unbalanced quote: plain words still compare
-        return command.split()
+    """The command's words as a POSIX shell splits them (quotes removed); an unbalanced quote is
+    skipped, so plain words still compare."""
+    words = []
+    for match in _SHELL_WORD.finditer(command):
+        word = match.group(0)
+        words.append(word if word[0] in ";&|()<>" else _QUOTED.sub(_unquote, word))
+    return words
 
 
 def _is_flag(word: str) -> bool:

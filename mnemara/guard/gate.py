@@ -34,6 +34,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Literal, Optional, Union
 
+from mnemara.core import json_limits
 from mnemara.core.config import Config
 from mnemara.core.debuglog import log_event
 from mnemara.core.fsutil import atomic_write_text, locked
@@ -44,6 +45,7 @@ from mnemara.guard.guarded_files import GuardedFiles
 from mnemara.guard.bash_patterns import match_bash
 from mnemara.guard.checks import loose_bash_patterns, process_relative_path
 from mnemara.guard.request import FILE_TOOLS, PermissionRequest, stable_json
+from mnemara.guard.target_text import show_target
 
 Verdict = Literal["allow", "ask", "deny"]
 MODES = ("allow", "ask", "deny")
@@ -51,7 +53,13 @@ MCP_PREFIX = "mcp__"
 OWN_SERVER = "mnemara"
 
 #: Built-in tools and their mode when config.json has no policy for them.
-BUILTIN_DEFAULTS: dict[str, Verdict] = {"Bash": "ask", "Read": "allow", "Write": "ask", "Edit": "ask"}
+BUILTIN_DEFAULTS: dict[str, Verdict] = {"Bash": "ask", "Read": "allow", "Write": "ask", "Edit": "ask",
+                                        "Grep": "allow", "Glob": "allow", "WebFetch": "ask"}
+#: Opt-in built-ins that read the files under a folder (``path``, default the session's folder): file tools
+#: whose folder the home-only rule and ``file_tool_roots`` judge, governed by the Read policy too.
+SEARCH_TOOLS = ("Grep", "Glob")
+#: File tools that only read: a guarded file (config.json, the role doc) is no reason to ask.
+READING_TOOLS = ("Read", *SEARCH_TOOLS)
 #: Built-ins that are governed by another tool's policy (they write files like Edit does).
 POLICY_ALIASES = {"MultiEdit": "Edit", "NotebookEdit": "Edit"}
 ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a", "s": "s", "session": "s"}
@@ -99,6 +107,9 @@ def target_of(tool_name: str, tool_input: dict[str, Any], file_args: tuple[str, 
     if tool_name == "Bash":
         command = tool_input.get("command")
         return command if isinstance(command, str) else stable_json(tool_input)
+    if tool_name == "WebFetch":  # a network tool: the URL is what is asked and matched, shown whole
+        url = tool_input.get("url")
+        return url if isinstance(url, str) else stable_json(tool_input)
     key = FILE_TOOLS.get(tool_name)
     keys = (key,) if key is not None else file_args
     if keys:
@@ -272,7 +283,7 @@ class PermissionGate:
         policy = self.policy_name(tool_name)
         if policy != tool_name:
             keys.append(policy)
-        if tool_name in self._own_files:  # it reads files: the Read policy governs it too
+        if tool_name in self._own_files or tool_name in SEARCH_TOOLS:  # it reads files: the Read policy governs it too
             keys.append("Read")
         if tool_name.startswith(MCP_PREFIX):
             keys.append(f"{MCP_PREFIX}{self._server_of(tool_name)}")
@@ -324,12 +335,23 @@ class PermissionGate:
     # -- the decision -------------------------------------------------------------
     def decide(self, tool_name: str, tool_input: dict[str, Any] | None) -> Decision:
         """The verdict for one call, without prompting anyone. Never raises."""
-        tool_input = tool_input if isinstance(tool_input, dict) else {}
+        tool_input = self._searched(tool_name, tool_input if isinstance(tool_input, dict) else {})
         try:
+            if tool_name == "Glob":
+                refusal = _glob_escape(tool_input.get("pattern"))
+                if refusal:
+                    return self._logged(tool_name, Decision("deny", refusal))
             return self._decide(tool_name, tool_input)
         except Exception as exc:  # a gate bug must fail closed, not crash the turn
             self._log("permission_error", "error", tool=tool_name, error=repr(exc))
             return Decision("deny", f"permission check failed: {exc}")
+
+    def _searched(self, tool_name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """A Grep or Glob call's input with the folder it searches made explicit (the CLI's default: the
+        session's folder), so the gate judges that folder; other calls as they are."""
+        if tool_name not in SEARCH_TOOLS or tool_input.get("path"):
+            return tool_input
+        return {**tool_input, "path": str(self.cwd) if self.cwd is not None else os.getcwd()}
 
     def file_args(self, tool_name: str) -> tuple[str, ...]:
         """The arguments naming the file ``tool_name`` opens (empty for a tool that names none)."""
@@ -358,7 +380,7 @@ class PermissionGate:
         policy = call_policy or self.policy_name(tool_name)
         if mode == "deny":
             return self._logged(tool_name, Decision("deny", f"{policy} is denied by {why}"))
-        if resolved is not None and tool_name != "Read" and tool_name not in self._own_files:
+        if resolved is not None and tool_name not in READING_TOOLS and tool_name not in self._own_files:
             what = self._guarded.what(resolved)
             if what:
                 return Decision("ask", f"{tool_name} would change {what}")
@@ -439,7 +461,7 @@ class PermissionGate:
 
     async def ask_decision(self, tool_name: str, tool_input: dict[str, Any] | None) -> Decision:
         """Like :meth:`ask` but with the reason (handed to the model when denied)."""
-        tool_input = tool_input if isinstance(tool_input, dict) else {}
+        tool_input = self._searched(tool_name, tool_input if isinstance(tool_input, dict) else {})
         if self._ask_lock is None:
             self._ask_lock = asyncio.Lock()
         async with self._ask_lock:  # one prompt at a time, even for parallel tool calls
@@ -530,6 +552,17 @@ class PermissionGate:
         log_event(self.instance.debug_log_path, event, level, **fields)
 
 
+def _glob_escape(pattern: object) -> str:
+    """Why a Glob ``pattern`` would reach past the folder the gate judged ("" when it stays inside it): an
+    absolute pattern or one with a ``..`` part names files elsewhere, whatever ``path`` says."""
+    if not isinstance(pattern, str) or not pattern:
+        return "Glob needs a pattern"
+    if pattern.startswith(("/", "~")) or ".." in pattern.replace("\\", "/").split("/"):
+        return (f"Glob refused: the pattern {show_target(pattern).text} leaves the folder it searches (absolute, "
+                "~ or ..); give the folder as path and a relative pattern")
+    return ""
+
+
 def _forms(target: str, resolved: str | None) -> list[str]:
     """The forms of a target that patterns must all allow: the target, and the file it resolves to if different."""
     return [target] if resolved is None or resolved == target else [target, resolved]
@@ -543,17 +576,21 @@ def _read_permissions_doc(path: Path) -> tuple[dict[str, Any], str | None]:
     if path.is_symlink():
         return {}, f"{path.name}: is a symbolic link; its patterns are ignored and nothing is saved through it"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = json_limits.read_text(path)
     except FileNotFoundError:
         return {"allowed_patterns": {}}, None
+    except json_limits.JSONRefused as exc:
+        return {}, f"{path.name}: refused: {exc}"
     except (OSError, UnicodeDecodeError) as exc:
         return {}, f"{path.name}: cannot read: {exc}"
     if not text.strip():
         return {"allowed_patterns": {}}, None
     try:
-        data = json.loads(text)
+        data = json_limits.loads(text)
     except json.JSONDecodeError as exc:
         return {}, f"{path.name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except json_limits.JSONRefused as exc:
+        return {}, f"{path.name}: refused: {exc}"
     if not isinstance(data, dict):
         return {}, f"{path.name}: top level must be a JSON object"
     from mnemara.guard.legacy_perms import fold_legacy

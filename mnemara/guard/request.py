@@ -21,10 +21,12 @@ if TYPE_CHECKING:  # the diff preview (difflib) is imported only when a question
 
 #: File tools and the input key holding their path.
 FILE_TOOLS = {"Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
+              "NotebookEdit": "notebook_path", "Grep": "path", "Glob": "path"}
 ANSWER_KEYS = "[y]es once / [n]o / [a]lways this exact target / [s]ession"
 #: A target this long (as shown) gets a reminder line next to the answer keys in a text prompt.
 LONG_TARGET = 400
+#: A one-line target of at most this many characters, with nothing escaped, is shown without its size.
+PLAIN_TARGET = 80
 #: ANSI colours of a diff's lines in a text prompt on a terminal that has colour.
 DIFF_COLOURS = {"-": "31", "+": "32", "hunk": "36", "header": "1", "note": "2"}
 
@@ -71,16 +73,39 @@ class PermissionRequest:
         return next((key for key in self.file_args if self.tool_input.get(key)), None)
 
     @property
-    def details(self) -> str:
-        """The rest of the input (what Write writes, Edit's strings, Bash's other options) as escaped
-        JSON, shown under the target; "" when there is none or the target already is the whole input."""
+    def target_label(self) -> str:
+        """What the target is, as a person says it: ``command`` (Bash), ``file`` (a file tool's path),
+        ``input`` (a tool whose target is its whole input, as JSON)."""
+        key = self.target_key
+        return "command" if key == "command" else "file" if key is not None else "input"
+
+    @property
+    def target_heading(self) -> str:
+        """The line over the target: its label, with its size and how it is escaped when the target is
+        more than one plain short line (``command (3 lines, 80 characters; shown escaped: ...)``)."""
+        shown = self.shown
+        plain = not shown.escaped and shown.lines == 1 and shown.chars <= PLAIN_TARGET
+        return self.target_label if plain else f"{self.target_label} ({shown.summary})"
+
+    @property
+    def details_lines(self) -> list[str]:
+        """The rest of the input (what Write writes, Edit's strings, Bash's description), one
+        ``name: value`` line per argument, sorted by name: a text value shown as text, anything else
+        as JSON, both escaped (:func:`show_target`: a newline is ``\\n``, so no value can pass for
+        another line). [] when there is none or the target already is the whole input."""
         key = self.target_key
         if key is None or not isinstance(self.tool_input, dict):
-            return ""
+            return []
         change = self.change
         diffed = change.shown_keys if change is not None and not change.problem else ()
         rest = {k: v for k, v in self.tool_input.items() if k != key and k not in diffed}
-        return show_target(stable_json(rest)).text if rest else ""
+        return [f"{show_target(str(k)).text}: {show_target(v if isinstance(v, str) else stable_json(v)).text}"
+                for k, v in sorted(rest.items(), key=lambda item: str(item[0]))]
+
+    @property
+    def details(self) -> str:
+        """:attr:`details_lines` as one text (a line each), shown under the target; "" when none."""
+        return "\n".join(self.details_lines)
 
     def change_lines(self, color: bool = False) -> list[str]:
         """:attr:`change` for a text prompt: a heading, then the diff's lines indented (coloured with
@@ -106,16 +131,16 @@ class PermissionRequest:
         its start may have scrolled away: a last line next to the keys says so, with its size.
         """
         shown = self.shown
-        details = self.details
+        details = self.details_lines
         change = self.change_lines(color)
-        size = len(shown.text) + len(details) + sum(len(line) for line in change[1:])
+        size = len(shown.text) + sum(len(line) for line in details) + sum(len(line) for line in change[1:])
         reminder = (f"  ^ end of a long target ({shown.summary}): read it from its start above\n"
                     if size > LONG_TARGET else "")
-        return (f"permission: allow {self.policy_name}? target ({shown.summary}):\n"
+        return (f"permission: allow {self.policy_name}? {self.target_heading}:\n"
                 f"  {shown.text}\n"
                 + (f"  resolves to: {self.shown_resolved}\n" if self.resolved else "")
                 + "".join(f"{line}\n" for line in change)
-                + (f"  with: {details}\n" if details else "")
+                + "".join(f"  {line}\n" for line in details)
                 + f"{reminder}{ANSWER_KEYS}: ")
 
     def __str__(self) -> str:  # prompts written for a plain question string keep working

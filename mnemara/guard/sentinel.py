@@ -32,10 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemara.core.blocks import result_text
-from mnemara.guard.call_shape import call_key, error_shape, exact_input, observation
+from mnemara.guard.call_shape import WRITE_TOOLS, call_key, error_shape, exact_input, observation, writes_files
 
-#: Tools whose successful result means a file changed (progress, whatever the outputs say).
-WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 #: Input fields shown whole in a halt notice, however long: they name what the call acts on.
 TARGET_FIELDS = frozenset({"command", "file_path", "path", "notebook_path", "url", "pattern"})
 _SHOWN_VALUE = 200  # longer values of other fields are cut in the notice, with how much was left out
@@ -90,7 +88,8 @@ class _Seen:
     shape: str | None = None  # its observation (None: not known yet, matches anything)
     error: str | None = None  # its error shape when it failed
     from_stream: bool = False
-    changed_file: bool = False
+    changed_file: bool = False  # it succeeded and writes files
+    new: bool = False  # no earlier call of the turn had the same key and output
 
     def same_as(self, other: "_Seen") -> bool:
         """The same observation; while either output is unknown (parallel calls, a lagging
@@ -186,6 +185,7 @@ class RuntimeSentinel:
         self.settings = settings or SentinelSettings()
         self._turn: list[_Seen] = []
         self._by_id: dict[str, _Seen] = {}
+        self._pairs: set[tuple[str, str | None]] = set()  # (key, output) of the turn's calls so far
         self._past: deque[_TurnPrint] = deque(maxlen=max(1, self.settings.no_progress_turns))
         self._halted = False
         # how far back any rule looks: the window, or the rounds of the longest cycle
@@ -199,9 +199,11 @@ class RuntimeSentinel:
         elif self._halted:
             self._past.clear()
         self._turn, self._by_id, self._halted = [], {}, False
+        self._pairs = set()
 
     def reset(self) -> None:
         self._turn, self._by_id, self._halted = [], {}, False
+        self._pairs = set()
         self._past.clear()
 
     def __len__(self) -> int:
@@ -233,11 +235,15 @@ class RuntimeSentinel:
         seen.output, seen.from_stream = output, from_stream
         seen.shape = observation(output, seen.tool_input)
         seen.error = error_shape(output, seen.tool_name, seen.tool_input) if is_error else None
-        seen.changed_file = seen.tool_name in WRITE_TOOLS and not is_error
+        seen.changed_file = not is_error and writes_files(seen.tool_name, seen.tool_input)
+        pair = (seen.key, seen.shape)
+        # a file tool's success always changed the file (an edit of one number to the next looks like
+        # the last one once numbers are placeholders); a shell write counts the first time only
+        seen.new = pair not in self._pairs or seen.tool_name in WRITE_TOOLS
+        self._pairs.add(pair)
         if not from_stream:
             return None
-        halt = self._before_run(seen) if rejected else None
-        halt = halt or self._same_error(seen) or self._no_progress(seen)
+        halt = self._same_error(seen) or (self._before_run(seen) if rejected else None) or self._no_progress(seen)
         if halt is not None:
             self._halted = True
         return halt
@@ -260,13 +266,17 @@ class RuntimeSentinel:
         return self._ceiling(seen) or self._polling(seen) or self._cycle(seen)
 
     def _earlier(self, seen: _Seen, limit: int | None = None) -> list[_Seen]:
-        """The turn's calls before ``seen`` (not refused), newest last, back to the last file change."""
+        """The turn's calls before ``seen`` (not refused), newest last, back to the last progress: a
+        file tool's successful write, or a shell command that writes files the first time it gave its
+        output (one repeated with the same output is part of a loop) other than a call like ``seen``
+        itself (a poll that appends to a log)."""
         at = seen.number - 1  # its place in the turn
         calls = [c for c in self._turn[max(0, at - self._reach):at] if not c.refused]
         if limit is not None:
             calls = calls[-limit:]
         for i in range(len(calls) - 1, -1, -1):
-            if calls[i].changed_file:
+            c = calls[i]
+            if c.changed_file and c.new and (c.tool_name in WRITE_TOOLS or c.key != seen.key):
                 return calls[i + 1:]
         return calls
 
@@ -292,9 +302,11 @@ class RuntimeSentinel:
         involved = [*reversed(run), seen]
         varied = len({c.exact for c in involved}) > 1
         what = "the same call, varied only in what does not change its meaning," if varied else "the same call"
+        failed = all(c.error is not None or c.output is None for c in involved) and run[0].error is not None
+        gave = "failed the same way each time" if failed else "gave the same output each time"
         return self._halt("polling", seen, len(involved), involved,
                           f"{what} was made {len(involved)} times in the last {self.settings.window} tool calls "
-                          "and gave the same output each time",
+                          f"and {gave}",
                           self._next_step_for(seen, "wait on the thing itself (a blocking wait, the process's "
                                                     "exit, one longer sleep) or change the approach; asking again "
                                                     "gives the same answer"))
@@ -442,28 +454,56 @@ class SentinelWatch:
         has it, perhaps before this process has read the same result from the stream: judged
         here, a halt that result completes (a third identical error, a rejected Edit) stops
         that very request instead of the next one."""
+        if self.halt is not None:
+            return self.halt
+        results = _last_results(body)  # parsed outside the lock: the hooks need not wait for it
         with self._lock:
-            if self.halt is None:
-                for use_id, name, tool_input, output, is_error in _last_results(body):
-                    self.saw_tool_use(use_id, name, tool_input)
-                    self.saw_result(use_id, output, is_error)
+            for use_id, name, tool_input, output, is_error in results:
+                self.saw_tool_use(use_id, name, tool_input)
+                self.saw_result(use_id, output, is_error)
             return self.halt
 
     def stop_after_tool_result(self, tool_use_id: str) -> bool:
         return self.halt is not None and (self.halted_tool_use_id is None or tool_use_id == self.halted_tool_use_id)
 
 
+def _last_two_messages(body: bytes) -> tuple[Any, Any] | None:
+    """The last assistant and user messages of a Messages request, found from the end of the body
+    and parsed alone (a long session's request is mostly history nobody needs to parse again);
+    None when that does not find them, so the caller parses the whole body."""
+    decoder = json.JSONDecoder()
+    for user_mark, assistant_mark in ((b'{"role":"user"', b'{"role":"assistant"'),
+                                      (b'{"role": "user"', b'{"role": "assistant"')):
+        at = body.rfind(user_mark)
+        before = body.rfind(assistant_mark, 0, at) if at > 0 else -1
+        if before < 0:
+            continue
+        try:
+            asked, end = decoder.raw_decode(body[before:at].decode("utf-8", "replace").rstrip().rstrip(","))
+            answered, _ = decoder.raw_decode(body[at:].decode("utf-8", "replace"))
+        except ValueError:
+            return None
+        if end and isinstance(answered, dict) and answered.get("role") == "user":
+            return asked, answered
+    return None
+
+
 def _last_results(body: bytes) -> list[tuple[str, str, Any, str, bool]]:
     """The tool results of a Messages request's last user message, with the call each answers
     (from the assistant message before it): (id, tool, input, text, is_error). Nothing when the
     body is not such a request."""
-    try:
-        messages = json.loads(body).get("messages")
-    except (ValueError, AttributeError):
+    if b'"tool_result"' not in body:
         return []
-    if not isinstance(messages, list) or len(messages) < 2:
-        return []
-    asked, answered = messages[-2], messages[-1]
+    pair = _last_two_messages(body)
+    if pair is None:
+        try:
+            messages = json.loads(body).get("messages")
+        except (ValueError, AttributeError):
+            return []
+        if not isinstance(messages, list) or len(messages) < 2:
+            return []
+        pair = messages[-2], messages[-1]
+    asked, answered = pair
     if not (isinstance(asked, dict) and isinstance(answered, dict) and answered.get("role") == "user"
             and isinstance(asked.get("content"), list) and isinstance(answered.get("content"), list)):
         return []

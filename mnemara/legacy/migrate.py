@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mnemara.core import json_limits
 from mnemara.core.errors import MnemaraError
 from mnemara.core.folder_check import refused_entries
 from mnemara.core.fsutil import atomic_write_text
@@ -105,7 +106,7 @@ def _permission_notes(root: Path, cfg_raw: object) -> list[str]:
 def _build(root: Path, staging: Path, parts: list[str], result: MigrationResult) -> dict[str, Path]:
     """Converted files in ``staging``; returns original name -> staged file."""
     staged: dict[str, Path] = {}
-    cfg_raw = json.loads((root / "config.json").read_text(encoding="utf-8"))
+    cfg_raw = json_limits.load_file(root / "config.json")
     if "config.json" in parts:
         data, notes = convert_config(cfg_raw, source=str(root / "config.json"))
         result.notes += notes
@@ -123,7 +124,7 @@ def _build(root: Path, staging: Path, parts: list[str], result: MigrationResult)
         result.notes.append(f"turns.sqlite: {counts['rows']} rows kept ({counts['pinned']} pinned, "
                             f"{counts['markers']} segment markers)")
     if "permissions.json" in parts:
-        raw = json.loads((root / "permissions.json").read_text(encoding="utf-8"))
+        raw = json_limits.load_file(root / "permissions.json")
         staged["permissions.json"] = staging / "permissions.json"
         folded = fold_legacy(raw)
         atomic_write_text(staged["permissions.json"], json.dumps(folded, indent=2, ensure_ascii=False) + "\n")

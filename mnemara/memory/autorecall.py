@@ -23,7 +23,9 @@ hides: notes that may conflict (see :func:`mnemara.memory.search.similarity.appl
 are all injected, each flagged ``may_conflict_with`` the others, newer first; a
 note about another subject is no conflict at all. Only superseded and deprecated
 notes (marked by the user, or by a proposal the user accepted) are left out, and
-each one is named with why. Precision over recall: when nothing clears the bar,
+each one is named with why. Never only the old: a newer note on the subject of an
+injected note (``newer_than``, :mod:`mnemara.memory.search.newer`) is injected with
+it whatever its own score, both marked with both dates. Precision over recall: when nothing clears the bar,
 nothing is injected. The block is sent
 with this turn only (never stored as a turn) and clearly marked as recalled
 reference text.
@@ -152,6 +154,10 @@ class RecallRecord:
             if "vector_similarity" in ev:
                 parts.append(f"vector similarity {ev['vector_similarity']:.2f}")
             parts.append(f"fused score {hit['score']}")
+            if hit.get("newer_than"):
+                parts.append(f"newer than {shown(hit['newer_than'])}")
+            if hit.get("newer_notes"):
+                parts.append(f"a newer note on its subject: {shown(hit['newer_notes'])}")
             if hit.get("may_conflict_with"):
                 parts.append(f"may conflict with {', '.join(hit['may_conflict_with'])}")
             if hit.get("provenance"):
@@ -162,6 +168,11 @@ class RecallRecord:
         return lines
 
 
+def shown(marks: list[dict[str, Any]]) -> str:
+    """``note:<id> (<date>)``, ... : the other side of an older/newer pair, with its date."""
+    return ", ".join(f"{m['id']} ({m['created_at']})" for m in marks)
+
+
 def format_block(hits: list[dict[str, Any]], left_out: list[dict[str, Any]] | None = None) -> str:
     parts = [BLOCK_OPEN]
     for n, hit in enumerate(hits, 1):
@@ -169,9 +180,13 @@ def format_block(hits: list[dict[str, Any]], left_out: list[dict[str, Any]] | No
         why = f"relevance {ev['relevance']:.2f}"
         meta = ", ".join(x for x in (hit.get("category"), hit.get("created_at")) if x)
         flag = ""
+        if hit.get("newer_than"):
+            flag += f"; NEWER than {shown(hit['newer_than'])} on the same subject"
+        if hit.get("newer_notes"):
+            flag += f"; OLDER: a newer note on the same subject is {shown(hit['newer_notes'])}"
         if hit.get("may_conflict_with"):
-            flag = (f"; may conflict with {', '.join(hit['may_conflict_with'])}: {hit.get('conflict', '')}; "
-                    "the user has not said which holds")
+            flag += (f"; may conflict with {', '.join(hit['may_conflict_with'])}: {hit.get('conflict', '')}; "
+                     "the user has not said which holds")
         parts.append(escape_delimiters(f"[{n}] {hit['id']} ({meta}; {why}{flag})\n{hit['text']}"))
     if left_out:
         parts.append(escape_delimiters("(left out, marked by the user: "
@@ -269,6 +284,12 @@ def gate(record: RecallRecord, message: str, hits: list[dict[str, Any]], idf: Id
     record.considered.extend(entries)
     passing = [e for e in entries if e["evidence"]["relevance"] >= record.threshold]
     chosen = {id(e) for e in sorted(passing, key=lambda e: -(e.get("score") or 0.0))[:record.k]}
+    grew = True
+    while grew:  # never only the old: a newer note on an injected note's subject comes with it (bar and k aside)
+        ids = {e["id"] for e in entries if id(e) in chosen}
+        more = {id(e) for e in entries if id(e) not in chosen and any(m["id"] in ids for m in e.get("newer_than", []))}
+        chosen |= more
+        grew = bool(more)
     for entry in entries:
         if id(entry) in chosen:
             entry["injected"] = True
@@ -279,7 +300,7 @@ def _entry(hit: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
     entry = {"id": hit["id"], "kind": hit.get("kind"), "category": hit.get("category"),
              "created_at": hit.get("created_at"), "text": hit.get("text", ""), "score": hit.get("score"),
              "channels": hit.get("channels", {}), "evidence": evidence, "injected": False}
-    for key in ("may_conflict_with", "conflict", "provenance"):
+    for key in ("may_conflict_with", "conflict", "provenance", "newer_notes", "newer_than", "added_as"):
         if hit.get(key):
             entry[key] = hit[key]
     return entry

@@ -31,7 +31,7 @@ from mnemara.core.fsutil import LinkRefused
 from mnemara.memory.note_index import NoteIndex
 from mnemara.memory.notes import Atom, day_files, parse_text
 from mnemara.memory.search.exact import copy_key
-from mnemara.memory.search.similarity import CONFLICT, POSSIBLE_COPY, contradicts, cosine, relate, strip_marks, tokens
+from mnemara.memory.search.similarity import CONFLICT, POSSIBLE_COPY, contradicts, cosine, relate, strip_marks, subject_words
 from mnemara.memory.status import StatusBook, all_atoms, note_moment, propose_supersessions
 
 if TYPE_CHECKING:
@@ -144,10 +144,10 @@ def contradicted_since(memory_dir: Path, held_by: Atom, text: str, atoms: Sequen
 
 def closest_by_words(text: str, atoms: Sequence[Atom], n: int = SIMILAR_CANDIDATES) -> list[Atom]:
     """The ``n`` atoms sharing the most (IDF-weighted) content words with ``text``."""
-    query = Counter(tokens(text))
+    query = Counter(subject_words(text))
     if not query:
         return []
-    bags = [set(tokens(a.text)) for a in atoms]
+    bags = [set(subject_words(a.text)) for a in atoms]
     df: Counter[str] = Counter()
     for bag in bags:
         df.update(w for w in bag if w in query)
@@ -211,7 +211,7 @@ def assess(memory_dir: Path, text: str, *, embedder: Embedder | None = None, thr
         with NoteIndex.open(memory_dir) as index:
             index.sync()
             found = index.same_key(copy_key(text))
-            near = index.closest(tokens(text), SIMILAR_CANDIDATES * 4)
+            near = index.closest(subject_words(text), SIMILAR_CANDIDATES * 4)
             since = {a.file.name: index.since(a.file.name) for a in found}
     except (sqlite3.Error, LinkRefused):  # a broken or linked index: read every note (never write through a link)
         everything = all_atoms(memory_dir)

@@ -5,7 +5,8 @@ Four checks (see :mod:`lint_paths`, :mod:`lint_links`, :mod:`similar`):
 * cited paths and binaries that no longer exist (DEAD) or moved (MOVED, with
   the file proposed);
 * dead ``[[wikilinks]]``;
-* pairs of same-topic active atoms: *candidates* for a supersession judgement;
+* pairs of same-topic active atoms that the claim guard does not call distinct (never a
+  sibling: another subject in the same pattern): *candidates* for a supersession judgement;
 * lines of a day file that look meant as a note heading but are not read as one
   (a hand edit's typo): the text under such a line belongs to the note above it.
 
@@ -29,7 +30,7 @@ from mnemara.memory.lint_links import LinkFinding, LinkResolver, wiki_pages
 from mnemara.memory.lint_paths import PathFinding, Sweeper, sweep_text
 from mnemara.memory.notes import Atom, parse_text, stray_headings
 from mnemara.memory.search.exact import highlight_difference
-from mnemara.memory.search.similarity import CONFLICT, COPY, POSSIBLE_COPY, relate
+from mnemara.memory.search.similarity import CONFLICT, COPY, DISTINCT, POSSIBLE_COPY, relate
 from mnemara.memory.status import StatusBook, all_atoms, fingerprint, note_moment
 from mnemara.memory.search.tfidf import same_topic_pairs
 
@@ -195,6 +196,8 @@ def supersession_candidates(memory_dir: Path, threshold: float = CANDIDATE_THRES
         if book.is_distinct(older, newer) or (older.id, newer.id) in seen:
             continue
         rel = relate(older.text, newer.text)
+        if rel.kind == DISTINCT:  # another subject in the same pattern (a sibling), or no claim of one on the other
+            continue
         out.append(Candidate(older.id, newer.id, pair.similarity, list(pair.shared), older.text[:300],
                              newer.text[:300], duplicate=rel.kind == COPY,
                              conflict="; ".join(rel.reasons) if rel.kind == CONFLICT else "",

@@ -21,7 +21,7 @@ from mnemara.core.fsutil import check_sqlite_files, touch_private
 from mnemara.memory.notes import Atom, day_files, parse_file
 
 INDEX_FILE = ".note_index.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: words hold subject_words (aliases too)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS notes (rowid INTEGER PRIMARY KEY, file TEXT, offset INTEGER, end_ INTEGER,
@@ -76,7 +76,7 @@ class NoteIndex:
     def sync(self) -> int:
         """Bring the index up to the day files; returns how many files were (re)read."""
         from mnemara.memory.search.exact import copy_key
-        from mnemara.memory.search.similarity import tokens
+        from mnemara.memory.search.similarity import subject_words
 
         known = {name: (size, mtime) for name, size, mtime in self.db.execute("SELECT name, size, mtime_ns FROM files")}
         present: dict[str, tuple[int, int]] = {}
@@ -106,7 +106,7 @@ class NoteIndex:
                                     (name, atom.offset, atom.end, atom.timestamp, atom.category, atom.ident,
                                      atom.style, atom.line, atom.text, copy_key(atom.text)))
                         cur.execute("INSERT INTO words (rowid, tokens) VALUES (?, ?)",
-                                    (cur.lastrowid, " ".join(tokens(atom.text))))
+                                    (cur.lastrowid, " ".join(subject_words(atom.text))))
                     cur.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)", (name, *present[name]))
                 cur.execute("COMMIT")
             except BaseException:
@@ -152,6 +152,16 @@ class NoteIndex:
         """Every note of the day files from ``first_file`` on."""
         return self._atoms(self.db.execute(f"SELECT {self._COLUMNS} FROM notes WHERE file >= ? ORDER BY file, offset",
                                            (first_file,)))
+
+
+def closest_ids(memory_dir: Path, texts: dict[str, str], n: int) -> dict[str, list[str]]:
+    """key -> the chunk ids (``note:<id>``) of the ``n`` notes sharing the most of each text's
+    subject words (:meth:`NoteIndex.closest`, the lookup of dedupe on write), one index opening."""
+    from mnemara.memory.search.similarity import subject_words
+
+    with NoteIndex.open(memory_dir) as index:
+        index.sync()
+        return {key: [f"note:{a.id}" for a in index.closest(subject_words(text), n)] for key, text in texts.items()}
 
 
 def is_note_index(path: Path) -> bool:

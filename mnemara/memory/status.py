@@ -23,15 +23,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from mnemara.core import json_limits
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import ConfigError, UsageError
-from mnemara.core.fsutil import atomic_write_text, locked
+from mnemara.core.fsutil import LinkRefused, atomic_write_text, locked
 from mnemara.memory.notes import (
     LEGACY_ATOM_ID_RE as ATOM_ID_RE,
 )
@@ -109,10 +111,10 @@ class StatusBook:
     def load(cls, memory_dir: Path) -> "StatusBook":
         path = Path(memory_dir) / STATUS_FILE
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = json_limits.load_file(path)
         except FileNotFoundError:
             return cls(path, {}, [])
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # a bad file, or one refused by a limit (too big, too deep)
             raise ConfigError(f"{path}: cannot read note status ({exc}); fix or remove the file") from None
         if not isinstance(raw, dict) or not isinstance(raw.get("atoms", {}), dict):
             raise ConfigError(f"{path}: expected an object with an 'atoms' object; fix or remove the file")
@@ -328,12 +330,13 @@ def query_active(rag: NoteQuery, memory_dir: Path, question: str, k: int = 5, ki
     """
     try:
         inactive = inactive_atoms(memory_dir)
+        book: StatusBook | None = StatusBook.load(memory_dir)
     except ConfigError as exc:  # a broken sidecar must not take recall down with it
         answer = rag.query(question, k, kind)
         answer["warning"] = f"superseded notes not filtered: {exc.message}"
-        return _with_provenance(memory_dir, answer)
+        return _with_provenance(memory_dir, _with_newer(rag, memory_dir, answer, {}, None))
     if not inactive:
-        return _with_provenance(memory_dir, rag.query(question, k, kind))
+        return _with_provenance(memory_dir, _with_newer(rag, memory_dir, rag.query(question, k, kind), inactive, book))
     answer = rag.query(question, min(100, k + len(inactive)), kind)
     hits: list[dict[str, Any]] = []
     left_out: list[dict[str, Any]] = []
@@ -357,7 +360,34 @@ def query_active(rag: NoteQuery, memory_dir: Path, question: str, k: int = 5, ki
     if left_out:
         answer["skipped_inactive"] = len(left_out)
         answer["left_out"] = left_out
-    return _with_provenance(memory_dir, answer)
+    return _with_provenance(memory_dir, _with_newer(rag, memory_dir, answer, {} if include_inactive else inactive, book))
+
+
+def _with_newer(rag: NoteQuery, memory_dir: Path, answer: dict[str, Any], inactive: dict[str, dict[str, Any]],
+                book: StatusBook | None) -> dict[str, Any]:
+    """The answer with every newer note on a note hit's subject beside it, marked, newest first
+    (:func:`mnemara.memory.search.newer.attach_newer`): recall never hands only the old fact. A
+    note the user superseded or deprecated is never added, nor one judged distinct from the hit."""
+    candidates = getattr(rag, "same_subject_candidates", None)
+    if candidates is None or not answer.get("hits"):
+        return answer
+    from mnemara.memory.note_index import closest_ids
+    from mnemara.memory.search.newer import LOOKUP, attach_newer
+
+    def lookup(hits: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        try:  # an addition to an answer that stands without it: a lookup that cannot run finds nothing
+            by_words = closest_ids(memory_dir, {h["id"]: str(h.get("text", "")) for h in hits}, LOOKUP)
+            return candidates(hits, by_words, LOOKUP)
+        except (sqlite3.Error, LinkRefused, OSError):
+            return {}
+
+    pairs = {tuple(sorted(p)) for p in (book.distinct if book is not None else []) if isinstance(p, list) and len(p) == 2}
+
+    def distinct(a: str, b: str) -> bool:
+        return tuple(sorted((a.removeprefix("note:"), b.removeprefix("note:")))) in pairs
+
+    answer["hits"] = attach_newer(answer["hits"], lookup, skip=lambda ident: ident in inactive, distinct=distinct)
+    return answer
 
 
 def _with_provenance(memory_dir: Path, answer: dict[str, Any]) -> dict[str, Any]:

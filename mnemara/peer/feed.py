@@ -30,6 +30,8 @@ class Feed(Protocol):
     on_arrival: Callable[[], None]  # set by the inbox: wakes it when messages arrive
     report: Callable[..., Any]  # the inbox's problem log: report(key, one_line_message)
     clear: Callable[..., Any]
+    open_server: bool | None  # the server lets anyone in without credentials (None: not known yet)
+    warn: Callable[[str], None]  # set by the inbox: says a warning once (the open server)
 
     @property
     def more(self) -> bool:

@@ -49,7 +49,15 @@ class FeedSteps:
             self.feed.on_arrival = self.wake
             self.feed.report = self._problems.report
             self.feed.clear = self._problems.clear
+            self.feed.warn = self._warn_open_server
             self.feed.limit = self.max_rows_per_turn  # fetch no more than one turn carries
+
+    def _notice(self, line: str) -> None: ...
+
+    def _warn_open_server(self, line: str) -> None:
+        """Once per feed: the server takes connections without credentials (a line, debug.log, status)."""
+        self._log("peer_nats_no_credentials", level="warning", message=line)
+        self._notice(f"⚠ {line}")
 
     async def _swap_feed(self) -> None:
         """Put the feed built by :meth:`apply_config` in place of the running one."""

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mnemara.core import json_limits
 from mnemara.core.fsutil import atomic_write_text, check_no_links
 
 FILE_NAME = "serve_health.json"
@@ -44,10 +45,8 @@ def load(root: Path) -> ServeHealth | None:
     path = Path(root) / FILE_NAME
     try:
         check_no_links(path)
-        if path.stat().st_size > MAX_BYTES:
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = json_limits.load_file(path, max_bytes=MAX_BYTES)
+    except (OSError, ValueError):  # ValueError: not JSON, too big or too deep (JSONRefused), not UTF-8
         return None
     if not isinstance(data, dict):
         return None
@@ -80,6 +79,10 @@ def describe(root: Path, now: float | None = None) -> list[str]:
     """Lines for ``mnemara peer status`` (one ``serve:`` line, and the last delivery and running turn)."""
     health = load(root)
     if health is None:
+        path = Path(root) / FILE_NAME
+        if path.exists() or path.is_symlink():
+            return [f"serve: {path} is not a health record of mnemara serve (a link, too big, or not its JSON); "
+                    "ignored, and rewritten when a panel serves"]
         return ["serve: no headless panel has run on this instance (mnemara serve)"]
     now = time.time() if now is None else now
     if health.stopped_at is not None:

@@ -278,6 +278,9 @@ class PeerInbox(FeedSteps):
         for key in self._problems.active:
             parts.append("⚠ " + SHORT_PROBLEM.get(key, key.replace("_", " ")))
             break
+        else:
+            if self.feed is not None and self.feed.open_server:
+                parts.append("⚠ NATS: no credentials")
         return " · ".join(parts)
 
     def describe(self) -> str:

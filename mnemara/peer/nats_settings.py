@@ -1,10 +1,13 @@
 """The NATS transport's settings: URL, stream, subjects, credentials, each checked with a one-line refusal.
 
-Subjects: a message to role R is published on ``<prefix>.R``; a broadcast from
-sender S on ``<prefix>.broadcast.S``. One stream (``peer_nats_stream``) holds
-``<prefix>.>``; each panel role reads it through its own durable pull consumer,
-named from the role, that filters its own subject and the broadcasts of the
-senders it accepts (``peer_poll_roles``).
+Subjects: a message from sender S to role R is published on ``<prefix>.to.R.S``; a
+broadcast from S on ``<prefix>.broadcast.S``. The sender a panel shows is the last
+token of the subject, never a header a client sets: a server that gives each panel
+its own user allowed to publish only subjects ending in its role makes that token
+what the server authenticated (docs/peer-inbox.md, "Identities"). One stream
+(``peer_nats_stream``) holds ``<prefix>.>``; each panel role reads it through its own
+durable pull consumer, named from the role, that filters its own subjects
+(``<prefix>.to.R.*``) and the broadcasts of the senders it accepts (``peer_poll_roles``).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from mnemara.core.redact import redact_url
 from mnemara.core.errors import MnemaraError
 
 if TYPE_CHECKING:
@@ -24,6 +28,8 @@ SCHEMES = ("nats", "tls", "ws", "wss")
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}$")
 BROADCAST = "broadcast"
+DIRECT = "to"
+USER_INFO = "$SYS.REQ.USER.INFO"  # the server answers who this connection is and what it may do
 
 
 class PeerSettingsError(MnemaraError, ValueError):
@@ -58,18 +64,7 @@ def check_url(url: str) -> str:
 
 def redact(url: str) -> str:
     """``url`` with its password (or token) replaced by ``***``, for messages and the status line."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(unparsable URL)"
-    if parts.password is None and parts.username is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    auth = f"{user}:***" if parts.password is not None else "***"
-    return urlunsplit((parts.scheme, f"{auth}@{host}", parts.path, parts.query, parts.fragment))
+    return redact_url(url)
 
 
 def check_token(what: str, value: str) -> str:
@@ -88,6 +83,17 @@ def _path(what: str, raw: str, base: Path | None) -> Path | None:
     if not path.is_file():
         raise PeerSettingsError(f"{what} {path} is not a readable file")
     return path
+
+
+def _covers(pattern: list[str], tokens: list[str]) -> bool:
+    """Whether subject tokens ``pattern`` (``*`` a wildcard) match a prefix of ``tokens``."""
+    return len(pattern) <= len(tokens) and all(p in ("*", t) for p, t in zip(pattern, tokens))
+
+
+def inbox_prefix(role: str) -> str:
+    """The reply subjects of a panel's connections (``_INBOX_<role>``): a server can then let each user
+    subscribe to its own replies only, so no panel reads another's fetched messages."""
+    return f"_INBOX_{check_token('role', role)}"
 
 
 @dataclass(frozen=True)
@@ -126,8 +132,22 @@ class NatsSettings:
     def shown_url(self) -> str:
         return redact(self.url)
 
-    def role_subject(self, role: str) -> str:
-        return f"{self.prefix}.{check_token('role', role)}"
+    def role_subject(self, role: str, sender: str) -> str:
+        """The subject of a message from ``sender`` to ``role``."""
+        return f"{self.prefix}.{DIRECT}.{check_token('role', role)}.{check_token('sender role', sender)}"
+
+    def sender_of(self, subject: str) -> tuple[str, str | None] | None:
+        """(sender, recipient role or None for a broadcast) named by ``subject``; None when it is not
+        one of ours (a subject without a sender token is never shown as from anyone)."""
+        head = f"{self.prefix}."
+        if not subject.startswith(head):
+            return None
+        parts = subject[len(head):].split(".")
+        if len(parts) == 3 and parts[0] == DIRECT and all(TOKEN.match(p) for p in parts[1:]):
+            return parts[2], parts[1]
+        if len(parts) == 2 and parts[0] == BROADCAST and TOKEN.match(parts[1]):
+            return parts[1], None
+        return None
 
     def broadcast_subject(self, sender: str) -> str:
         return f"{self.prefix}.{BROADCAST}.{check_token('sender role', sender)}"
@@ -137,9 +157,47 @@ class NatsSettings:
 
     def filter_subjects(self, role: str, senders: tuple[str, ...]) -> list[str]:
         """Our role's subject and the broadcasts of each accepted sender (never our own)."""
-        subjects = [self.role_subject(role)]
+        subjects = [f"{self.prefix}.{DIRECT}.{check_token('role', role)}.*"]
         subjects += [self.broadcast_subject(s) for s in dict.fromkeys(senders) if s and s != role]
         return subjects
+
+    def permissions(self, role: str, *, create_stream: bool = False) -> dict[str, Any]:
+        """The NATS permissions a panel of ``role`` needs and no more (a user's ``permissions`` block in
+        the server's config): publish only as ``role``, read only its own consumer, replies only to its
+        own inbox prefix (:func:`inbox_prefix`). ``create_stream``: also create the stream (one user)."""
+        durable, stream = self.durable(role), self.stream
+        api = "$JS.API"
+        publish = [f"{self.prefix}.{DIRECT}.*.{role}", f"{self.prefix}.{BROADCAST}.{role}",
+                   f"{api}.STREAM.INFO.{stream}", f"{api}.CONSUMER.INFO.{stream}.{durable}",
+                   f"{api}.CONSUMER.CREATE.{stream}.{durable}", f"{api}.CONSUMER.CREATE.{stream}.{durable}.>",
+                   f"{api}.CONSUMER.DURABLE.CREATE.{stream}.{durable}", f"{api}.CONSUMER.MSG.NEXT.{stream}.{durable}",
+                   f"{api}.CONSUMER.RESET.{stream}.{durable}", f"$JS.ACK.{stream}.{durable}.>",
+                   USER_INFO]
+        if create_stream:
+            publish.append(f"{api}.STREAM.CREATE.{stream}")
+        return {"publish": {"allow": publish}, "subscribe": {"allow": [f"{inbox_prefix(role)}.>"]}}
+
+    def sends_as_others(self, allow: list[str] | None, role: str) -> bool:
+        """Whether publish permissions ``allow`` (None: unrestricted) let a user publish a peer message
+        under a sender token other than ``role``."""
+        if allow is None:
+            return True
+        ours = self.prefix.split(".")
+        for subject in allow:
+            tokens = subject.split(".")
+            if tokens[-1] == ">" and _covers(tokens[:-1], ours):
+                return True  # a tail wildcard at or above the prefix covers every sender
+            if len(tokens) > len(ours) and _covers(tokens[:len(ours)], ours) and tokens[-1] != role:
+                return True  # a subject under the prefix whose last (sender) token is not ours
+        return False
+
+    def anonymous(self) -> "NatsSettings":
+        """These settings without any credential (user, password, token, creds file, client certificate):
+        what anyone who reaches the server can do."""
+        parts = urlsplit(self.url)
+        host = parts.netloc.rsplit("@", 1)[-1]
+        return NatsSettings(url=urlunsplit((parts.scheme, host, "", "", "")), stream=self.stream, prefix=self.prefix,
+                            tls_ca=self.tls_ca)
 
     @property
     def server_url(self) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from mnemara.peer.nats_settings import BROADCAST, NatsSettings
+from mnemara.peer.nats_settings import USER_INFO, NatsSettings, inbox_prefix
 from mnemara.peer.rows import PeerRow
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ FETCH_WAIT_S = 5.0
 CONNECT_TIMEOUT_S = 2.0
 ACK_WAIT_S = 24 * 3600  # a turn may take long; a crash is recovered by the rewind at start, not by ack_wait
 STREAM_MAX_AGE_S = 14 * 24 * 3600  # a stream we create keeps messages two weeks (no size reservation)
-HEADER_FROM = "Mnemara-From"
 HEADER_TASK = "Mnemara-Task"
 HEADER_SUBMITTED = "Mnemara-Submitted"
 PROBLEM_KEYS = ("nats_down", "nats_setup")
@@ -110,8 +109,8 @@ async def publish(js: "JetStreamContext", settings: NatsSettings, sender: str, t
     ``msg_id`` becomes ``Nats-Msg-Id``: the server drops a second publish with the same id
     within its duplicate window, so a retried send is stored once.
     """
-    subject = settings.role_subject(to) if to else settings.broadcast_subject(sender)
-    headers = {HEADER_FROM: sender, HEADER_SUBMITTED: datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    subject = settings.role_subject(to, sender) if to else settings.broadcast_subject(sender)
+    headers = {HEADER_SUBMITTED: datetime.now(timezone.utc).isoformat(timespec="seconds")}
     if task:
         headers[HEADER_TASK] = task
     if msg_id:
@@ -121,13 +120,58 @@ async def publish(js: "JetStreamContext", settings: NatsSettings, sender: str, t
 
 
 def row_of(msg: "Msg", settings: NatsSettings) -> PeerRow:
-    """A fetched message as the inbox's row: id = stream sequence, recipient None for a broadcast."""
+    """A fetched message as the inbox's row: id = stream sequence, the sender the subject names (never a
+    header: ``Mnemara-From`` is ignored), recipient None for a broadcast."""
     headers = msg.headers or {}
-    broadcast = msg.subject.startswith(f"{settings.prefix}.{BROADCAST}.")
-    recipient = None if broadcast else msg.subject[len(settings.prefix) + 1:]
-    return PeerRow.from_db(id=msg.metadata.sequence.stream, agent_role=headers.get(HEADER_FROM),
+    named = settings.sender_of(msg.subject)
+    sender, recipient = named if named is not None else (None, None)
+    return PeerRow.from_db(id=msg.metadata.sequence.stream, agent_role=sender,
                            recipient_role=recipient, payload_json=msg.data.decode("utf-8", errors="replace"),
                            task_id=headers.get(HEADER_TASK), submitted_at=headers.get(HEADER_SUBMITTED))
+
+
+async def accepts_anonymous(settings: NatsSettings) -> bool:
+    """Whether the server lets a client in with no credential at all (then anyone who reaches it reads
+    every panel's messages and sends as any role). One connection attempt without them."""
+    try:
+        nc = await connect(settings.anonymous())
+    except PeerTransportError:
+        return False
+    try:
+        await nc.close()
+    except Exception:
+        pass
+    return True
+
+
+async def unbound_sender(nc: "Client", settings: NatsSettings, role: str) -> str | None:
+    """The authenticated user's name when its permissions let it publish as other roles (its sender is
+    then not proven); None when they bind it, or when the server does not say (no answer, no right to ask)."""
+    try:
+        reply = await nc.request(USER_INFO, b"", timeout=CONNECT_TIMEOUT_S)
+        data = json.loads(reply.data or b"{}").get("data") or {}
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        return None
+    if not isinstance(data, dict) or not data.get("user"):
+        return None
+    publish = (data.get("permissions") or {}).get("publish") if isinstance(data.get("permissions"), dict) else None
+    allow = publish.get("allow") if isinstance(publish, dict) else None
+    if settings.sends_as_others(allow if isinstance(allow, list) else None, role):
+        return str(data["user"])
+    return None
+
+
+def unbound_sender_warning(settings: NatsSettings, user: str) -> str:
+    return (f"NATS user {user!r} on {settings.shown_url} may publish as any role: the sender a panel shows is not "
+            "proven (give each panel its own user: mnemara peer permissions; docs/peer-inbox.md, Identities)")
+
+
+def open_server_warning(settings: NatsSettings) -> str:
+    return (f"NATS server {settings.shown_url} accepts connections without credentials: anyone who reaches it "
+            "can read these messages and send as any role (give each panel its own user: docs/peer-inbox.md, "
+            "Identities)")
 
 
 class NatsTransport:
@@ -145,6 +189,8 @@ class NatsTransport:
         self.durable = settings.durable(role)
         self.limit = limit
         self.connected = False
+        self.open_server: bool | None = None  # the server accepts connections without credentials (None: unknown)
+        self.warn: Callable[[str], None] = lambda line: None  # said once: the open-server warning
         self.pending_on_server: int | None = None
         self.on_arrival = on_arrival
         self.report = report
@@ -279,13 +325,21 @@ class NatsTransport:
         """Connect, set up, rewind, then fetch until something fails."""
         from nats.errors import TimeoutError as NatsTimeout
 
-        self._nc = nc = await connect(self.settings)
+        self._nc = nc = await connect(self.settings, inbox_prefix=inbox_prefix(self.role))
         js = nc.jetstream()
         await ensure_stream(js, self.settings)
         sub = await self._consumer(js)
         await self._rewind(nc)
         self.connected = True
         self.clear(*PROBLEM_KEYS)
+        if self.open_server is None:  # once per transport: one connection attempt without credentials
+            self.open_server = await accepts_anonymous(self.settings)
+            if self.open_server:
+                self.warn(open_server_warning(self.settings))
+            else:
+                user = await unbound_sender(nc, self.settings, self.role)
+                if user is not None:
+                    self.warn(unbound_sender_warning(self.settings, user))
         if not await self._backlog(js):
             self._ready.set()  # nothing waits: ready now (else after the first fetch below)
         while True:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from mnemara.core.errors import MnemaraError, UsageError
 from mnemara.peer import db, watermark
 from mnemara.peer.addressing import resolve_db_path, resolve_role
-from mnemara.peer.nats_settings import NatsSettings, PeerSettingsError, check_token
-from mnemara.peer.nats_transport import PeerTransportError, connect, ensure_stream, publish
+from mnemara.peer.nats_settings import NatsSettings, PeerSettingsError, check_token, inbox_prefix
+from mnemara.peer.nats_transport import (PeerTransportError, accepts_anonymous, connect, ensure_stream,
+                                         open_server_warning, publish, unbound_sender, unbound_sender_warning)
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -101,7 +102,7 @@ async def send_async(config: "Config", instance_name: str, root: Path | None, to
 async def _publish(settings: NatsSettings, msg: Outgoing) -> int:
     msg_id = f"{msg.sender}-{uuid.uuid4().hex}"
     try:
-        nc = await connect(settings)
+        nc = await connect(settings, inbox_prefix=inbox_prefix(msg.sender))
     except PeerTransportError as exc:
         raise PeerSendError(exc.message.split("; retrying")[0] + "; nothing was sent") from None
     try:
@@ -177,12 +178,16 @@ async def _nats_status(settings: NatsSettings, role: str) -> tuple[list[str], bo
     except PeerSettingsError as exc:
         return [f"connection: not tried ({exc})"], False
     try:
-        nc = await connect(settings)
+        nc = await connect(settings, inbox_prefix=inbox_prefix(role))
     except PeerTransportError as exc:
         return [f"connection: {exc.message.split('; retrying')[0]}"], False
     try:
         js = nc.jetstream()
         lines = [f"connection: connected to {settings.shown_url}, stream {settings.stream}"]
+        if await accepts_anonymous(settings):
+            lines.append(f"warning: {open_server_warning(settings)}")
+        elif (user := await unbound_sender(nc, settings, role)) is not None:
+            lines.append(f"warning: {unbound_sender_warning(settings, user)}")
         try:
             info = await js.consumer_info(settings.stream, durable)
         except NotFoundError:

@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -26,7 +28,8 @@ from mnemara.claude.spend_gate import SpendGate, usage_of
 from mnemara.core import events as ev
 from mnemara.core.config import Config
 from mnemara.core.live_config import LiveConfig
-from mnemara.guard.budget import FIELDS, SCOPES, CapState, Scope
+from mnemara.core.pricing import PRICES_AS_OF
+from mnemara.guard.budget import FIELDS, SCOPES, CapState, Scope, usd
 from mnemara.store.spend_ledger import SpendLedger, SpendTotals, today
 
 if TYPE_CHECKING:
@@ -45,6 +48,14 @@ class SpendView:
     day_usd: float
     states: tuple[CapState, ...]
 
+    def status_forms(self) -> tuple[str, ...]:
+        """The status line's cost, longest form first (the price table's date in the longest)."""
+        turn = "-" if self.last_turn_usd is None else usd(self.last_turn_usd)
+        cap = max(self.states, key=lambda state: state.share, default=None)
+        capped = f" · {cap.scope} cap {cap.share:.0%}" if cap is not None else ""
+        core = f"cost: turn {turn} · session {usd(self.session_usd)}{capped}"
+        return (f"{core} (prices of {PRICES_AS_OF})", core, f"{usd(self.session_usd)}{capped}")
+
 
 class SessionSpend:
     def __init__(self, root: Path, live: LiveConfig, running: Callable[[], "RunningTurn | None"],
@@ -60,6 +71,7 @@ class SessionSpend:
         #: The UI's question past a cap; None refuses without asking (headless).
         self.prompt: BudgetPrompt | None = None
         self.last_turn: SpendTotals | None = None
+        self._context = contextvars.copy_context()  # the turn's: where the question past a cap runs
 
     def limits(self) -> dict[Scope, float | None]:
         cfg = self.live.current
@@ -75,6 +87,7 @@ class SessionSpend:
         """The turn's calls are counted together from now (a resend after an overflow stays the same turn)."""
         if self.gate.turn is None:
             self.gate.begin_turn()
+        self._context = contextvars.copy_context()
         turn.spend = self.gate.turn
 
     def halt(self, reason: str) -> None:
@@ -120,8 +133,16 @@ class SessionSpend:
         stall = turn.stall if turn is not None else None
         if stall is not None:
             stall.idle()  # the user is thinking: the API owes nothing meanwhile
+        answered: concurrent.futures.Future[bool] = concurrent.futures.Future()
+
+        def start() -> None:  # on the turn's loop, in the turn's context (a panel's question needs its app)
+            task = asyncio.ensure_future(_answer(prompt, cap))
+            task.add_done_callback(lambda done: answered.set_result(
+                not done.cancelled() and done.exception() is None and done.result()))
+
         try:
-            return bool(asyncio.run_coroutine_threadsafe(_answer(prompt, cap), flight.loop).result())
+            flight.loop.call_soon_threadsafe(start, context=self._context)
+            return answered.result()
         finally:
             if stall is not None:
                 stall.awaiting_api()

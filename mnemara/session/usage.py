@@ -1,5 +1,9 @@
 """Per-session usage: turns, tokens, prompt-cache hits, cost, tools, written to ``stats/``.
 
+A turn's tokens and cost are those of its :class:`~mnemara.core.events.TurnDone`, which the session
+fills from the spend ledger (every API call the recorder relayed, a stopped or failed turn's too;
+:mod:`mnemara.session.spend`), not from the CLI's own result.
+
 One file per session, ``stats/<start time>-<pid>.json``, rewritten atomically after
 every turn (a crash loses at most the turn in flight; two panels never share a
 file). ``/stats`` shows the running session and the totals of every file there.
@@ -14,6 +18,7 @@ from pathlib import Path
 
 from mnemara.core import events as ev
 from mnemara.core.fsutil import atomic_write_text, private_mkdir
+from mnemara.core.pricing import PRICES_AS_OF
 
 COUNTERS = ("turns", "failed_turns", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens")
 
@@ -58,7 +63,8 @@ class SessionStats:
     def lines(self, title: str) -> list[str]:
         tools = ", ".join(f"{k} {v}" for k, v in sorted(self.tools_called.items(), key=lambda kv: -kv[1])) or "none"
         return [
-            f"{title}: {self.turns} turns ({self.failed_turns} failed), ${self.cost_usd:.4f}",
+            f"{title}: {self.turns} turns ({self.failed_turns} failed), ${self.cost_usd:.4f} "
+            f"(list prices of {PRICES_AS_OF})",
             f"  tokens: {self.tokens_in} in, {self.tokens_out} out; prompt cache: {self.cache_read_tokens} read, "
             f"{self.cache_write_tokens} written ({self.cache_hit_ratio:.0%} of input from cache)",
             f"  tools: {tools}",

@@ -1,7 +1,7 @@
 """Which files of an instance folder are still in Mnemara 0.18's format (read-only checks)."""
 from __future__ import annotations
 
-import json
+from mnemara.core import json_limits
 import sqlite3
 from pathlib import Path
 
@@ -64,7 +64,7 @@ def legacy_permissions(raw: object) -> bool:
 
 def _read_json(path: Path) -> object:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json_limits.load_file(path)
     except (OSError, ValueError):
         return None
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from mnemara.core import json_limits
 from mnemara.core.errors import UsageError
 from mnemara.core.fsutil import locked, open_nofollow, private_mkdir
 
@@ -25,6 +26,8 @@ FOLDER = "requests"
 DEFAULT_KEEP = 50
 #: Request headers worth keeping to read a call later; everything else (keys, tokens, cookies) is dropped.
 KEPT_HEADERS = ("anthropic-version", "anthropic-beta", "content-type", "user-agent", "x-app")
+#: A recorded call nests deeper than a hand-edited file may (tool inputs hold the model's JSON).
+REQUEST_DEPTH = 256
 _NAME = re.compile(r"^(\d{6,})\.json$")
 
 
@@ -142,7 +145,7 @@ class RequestLog:
             raise UsageError(f"no API call recorded yet in {self.folder} (request_log_calls is the number kept)")
         seq = _pick(str(which).strip().lower(), seqs)
         try:
-            data = json.loads(self.path_of(seq).read_text(encoding="utf-8"))
+            data = json_limits.load_file(self.path_of(seq), max_depth=REQUEST_DEPTH)
             if not isinstance(data, dict) or not isinstance(data.get("body"), dict):
                 raise ValueError("not a recorded call: no request body")
             return RecordedCall.from_dict({**data, "seq": seq})

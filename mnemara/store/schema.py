@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from mnemara.core.errors import StoreError
-from mnemara.core.fsutil import LinkRefused, check_sqlite_files, touch_private
+from mnemara.core.fsutil import LinkRefused, check_sqlite_files, disk_full_reason, touch_private
 from mnemara.store.health import busy_seconds, integrity_problem
 
 SCHEMA_VERSION = 2
@@ -100,6 +100,7 @@ def connect(path: Path) -> tuple[sqlite3.Connection, str | None]:
         conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.DatabaseError as exc:
+        _refuse_when_disk_full(path, exc)
         raise StoreError(f"{path}: not a readable SQLite database ({exc}); the file was left untouched") from None
     if existed:
         if "meta" not in tables or "turns" not in tables:
@@ -129,5 +130,14 @@ def connect(path: Path) -> tuple[sqlite3.Connection, str | None]:
             conn.execute("PRAGMA journal_mode = WAL")
     except sqlite3.DatabaseError as exc:
         conn.close()
+        _refuse_when_disk_full(path, exc)
         raise StoreError(f"{path}: cannot open store: {exc}") from None
     return conn, damaged
+
+
+def _refuse_when_disk_full(path: Path, exc: sqlite3.DatabaseError) -> None:
+    """A full disk is told as one, not as a damaged database (which a user might delete or "repair")."""
+    full = disk_full_reason(path, exc)
+    if full is not None:
+        raise StoreError(f"{path}: cannot be opened: {full}, not a damaged database ({exc}); free some space "
+                         "and start again (the file was left untouched)") from None

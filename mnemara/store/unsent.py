@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+from mnemara.core import json_limits
 from mnemara.core.fsutil import atomic_write_text
 
 UNSENT_NAME = "unsent.json"
@@ -39,7 +40,7 @@ class UnsentMessages:
         """The messages the file holds, and why it could not be read when it could not (then it is
         left where it is)."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json_limits.load_file(self.path)
         except FileNotFoundError:
             return [], None
         except (OSError, ValueError) as exc:

@@ -103,13 +103,12 @@ def answers(url: str, stream: str) -> Counter[str]:
             js = nc.jetstream()
             info = await js.stream_info(stream)
             counts: Counter[str] = Counter()
-            subject = settings.role_subject(PRODUCER)
             for seq in range(int(info.state.first_seq or 1), int(info.state.last_seq or 0) + 1):
                 try:
                     msg = await js.get_msg(stream, seq)
                 except Exception:
                     continue
-                if msg.subject == subject:
+                if (settings.sender_of(msg.subject or "") or ("", ""))[1] == PRODUCER:
                     counts.update(ANSWER.findall((msg.data or b"").decode("utf-8", "replace")))
             return counts
         finally:

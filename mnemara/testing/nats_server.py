@@ -23,7 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 READY_TIMEOUT_S = 10.0
 
@@ -52,7 +52,8 @@ class NatsServer:
 
     def __init__(self, root: Path, *, name: str = "n1", cluster: str = "", cluster_port: int = 0,
                  routes: Sequence[str] = (), port: int = -1, user: str = "", password: str = "",
-                 tls_cert: Path | None = None, tls_key: Path | None = None) -> None:
+                 tls_cert: Path | None = None, tls_key: Path | None = None,
+                 users: Sequence[dict[str, Any]] = ()) -> None:
         self.root = Path(root)
         self.name = name
         self.cluster = cluster
@@ -61,6 +62,7 @@ class NatsServer:
         self.port = port
         self.user, self.password = user, password  # clients must log in with these when set
         self.tls_cert, self.tls_key = tls_cert, tls_key  # clients must use TLS when set
+        self.users = list(users)  # {"user", "password", "permissions"?} each: clients log in as one of them
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.monitor_url = ""
@@ -81,7 +83,9 @@ class NatsServer:
             f'ports_file_dir: "{self.root}"',
             f'jetstream {{ store_dir: "{self.store_dir}", max_memory_store: 64MB, max_file_store: 512MB }}',
         ]
-        if self.user:
+        if self.users:
+            lines.append(f"authorization {{ users: {json.dumps(self.users)} }}")
+        elif self.user:
             lines.append(f"authorization {{ user: {json.dumps(self.user)}, password: {json.dumps(self.password)} }}")
         if self.tls_cert is not None and self.tls_key is not None:
             lines.append(f'tls {{ cert_file: "{self.tls_cert}", key_file: "{self.tls_key}" }}')

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from mnemara.core.errors import MnemaraError
 from mnemara.core.tokens import estimate_blocks, estimate_text
 
 __all__ = ["PromptCache", "CacheUsage", "CacheRuleError", "ManualClock", "prompt_blocks", "PromptBlock",
@@ -45,7 +46,7 @@ LOOKBACK_BLOCKS = 20
 MAX_BREAKPOINTS = 4
 
 
-class CacheRuleError(ValueError):
+class CacheRuleError(MnemaraError, ValueError):
     """A request the real API would refuse for its ``cache_control`` marks (answered 400)."""
 
 

@@ -19,6 +19,30 @@ from pathlib import Path
 from mnemara.core.fsutil import LinkRefused, check_no_links, open_nofollow
 
 MAX_ENTRIES = 5000  # newest entries kept in memory for recall and search
+#: The most of one entry the file keeps (a 5 MB paste is cut here, with a note saying so).
+MAX_ENTRY_BYTES = 64 * 1024
+
+
+def kept_entry(text: str) -> str:
+    """``text`` as ``.prompt_history`` keeps it: whole up to :data:`MAX_ENTRY_BYTES` (UTF-8), else its
+    start, cut on a character boundary, and a last line saying how long it was."""
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= MAX_ENTRY_BYTES:
+        return text
+    note = f"\n[cut: this entry was {len(data)} bytes; .prompt_history keeps the first {MAX_ENTRY_BYTES}]"
+    room = MAX_ENTRY_BYTES - len(note.encode("utf-8"))
+    return data[:room].decode("utf-8", errors="ignore") + note
+
+
+def append_entry(path: Path, text: str) -> None:
+    """Append ``text`` to the history file at ``path`` in prompt-toolkit's format (cut by
+    :func:`kept_entry`), never through a link; raises OSError (:class:`LinkRefused` for a link)."""
+    body = "".join(f"+{line}\n" for line in kept_entry(text).split("\n"))
+    fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, f"\n# {datetime.datetime.now()}\n{body}".encode("utf-8", errors="replace"))
+    finally:
+        os.close(fd)
 
 
 class PromptHistory:
@@ -79,13 +103,8 @@ class PromptHistory:
         self.entries.append(text)
         if self._memory_only:
             return
-        body = "".join(f"+{line}\n" for line in text.split("\n"))
         try:
-            fd = open_nofollow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            try:
-                os.write(fd, f"\n# {datetime.datetime.now()}\n{body}".encode("utf-8", errors="replace"))
-            finally:
-                os.close(fd)
+            append_entry(self.path, text)
         except OSError as exc:
             self._refuse("write", exc)
 

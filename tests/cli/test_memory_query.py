@@ -73,3 +73,23 @@ def test_bad_input_is_refused_in_one_line_and_changes_nothing(notes, args) -> No
     lines = [line for line in out.stderr.strip().splitlines() if line.strip()]
     assert lines and any(w in lines[-1].lower() for w in ("error", "invalid", "missing", "no instance", "not"))
     assert sorted((p.name, p.read_bytes()) for p in inst.memory_dir.glob("*.md")) == before
+
+
+def test_search_output_names_why_a_hit_no_channel_found_is_there_and_keeps_the_formula_for_json(tmp_path) -> None:
+    """Issue 39: `memory search` printed the ~600-character fusion rule before the hits, and a hit marked
+    "(no channel)" scored 0.6: it is the note written just before/after a hit (same day file and
+    category), which gains the neighbour weight times that hit's score."""
+    inst, _cfg = make_instance("nb", rag_embedder="none", graph_enabled=False)
+    append_note(inst.memory_dir, "Caroline: I went to the LGBTQ support group yesterday.", "chat", when=DAY)
+    append_note(inst.memory_dir, "Melanie: How did it feel?", "chat", when=DAY + timedelta(seconds=30))
+    data = json.loads(run_cli("memory", "search", "-i", "nb", "LGBTQ", "support", "group", "--json").stdout)
+    first, reply = data["hits"][0], next(h for h in data["hits"] if "How did it feel" in h["text"])
+    assert reply["channels"] == {} and "neighbour_weight" in data["fusion"]
+    shown = run_cli("memory", "search", "-i", "nb", "LGBTQ", "support", "group")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "2 hits for 'LGBTQ support group' (keyword; --json shows the scoring rule and weights)"
+    assert "minmax" not in shown.stdout
+    added = reply["boosts"]["neighbour"]["added"]
+    assert any(line.endswith(f"score {reply['score']}  (no channel found it: written next to {first['id']}, "
+                             f"+{added} as the neighbour of {first['id']})") for line in lines), shown.stdout

@@ -88,3 +88,35 @@ def test_missing_backend_raises_the_callers_class(monkeypatch: pytest.MonkeyPatc
 def test_submodule_failure_names_the_package() -> None:
     with pytest.raises(RagUnavailable, match=r"^cannot import lancedb \("):
         load_backend("lancedb.no_such_module", RagUnavailable)
+
+
+_LOG_AFTER_IMPORT = """
+import sys
+from pathlib import Path
+from mnemara.core.backend_loader import load_backend
+from mnemara.core.debuglog import log_event
+if sys.argv[1] == "loader":
+    load_backend("wordllama")
+else:
+    import wordllama  # noqa: F401
+log_event(Path(sys.argv[2]) / "debug.log", "rows_left_window", rows=1)
+print(Path(sys.argv[2], "debug.log").read_text(), end="")
+"""
+
+
+@pytest.mark.parametrize("how", ["loader", "plain import"])
+def test_a_backend_import_does_not_make_debug_log_events_reach_stderr(tmp_path, how):
+    """Issue 39: `INFO:mnemara.instance.scratch.<hex>:rows_left_window` on the piped REPL's stderr after a
+    rag_query. wordllama (the local embedder) calls logging.basicConfig(level=INFO) on import; through
+    load_backend the root logger keeps its handlers, so events go to debug.log only."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _LOG_AFTER_IMPORT, how.split()[0], str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert '"event": "rows_left_window"' in proc.stdout
+    if how == "loader":
+        assert proc.stderr == ""
+    else:  # the cause, shown: a plain import configures the root logger
+        assert "INFO:mnemara.instance." in proc.stderr and "rows_left_window" in proc.stderr

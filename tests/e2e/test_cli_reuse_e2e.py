@@ -97,11 +97,13 @@ def test_turns_through_one_cli_send_the_bytes_fresh_clis_send_and_closing_kills_
     script(scripted_api, 0)
     assert reused.turn("message number 0").ok  # also the CLI's first run on this HOME (it stores its device id)
     _snapshot(reused, "fresh")  # the fresh CLIs start from this same stored conversation
+    scripted_api.prompt_cache.clear()  # and both runs below start from the same (empty) prompt cache
     first = len(scripted_api.message_requests())
     reused_results = [run_turn(scripted_api, reused, n) for n in range(1, turns)]
     reused_requests = scripted_api.message_requests()[first:]
     assert reused.stats == {"spare_used": 0, "fresh_started": 1, "reused": turns - 1}
 
+    scripted_api.prompt_cache.clear()
     fresh = session_factory("fresh", cwd=work, warm_spare=False, reuse_cli=False, permission_prompt=lambda r: "y")
     update_config(fresh.instance.config_path, role_doc_path=str(role))
     fresh_results = [run_turn(scripted_api, fresh, n) for n in range(1, turns)]

@@ -217,9 +217,9 @@ def _api_failures_give_one_clear_error_and_keep_what_was_done(scripted_api, sess
     assert session.stats == {"spare_used": 0, "fresh_started": len(failures), "reused": 0}
 
 
-async def _slow_turn_seen_streaming(session, api, text: str) -> tuple[asyncio.Task, list]:
-    """Start a turn whose answer streams slowly; return once its first text has arrived."""
-    api.push(reply("slow " * 200, delay=0.05))
+async def _slow_turn_seen_streaming(session, api, text: str, answer=None) -> tuple[asyncio.Task, list]:
+    """Start a turn whose answer (default: 200 words) streams slowly; return once its first text has arrived."""
+    api.push(answer or reply("slow " * 200, delay=0.05))
     seen: list = []
 
     async def run() -> None:

@@ -59,3 +59,6 @@ def test_at_file_in_the_piped_repl_attaches_it_and_a_refusal_fails_the_run(scrip
     assert proc.returncode == 1  # a line that was not sent fails the script, as one that got no answer
     (request,) = scripted_api.message_requests()
     assert '<user_attachment path="' + f'{home}/todo.md" lines="1" bytes="10">\n- ship it\n' in request.user_text()
+    shown = run_cli("context", "--instance", "rp", "--call", "last", "--full")  # the request view shows it, labelled
+    assert shown.returncode == 0, shown.stderr
+    assert f'<user_attachment path="{home}/todo.md"' in shown.stdout and "- ship it" in shown.stdout

@@ -71,6 +71,7 @@ def test_echo_into_a_piped_run_delivers_the_waiting_nats_task_first(scripted_api
         assert "INBOX-ANSWER TASK-A" in done.stdout and "USER-ANSWER" in done.stdout, (done.stdout, done.stderr)
         assert done.stdout.index("INBOX-ANSWER") < done.stdout.index("USER-ANSWER")  # before the first line
         assert "(not connected)" not in done.stderr
+        assert done.stderr.count("accepts connections without credentials") == 1  # an open test server: said once
         assert len(inbox_turns(inst)) == i + 1, f"run {i}: the task was not delivered exactly once"
     status = subprocess.run([sys.executable, "-m", "mnemara", "peer", "status", "--instance", "eng"],
                             capture_output=True, text=True, env=cli_env(), timeout=60, cwd=str(ROOT))

@@ -104,7 +104,7 @@ def test_a_stale_edit_the_cli_rejects_before_any_hook_still_counts(session, scri
                       reply(text("done")))
     [halt] = halts(result)
     notice = halt.reason
-    assert "trigger: same_error" in notice or "trigger: polling" in notice, notice
+    assert "trigger: same_error" in notice, notice
     assert notice.count("(rejected by the CLI)") == 3, notice
     assert f"Read {target} again" in notice
     assert target.read_text() == "DEBUG = False\n"

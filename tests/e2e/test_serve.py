@@ -175,3 +175,23 @@ def test_sigterm_mid_turn_finishes_and_acks_it_a_second_signal_leaves_it_unackno
     assert sum(asyncio.run(unacked())) == 1  # it will come again
     with TurnStore(inst.turns_path) as store:
         assert [t.text for t in store.history() if t.role == "assistant"][:1] == ["SLOW-ANSWER"]
+
+
+def test_a_spend_cap_applies_to_a_served_turn_and_its_halt_is_a_log_line(scripted_api, mnemara_home,
+                                                                        tmp_path: Path) -> None:
+    from tests.e2e.test_spend_e2e import BIG
+
+    inst, path = sqlite_instance(tmp_path)
+    update_config(inst.config_path, allowed_tools=[{"tool": "Bash", "mode": "allow"}], budget_usd_per_turn=0.7)
+    scripted_api.push(*[reply(tool_use("Bash", {"command": f"echo {i}"}), usage=BIG) for i in range(6)])
+    row = add(path, "lead", "eng", {"task": "loop"})
+    done = subprocess.run([sys.executable, "-m", "mnemara", "serve", "--instance", "eng", "--once"],
+                          capture_output=True, text=True, env=cli_env(), timeout=180, cwd=str(ROOT))
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    halts = [e for e in events if e["event"] == "halt"]
+    assert len(halts) == 1 and halts[0]["source"] == "budget", events
+    assert "spent this turn reached budget_usd_per_turn $0.7000" in halts[0]["reason"]
+    ended = [e for e in events if e["event"] == "turn_ended"]
+    assert ended[0]["messages"] == [row] and ended[0]["cost_usd"] == pytest.approx(0.90045)
+    assert len(scripted_api.message_requests()) == 3  # the cap held at the recorder: the 4th call never left
+    assert done.returncode == 0  # a halted turn is delivered (its messages are not sent again)

@@ -48,9 +48,23 @@ def test_flag_refusals_change_nothing(ctx, line):
     assert Config.load(ctx.instance.config_path) == before and ctx.session_overrides == {}
 
 
-def test_tokens_warns_when_implausibly_small(ctx):
+def test_tokens_asks_before_an_implausibly_small_cap_and_writes_nothing_until_confirmed(ctx):
+    """Issue 39: `/tokens 10` was saved with only "Did you mean 10k?"; now nothing changes until confirmed."""
+    from mnemara.commands.payloads import Confirm
+
     result = dispatch(ctx, "/tokens 10")
-    assert result.ok and "warning: 10 tokens is implausibly small" in result.text and "/tokens 10k" in result.text
+    assert result.action == "confirm" and isinstance(result.payload, Confirm)
+    assert result.payload.command == "/tokens 10 --yes" and "Did you mean 10k (/tokens 10k)?" in result.text
+    assert "Nothing changed; max_window_tokens stays 200000" in result.text
+    assert ctx.config.max_window_tokens == 200_000 and Config.load(ctx.instance.config_path).max_window_tokens == 200_000
+    temp = dispatch(ctx, "/tokens 10 --temp")
+    assert temp.payload.command == "/tokens 10 --temp --yes" and ctx.session_overrides == {}
+    confirmed = dispatch(ctx, result.payload.command)
+    assert confirmed.ok and "saved to config.json" in confirmed.text and "warning: 10 tokens" in confirmed.text
+    assert Config.load(ctx.instance.config_path).max_window_tokens == 10
+    later = dispatch(ctx, "/tokens 500k --temp")  # --temp never writes, and says what stays on disk
+    assert later.text == "max_window_tokens set to 500000 for this session only (config.json not written: it keeps 10)"
+    assert ctx.config.max_window_tokens == 500_000 and Config.load(ctx.instance.config_path).max_window_tokens == 10
     assert "warning" not in dispatch(ctx, "/tokens 20k").text
 
 
@@ -70,3 +84,17 @@ def test_swap_temp_reaches_the_api_and_is_forgotten_by_the_next_session(scripted
     assert proc.returncode == 0, proc.stderr
     [current] = [line for line in proc.stdout.splitlines() if line.startswith("*")]
     assert current.endswith("claude-sonnet-4-6"), proc.stdout
+
+
+def test_the_piped_repl_asks_before_a_tiny_cap_and_temp_says_what_config_json_keeps(ctx):
+    import io
+
+    from mnemara.ui.repl.app import run_piped
+
+    out, err = io.StringIO(), io.StringIO()
+    run_piped(ctx, io.StringIO("/tokens 10\nn\n/tokens 10\ny\n/tokens 500k --temp\n"), out, err)
+    said = out.getvalue() + err.getvalue()
+    assert said.count("Did you mean 10k (/tokens 10k)?") == 2 and "cancelled: nothing was changed" in said
+    assert "max_window_tokens set to 10 (saved to config.json)" in said
+    assert "for this session only (config.json not written: it keeps 10)" in said
+    assert Config.load(ctx.instance.config_path).max_window_tokens == 10 and ctx.config.max_window_tokens == 500_000

@@ -12,6 +12,7 @@ from mnemara.core.config import update_config
 from mnemara.core.pricing import cost_usd
 from mnemara.store.spend_ledger import SpendLedger
 from mnemara.testing.scripted_api import reply, tool_use
+from tests.e2e.test_engine_e2e import _slow_turn_seen_streaming
 
 pytestmark = pytest.mark.e2e
 #: $0.30 + $0.00015 a call on Sonnet; the emulated prompt cache's counts are overridden to keep the sums exact
@@ -70,18 +71,8 @@ def test_a_stopped_turn_counts_what_its_call_spent(scripted_api, session_factory
     session = session_factory("stopped")
 
     async def go() -> list:
-        scripted_api.push(reply("slow " * 300, delay=0.05, usage={"input_tokens": 8758, "output_tokens": 400}))
-        seen: list = []
-
-        async def run() -> None:
-            async for event in session.aturn("take your time"):
-                seen.append(event)
-
-        task = asyncio.create_task(run())
-        for _ in range(400):
-            if any(isinstance(e, ev.TextDelta) for e in seen):
-                break
-            await asyncio.sleep(0.05)
+        answer = reply("slow " * 300, delay=0.05, usage={"input_tokens": 8758, "output_tokens": 400})
+        task, seen = await _slow_turn_seen_streaming(session, scripted_api, "take your time", answer)
         assert await session.stop()
         await asyncio.wait_for(task, 30)
         return seen
@@ -104,3 +95,79 @@ def test_spend_is_kept_in_the_instance_across_sessions(scripted_api, session_fac
     assert priced > (3000 + 150) / 1e6  # the emulated cache wrote the prompt: priced at 1.25x, not ignored
     assert second.spend.view().day_usd == pytest.approx(priced)
     assert second.spend.view().session_usd == 0
+
+
+def _capped_instance(name: str, scripted_api, calls: int = 6):
+    from mnemara.store.instance import Instance
+
+    inst = Instance.create(name)
+    update_config(inst.config_path, allowed_tools=[{"tool": "Bash", "mode": "allow"}], budget_usd_per_turn=0.5)
+    scripted_api.push(*[reply(tool_use("Bash", {"command": f"echo {i}"}), usage=BIG) for i in range(calls)])
+    return inst
+
+
+def test_the_repl_asks_at_the_cap_and_y_lets_exactly_one_more_request_go(scripted_api):
+    from tests.conftest import run_cli
+
+    _capped_instance("repl-cap", scripted_api)
+    # $0.30 a call: the 3rd would start at $0.60, past $0.50: asked, y; the 4th: asked again, n
+    proc = run_cli("run", "--instance", "repl-cap", "--no-tui", input="keep going\ny\nn\n/cost\n")
+    assert proc.stderr.count("Continue this turn past the cap? (y once / n)") == 2, proc.stderr
+    assert "SPEND CAP: $0.9004 spent this turn reached budget_usd_per_turn $0.5000" in proc.stdout + proc.stderr
+    assert len(scripted_api.message_requests()) == 3
+    assert "this session: $0.9004" in proc.stdout  # /cost, after the turn
+    assert "· cost: turn $0.9004 · session $0.9004" in proc.stderr  # the REPL's status line after the turn
+
+
+def test_the_repl_refuses_at_the_cap_on_n(scripted_api):
+    from tests.conftest import run_cli
+
+    _capped_instance("repl-cap-n", scripted_api)
+    proc = run_cli("run", "--instance", "repl-cap-n", "--no-tui", input="keep going\nn\n")
+    assert proc.stderr.count("Continue this turn past the cap?") == 1
+    assert len(scripted_api.message_requests()) == 2 and "SPEND CAP: $0.6003 spent this turn" in proc.stdout + proc.stderr
+
+
+def test_the_request_view_shows_a_calls_cached_written_and_plain_tokens_as_the_api_reported_them(
+        scripted_api, session_factory):
+    from tests.conftest import run_cli
+
+    session = session_factory("view")
+    scripted_api.push(reply("one"), reply("two"))
+    session.turn("first")
+    session.turn("second")
+    usage = scripted_api.message_requests()[-1].usage
+    assert usage["cache_read_input_tokens"] > 0  # the emulated cache hit the second call's prefix
+    shown = run_cli("context", "--instance", "view", "--call", "last").stdout
+    line = next(x for x in shown.splitlines() if x.startswith("tokens (from the API):"))
+    assert f"{usage['cache_read_input_tokens']:,} cached (read, 0.1x)" in line
+    assert f"{usage['cache_creation_input_tokens']:,} written to the cache" in line
+    assert f"{usage['input_tokens']:,} plain input (1x)" in line
+    assert "at list prices of 2026-" in shown
+
+
+def test_a_failed_turn_counts_what_its_calls_spent(scripted_api, session_factory):
+    from mnemara.testing.scripted_api import http_error
+
+    session = session_factory("failed")
+    _allow_bash(session)
+    scripted_api.push(reply(tool_use("Bash", {"command": "echo 1"}), usage=BIG), http_error(500))
+    done = session.turn("this fails halfway").events[-1]
+    assert isinstance(done, ev.TurnDone) and done.error
+    assert done.cost_usd == pytest.approx(0.30015) and done.usage["input_tokens"] == 100_000
+    assert SpendLedger(session.instance.root).totals().calls == 2  # the failed call is kept too (no usage: $0)
+
+
+def test_the_day_cap_counts_what_other_processes_of_the_instance_spent(scripted_api, session_factory):
+    from mnemara.store.spend_ledger import CallSpend
+
+    session = session_factory("day")
+    update_config(session.instance.config_path, budget_usd_per_day=1.0)
+    session.reload_config()
+    other = SpendLedger(session.instance.root)  # another panel or an inbox turn elsewhere, same instance, today
+    other.add(CallSpend.from_usage("claude-sonnet-4-6", {"input_tokens": 400_000}), session="elsewhere", turn="x")
+    scripted_api.push(reply("never sent"))
+    result = session.turn("one more")
+    halts = [e for e in result.events if isinstance(e, ev.Halt)]
+    assert halts and "$1.20 spent today reached budget_usd_per_day $1.00" in halts[0].reason
+    assert scripted_api.message_requests() == []

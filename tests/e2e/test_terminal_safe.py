@@ -117,7 +117,7 @@ def test_the_panel_in_a_real_terminal_shows_the_sequences_and_obeys_none(scripte
         styled = tmux("capture-pane", "-p", "-e", "-t", "smoke")
         assert "\x1b[41m" not in styled, "the model's SGR reached the terminal"
         tmux.wait_idle("turns: 2/20")  # the answer on screen is not the turn's end; Ctrl+C mid-turn only stops it
-        keys(tmux, "C-c")
+        keys(tmux, "C-c", "C-c")  # idle: the first clears the input, the second quits
         tmux.wait_for("PANEL-EXIT=0", timeout=30)
     finally:
         tmux.close()

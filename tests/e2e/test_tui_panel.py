@@ -171,7 +171,7 @@ async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_d
 
     session.launcher.launch = counted_launch
     for command in ("echo tui-permission-ok", "echo tui-permission-no"):
-        api.push(reply(tool_use("Bash", {"command": command})), reply("done"))
+        api.push(reply(tool_use("Bash", {"command": command, "description": "Say it"})), reply("done"))
     api.push(reply(tool_use("Bash", {"command": "echo never-run"})), reply("ok"))
     app = MnemaraApp(instance, session=session)
     try:
@@ -185,7 +185,9 @@ async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_d
                                        and app.screen, what=f"the permission modal for {command}, keys armed")
                 assert modal.request.tool_name == "Bash" and modal.request.target == command
                 assert str(modal.query_one("#permission-target").render()) == command
-                assert "target: 1 line" in str(modal.query_one("#permission-summary").render())
+                assert str(modal.query_one("#permission-summary").render()) == "policy: Bash · command"
+                # issue 39: the description as a person reads it, not {"description": "Say it"}
+                assert str(modal.query_one("#permission-input").render()) == "description: Say it"
                 await pilot.press(answer)
                 await finish_turn(pilot, app)
                 assert not isinstance(app.screen, PermissionScreen), f"the modal closes on {answer!r}"
@@ -246,11 +248,14 @@ async def test_help_lists_every_command_and_unknown_ones_are_named(make_app):
         assert "unknown command /frobnicate" in app.chat_log.plain_text()
 
 
-async def test_ctrl_c_quits_after_closing_the_session(make_app):
+async def test_ctrl_c_twice_quits_after_closing_the_session(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+c")
         await pilot.pause()
+        assert app.is_running and not app._quitting and "press Ctrl+C again to quit" in app.chat_log.plain_text()
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.session._closed, what="the session to close")
     assert app.return_code == 0 and app.session._closed
 
 

@@ -96,6 +96,12 @@ def test_run_opens_the_panel_sends_with_ctrl_s_and_quits_with_ctrl_c(tmux, scrip
     assert "you: hello from tmux, what can you do?" in screen
     tmux.wait_idle("turns: 2/20")
 
+    # issue 39: idle, the first Ctrl+C clears the input (as in Claude Code) and says so; the second quits
+    tmux("send-keys", "-t", "smoke", "a draft to drop")
+    tmux.wait_for("a draft to drop")
+    tmux("send-keys", "-t", "smoke", "C-c")
+    screen = tmux.wait_for("input cleared (↑ brings it back): press Ctrl+C again to quit")
+    assert "PANEL-EXIT" not in screen and "a draft to drop" not in screen
     tmux("send-keys", "-t", "smoke", "C-c")
     tmux.wait_for("PANEL-EXIT=0", timeout=30)
     with TurnStore(Instance.open("smoke").turns_path) as store:

@@ -65,8 +65,8 @@ def test_panel_draws_markdown_and_queues_a_message_sent_during_a_turn(tmux, scri
     assert "• read the lease" in screen and "python · block 1 · click to copy" in screen
     assert "LEASE_SECONDS = 30" in screen and "**" not in screen and "```" not in screen
     assert "queued:" not in screen and "you: and then?" in screen
-    tmux.wait_idle("turns: 4/20")  # both turns over: Ctrl+C quits (during a turn it would stop the turn)
-    keys(tmux, "C-c")
+    tmux.wait_idle("turns: 4/20")  # both turns over: Ctrl+C twice quits (during a turn the first stops the turn)
+    keys(tmux, "C-c", "C-c")
     tmux.wait_for("PANEL-EXIT=0", timeout=30)
     with TurnStore(Instance.open("md").turns_path) as store:
         assert [r.text for r in store.history() if r.role == "user"] == ["how do I fix the lease?", "and then?"]
@@ -124,6 +124,6 @@ def test_the_demo_tour_in_a_terminal_from_first_to_last_screen(tmux, mnemara_hom
     assert "— Tmux Tess" in last
     seconds = time.monotonic() - started
     print(f"tour played with keys in {seconds:.0f} s")
-    keys(tmux, "C-c")
+    keys(tmux, "C-c", "C-c")  # idle: the first clears the input, the second quits
     done = tmux.wait_for("PANEL-EXIT=0", timeout=30)
     assert "mnemara init --instance mine" in done

@@ -32,6 +32,7 @@ def test_stats_command_refuses_arguments_and_shows_both_scopes(session_factory):
     assert not dispatch(session, "/stats now").ok
     text = dispatch(session, "/stats").text
     assert text.startswith("this session: 0 turns") and "all 0 session(s) in stats/" in text
+    assert "$0.0000 (list prices of " in text  # the price table's date beside every estimate
 
 
 @pytest.mark.e2e

@@ -76,3 +76,10 @@ def test_error_shape_takes_the_calls_own_words_out():
 def test_an_exit_code_alone_is_no_error_to_compare():
     assert error_shape("Exit code 1", "Bash", {"command": "grep x y"}) is None
     assert error_shape("", "Bash", {"command": "false"}) is None
+
+
+def test_quotes_are_read_as_the_shell_reads_them():
+    assert call_key("Bash", {"command": "curl -s 'http://x/health?t=1'"}) == \
+        call_key("Bash", {"command": 'curl -s "http://x/health?t=2"'}) == call_key("Bash", {"command": "curl http://x/health?t=3"})
+    assert call_key("Bash", {"command": "echo 'a b'"}) != call_key("Bash", {"command": "echo 'a' 'c'"})
+    assert call_key("Bash", {"command": "a&&b"}) == call_key("Bash", {"command": "a && b"})

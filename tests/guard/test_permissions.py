@@ -122,7 +122,7 @@ def test_a_server_whose_name_holds_a_double_underscore_is_found_and_its_deny_hol
 
 
 def test_unknown_tool_asks(inst):
-    assert gate_for(inst).decide("Glob", {"pattern": "*"}).verdict == "ask"
+    assert gate_for(inst).decide("Task", {"prompt": "x"}).verdict == "ask"
 
 
 def test_deny_policy_beats_patterns_and_session(inst):

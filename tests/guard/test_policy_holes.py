@@ -80,7 +80,8 @@ def test_loose_bash_patterns_are_found_by_probing(pattern: str, loose: bool) -> 
 
 def test_readme_example_pattern_is_tight() -> None:
     readme = (Path(__file__).resolve().parents[2] / "docs" / "permissions.md").read_text(encoding="utf-8")
-    block = readme.split('"allowed_tools": [', 1)[1].split("]\n```", 1)[0] + "]"
+    example = readme.split("### Restricting the agent", 1)[1]  # the example there (other sections have their own)
+    block = example.split('"allowed_tools": [', 1)[1].split("]\n```", 1)[0] + "]"
     policies = json.loads("[" + block)
     for policy in policies:
         for pattern in policy["allowed_patterns"]:

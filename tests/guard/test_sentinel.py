@@ -153,8 +153,8 @@ def test_a_stale_edit_the_cli_rejects_still_counts():
     assert t.call("Edit", edit, stale, True, rejected=True) is None
     assert t.call("Edit", edit, stale, True, rejected=True) is None
     halt = t.call("Edit", edit, stale, True, rejected=True)
-    assert halt is not None and halt.trigger in {"polling", "same_error"}
-    assert all(c.note == "rejected by the CLI" for c in halt.calls)
+    assert halt is not None and halt.trigger == "same_error"
+    assert all(c.note == "rejected by the CLI" for c in halt.calls) and len(halt.calls) == 3
     assert "Read /calc.py again" in halt.next_step
     assert t.watch.stop_after_tool_result(f"toolu_{t.n}")
 
@@ -379,3 +379,88 @@ def test_judging_a_request_counts_each_result_once_and_survives_any_body():
     for junk in (b"", b"not json", b"[]", b'{"messages": 3}', b'{"messages": [{"role": "user"}]}',
                  _request([], [{"type": "tool_result", "tool_use_id": "nobody"}])):
         assert w.judge_request(junk) is None
+
+
+# -- shell commands that write files ------------------------------------------------------------------
+
+def test_a_fix_made_with_a_shell_command_is_progress_for_the_rerun_tests():
+    t = Turns()
+    fail = "Exit code 1\nFAILED test_calc.py::test_add - assert -1 == 5"
+    assert t.bash("pytest -q", fail, True) is None
+    assert t.bash("sed -i 's/a - b/a + b/' calc.py") is None
+    assert t.bash("pytest -q", fail, True) is None
+    assert t.bash("cat > calc.py <<'EOF'\ndef add(a, b):\n    return a + b\nEOF") is None
+    assert t.bash("pytest -q", fail, True) is None  # two different fixes, the same failure: not a loop
+
+
+def test_a_poll_that_appends_to_a_log_or_a_write_repeated_in_a_loop_is_still_halted():
+    t = Turns()
+    halts = [t.bash(f"echo check {n} >> polls.txt; cat status.txt", "pending") for n in range(1, 5)]
+    assert halts[2] is not None and halts[2].trigger == "polling"
+    t = Turns()
+    calls = [("Bash", {"command": "date >> log.txt"}, ""), ("Bash", {"command": "curl -s /health"}, "starting")] * 4
+    at, halt = first_halt(t, calls)
+    assert at <= 5 and halt is not None
+
+
+@pytest.mark.parametrize("command, writes", [
+    ("echo x > out.txt", True), ("cat a >> b", True), ("sed -i 's/a/b/' f", True), ("tee -a log", True),
+    ("git checkout -- f", True), ("mv a b", True), ("pip install yaml", True), ("cd x && touch y", True),
+    ("pytest -q 2>&1 | tail -3", False), ("ls 2>/dev/null", False), ("grep x f >&2", False),
+    ("awk '$2 >= 5' f", False), ("cat status.txt", False), ("git status", False), ("rmate", False),
+])
+def test_which_shell_commands_count_as_writing_files(command, writes):
+    from mnemara.guard.call_shape import writes_files
+
+    assert writes_files("Bash", {"command": command}) is writes
+    assert writes_files("Edit", {"file_path": "/a"}) and not writes_files("Read", {"file_path": "/a"})
+
+
+def test_edits_that_step_a_number_are_progress_even_with_the_clis_snippet():
+    t = Turns()
+    for port in range(8000, 8006):
+        snippet = f"The file /c.ini has been updated. Here's the result of running `cat -n` on a snippet:\n" \
+                  f"     2\u2192port = {port + 1}"
+        assert t.call("Edit", {"file_path": "/c.ini", "old_string": f"port = {port}",
+                               "new_string": f"port = {port + 1}"}, snippet) is None
+
+
+def test_the_documented_examples_are_valid_settings():
+    import json
+    import re
+
+    from mnemara.core.config import Config
+    from tests.conftest import ROOT
+
+    found = 0
+    for page in ("configuration.md", "permissions.md"):
+        text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+        for block in re.findall(r"```json\n(.*?)```", text, re.S):
+            if '"runtime_sentinel"' in block:
+                cfg = Config.from_dict(json.loads(block))
+                assert SentinelSettings.from_config(cfg) != SentinelSettings()
+                found += 1
+    assert found == 2
+
+
+@pytest.mark.parametrize("layout", ["compact", "spaced", "content_first"])
+def test_the_request_is_read_from_its_end_in_any_json_layout(layout):
+    import json
+
+    edit = {"file_path": "/s.py", "old_string": "X", "new_string": "Y"}
+    stale = "<tool_use_error>String to replace not found in file.\nString: X</tool_use_error>"
+    w = SentinelWatch()
+    w.begin_turn()
+    for i in (1, 2):
+        w.saw_tool_use(f"e{i}", "Edit", edit)
+        w.saw_result(f"e{i}", stale, True)
+    asked = {"role": "assistant", "content": [{"type": "tool_use", "id": "e3", "name": "Edit", "input": edit}]}
+    answered = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "e3", "content": stale,
+                                             "is_error": True}]}
+    if layout == "content_first":
+        asked, answered = ({"content": m["content"], "role": m["role"]} for m in (asked, answered))
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}, asked, answered],
+               "system": [{"type": "text", "text": "you are"}], "tools": [{"name": "Edit", "description": "edits"}]}
+    body = json.dumps(request, separators=(",", ":") if layout == "compact" else (", ", ": ")).encode()
+    halt = w.judge_request(body)
+    assert halt is not None and halt.trigger == "same_error" and w.halted_tool_use_id == "e3"

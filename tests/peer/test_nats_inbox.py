@@ -67,7 +67,7 @@ async def test_one_batched_turn_for_our_messages_and_accepted_broadcasts_then_al
         text = panel.store.history()[0].text
         assert "message 1 of 3" in text and "task T-1" in text and "broadcast" in text and '"n": 2' in text
         assert "mcp__mnemara__peer_ack" in text and "mcp__mnemara__peer_send" in text  # the built-in tools
-        assert panel.inbox.stats.silent_acked == 1 and panel.inbox.state_text == "⚡ Inbox: ON"
+        assert panel.inbox.stats.silent_acked == 1 and panel.inbox.state_text == "⚡ Inbox: ON · ⚠ NATS: no credentials"  # an open test server
         assert await consumer_state(config, "eng") == (0, 0)
     finally:
         await panel.aclose()

@@ -216,7 +216,7 @@ def test_complete_commands_arguments_and_paths(session_factory, isolated_home):
     ctx.store.append("user", "remember the lease")
     (isolated_home / "roles").mkdir()
     (isolated_home / "roles" / "coder.md").write_text("x", encoding="utf-8")
-    assert complete(ctx, "/co").values == ["/compress", "/context", "/copy"]
+    assert complete(ctx, "/co").values == ["/compress", "/context", "/copy", "/cost"]
     assert complete(ctx, "/swap so").values == ["sonnet"]
     assert "claude-haiku-4-5" in complete(ctx, "/swap claude-").values
     assert complete(ctx, "/swap sonnet --t").values == ["--temp"]
@@ -524,5 +524,5 @@ def test_the_repl_tab_completes_the_same_way(session_factory):
     found = list(completer.get_completions(Document("/swap ha"), CompleteEvent(completion_requested=True)))
     assert [(c.text, c.start_position) for c in found] == [("haiku", -2)]
     assert [c.text for c in completer.get_completions(Document("/co"), CompleteEvent())] == [
-        "/compress", "/context", "/copy"]
+        "/compress", "/context", "/copy", "/cost"]
     assert list(completer.get_completions(Document("plain words"), CompleteEvent())) == []

@@ -97,7 +97,7 @@ async def test_plain_answers_take_the_fast_path_and_streaming_redraws_one_entry(
 async def test_help_columns_wrap_under_the_description_at_80_columns():
     result = dispatch(None, "/help")
     app = LogApp()
-    async with app.run_test(size=(80, 80)) as pilot:
+    async with app.run_test(size=(80, 120)) as pilot:  # the whole listing on one screen (with Claude Code's names)
         log = app.query_one(ChatLog)
         log.append(LogEntry("info", "mnemara", result.text, columns=result.payload.rows))
         log.scroll_home(animate=False)

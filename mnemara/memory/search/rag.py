@@ -62,6 +62,7 @@ class RagIndex(IndexStore):
         self._term_stats: tuple[Any, tuple[int, dict[str, int]]] | None = None
         self._timeline_cache: tuple[Any, ranking.Timeline] | None = None
         self._rows_cache: tuple[Any, _RowIndex] | None = None
+        self._matrix_rows: dict[str, int] = {}  # hash -> row of the unit matrix
 
     @classmethod
     def for_instance(cls, instance: "Instance", config: "Config", **kwargs: Any) -> "RagIndex":
@@ -207,6 +208,17 @@ class RagIndex(IndexStore):
         """
         import numpy as np
 
+        hashes, matrix = self._unit_matrix(vtable)
+        query = np.asarray(qvec, dtype=np.float32)
+        if not hashes or query.shape[0] != matrix.shape[1]:
+            return []
+        query /= float(np.linalg.norm(query)) or 1.0
+        return self._best(hashes, matrix, query, limit)
+
+    def _unit_matrix(self, vtable: Any) -> tuple[list[str], Any]:
+        """(hashes, unit vectors as rows) of the vector table, reloaded when its version changes."""
+        import numpy as np
+
         key = (vtable.name, vtable.version)
         if self._matrix is None or self._matrix[0] != key:
             data = vtable.to_arrow()
@@ -216,17 +228,58 @@ class RagIndex(IndexStore):
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
             self._matrix = (key, data.column("hash").to_pylist(), matrix / norms)
-        _, hashes, matrix = self._matrix
-        query = np.asarray(qvec, dtype=np.float32)
-        if not hashes or query.shape[0] != matrix.shape[1]:
-            return []
-        query /= float(np.linalg.norm(query)) or 1.0
+            self._matrix_rows = {h: n for n, h in enumerate(self._matrix[1])}
+        return self._matrix[1], self._matrix[2]
+
+    @staticmethod
+    def _best(hashes: list[str], matrix: Any, query: Any, limit: int) -> list[tuple[str, float]]:
+        import numpy as np
+
         with _one_blas_thread():
             similarity = matrix @ query
         count = min(limit, len(hashes))
         best = np.argpartition(-similarity, count - 1)[:count]
         best = best[np.argsort(-similarity[best], kind="stable")]
         return [(hashes[i], float(1.0 - similarity[i])) for i in best]
+
+    def same_subject_candidates(self, hits: list[dict[str, Any]], by_words: dict[str, list[str]],
+                                limit: int = 12) -> dict[str, list[dict[str, Any]]]:
+        """For each note hit, the notes that may be on its subject, as hits: the chunk ids ``by_words``
+        names for it (the notes sharing its rarest words: the lookup of dedupe on write) and, when
+        vectors exist, the notes of its ``limit`` nearest vectors."""
+        table = self._chunks()
+        notes = [h for h in hits if h.get("kind") == "memory" and h.get("id")]
+        if table is None or not notes:
+            return {}
+        rows = self._rows(table)
+        similar = self._nearest_notes(rows, notes, limit)
+        out: dict[str, list[dict[str, Any]]] = {}
+        for hit in notes:
+            ids = list(dict.fromkeys(by_words.get(hit["id"], []) + similar.get(hit["id"], [])))
+            out[hit["id"]] = [_hit(row) for row in rows.rows("id", ids, "memory", 10 * len(ids) + 10) or []]
+        return out
+
+    def _nearest_notes(self, rows: "_RowIndex", notes: list[dict[str, Any]], limit: int) -> dict[str, list[str]]:
+        """hit id -> the ids of the notes nearest each hit by its stored vector ({} keyword-only)."""
+        if self._embedder_ready():
+            return {}
+        vtable = self._vector_table()
+        if vtable is None:
+            return {}
+        hashes, matrix = self._unit_matrix(vtable)
+        out: dict[str, list[str]] = {}
+        for hit in notes:
+            position = self._vector_row(rows, hit["id"])
+            if position is None:
+                continue
+            best = self._best(hashes, matrix, matrix[position], limit + 1)
+            ids = rows.ids_of_hashes([h for h, _ in best])
+            out[hit["id"]] = [ident for digest, _ in best for ident in ids.get(digest, [])]
+        return out
+
+    def _vector_row(self, rows: "_RowIndex", ident: str) -> int | None:
+        digest = rows.hash_of(ident)
+        return None if digest is None else self._matrix_rows.get(digest)
 
     def term_stats(self) -> tuple[int, dict[str, int]] | None:
         """``(chunks, token -> how many chunks hold it)`` of the full-text column, for IDF weights.
@@ -290,6 +343,16 @@ class _RowIndex:
             for position, value in enumerate(data.column(column).to_pylist()):
                 index.setdefault(value, []).append(position)
             self.positions[column] = index
+
+    def hash_of(self, ident: str) -> str | None:
+        """The text hash of the chunk ``ident`` (None when it is not stored, or stored twice)."""
+        found = self.positions["id"].get(ident, [])
+        return str(self.data.column("hash")[found[0]].as_py()) if len(found) == 1 else None
+
+    def ids_of_hashes(self, digests: Iterable[str]) -> dict[str, list[str]]:
+        """hash -> the ids of the chunks with that text."""
+        ids = self.data.column("id")
+        return {d: [str(ids[p].as_py()) for p in self.positions["hash"].get(d, [])] for d in digests}
 
     def rows(self, column: str, keys: Iterable[str], kind: str | None, limit: int) -> list[dict[str, Any]] | None:
         """The rows whose ``column`` is one of ``keys`` (and of ``kind``), when they are exactly what a

@@ -14,6 +14,13 @@ when they differ in at least two places and at least one of them swaps a name
 or content word for another (``checkout``/``billing``, ``Alice``/``Bob``,
 ``db-accounts``/``db-sessions``). Such a pair is *distinct*: both notes stand,
 nothing is flagged or proposed.
+
+One exception, because it is how corrections are worded (issue 40): a note that
+says the fact changed ("now", "no longer", "moved to", "switched", "est passé à",
+"jetzt", "ya no": :data:`CHANGE_WORDS`) is never "another subject" of the note it
+changes. (Identifiers that differ only in their digits stay names: "note 9 mentions
+otter9" / "note 11 mentions otter11" are two subjects, and so are "pg-main-01" /
+"pg-main-02" unless the newer says it changed.)
 """
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from mnemara.memory.search.claim_words import CLAIM_STEMS, NUMBER_WORDS, UNITS
+from mnemara.memory.search.claim_words import CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, UNITS, without_filler
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 TOKEN_RE = re.compile(r"[^\s,;()\[\]{}\"“”‘’«»`*]+")
@@ -33,7 +40,7 @@ def words(text: str) -> list[str]:
     """The note's tokens for alignment: case-folded, sentence punctuation off the edges, plain words
     stemmed; identifiers, paths and numbers whole."""
     out = []
-    for raw in TOKEN_RE.findall(unicodedata.normalize("NFKC", text)):
+    for raw in TOKEN_RE.findall(without_filler(unicodedata.normalize("NFKC", text))):
         tok = raw.strip(EDGE).casefold()
         if not tok:
             continue
@@ -56,6 +63,8 @@ def different_subject(a: str, b: str) -> str:
     wa, wb = words(a), words(b)
     if Counter(wa) == Counter(wb):
         return ""  # the same words in another order: a correction of the order
+    if says_changed(a) or says_changed(b):
+        return ""  # "is now", "moved to", "est passé à": the same subject, changed
     places = [(wa[i1:i2], wb[j1:j2]) for op, i1, i2, j1, j2 in
               difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes() if op != "equal"]
     if len(places) < 2:
@@ -66,3 +75,10 @@ def different_subject(a: str, b: str) -> str:
     x, y = swapped[0]
     return f"different subjects: {' '.join(x)} vs {' '.join(y)} (and {len(places) - 1} more difference" \
            f"{'s' if len(places) > 2 else ''})"
+
+
+def says_changed(text: str) -> bool:
+    """Whether ``text`` words a change ("is now", "no longer", "moved to", "jetzt", "ya no"): one of
+    :data:`CHANGE_WORDS`, as written (case-folded, not stemmed: "moved" counts, "removed" does not)."""
+    return any(w in CHANGE_WORDS for w in re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", text).casefold()))
+

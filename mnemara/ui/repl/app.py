@@ -22,8 +22,10 @@ from mnemara.core import events as ev
 from mnemara.commands import CommandResult, dispatch, is_command
 from mnemara.commands.mentions import prepare_message
 from mnemara.commands.payloads import Confirm, CopyText, HelpColumns, SendTurn
+from mnemara.commands.shell_escape import ShellRun, question, shell_command
 from mnemara.core.errors import UsageError
 from mnemara.core.display import terminal_safe
+from mnemara.guard.budget import question as budget_question
 from mnemara.ui.text.readable import preview_lines, readable_result
 from mnemara.ui.repl.inbox import ReplInbox
 from mnemara.ui.repl.keys import InterruptWatcher
@@ -87,8 +89,10 @@ class Renderer:
         self._md: Any = None
         self._streamed = False  # deltas printed since the last complete message
         self._line_open = False
-        #: A line refused before it was sent (an @mention that cannot be attached): the prompt offers it again.
+        #: A line refused before it was sent (an @mention that cannot be attached), or a !command's output: the
+        #: prompt offers it next.
         self.given_back = ""
+        self.shell_run: ShellRun | None = None  # a !command running (Ctrl+C stops it)
 
     def refused(self, line: str, why: str) -> None:
         """A message refused before it was sent: say why in one line and keep it to give back."""
@@ -265,6 +269,8 @@ def _handle_line(session: SessionAPI, line: str, render: Renderer) -> bool:
     text = line.strip()
     if not text:
         return True
+    if _shell_escape(session, line, render):
+        return True
     if is_command(text):
         result = dispatch(session, text)
         render.command_result(result)
@@ -284,7 +290,7 @@ def _handle_line(session: SessionAPI, line: str, render: Renderer) -> bool:
         if not isinstance(result.payload, SendTurn) or not result.payload.text:
             return True
         text = result.payload.text  # e.g. /compress smart: the command's turn goes to the agent
-    elif text.startswith("//"):
+    elif text.startswith(("//", "!!")):  # "//x" sends "/x", "!!x" "!x" as a message
         text = text[1:]
     if not is_command(line.strip()):  # a message typed as such (not a command's turn): attach its @files
         try:
@@ -304,7 +310,48 @@ def _handle_line(session: SessionAPI, line: str, render: Renderer) -> bool:
         deadline = time.monotonic() + 30
         while session.busy and time.monotonic() < deadline:  # let the stop land before the next line
             time.sleep(0.05)
+    _cost_line(session, render)
     return True
+
+
+def _shell_escape(session: SessionAPI, line: str, render: Renderer) -> bool:
+    """A ``!command`` line (True): asked, run on yes, its output offered at the next prompt (printed when piped)."""
+    try:
+        command = shell_command(line)
+    except UsageError as exc:
+        render.refused(line, str(exc))
+        return True
+    if command is None:
+        return False
+    answer = render.ask(question(command, session.cwd) + "\nrun it? [y/N] ") if render.ask else None
+    if (answer or "").strip().lower() not in ("y", "yes"):
+        render.info.write("not run\n")
+        render.info.flush()
+        render.given_back = line
+        return True
+    run = render.shell_run = ShellRun(command, session.cwd)
+    try:
+        run.run()
+    finally:
+        render.shell_run = None
+    render.info.write(terminal_safe(run.summary()) + "\n")
+    render.info.flush()
+    if render.markdown:  # a terminal: the output is the next prompt's text, to edit and send
+        render.given_back = run.for_input()
+    else:
+        render.out.write(run.for_input())
+        render.out.flush()
+    return True
+
+
+def _cost_line(session: SessionAPI, render: Renderer) -> None:
+    """The REPL's status line after a turn: what it and the session cost (the spend ledger)."""
+    try:
+        forms = session.spend.view().status_forms()
+    except Exception:  # a damaged spend.sqlite never ends the REPL; /cost says what is wrong
+        return
+    render.info.write(f"· {forms[0]}\n")
+    render.info.flush()
 
 
 def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -335,6 +382,7 @@ def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO
     inbox = ReplInbox.attach(session, lambda: Renderer(stdout, stderr, name), lambda: stderr)
     prompt = line_prompt(lines, stderr)
     session.set_permission_prompt(inbox.guard_prompt(prompt) if inbox else prompt)
+    session.spend.prompt = lambda cap: _yes(ask(budget_question(cap)))
     if inbox is not None:
         inbox.settle()  # the first fixed point waits for the transport (NATS) to be connected
         stderr.write(inbox.banner() + " (delivered before each input line, while waiting for input and at "
@@ -358,19 +406,36 @@ def run_piped(session: SessionAPI, stdin: TextIO, stdout: TextIO, stderr: TextIO
     return 1 if render.failed_turns else 0  # a script must see that a message got no answer (its error said why)
 
 
+def _yes(answer: str | None) -> bool:
+    """A y/n answer: only y or yes is yes (end of input, Ctrl+C or anything else: no)."""
+    return (answer or "").strip().lower() in ("y", "yes")
+
+
 def _history(path: Path) -> Any:
     """The prompt history file, or a history kept in memory when that file is a link (prompt-toolkit
     appends through links: a planted .prompt_history -> ~/.bashrc would get every line typed)."""
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
     from mnemara.core.fsutil import LinkRefused, check_no_links
+    from mnemara.ui.prompt_history import append_entry
 
     try:
         check_no_links(path)
     except LinkRefused as exc:
         print(f"mnemara: {terminal_safe(str(exc))}; the prompt history is kept in memory only", file=sys.stderr)
         return InMemoryHistory()
-    return FileHistory(str(path))
+
+    class KeptHistory(FileHistory):
+        """prompt-toolkit's file history, written as the panel writes it: each entry cut at 64 KB with
+        a note, never through a link planted after start (prompt-toolkit's own append follows one)."""
+
+        def store_string(self, string: str) -> None:
+            try:
+                append_entry(path, string)
+            except OSError as exc:
+                print(f"mnemara: {terminal_safe(str(exc))}; this entry is kept in memory only", file=sys.stderr)
+
+    return KeptHistory(str(path))
 
 
 def run_tty(session: SessionAPI, banner: str = "") -> int:
@@ -384,6 +449,7 @@ def run_tty(session: SessionAPI, banner: str = "") -> int:
                               repl_stdout)
     ask = tty_prompt_for(watcher_ref)
     session.set_permission_prompt(inbox.guard_prompt(ask) if inbox else ask)
+    session.spend.prompt = lambda cap: _yes(confirm(budget_question(cap) + " "))
     from mnemara.ui.repl.completion import SlashCompleter
 
     prompt: PromptSession[str] = PromptSession(history=_history(session.instance.prompt_history_path),
@@ -466,6 +532,9 @@ def _tty_loop(session: SessionAPI, prompt: PromptSession[str], render: Renderer,
                 keep([])  # the text given back is the line just accepted (as edited)
 
         def interrupt() -> None:
+            if render.shell_run is not None:
+                render.shell_run.stop()
+                return
             if session.request_stop():
                 render.info.write("\r\n(stopping…)\r\n")
                 render.info.flush()

@@ -38,6 +38,7 @@ from mnemara.ui.tui.transcript_view import TurnView, entries_for, error_entry
 from mnemara.ui.tui.widgets.button_bar import ButtonBar
 from mnemara.ui.prompt_history import PromptHistory
 from mnemara.ui.tui.key_actions import PanelKeys
+from mnemara.ui.tui.shell_runs import PanelShell
 from mnemara.ui.tui.widgets.chat_input import ChatInput, CompletionHint
 from mnemara.ui.tui.widgets.chat_log import ChatLog, LogEntry
 from mnemara.ui.tui.widgets.panel_header import PanelHeader
@@ -46,6 +47,7 @@ from mnemara.ui.tui.widgets.status_line import StatusLine
 if TYPE_CHECKING:
     from mnemara.demo.script import Tour
     from mnemara.guard.request import PermissionRequest
+    from mnemara.guard.budget import CapState
     from mnemara.commands.session_api import SessionAPI
 
 STOP_GRACE_SECONDS = 5.0
@@ -79,7 +81,7 @@ class ChatScreen(Screen):
         yield ButtonBar(id="buttons")
 
 
-class MnemaraApp(PanelKeys, App[None]):
+class MnemaraApp(PanelKeys, PanelShell, App[None]):
     #: The screens' style sheets too (each screen still names its own, for use on its own): a screen
     #: whose sheet the app has not read makes Textual re-parse every sheet and restyle every widget
     #: the first time it opens (about 0.1 s of CPU for each of the four dialogs).
@@ -98,6 +100,7 @@ class MnemaraApp(PanelKeys, App[None]):
         self._last_sent = ""
         self.history = PromptHistory(instance.prompt_history_path)  # the REPL's .prompt_history
         self._ctrl_c_stopping = False  # Ctrl+C stopped the running turn: the next one quits (PanelKeys)
+        self._ctrl_c_armed_at: float | None = None  # an idle Ctrl+C cleared the input: when (PanelKeys)
         self._spare_paused = False  # Ctrl+C stopped a turn: no spare CLI started until the next turn
         self._tour_prefill = ""
         self._owns_session = False
@@ -112,11 +115,14 @@ class MnemaraApp(PanelKeys, App[None]):
         elif hasattr(session, "set_permission_prompt"):
             session.set_permission_prompt(self.ask_permission)
         self.session: SessionAPI = session
+        if getattr(session, "spend", None) is not None:
+            session.spend.prompt = self.ask_past_cap  # "continue this turn past the cap? (y once / n)"
         self.bridge = PanelBridge(session)
         self._turn: Worker | None = None
         self._queued: list[tuple[str, int]] = []  # (message, its log entry) typed while a turn ran
         self.unsent = UnsentMessages(instance.root)  # the queue on disk: a panel closed early gives it back
         self._quitting = False
+        self._shell_run = None  # a !command running
         self.permission_screen_options: dict[str, Any] = {}  # e.g. arm_seconds (tests)
         self.title = f"mnemara: {instance.name}"
 
@@ -239,7 +245,9 @@ class MnemaraApp(PanelKeys, App[None]):
         screen.query_one(StatusLine).show_status(self.bridge.status(busy=self.turn_running))
         if cfg.send_key != self.chat_input.send_key:
             self.chat_input.set_send_key(cfg.send_key)
-        screen.query_one(ButtonBar).set_inbox(self.bridge.inbox_state())
+        bar = screen.query_one(ButtonBar)
+        bar.set_send_key(self.chat_input.send_key)
+        bar.set_inbox(self.bridge.inbox_state())
 
     def say(self, text: str, kind: str = "info", who: str = "mnemara") -> None:
         self.chat_log.append(LogEntry(kind, who, text))
@@ -253,26 +261,37 @@ class MnemaraApp(PanelKeys, App[None]):
         """Ctrl+S while the input is not focused: submit through the input, after its pending keys."""
         self.chat_input.submit_in_order()
 
+    @on(ChatInput.Notice)
+    def _input_notice(self, event: ChatInput.Notice) -> None:
+        if event.error:
+            self.say(event.text, "error", "error")
+        else:
+            self.say(event.text)
+
     @on(ChatInput.Submitted)
     def _submitted(self, event: ChatInput.Submitted) -> None:
+        self._ctrl_c_armed_at = None  # a Ctrl+C before this line no longer counts as the first of two
+        self.chat_log.follow()  # sent while scrolled up: the log jumps down to what was sent and its answer
         self.history.add(event.text)
         self._say_history_problem()
         self.send_text(event.text)
 
     def send_text(self, text: str) -> None:
         """Run a slash command, or start a turn; text refused while a turn runs goes back to the input."""
-        if not text.strip():
+        if not text.strip() or self.shell_escape(text):
             return
         if is_command(text.strip()):
             busy = self.turn_running
             result = self.run_command(text.strip())
             payload = result.payload
-            if isinstance(payload, RefusedInput) or (busy and isinstance(payload, SendTurn) and payload.text):
+            # every refused line comes back to be fixed: a bad argument, an unknown name, a command's own
+            # refusal (/copy 9 with two code blocks), a turn's command while one runs
+            if not result.ok or isinstance(payload, RefusedInput) or (busy and isinstance(payload, SendTurn) and payload.text):
                 self._give_back_command(text)
             elif self.tour is not None:
                 self._offer_tour_message()
             return
-        message = text[1:] if text.startswith("//") else text  # "//x" sends "/x" as a message
+        message = text[1:] if text.startswith(("//", "!!")) else text  # "//x" sends "/x", "!!x" "!x" as a message
         prepared = self._prepared(message, text)
         if prepared is None:
             return
@@ -487,6 +506,8 @@ class MnemaraApp(PanelKeys, App[None]):
 
     # -- keys and buttons --------------------------------------------------------------------
     def action_escape(self) -> None:
+        if self.stop_shell():
+            return
         if self.turn_running:
             self._unqueue_to_input()
             self.run_worker(self.cancel_turn(), group="stop")
@@ -519,6 +540,7 @@ class MnemaraApp(PanelKeys, App[None]):
         if isinstance(self.screen, RoleEditor) and not self.screen.confirm_quit():
             return
         self._quitting = True
+        self.stop_shell()
         inbox = getattr(self.session, "peer_inbox", None)
         if inbox is not None:
             await inbox.aclose()
@@ -602,6 +624,28 @@ class MnemaraApp(PanelKeys, App[None]):
             future = asyncio.run_coroutine_threadsafe(self._ask(request), loop)
             return await asyncio.wrap_future(future)
         return await self._ask(request)
+
+    async def ask_past_cap(self, cap: CapState) -> bool:
+        """A spend cap was reached mid-turn: ask whether one more request may go (Esc / n: no)."""
+        loop = self._loop
+        if loop is not None and asyncio.get_running_loop() is not loop:
+            future = asyncio.run_coroutine_threadsafe(self._ask_past_cap(cap), loop)
+            return await asyncio.wrap_future(future)
+        return await self._ask_past_cap(cap)
+
+    async def _ask_past_cap(self, cap: CapState) -> bool:
+        from mnemara.guard.budget import question
+        from mnemara.ui.tui.screens.confirm import ConfirmScreen
+
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def done(choice: str | None) -> None:
+            if not answer.done():
+                answer.set_result(choice == "once")
+
+        self.push_screen(ConfirmScreen("Spend cap reached", question(cap), [("once", "Continue once (y)")]),
+                         callback=done)
+        return await answer
 
     async def _ask(self, request: PermissionRequest) -> str:
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()

@@ -95,8 +95,9 @@ class PanelBridge:
             lines.append(f"[{n}] {hit['id']}\n{hit['text']}")
         return lines
 
-    def last_request_text(self) -> str:
-        """The last API call as the API received it, block by block with its origin (``mnemara context``)."""
+    def last_request_blocks(self) -> tuple[str, list[tuple[str, str]]]:
+        """The last API call as a header (call, usage, tokens by origin, where to see it whole) and its blocks,
+        each ``(one-line label, whole text)``; the tool schemas are one entry. No call yet: the reason, no blocks."""
         from mnemara.context.request_view import call_report, format_call
         from mnemara.core.errors import MnemaraError
         from mnemara.store.request_log import RequestLog
@@ -104,9 +105,17 @@ class PanelBridge:
         try:
             call = RequestLog(self.instance.root).load("last")
         except MnemaraError as exc:
-            return exc.message
-        return format_call(call_report(call)) + (
-            f"\n\nfull text and JSON: mnemara context --instance {self.instance.name} --call {call.seq} --full|--json")
+            return exc.message, []
+        report = call_report(call)
+        header = "\n".join(format_call({**report, "blocks": []}).splitlines()[:3]) + (
+            f"\nfull text and JSON: mnemara context --instance {self.instance.name} --call {call.seq} --full|--json")
+        blocks = [(f"[{b['origin']:<8}] {b['label']} · ~{b['tokens']} tok", b["text"])
+                  for b in report["blocks"] if b["origin"] != "tools"]
+        tools = [b for b in report["blocks"] if b["origin"] == "tools"]
+        if tools:
+            blocks.append((f"[tools   ] {len(tools)} tool schemas · ~{sum(b['tokens'] for b in tools)} tok",
+                           "\n".join(f"{b['detail']['tool']}: ~{b['tokens']} tok" for b in tools)))
+        return header, blocks
 
     # -- inbox (peer poll) ---------------------------------------------------
     @property
@@ -124,8 +133,16 @@ class PanelBridge:
         return Status(
             turns=len(win.rows), max_turns=cfg.max_window_turns, tokens=win.tokens, max_tokens=cfg.max_window_tokens,
             model=cfg.model, inbox=inbox_label(None) if inbox is None else inbox.state_text, busy=busy or self.busy,
-            oldest=win.rows[0].id if win.rows else None,
+            oldest=win.rows[0].id if win.rows else None, cost=self._cost_forms(),
         )
+
+    def _cost_forms(self) -> tuple[str, ...]:
+        """What the session cost so far (the spend ledger), for the status line; nothing when it cannot say."""
+        spend = getattr(self.session, "spend", None)
+        try:
+            return spend.view().status_forms() if spend is not None else ()
+        except Exception:  # a damaged spend.sqlite never breaks the panel; /cost says what is wrong
+            return ()
 
     def log(self, event: str, **fields: Any) -> None:
         log_event(self.instance.debug_log_path, event, source="tui", **fields)

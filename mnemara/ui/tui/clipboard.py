@@ -20,11 +20,14 @@ class ClipboardUnavailable(MnemaraError):
     """No clipboard tool on this system; the message says what to install."""
 
 
+#: pyperclip's own message is one long sentence with a URL: a toast wraps it over several lines.
+NO_CLIPBOARD = "no clipboard available on this system (install xclip, xsel or wl-clipboard)"
+
+
 def _explain(exc: Exception) -> ClipboardUnavailable:
-    return ClipboardUnavailable(
-        "no clipboard available on this system (install xclip, xsel or wl-clipboard, or use your terminal's paste): "
-        + (str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    )
+    """One short line; an OS error keeps its reason (pyperclip's "could not find a mechanism" says no more)."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else ""
+    return ClipboardUnavailable(NO_CLIPBOARD + (f": {reason}" if reason else ""))
 
 
 def copy_text(text: str) -> None:

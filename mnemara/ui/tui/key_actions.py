@@ -3,12 +3,14 @@
 - the input's set-up: history (``.prompt_history``), Tab completion, the send key, and on a first
   run one line saying which keys do what;
 - Ctrl+C: during a turn it stops the turn and keeps the panel ("press Ctrl+C again to quit");
-  idle, or pressed again, it quits;
+  idle, it clears the input (the text goes to the history: Up brings it back) and says a second one
+  quits; the second quits when the input is empty or within :data:`CTRL_C_AGAIN_SECONDS`;
 - End while the log says "new output below": follow again; Ctrl+R: search the earlier messages;
 - a refused command comes back selected, so the next command typed replaces it.
 """
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, cast
 
 from textual.actions import SkipAction
@@ -19,11 +21,16 @@ if TYPE_CHECKING:
     from mnemara.ui.tui.app import MnemaraApp
 
 CTRL_C_STOPS = "stopping the turn: press Ctrl+C again to quit"
+CTRL_C_CLEARED = "input cleared (↑ brings it back): press Ctrl+C again to quit"
+CTRL_C_AGAIN = "press Ctrl+C again to quit"
+#: After an idle Ctrl+C, a second one quits within this many seconds even over new text.
+CTRL_C_AGAIN_SECONDS = 2.0
 FIRST_RUN_KEYS = "Keys: {keys}. ↑ recalls earlier messages, Ctrl+R searches them, Tab completes"
 
 
 class PanelKeys:
-    """Key handling of the panel; its state (``_ctrl_c_stopping``, ``_spare_paused``) is set up by the app."""
+    """Key handling of the panel; its state (``_ctrl_c_stopping``, ``_ctrl_c_armed_at``, ``_spare_paused``) is
+    set up by the app."""
 
     def _set_up_input(self) -> None:
         """History, completion and the send key for the input; a first run says which keys do what."""
@@ -62,11 +69,15 @@ class PanelKeys:
         """A turn starts: Ctrl+C stops it again, and spare CLIs are back if a Ctrl+C paused them."""
         app = cast("MnemaraApp", self)
         app._ctrl_c_stopping = False
+        app._ctrl_c_armed_at = None
         if app._spare_paused:  # the user stayed after Ctrl+C
             app.session.warm_spare, app._spare_paused = True, False
 
     async def action_ctrl_c(self) -> None:
-        """Ctrl+C: during a turn, stop it and keep the panel (a second Ctrl+C quits); idle, quit."""
+        """Ctrl+C: during a turn, stop it and keep the panel (a second Ctrl+C quits); idle, clear the
+        input first (as in Claude Code), and quit on a second one."""
+        from mnemara.ui.tui.screens.role_editor import RoleEditor
+
         app = cast("MnemaraApp", self)
         if app.turn_running and not app._ctrl_c_stopping and not app._quitting:
             app._ctrl_c_stopping = True
@@ -78,7 +89,23 @@ class PanelKeys:
             app._unqueue_to_input()
             app.run_worker(app.cancel_turn(), group="stop")
             return
-        await app.action_quit_panel()
+        if app._quitting or app._ctrl_c_stopping or (isinstance(app.screen, RoleEditor) and app.screen.dirty):
+            await app.action_quit_panel()  # (the role editor's first Ctrl+C over unsaved text warns: its own step)
+            return
+        armed, now = app._ctrl_c_armed_at, time.monotonic()
+        text = app.chat_input.text
+        if armed is not None and (not text.strip() or now - armed <= CTRL_C_AGAIN_SECONDS):
+            await app.action_quit_panel()
+            return
+        app._ctrl_c_armed_at = now
+        if text.strip():
+            app.history.add(text)  # cleared, not lost: Up on the empty input brings it back
+            app._say_history_problem()
+        app.chat_input.take()
+        hint = CTRL_C_CLEARED if text.strip() else CTRL_C_AGAIN
+        app.say(hint)
+        if app.screen is not app._chat_screen:  # a dialog hides the log: say it over the dialog too
+            app.notify(hint, timeout=CTRL_C_AGAIN_SECONDS)
 
     def action_follow_log(self) -> None:
         """End while the log says "new output below": jump down and follow again."""

@@ -4,7 +4,8 @@ Tabs: *Breakdown* (bars against the window's token cap), *Rows* (the working
 window, filtered by role; evict, pin), *Pinned* (slots in slot order with
 their ``03`` badge; rename, add, move, unpin), *Last request* (the last API
 call exactly as the API received it, each block with its origin; the same as
-``mnemara context --call last``) and, after a turn that ran
+``mnemara context --call last``; the highlighted block, the first at first, is shown whole and
+read-only in the detail pane) and, after a turn that ran
 auto-recall, *Recall* (what was injected and every hit's per-channel scores). The detail pane on the right
 shows the selected row: a read-only header and an editable body that
 💾 Save edit writes back to the same row. Every change goes straight to the
@@ -17,7 +18,7 @@ from typing import Any, Callable
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Select, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.option_list import Option
@@ -69,6 +70,7 @@ class ContextViewer(ModalScreen[None]):
     def __init__(self, bridge: PanelBridge) -> None:
         super().__init__()
         self.bridge = bridge
+        self.request_blocks: list[tuple[str, str]] = []  # the last request's (label, text), shown in its tab
         self.role_filter = "all"
         self.selected: int | None = None
 
@@ -94,8 +96,8 @@ class ContextViewer(ModalScreen[None]):
                             yield Button("⇅ Move", id="slot-move", compact=True)
                             yield Button("Unpin", id="slot-unpin", compact=True)
                     with TabPane("Last request", id="tab-request"):
-                        with VerticalScroll(id="request-scroll"):
-                            yield Static("", id="request-text", markup=False)  # filled by reload()
+                        yield Static("", id="request-text", markup=False)  # filled by reload()
+                        yield OptionList(id="request-blocks", markup=False)  # the blocks: the model's text
                     recall = self.bridge.recall_lines()
                     if recall:  # only after a turn that ran auto-recall
                         with TabPane("Recall", id="tab-recall"):
@@ -125,11 +127,20 @@ class ContextViewer(ModalScreen[None]):
             f"{len(window.pinned)} pinned · {len(window.rows)} rows"
         )
         self.query_one(TokenBars).show(breakdown)
-        self.query_one("#request-text", Static).update(terminal_safe(self.bridge.last_request_text()))
+        header, self.request_blocks = self.bridge.last_request_blocks()
+        self.query_one("#request-text", Static).update(terminal_safe(header))
+        blocks = self.query_one("#request-blocks", OptionList)
+        keep = blocks.highlighted
+        blocks.clear_options()
+        blocks.add_options([Option(label, id=f"block-{n}") for n, (label, _) in enumerate(self.request_blocks)])
+        if self.request_blocks:
+            blocks.highlighted = keep if keep is not None and keep < len(self.request_blocks) else 0
         rows = [t for t in window.rows if self.role_filter in ("all", t.role)]
         self._fill(self.query_one("#rows-list", OptionList), [(row_label(t), t.id) for t in rows])
         self._fill(self.query_one("#pinned-list", OptionList), [(pinned_label(t), t.id) for t in window.pinned])
-        if self.selected is not None:
+        if self._on_request_tab():
+            self._show_block(blocks.highlighted or 0)
+        elif self.selected is not None:
             self._show_detail(self.selected)
 
     @staticmethod
@@ -187,8 +198,46 @@ class ContextViewer(ModalScreen[None]):
     # -- selection -----------------------------------------------------------------------
     @on(OptionList.OptionHighlighted)
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option.id is not None:
+        if event.option_list.id == "request-blocks":
+            if self._on_request_tab():
+                self._show_block(event.option_index)
+        elif event.option.id is not None:
             self._show_detail(int(event.option.id))
+
+    @on(TabbedContent.TabActivated, "#ctx-tabs")
+    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
+        """The detail pane follows the tab: the Last request tab shows its highlighted block (the first
+        when it opens); the other tabs the selected row again."""
+        if self._on_request_tab():
+            self._show_block(self.query_one("#request-blocks", OptionList).highlighted or 0)
+        else:
+            self._show_row_pane()
+
+    def _on_request_tab(self) -> bool:
+        return self.query_one("#ctx-tabs", TabbedContent).active == "tab-request"
+
+    def _show_block(self, index: int) -> None:
+        """One block of the last request in the detail pane, whole and read-only."""
+        body = self.query_one("#detail-body", TextArea)
+        body.read_only = True
+        self.query_one("#detail-save", Button).disabled = True
+        header = self.query_one("#detail-header", Static)
+        if not 0 <= index < len(self.request_blocks):
+            header.update("no API call recorded yet: the blocks of the next one show here")
+            body.load_text("")
+            return
+        label, text = self.request_blocks[index]
+        header.update(f"request block {index + 1} of {len(self.request_blocks)} (read-only) · {label}")
+        body.load_text(terminal_safe(text))
+
+    def _show_row_pane(self) -> None:
+        self.query_one("#detail-body", TextArea).read_only = False
+        self.query_one("#detail-save", Button).disabled = False
+        if self.selected is not None:
+            self._show_detail(self.selected)
+        else:
+            self.query_one("#detail-header", Static).update("select a row")
+            self.query_one("#detail-body", TextArea).load_text("")
 
     @on(Select.Changed, "#role-filter")
     def _filter(self, event: Select.Changed) -> None:

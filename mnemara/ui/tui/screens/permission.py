@@ -77,7 +77,7 @@ class PermissionScreen(ModalScreen[str]):
         about = f" · change: {change.summary}" if change is not None and change.summary else ""
         with Vertical(id="permission-box"):
             yield Static(f"Allow {tool}?", id="permission-title", markup=False)
-            yield Static(f"policy: {policy} · target: {shown.summary}{about}", id="permission-summary",
+            yield Static(f"policy: {policy} · {req.target_heading}{about}", id="permission-summary",
                          classes="permission-field", markup=False)
             with VerticalScroll(id="permission-scroll"):
                 yield Static(shown.text or "(none)", id="permission-target", markup=False)

@@ -29,6 +29,13 @@ class ButtonBar(Horizontal):
             button.can_focus = False
             yield button
 
+    def set_send_key(self, send_key: str) -> None:
+        """The Send button names the key that sends (``/keys``)."""
+        button = self.query_one("#send", Button)
+        label = send_label(send_key)
+        if str(button.label) != label:
+            button.label = label
+
     def set_inbox(self, state: bool | None) -> None:
         """``None`` = peer poll not configured: the button says n/a, like the status line, and a click explains."""
         button = self.query_one("#inbox", Button)
@@ -38,3 +45,8 @@ class ButtonBar(Horizontal):
 def inbox_label(state: bool | None) -> str:
     """The Inbox button's words; the status line starts with the same words."""
     return "⚡ Inbox: n/a" if state is None else f"⚡ Inbox: {'ON' if state else 'OFF'}"
+
+
+def send_label(send_key: str) -> str:
+    """The Send button's words: the key that sends, as the input's placeholder names it."""
+    return "Send ⏎" if send_key == "enter" else "Send ⌃S"

@@ -31,6 +31,7 @@ PLACEHOLDERS = {  # one line of an 80-column input
     "ctrl+s": "Message or /command · Ctrl+S: send · Enter: newline · ↑ earlier · Tab",
     "enter": "Message or /command · Enter: send · Alt+Enter: newline · ↑ earlier · Tab",
 }
+OFFER_ENTER = "Ctrl+S sends it (Enter makes a newline; /keys enter makes Enter send, as in Claude Code)"
 HINT_SHOWN = 12  # candidates listed under the input
 HINT_CHARS = 24  # of each candidate's hint in the list
 
@@ -88,6 +89,15 @@ class ChatInput(TextArea):
             self.completion = completion
             self.current = current
 
+    class Notice(Message):
+        """One line the panel shows for a key of the input: it could not do its job (``error``: Ctrl+V
+        with no clipboard) or did something else than the user may think (Enter on an offered message)."""
+
+        def __init__(self, text: str, error: bool = False) -> None:
+            super().__init__()
+            self.text = text
+            self.error = error
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id, soft_wrap=True, tab_behavior="focus", placeholder=PLACEHOLDERS["ctrl+s"],
                          highlight_cursor_line=False)
@@ -97,6 +107,7 @@ class ChatInput(TextArea):
         self._recall: int | None = None  # index into history.entries while recalling, else None
         self._draft = ""  # what was in the input when recall started
         self._cycle: tuple[Completion, int, str] | None = None  # candidates, shown one, text after it
+        self._offered = ""  # the text offer() put in the input (selected)
 
     def set_send_key(self, send_key: str) -> None:
         """Which key sends: ``ctrl+s`` (Enter is a newline) or ``enter``."""
@@ -124,7 +135,14 @@ class ChatInput(TextArea):
         key = event.key
         if key != "tab" and self._cycle is not None:
             self._end_completion()
-        if key in ("ctrl+j", "alt+enter") or (key == "enter" and self.send_key == "enter"):
+        if key == "enter" and self.send_key != "enter" and self._offered_whole():
+            # Enter on an offered message (the tour's step, a refused command) would replace it with a
+            # newline: keep it, put the cursor after it and say which key sends
+            event.stop()
+            event.prevent_default()
+            self.move_cursor(self.document.end)
+            self.post_message(self.Notice(OFFER_ENTER))
+        elif key in ("ctrl+j", "alt+enter") or (key == "enter" and self.send_key == "enter"):
             event.stop()
             event.prevent_default()
             if key != "enter":
@@ -254,8 +272,8 @@ class ChatInput(TextArea):
             pasted = paste_text()
         except ClipboardUnavailable as exc:
             pasted = self.app.clipboard
-            if not pasted:
-                self.app.notify(terminal_safe(str(exc), markup=True), severity="warning")
+            if not pasted:  # one line in the log (a toast wraps and sits over the input)
+                self.post_message(self.Notice(f"Ctrl+V: {exc.message}; paste with your terminal's key instead", True))
                 return
         if pasted:
             self._type(pasted)
@@ -265,7 +283,13 @@ class ChatInput(TextArea):
         self.insert(text, (0, 0))
 
     def offer(self, text: str) -> None:
-        """Put ``text`` in an empty input, selected: Ctrl+S/Enter sends it, typing replaces it."""
+        """Put ``text`` in an empty input, selected: Ctrl+S/Enter sends it, typing replaces it (Enter
+        with ``send_key`` ctrl+s keeps it and says Ctrl+S sends)."""
         self._recall = None
         self.text = text
         self.select_all()
+        self._offered = text
+
+    def _offered_whole(self) -> bool:
+        """The input holds what :meth:`offer` put there, still selected whole."""
+        return bool(self._offered) and self.text == self._offered and self.selected_text == self.text

@@ -1,4 +1,4 @@
-"""The status line under the chat log: ``turns: n/max from row N | window tokens: used/max | model | inbox``.
+"""The status line under the chat log: ``turns: n/max from row N | window tokens: used/max | model | cost | inbox``.
 
 "window tokens" counts the pinned rows and the rolling window against
 ``max_window_tokens``; the context viewer's title shows the same number and,
@@ -98,6 +98,7 @@ class Status:
     inbox: str  # the inbox's state text, or "inbox: n/a" when peer poll is not configured
     busy: bool = False
     oldest: int | None = None  # the oldest row id in the window (rows before it have left)
+    cost: tuple[str, ...] = ()  # the spend's forms, longest first (mnemara.session.spend.SpendView)
 
     def parts(self) -> list[StatusPart]:
         """The pieces of the line, in display order, each with its priority and shorter forms."""
@@ -112,6 +113,8 @@ class Status:
             StatusPart(f"model: {shown_model}", 50, (shown_model, model)),
             StatusPart(self.inbox, -DROP if self.inbox.endswith("n/a") else 45),
         ]
+        if self.cost:
+            parts.insert(3, StatusPart(self.cost[0], 52, self.cost[1:]))
         if self.busy:
             parts.append(StatusPart(BUSY_FULL, 30, (BUSY_SHORT,), keep=True))
         return parts

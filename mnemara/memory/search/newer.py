@@ -1,0 +1,116 @@
+"""Never only the old: a note that recall returns comes with every newer note on its subject (issue 40).
+
+A search ranks notes by how well they match the question, and a correction is often worded
+unlike the question ("How long do we keep logs in Datadog?" matches "Log retention in Datadog
+is 15 days" far better than "We cut the Datadog log retention to 7 days"). So the ranking alone
+hands the agent the old fact. :func:`attach_newer` runs after the ranking: for each note hit it
+looks up the notes on the same subject (the candidates of dedupe on write: the notes sharing the
+rarest words, and with an embedder the nearest vectors), keeps those *newer* than the hit that
+the claim guard calls a conflict (:func:`mnemara.memory.search.similarity.relate`, whose
+pre-filter :func:`~mnemara.memory.search.similarity.may_conflict` is the one every conflict
+goes through), and
+
+* adds each one the answer lacks, right beside the older note (``added_as``);
+* orders every such group newest first in the slots it holds (a chain A -> B -> C reads C, B, A);
+* marks the older note ``newer_notes`` (id, date, why) and each newer one ``newer_than`` (id,
+  date), and both ``may_conflict_with`` / ``conflict`` as any conflicting hits are.
+
+Nothing is dropped and nothing is decided: which note holds is the user's call. A newer note the
+user superseded or deprecated is never added (``skip``), nor one the user judged distinct from
+the older note (``distinct``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, TypedDict
+
+from mnemara.memory.search.similarity import CONFLICT, connected_components, hit_moment, may_conflict, relate
+
+CHAIN_DEPTH = 3  # rounds of lookup: the newer note of a newer note (A -> B -> C) is found too
+LOOKUP = 12  # candidates per hit and channel
+
+
+class NewerMark(TypedDict):
+    """One side of an older/newer pair as the answer shows it."""
+
+    id: str
+    created_at: str
+    why: str
+
+
+Hit = dict[str, Any]
+# hits -> for each hit id, the hits of the notes that may be on its subject
+Lookup = Callable[[list[Hit]], dict[str, list[Hit]]]
+
+
+def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = lambda _id: False,
+                 distinct: Callable[[str, str], bool] = lambda _a, _b: False) -> list[Hit]:
+    """``hits`` with the newer notes on each note hit's subject added, marked and ordered newest first."""
+    out = list(hits)
+    by_id: dict[str, Hit] = {h["id"]: h for h in out if h.get("id")}
+    edges: list[tuple[str, str, tuple[str, ...]]] = []  # (older id, newer id, why)
+    linked: set[tuple[str, str]] = set()
+    todo = [h for h in out if _is_note(h)]
+    for _round in range(CHAIN_DEPTH):
+        if not todo:
+            break
+        found = lookup(todo)
+        added: list[Hit] = []
+        for older in todo:
+            for cand in found.get(older["id"], []):
+                cid = cand.get("id")
+                if not cid or cid == older["id"] or not _is_note(cand) or skip(cid) or distinct(older["id"], cid):
+                    continue
+                if hit_moment(cand) <= hit_moment(older) or (older["id"], cid) in linked:
+                    continue
+                a, b = older.get("text", ""), cand.get("text", "")
+                if not may_conflict(a, b):
+                    continue
+                rel = relate(a, b)
+                if rel.kind != CONFLICT:
+                    continue
+                linked.add((older["id"], cid))
+                edges.append((older["id"], cid, rel.reasons))
+                if cid not in by_id:
+                    cand = dict(cand, channels=cand.get("channels", {}), added_as=f"newer note on the subject of {older['id']}")
+                    by_id[cid] = cand
+                    added.append(cand)
+                    out.insert(next(i for i, h in enumerate(out) if h is older), cand)
+        todo = added
+    if edges:
+        _mark(by_id, edges)
+        out = _newest_first(out, edges)
+    return out
+
+
+def _is_note(hit: Hit) -> bool:
+    return hit.get("kind") == "memory" and bool(hit.get("created_at")) and bool(hit.get("id"))
+
+
+def _mark(by_id: dict[str, Hit], edges: Iterable[tuple[str, str, tuple[str, ...]]]) -> None:
+    for older_id, newer_id, why in edges:
+        older, newer = by_id[older_id], by_id[newer_id]
+        reason = "; ".join(why)
+        older.setdefault("newer_notes", []).append(
+            NewerMark(id=newer_id, created_at=str(newer.get("created_at", "")), why=reason))
+        newer.setdefault("newer_than", []).append(
+            NewerMark(id=older_id, created_at=str(older.get("created_at", "")), why=reason))
+        for this, other in ((older, newer_id), (newer, older_id)):
+            flagged = this.setdefault("may_conflict_with", [])
+            if other not in flagged:
+                flagged.append(other)
+            if reason and reason not in this.get("conflict", ""):
+                this["conflict"] = "; ".join(x for x in (this.get("conflict", ""), reason) if x)
+
+
+def _newest_first(hits: list[Hit], edges: list[tuple[str, str, tuple[str, ...]]]) -> list[Hit]:
+    """Each group of notes joined by an older/newer pair takes the slots it holds, newest in the best."""
+    slot = {h.get("id"): n for n, h in enumerate(hits)}
+    pairs = [(slot[a], slot[b]) for a, b, _ in edges if a in slot and b in slot]
+    out = list(hits)
+    for members in connected_components(len(hits), pairs):
+        if len(members) < 2:
+            continue
+        newest = sorted(members, key=lambda i: (hit_moment(hits[i]), -i), reverse=True)
+        for place, i in zip(sorted(members), newest):
+            out[place] = hits[i]
+    return out
