@@ -140,11 +140,9 @@ def fits(inputs: LaunchInputs, config: Any) -> str | None:
     return _env_misfit(inputs.env, config)
 
 
-#: The CLI's own prompt-cache TTL, set to config.json's ``cache_ttl`` (``5m`` or ``1h``).
-CACHE_TTL_ENV = "CLAUDE_CODE_PROMPT_CACHE_TTL"
-
-
 def _env_misfit(env: Any, config: dict[str, Any]) -> str | None:
+    from mnemara.claude.options import CACHE_TTL_ENV
+
     if not isinstance(env, dict):
         return "environment"
     allowed = {*_MS_ENTRIES, RETRY_ENV, PARENT_ENV, CACHE_TTL_ENV, *QUIET_ENV}

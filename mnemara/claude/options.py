@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mnemara.claude.additions import BUILTIN_TOOLS as BUILTIN_TOOLS, QUIET_ENV, quiet_settings
 from mnemara.claude.faults import retry_env
-from mnemara.claude.launch_inputs import CACHE_TTL_ENV
 from mnemara.claude.child_guard import guard_env, guarded_cli_path
 from mnemara.claude.process import CliHandle, env_fingerprint
 from mnemara.core.debuglog import LogTarget, log_event
@@ -48,6 +47,10 @@ if TYPE_CHECKING:
     from mnemara.guard.sentinel import SentinelWatch
     from mnemara.tools import ToolContext
 
+
+
+#: The CLI's own prompt-cache TTL, set to config.json's ``cache_ttl`` (``5m`` or ``1h``).
+CACHE_TTL_ENV = "CLAUDE_CODE_PROMPT_CACHE_TTL"
 
 
 def launch_env(cfg: Config) -> dict[str, str]:
