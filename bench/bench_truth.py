@@ -378,7 +378,7 @@ def _without_newer() -> None:
     """Switch recall's newer-note lookup off until :func:`truth_tables` restores it: the ranking alone."""
     from mnemara.memory import status
 
-    status._with_newer = lambda rag, memory_dir, answer, inactive, book: answer  # type: ignore[assignment]  # the baseline, measured
+    status._with_newer = lambda rag, answer, inactive, book: answer  # type: ignore[assignment]  # the baseline, measured
 
 
 def truth_tables(verbose: bool) -> None:

@@ -39,6 +39,7 @@ class GuardedFiles:
         for name in RECORD_FILES:
             self._fixed[os.path.realpath(instance.root / name)] = f"this instance's own conversation record ({name})"
         self._own = dict(self._fixed)
+        self._cache = os.path.realpath(cache_dir())  # the start-up records' folder, resolved once
 
     def set_role_doc(self, role_doc_path: str) -> None:
         """Guard the role doc the config names now (the config can change while a session runs)."""
@@ -51,8 +52,7 @@ class GuardedFiles:
         """What ``resolved`` (a real path) is, e.g. "this instance's own permissions or config", or ""."""
         if resolved in self._own:
             return self._own[resolved]
-        cache = os.path.realpath(cache_dir())
-        if resolved == cache or resolved.startswith(cache.rstrip(os.sep) + os.sep):
+        if resolved == self._cache or resolved.startswith(self._cache.rstrip(os.sep) + os.sep):
             return "Mnemara's start-up records (the cache folder the next start launches from)"
         path = Path(resolved)
         if str(path.parent.parent) == self._instances_root:

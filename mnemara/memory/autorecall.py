@@ -294,6 +294,19 @@ def gate(record: RecallRecord, message: str, hits: list[dict[str, Any]], idf: Id
         if id(entry) in chosen:
             entry["injected"] = True
             record.injected.append(entry)
+    record.injected = newer_before_older(record.injected)
+
+
+def newer_before_older(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``entries`` with each newer note (``newer_than``) moved just before the first older note it is
+    newer than, so the block reads the newest word on a subject first."""
+    out = [e for e in entries if not e.get("newer_than")]
+    for entry in sorted((e for e in entries if e.get("newer_than")), key=lambda e: str(e.get("created_at")),
+                        reverse=True):
+        olders = {m["id"] for m in entry["newer_than"]}
+        at = next((n for n, e in enumerate(out) if e["id"] in olders), len(out))
+        out.insert(at, entry)
+    return out
 
 
 def _entry(hit: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:

@@ -154,16 +154,6 @@ class NoteIndex:
                                            (first_file,)))
 
 
-def closest_ids(memory_dir: Path, texts: dict[str, str], n: int) -> dict[str, list[str]]:
-    """key -> the chunk ids (``note:<id>``) of the ``n`` notes sharing the most of each text's
-    subject words (:meth:`NoteIndex.closest`, the lookup of dedupe on write), one index opening."""
-    from mnemara.memory.search.similarity import subject_words
-
-    with NoteIndex.open(memory_dir) as index:
-        index.sync()
-        return {key: [f"note:{a.id}" for a in index.closest(subject_words(text), n)] for key, text in texts.items()}
-
-
 def is_note_index(path: Path) -> bool:
     """Whether ``path`` is the lookup index of a memory folder (or its journal)."""
     return Path(path).name.startswith(INDEX_FILE)

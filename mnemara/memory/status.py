@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -33,7 +32,7 @@ from typing import Any, Protocol
 from mnemara.core import json_limits
 from mnemara.core.debuglog import now_iso
 from mnemara.core.errors import ConfigError, UsageError
-from mnemara.core.fsutil import LinkRefused, atomic_write_text, locked
+from mnemara.core.fsutil import atomic_write_text, locked
 from mnemara.memory.notes import (
     LEGACY_ATOM_ID_RE as ATOM_ID_RE,
 )
@@ -334,9 +333,9 @@ def query_active(rag: NoteQuery, memory_dir: Path, question: str, k: int = 5, ki
     except ConfigError as exc:  # a broken sidecar must not take recall down with it
         answer = rag.query(question, k, kind)
         answer["warning"] = f"superseded notes not filtered: {exc.message}"
-        return _with_provenance(memory_dir, _with_newer(rag, memory_dir, answer, {}, None))
+        return _with_provenance(memory_dir, _with_newer(rag, answer, {}, None))
     if not inactive:
-        return _with_provenance(memory_dir, _with_newer(rag, memory_dir, rag.query(question, k, kind), inactive, book))
+        return _with_provenance(memory_dir, _with_newer(rag, rag.query(question, k, kind), inactive, book))
     answer = rag.query(question, min(100, k + len(inactive)), kind)
     hits: list[dict[str, Any]] = []
     left_out: list[dict[str, Any]] = []
@@ -360,10 +359,10 @@ def query_active(rag: NoteQuery, memory_dir: Path, question: str, k: int = 5, ki
     if left_out:
         answer["skipped_inactive"] = len(left_out)
         answer["left_out"] = left_out
-    return _with_provenance(memory_dir, _with_newer(rag, memory_dir, answer, {} if include_inactive else inactive, book))
+    return _with_provenance(memory_dir, _with_newer(rag, answer, {} if include_inactive else inactive, book))
 
 
-def _with_newer(rag: NoteQuery, memory_dir: Path, answer: dict[str, Any], inactive: dict[str, dict[str, Any]],
+def _with_newer(rag: NoteQuery, answer: dict[str, Any], inactive: dict[str, dict[str, Any]],
                 book: StatusBook | None) -> dict[str, Any]:
     """The answer with every newer note on a note hit's subject beside it, marked, newest first
     (:func:`mnemara.memory.search.newer.attach_newer`): recall never hands only the old fact. A
@@ -371,14 +370,13 @@ def _with_newer(rag: NoteQuery, memory_dir: Path, answer: dict[str, Any], inacti
     candidates = getattr(rag, "same_subject_candidates", None)
     if candidates is None or not answer.get("hits"):
         return answer
-    from mnemara.memory.note_index import closest_ids
+    from mnemara.core.errors import BackendUnavailable
     from mnemara.memory.search.newer import LOOKUP, attach_newer
 
     def lookup(hits: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         try:  # an addition to an answer that stands without it: a lookup that cannot run finds nothing
-            by_words = closest_ids(memory_dir, {h["id"]: str(h.get("text", "")) for h in hits}, LOOKUP)
-            return candidates(hits, by_words, LOOKUP)
-        except (sqlite3.Error, LinkRefused, OSError):
+            return candidates(hits, LOOKUP)
+        except BackendUnavailable:
             return {}
 
     pairs = {tuple(sorted(p)) for p in (book.distinct if book is not None else []) if isinstance(p, list) and len(p) == 2}

@@ -53,6 +53,11 @@ class Tmux:
         return self._wait(lambda screen: marker in screen and "working…" not in screen,
                           f"{marker!r} with no turn running", timeout)
 
+    def wait_screen(self, ready: Callable[[str], bool], what: str, timeout: float = 60.0) -> str:
+        """Wait until ``ready(screen)`` holds; ``what`` names it in the failure. For a condition that stays
+        true once met (a streamed row's text scrolls away, "some row numbered 30 or more" does not)."""
+        return self._wait(ready, what, timeout)
+
     def _wait(self, ready: Callable[[str], bool], what: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -176,6 +176,7 @@ async def test_a_resize_rewraps_newest_first_in_chunks():
     app = LogApp()
     async with app.run_test(size=(80, 20)) as pilot:
         log = app.query_one(ChatLog)
+        await wait_until(pilot, lambda: log._width > 0)  # laid out: appends render at once, no rewrap pending
         total = 3 * REWRAP_CHUNK
         for i in range(total):
             log.append(LogEntry("user", "you", f"message {i} " + "lorem ipsum " * 4))  # ~65 cells: wraps at 60
@@ -184,8 +185,13 @@ async def test_a_resize_rewraps_newest_first_in_chunks():
         before = log.renders
         log.on_resize(None)  # same width: nothing to do (the scrollbar is always shown)
         assert log.renders == before
+        narrower = log._width - 20  # the text width once the 60-column resize reaches the log
         await pilot.resize_terminal(60, 20)
-        await wait_until(pilot, lambda: not log._wrap_queue)
+        # resize_terminal only posts the app's Resize: the log's own Resize (which starts the rewrap) comes
+        # later, so an empty queue alone may be the one from before. Wait for the new width, the rewrap to
+        # finish and its deferred follow-the-bottom scroll (queued after the next refresh).
+        await wait_until(pilot, lambda: log._width == narrower and not log._wrap_queue
+                         and log.scroll_y == log.max_scroll_y)
         assert log.renders == before + total  # each entry re-wrapped exactly once
         assert log.virtual_size.height == 2 * total and log.scroll_y == log.max_scroll_y
         assert all(len(strips) == 2 for strips in log._strips)

@@ -63,6 +63,7 @@ class RagIndex(IndexStore):
         self._timeline_cache: tuple[Any, ranking.Timeline] | None = None
         self._rows_cache: tuple[Any, _RowIndex] | None = None
         self._matrix_rows: dict[str, int] = {}  # hash -> row of the unit matrix
+        self._subject_cache: tuple[Any, _SubjectWords] | None = None
 
     @classmethod
     def for_instance(cls, instance: "Instance", config: "Config", **kwargs: Any) -> "RagIndex":
@@ -242,22 +243,34 @@ class RagIndex(IndexStore):
         best = best[np.argsort(-similarity[best], kind="stable")]
         return [(hashes[i], float(1.0 - similarity[i])) for i in best]
 
-    def same_subject_candidates(self, hits: list[dict[str, Any]], by_words: dict[str, list[str]],
-                                limit: int = 12) -> dict[str, list[dict[str, Any]]]:
-        """For each note hit, the notes that may be on its subject, as hits: the chunk ids ``by_words``
-        names for it (the notes sharing its rarest words: the lookup of dedupe on write) and, when
-        vectors exist, the notes of its ``limit`` nearest vectors."""
+    def same_subject_candidates(self, hits: list[dict[str, Any]], limit: int = 12) -> dict[str, list[dict[str, Any]]]:
+        """For each note hit, the notes that may be on its subject, as hits: the ``limit`` notes sharing
+        the most of its rarest subject words (as dedupe on write looks them up, here from the index's
+        own tokens: :class:`_SubjectWords`) and, when vectors exist, the notes of its ``limit`` nearest
+        vectors. A backend failure raises :class:`RagUnavailable`."""
+        return self._guard(self._same_subject, hits, limit)
+
+    def _same_subject(self, hits: list[dict[str, Any]], limit: int) -> dict[str, list[dict[str, Any]]]:
         table = self._chunks()
         notes = [h for h in hits if h.get("kind") == "memory" and h.get("id")]
         if table is None or not notes:
             return {}
         rows = self._rows(table)
+        words = self._subject_words(table)
         similar = self._nearest_notes(rows, notes, limit)
         out: dict[str, list[dict[str, Any]]] = {}
         for hit in notes:
-            ids = list(dict.fromkeys(by_words.get(hit["id"], []) + similar.get(hit["id"], [])))
+            ids = list(dict.fromkeys(words.closest(hit["id"], limit) + similar.get(hit["id"], [])))
             out[hit["id"]] = [_hit(row) for row in rows.rows("id", ids, "memory", 10 * len(ids) + 10) or []]
         return out
+
+    def _subject_words(self, table: Any) -> "_SubjectWords":
+        """The memory notes by subject word, read again whenever the table's version moved."""
+        key = table.version
+        if self._subject_cache is None or self._subject_cache[0] != key:
+            data = table.search().where("kind = 'memory'").select(["id", FTS_COLUMN, "text"]).limit(10_000_000).to_arrow()
+            self._subject_cache = (key, _SubjectWords(*(data.column(c).to_pylist() for c in ("id", FTS_COLUMN, "text"))))
+        return self._subject_cache[1]
 
     def _nearest_notes(self, rows: "_RowIndex", notes: list[dict[str, Any]], limit: int) -> dict[str, list[str]]:
         """hit id -> the ids of the notes nearest each hit by its stored vector ({} keyword-only)."""
@@ -365,6 +378,45 @@ class _RowIndex:
         if len(rows) > limit or len({row["id"] for row in rows}) != len(rows):
             return None
         return rows
+
+
+class _SubjectWords:
+    """Memory notes by subject word at one table version: each note's indexed tokens (``fts_text``)
+    plus the words its aliases stand for ("reports to" -> "manager"), and who holds each word. The
+    rarest-word lookup of dedupe on write (:meth:`mnemara.memory.note_index.NoteIndex.closest`),
+    kept in memory beside the index so a query pays dictionary lookups, not an SQLite query per hit."""
+
+    RAREST = 6  # as NoteIndex.closest: a common word matches thousands of notes and says little
+
+    def __init__(self, ids: list[str], fts: list[str | None], texts: list[str | None]) -> None:
+        from mnemara.memory.search.claim_words import with_aliases
+        from mnemara.memory.search.tokenize import tokens
+
+        self.words: dict[str, frozenset[str]] = {}
+        self.holders: dict[str, list[str]] = {}
+        for ident, indexed, text in zip(ids, fts, texts):
+            words = set((indexed or "").split())
+            aliased = with_aliases(text or "")
+            if aliased != (text or ""):
+                words.update(tokens(aliased))
+            self.words[ident] = frozenset(words)
+            for word in words:
+                self.holders.setdefault(word, []).append(ident)
+
+    def closest(self, ident: str, n: int) -> list[str]:
+        """The ``n`` other notes sharing the most (IDF-weighted) of note ``ident``'s rarest words."""
+        import math
+
+        mine = self.words.get(ident, frozenset())
+        rare = sorted(mine, key=lambda w: (len(self.holders[w]), w))[:self.RAREST]
+        total = len(self.words) + 1
+        score: dict[str, float] = {}
+        for word in rare:
+            weight = math.log(total / (1 + len(self.holders[word]))) + 1.0
+            for other in self.holders[word]:
+                if other != ident:
+                    score[other] = score.get(other, 0.0) + weight
+        return sorted(score, key=lambda other: (-score[other], other))[:n]
 
 
 RECENCY_MARGIN = 10  # hits past the k-th that may take a place in the answer as a newer conflicting note

@@ -514,7 +514,8 @@ def may_conflict(a: str, b: str) -> bool:
     * :func:`same_topic` (most content words shared) or :func:`_one_word_swapped`;
     * one note words a change ("now", "no longer", "moved to", "est passé à", "jetzt", "ya no")
       and they share at least :data:`CHANGED_SHARE` of the smaller topic: "Standup is at 9:30
-      every morning" / "We moved the daily standup to 10:15".
+      every morning" / "We moved the daily standup to 10:15" (not for turns of a chat,
+      :data:`SPEAKER_RE`).
 
     (An embedder's cosine as a third way in, at 0.6 with one shared topic word, changed nothing on
     the dev part of bench/data/truth_subjects.json in either direction, so it is not used: a
@@ -524,9 +525,15 @@ def may_conflict(a: str, b: str) -> bool:
         return True
     ta, tb = claim_of(a).topic, claim_of(b).topic
     shared = len(ta & tb)
-    if not shared:
+    if not shared or SPEAKER_RE.match(a) or SPEAKER_RE.match(b):
         return False
     return (says_changed(a) or says_changed(b)) and shared / min(len(ta), len(tb)) >= CHANGED_SHARE
+
+
+# a turn of a conversation ("Caroline: I'm now ..."): the change-word rule reads statements of fact, not
+# chat. Measured on LoCoMo held-out conversations 5 and 8 (one run each): with the rule on chat turns
+# hit@5 fell from 0.667 / 0.634 to 0.545 / 0.549; not counting the shared speaker, 0.634 / 0.608.
+SPEAKER_RE = re.compile(r"^\s*[^\W\d_][\w.-]*:\s")
 
 
 def _one_word_swapped(a: str, b: str) -> bool:
