@@ -141,9 +141,11 @@ def fits(inputs: LaunchInputs, config: Any) -> str | None:
 
 
 def _env_misfit(env: Any, config: dict[str, Any]) -> str | None:
+    from mnemara.claude.options import CACHE_TTL_ENV
+
     if not isinstance(env, dict):
         return "environment"
-    allowed = {*_MS_ENTRIES, RETRY_ENV, PARENT_ENV, *QUIET_ENV}
+    allowed = {*_MS_ENTRIES, RETRY_ENV, PARENT_ENV, CACHE_TTL_ENV, *QUIET_ENV}
     extra = sorted(str(k) for k in env if k not in allowed)
     if extra:
         return "environment: " + ", ".join(extra)[:200]
@@ -158,6 +160,8 @@ def _env_misfit(env: Any, config: dict[str, Any]) -> str | None:
     retries = config.get("api_max_retries")
     if isinstance(retries, int) and RETRY_ENV in env and env[RETRY_ENV] != str(retries):
         return f"environment: {RETRY_ENV}"
+    if CACHE_TTL_ENV in env and env[CACHE_TTL_ENV] != config.get("cache_ttl", "5m"):
+        return f"environment: {CACHE_TTL_ENV}"
     return None
 
 

@@ -49,10 +49,17 @@ if TYPE_CHECKING:
 
 
 
+#: The CLI's own prompt-cache TTL, set to config.json's ``cache_ttl`` (``5m`` or ``1h``).
+CACHE_TTL_ENV = "CLAUDE_CODE_PROMPT_CACHE_TTL"
+
+
 def launch_env(cfg: Config) -> dict[str, str]:
     """The environment entries a CLI is started with for ``cfg`` (before :attr:`CliLauncher.env_overrides`)."""
     timeout_ms = str(cfg.bash_timeout_seconds * 1000)
+    # the CLI's own cache marks (system, last message) take cache_ttl too: the API refuses a 1-hour mark
+    # (Mnemara's, on the last window row) after a 5-minute one
     return {"BASH_DEFAULT_TIMEOUT_MS": timeout_ms, "BASH_MAX_TIMEOUT_MS": timeout_ms,
+            CACHE_TTL_ENV: cfg.cache_ttl,
             **retry_env(cfg.api_max_retries), **guard_env(), **QUIET_ENV}
 
 
@@ -124,6 +131,7 @@ class CliLauncher:
             "native_tools": list(cfg.native_tools),
             "bash": cfg.bash_timeout_seconds,
             "retries": cfg.api_max_retries,
+            "cache_ttl": cfg.cache_ttl,
             "cwd": self.needs.cwd,
             "env": env_fingerprint(),
             "env_overrides": self.env_overrides,

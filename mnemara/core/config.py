@@ -104,7 +104,7 @@ class Config(BaseModel):
     row_cap_slack_when_token_headroom: int = Field(default=0, ge=0)
     # when the window passes a cap, trim it to this share of the cap, so the prompt cache's prefix stays put
     # for several turns (1: drop only what passes the cap, every turn; see docs/configuration.md)
-    window_trim_to: float = Field(default=0.5, gt=0, le=1)
+    window_trim_to: float = Field(default=0.25, gt=0, le=1)
     # how the request lays the window out: "cache" (history first, one block per row, cached) or "spec"
     request_layout: Literal["cache", "spec"] = "cache"
     # how long the prompt cache keeps the window: "5m" (writes 1.25x input) or "1h" (writes 2x)

@@ -139,3 +139,9 @@ def test_a_planted_tool_list_is_dropped_before_the_first_message_is_sent(inst: I
     assert cli.channel.answers == {}
     assert startup_answers.load("the-key") == {}  # dropped from the record too
     assert [e["event"] for e in read_events(inst.debug_log_path)].count("early_startup_answers_dropped") == 1
+
+
+def test_a_record_whose_cache_ttl_is_not_the_configs_does_not_fit(inst: Instance) -> None:
+    raw = inst.config_path.read_bytes()
+    planted = replace(_honest(inst), env={**_honest(inst).env, "CLAUDE_CODE_PROMPT_CACHE_TTL": "1h"})
+    assert "CLAUDE_CODE_PROMPT_CACHE_TTL" in (launch_inputs.fits(planted, launch_inputs.parse_config(raw)) or "")

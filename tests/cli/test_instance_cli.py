@@ -136,8 +136,10 @@ def test_show_and_clear(cli, mnemara_home: Path) -> None:
         store.upsert_slot("health", "system", "HP: 73 / 100")
     out = cli("show", "--instance", "w").stdout
     assert "slot: health" in out and "HP: 73 / 100" in out
-    assert "message number 24" in out and "message number 4" not in out  # window of 20
-    assert out.index("health") < out.index("message number 5")
+    # 25 live rows pass max_window_turns 20: the window (what the next turn sends) is cut to
+    # window_trim_to 0.25 of the cap, the newest 5 rows
+    assert "message number 24" in out and "message number 20" in out and "message number 19" not in out
+    assert out.index("health") < out.index("message number 20")
     out3 = cli("show", "--instance", "w", "-n", "3").stdout
     assert "message number 22" in out3 and "message number 21" not in out3
     assert cli("show", "--instance", "w", "-n", "0").returncode == 2

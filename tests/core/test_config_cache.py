@@ -11,7 +11,7 @@ from mnemara.core.errors import ConfigError
 
 def test_defaults_keep_the_window_cacheable():
     cfg = Config()
-    assert (cfg.request_layout, cfg.cache_ttl, cfg.window_trim_to) == ("cache", "5m", 0.5)
+    assert (cfg.request_layout, cfg.cache_ttl, cfg.window_trim_to) == ("cache", "5m", 0.25)
 
 
 @pytest.mark.parametrize("content, field", [

@@ -79,11 +79,15 @@ def _a_tool_turn_reads_its_own_first_call_back(api, session, home) -> None:
 
 def _the_one_hour_ttl_marks_the_history_for_an_hour(api, session) -> None:
     update_config(session.instance.config_path, cache_ttl="1h")
-    api.push("an hour")
-    session.turn("keep it an hour")
+    api.push("an hour", "an hour again")
+    assert session.turn("keep it an hour").ok
+    assert session.turn("and again").ok  # a 1-hour mark after a 5-minute one would be refused (400)
     body = api.last.body
-    marks = [b["cache_control"] for b in body["messages"][0]["content"] if "cache_control" in b]
-    assert marks[0] == {"type": "ephemeral", "ttl": "1h"}
+    marks = [b["cache_control"] for b in [*body["system"], *(c for m in body["messages"] for c in m["content"])]
+             if "cache_control" in b]
+    assert len(marks) == 3 and all(mark == {"type": "ephemeral", "ttl": "1h"} for mark in marks)  # the CLI's too
+    assert api.last.usage["cache_creation"]["ephemeral_1h_input_tokens"] > 0
+    assert api.last.usage["cache_creation"]["ephemeral_5m_input_tokens"] == 0
     update_config(session.instance.config_path, cache_ttl="5m")
 
 
