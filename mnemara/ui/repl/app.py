@@ -345,11 +345,15 @@ def _shell_escape(session: SessionAPI, line: str, render: Renderer) -> bool:
 
 
 def _cost_line(session: SessionAPI, render: Renderer) -> None:
-    """The REPL's status line after a turn: what it and the session cost (the spend ledger)."""
+    """The REPL's status line after a turn that spent something: what it and the session cost (the spend
+    ledger). A turn that cost nothing (refused before any token, a missing key) keeps its one error line."""
     try:
-        forms = session.spend.view().status_forms()
+        view = session.spend.view()
     except Exception:  # a damaged spend.sqlite never ends the REPL; /cost says what is wrong
         return
+    if not view.last_turn_usd:
+        return
+    forms = view.status_forms()
     render.info.write(f"· {forms[0]}\n")
     render.info.flush()
 
