@@ -12,6 +12,7 @@ import pytest
 from mnemara.core import events as ev
 from mnemara.core.config import Config, ToolPolicy
 from mnemara.testing.scripted_api import reply, tool_use
+from tests.guard.test_policy_holes import _export_with_wide_permissions
 
 pytestmark = pytest.mark.e2e
 T = "mcp__mnemara__"
@@ -166,7 +167,6 @@ def test_run_warns_about_a_loose_bash_pattern_at_start(cli, mnemara_home):
 
 def test_import_in_the_repl_shows_permission_changes_and_imports_nothing(cli, session_factory, tmp_path):
     """In-process variants (--keep-permissions, --accept-permissions): tests/guard/test_policy_holes.py."""
-    from tests.guard.test_policy_holes import _export_with_wide_permissions
 
     out = _export_with_wide_permissions(session_factory, tmp_path)
     dst = session_factory("dst")
