@@ -14,7 +14,7 @@ from typing import Callable
 import pytest
 
 from mnemara.core.errors import UsageError
-from mnemara.memory.graph import cypher_guard
+from mnemara.memory.graph import bounded_query, cypher_guard
 from mnemara.memory.graph.bounded_query import QueryLimits, run_bounded
 from mnemara.memory.graph.store import Graph
 
@@ -89,6 +89,18 @@ def test_a_slow_query_is_stopped_by_the_time_limit(graph: Graph) -> None:
         run_bounded(graph.path, slow, {}, write=False, limits=QueryLimits(seconds=0.5))  # Kuzu's own timeout
     with pytest.raises(UsageError, match="graph_query stopped: it ran longer than 1 s"):
         run_bounded(graph.path, slow, {}, write=False, limits=QueryLimits(seconds=60, kill_seconds=1))
+
+
+def test_a_slow_start_does_not_count_against_the_statement(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine may take seconds to import Kuzu: the kill clock starts when the statement does
+    (CI once killed a one-node DETACH DELETE after 15 s of start-up)."""
+    graph.close()
+    monkeypatch.setattr(bounded_query, "_CHILD", "import time; time.sleep(2.5)\n" + bounded_query._CHILD)
+    answer = run_bounded(graph.path, "RETURN 1 AS x", {}, write=False, limits=QueryLimits(kill_seconds=1.5))
+    assert answer["rows"] == [[1]]
+    with pytest.raises(UsageError, match=r"graph_query stopped: Kuzu did not open the graph within 0.5 s "
+                                         r"\(the machine may be overloaded; try again\)$"):
+        run_bounded(graph.path, "RETURN 1 AS x", {}, write=False, limits=QueryLimits(start_seconds=0.5))
 
 
 @pytest.mark.parametrize("cypher, why", [
