@@ -319,3 +319,17 @@ def test_a_body_json_reads_but_a_utf8_file_cannot_hold_as_it_is_is_kept_encoded_
     _post_raw(recorder, raw)  # what the scripted API answers does not matter: what is kept does
     assert raw not in recorder.log.path_of(1).read_bytes()
     assert recorder.log.load("last").body == body
+
+
+def test_with_a_cap_set_and_no_gate_attached_yet_nothing_leaves(api, tmp_path):
+    from mnemara.claude.recorder import request_env, stop_recorders
+
+    env = request_env(tmp_path, 0, env={"ANTHROPIC_BASE_URL": api.base_url}, gate_needed=True)
+    try:
+        port, prefix = urlsplit(env["ANTHROPIC_BASE_URL"]).port, urlsplit(env["ANTHROPIC_BASE_URL"]).path
+        status, data = _post(port, {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]},
+                             prefix + "/v1/messages")
+        assert status == 400 and b"spend gate is not ready" in data
+        assert api.requests == [] and not (tmp_path / "requests").exists()
+    finally:
+        stop_recorders(tmp_path)
