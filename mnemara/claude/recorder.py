@@ -279,6 +279,25 @@ def _content_length(headers: Any) -> int | None:
     return int(values[0].strip())
 
 
+def _parsed_body(raw: bytes) -> tuple[Any, bytes | None]:
+    """The request body parsed, and ``raw`` itself when the file may keep those very bytes: strict UTF-8
+    (``json.loads`` also reads UTF-16, a byte-order mark and encoded surrogates, none of which could go into
+    a UTF-8 file as they are)."""
+    if not raw:
+        return {}, None
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {"_unparsed": raw.decode("utf-8", "replace")}, None
+    if json.detect_encoding(raw) != "utf-8":
+        return body, None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return body, None
+    return body, raw
+
+
 def is_messages_call(method: str, path: str) -> bool:
     return method == "POST" and path.split("?")[0].rstrip("/").endswith("/v1/messages")
 
@@ -450,19 +469,18 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def _record(self, raw: bytes, status: int | None, reader: UsageReader | None) -> None:
+            kept: bytes | None = None
             if len(raw) > MAX_LOGGED_BYTES:
                 body: Any = {"_omitted": f"the request body was {len(raw)} bytes, over the {MAX_LOGGED_BYTES} "
                                          "kept per call; it was sent, not kept"}
             else:
-                try:
-                    body = json.loads(raw or b"{}")
-                except (ValueError, RecursionError):
-                    body = {"_unparsed": raw.decode("utf-8", "replace")}
+                body, kept = _parsed_body(raw)
             if not isinstance(body, dict):
-                body = {"_unparsed": raw.decode("utf-8", "replace")}
+                body, kept = {"_unparsed": raw.decode("utf-8", "replace")}, None
             call = RecordedCall(seq=recorder.log.next_seq(), at=now_iso(), path=self.path, body=body,
                                 headers=safe_headers(self.headers), status=status,
-                                usage=reader.finish() if reader is not None else {}, bytes_sent=len(raw))
+                                usage=reader.finish() if reader is not None else {}, bytes_sent=len(raw),
+                                body_json=kept)
             recorder.save(call)
 
     return Relay
