@@ -7,6 +7,7 @@ this process grew by less than 200 MB; they never assert on wall time.
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from pathlib import Path
 from typing import Callable
@@ -101,6 +102,27 @@ def test_a_slow_start_does_not_count_against_the_statement(graph: Graph, monkeyp
     with pytest.raises(UsageError, match=r"graph_query stopped: Kuzu did not open the graph within 0.5 s "
                                          r"\(the machine may be overloaded; try again\)$"):
         run_bounded(graph.path, "RETURN 1 AS x", {}, write=False, limits=QueryLimits(start_seconds=0.5))
+
+
+def test_the_request_reaches_the_child_when_the_first_watch_times_out_at_once(
+        graph: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request went through communicate(input, timeout=POLL_S): when that first call timed out before
+    its first write (a descheduled parent on a loaded machine), no retry wrote it, and the child waited
+    until it was killed (two CI failures). Here the first call times out before doing anything."""
+    graph.close()
+    real = subprocess.Popen.communicate
+    calls = {"n": 0}
+
+    def first_times_out(self: subprocess.Popen[bytes], input: bytes | None = None,
+                        timeout: float | None = None) -> tuple[bytes, bytes]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return real(self, input, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", first_times_out)
+    answer = run_bounded(graph.path, "RETURN 1 AS x", {}, write=False, limits=QueryLimits(kill_seconds=10))
+    assert answer["rows"] == [[1]] and calls["n"] > 1
 
 
 @pytest.mark.parametrize("cypher, why", [

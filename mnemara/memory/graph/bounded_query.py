@@ -94,29 +94,37 @@ def run_bounded(path: Path, statement: str, params: dict[str, Any], *, write: bo
                           "values": str(Path(__file__).with_name("values.py")),
                           "pool": limits.pool_mb * 2**20, "timeout_ms": int(limits.seconds * 1000),
                           "max_rows": limits.max_rows, "ready_fd": ready_write})
+    request_read, request_write = os.pipe()
     try:
-        proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=request_read, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True, pass_fds=(ready_write,))
     finally:
         os.close(ready_write)
+        os.close(request_read)
+    # The request is written whole before the watch starts (the child reads it first thing). Handed to
+    # communicate() with a short timeout instead, it was lost whenever the first call timed out before
+    # its first write (a retry with no input never writes again), and the child waited for it forever.
     try:
-        out, err = _watch(proc, request.encode("utf-8"), ready_read, limits)
+        with open(request_write, "wb") as pipe:
+            pipe.write(request.encode("utf-8"))
+    except BrokenPipeError:
+        pass  # the child is gone: the watch collects what it said
+    try:
+        out, err = _watch(proc, ready_read, limits)
     finally:
         os.close(ready_read)
     return _answer(proc.returncode, out, err, limits)
 
 
-def _watch(proc: subprocess.Popen[bytes], request: bytes, ready: int,
-           limits: QueryLimits) -> tuple[bytes, bytes]:
+def _watch(proc: subprocess.Popen[bytes], ready: int, limits: QueryLimits) -> tuple[bytes, bytes]:
     """The child's output once it exits; killed (and :class:`UsageError`) past a memory or time limit."""
     started = time.monotonic()
     statement_started: float | None = None
-    first = True
     while True:
         try:
-            return proc.communicate(request if first else None, timeout=POLL_S)
+            return proc.communicate(timeout=POLL_S)
         except subprocess.TimeoutExpired:
-            first = False
+            pass
         now = time.monotonic()
         if statement_started is None and select.select([ready], [], [], 0)[0]:
             statement_started = now
