@@ -139,6 +139,8 @@ class RequestRecorder:
         #: The spend gate (:mod:`mnemara.claude.spend_gate`): asked before a messages call is forwarded,
         #: told of every call after; set by the session that owns this instance's CLIs.
         self.gate: SpendGate | None = None
+        #: A spend cap is set: until a gate is attached, messages calls are refused, not relayed unchecked.
+        self.gate_required = False
         parts = urlsplit(self.upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"ANTHROPIC_BASE_URL {self.upstream!r} is not an http(s) URL")
@@ -279,6 +281,30 @@ def _content_length(headers: Any) -> int | None:
     return int(values[0].strip())
 
 
+def _api_error(kind: str, message: str) -> bytes:
+    """An answer body in the Messages API's error shape."""
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+
+
+def _parsed_body(raw: bytes) -> tuple[Any, bytes | None]:
+    """The request body parsed, and ``raw`` itself when the file may keep those very bytes: strict UTF-8
+    (``json.loads`` also reads UTF-16, a byte-order mark and encoded surrogates, none of which could go into
+    a UTF-8 file as they are)."""
+    if not raw:
+        return {}, None
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {"_unparsed": raw.decode("utf-8", "replace")}, None
+    if json.detect_encoding(raw) != "utf-8":
+        return body, None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return body, None
+    return body, raw
+
+
 def is_messages_call(method: str, path: str) -> bool:
     return method == "POST" and path.split("?")[0].rstrip("/").endswith("/v1/messages")
 
@@ -325,6 +351,9 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
             record = is_messages_call(self.command, self.path)
             gate = recorder.gate
+            if record and gate is None and recorder.gate_required:
+                return self._refuse(_api_error("invalid_request_error", "mnemara: a spend cap is set and this session's spend gate is not "
+                                               "ready yet; the request was not sent"))
             refused = gate.before(raw) if record and gate is not None else None
             if refused is not None:  # past a spend cap or after a halt: never reaches the API
                 self._refuse(refused)
@@ -418,7 +447,7 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             """The front door's answer: ``status`` in the API's error shape, the connection closed, the
             body never read."""
             recorder.note_refusal(status)
-            data = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+            data = _api_error(kind, message)
             self.close_connection = True
             try:
                 self.send_response_only(status)
@@ -450,19 +479,18 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def _record(self, raw: bytes, status: int | None, reader: UsageReader | None) -> None:
+            kept: bytes | None = None
             if len(raw) > MAX_LOGGED_BYTES:
                 body: Any = {"_omitted": f"the request body was {len(raw)} bytes, over the {MAX_LOGGED_BYTES} "
                                          "kept per call; it was sent, not kept"}
             else:
-                try:
-                    body = json.loads(raw or b"{}")
-                except (ValueError, RecursionError):
-                    body = {"_unparsed": raw.decode("utf-8", "replace")}
+                body, kept = _parsed_body(raw)
             if not isinstance(body, dict):
-                body = {"_unparsed": raw.decode("utf-8", "replace")}
+                body, kept = {"_unparsed": raw.decode("utf-8", "replace")}, None
             call = RecordedCall(seq=recorder.log.next_seq(), at=now_iso(), path=self.path, body=body,
                                 headers=safe_headers(self.headers), status=status,
-                                usage=reader.finish() if reader is not None else {}, bytes_sent=len(raw))
+                                usage=reader.finish() if reader is not None else {}, bytes_sent=len(raw),
+                                body_json=kept)
             recorder.save(call)
 
     return Relay
@@ -487,6 +515,7 @@ def request_env(root: Path, keep: int, env: dict[str, str] | None = None,
                 return {}  # a base URL the recorder cannot relay: the CLI goes there directly, as before
             _running[key] = recorder
         recorder.log.keep = keep
+        recorder.gate_required = gate_needed
         if gate is not None:
             recorder.gate = gate
     return recorder.cli_env()

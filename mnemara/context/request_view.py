@@ -44,8 +44,8 @@ REMINDER_OPEN = "<system-reminder>"
 #: Request fields other than system, messages and tools: all of them set by the CLI.
 BODY_PARTS = ("system", "messages", "tools")
 
-_TURN = re.compile(r'<turn id="(\d+)" role="(\w+)"[^>]*>\n.*?\n</turn>', re.S)
-_SLOT = re.compile(r'<slot pos="(\d+)" label="([^"]*)" role="(\w+)"[^>]*>\n.*?\n</slot>', re.S)
+_TURN_OPEN = re.compile(r'<turn id="(\d+)" role="(\w+)"[^>]*>\n')
+_SLOT_OPEN = re.compile(r'<slot pos="(\d+)" label="([^"]*)" role="(\w+)"[^>]*>\n')
 _NOTE = re.compile(r"^\[(\d+)\] (\S+) \(([^\n]*?)relevance ([0-9.]+)[^\n]*\)\n", re.M)
 
 
@@ -92,41 +92,64 @@ def _block(origin: str, label: str, text: str, part: str, message: int | None, i
     return Block(origin, label, text, part, message, index, start, end, estimate_text(text), dict(detail))
 
 
-def _spans(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[int, int, re.Match[str] | None]]:
-    """``text`` cut at each match of ``pattern``: (start, end, match or None for the text between)."""
+def _elements(text: str, opening: re.Pattern[str], closing: str) -> Iterator[tuple[int, int, re.Match[str]]]:
+    """Each element of ``text`` that starts with a match of ``opening`` and ends at the first ``closing``
+    after it: (start, end, the opening's match). The elements a lazy ``opening.*?closing`` (dot matching
+    newlines) would find, found with ``str.find`` instead of the regex walking every character."""
     at = 0
-    for match in pattern.finditer(text):
-        if match.start() > at:
-            yield at, match.start(), None
-        yield match.start(), match.end(), match
-        at = match.end()
+    while True:
+        head = opening.search(text, at)
+        if head is None:
+            return
+        close = text.find(closing, head.end())
+        if close < 0:
+            return  # no later opening can close either: a closing after it would close this one
+        at = close + len(closing)
+        yield head.start(), at, head
+
+
+def _spans(text: str, opening: re.Pattern[str], closing: str) -> Iterator[tuple[int, int, re.Match[str] | None]]:
+    """``text`` cut at each element (:func:`_elements`): (start, end, its opening's match, or None for the
+    text between)."""
+    at = 0
+    for start, end, match in _elements(text, opening, closing):
+        if start > at:
+            yield at, start, None
+        yield start, end, match
+        at = end
     if at < len(text):
         yield at, len(text), None
+
+
+def _first_line_has(text: str, start: int, needle: str) -> bool:
+    """Does the first line of the piece of ``text`` that starts at ``start`` hold ``needle``?"""
+    end = text.find("\n", start)
+    return text.find(needle, start, len(text) if end < 0 else end) >= 0
 
 
 def _context_block(text: str, m: int, j: int) -> list[Block]:
     """One text block of the turn's first user message that Mnemara built."""
     if text.startswith("<pinned_slots>"):
         out = []
-        for start, end, match in _spans(text, _SLOT):
+        for start, end, match in _spans(text, _SLOT_OPEN, "\n</slot>"):
             piece = text[start:end]
             if match is None:
                 out.append(_block("framing", "pinned slots wrapper", piece, "messages", m, j, start, end))
             else:
                 out.append(_block("slot", f"slot {match.group(2)} (pos {match.group(1)}, {match.group(3)})", piece,
                                   "messages", m, j, start, end, slot=match.group(2), role=match.group(3),
-                                  by_agent='by="agent"' in piece.split("\n", 1)[0]))
+                                  by_agent=_first_line_has(text, start, 'by="agent"')))
         return out
     if text.startswith(("<conversation_history>", "<turn id=", "</conversation_history>")):  # whole, or a row a block
         out = []
-        for start, end, match in _spans(text, _TURN):
+        for start, end, match in _spans(text, _TURN_OPEN, "\n</turn>"):
             piece = text[start:end]
             if match is None:
                 out.append(_block("framing", "window wrapper", piece, "messages", m, j, start, end))
             else:
-                out.append(_block("row", f"row {match.group(1)} ({match.group(2)})", piece, "messages", m, j,
-                                  start, end, row=int(match.group(1)), role=match.group(2),
-                                  by_agent='by="agent"' in piece.split("\n", 1)[0]))
+                row, role = match.groups()
+                out.append(_block("row", f"row {row} ({role})", piece, "messages", m, j, start, end, row=int(row),
+                                  role=role, by_agent=_first_line_has(text, start, 'by="agent"')))
         return out
     if text.startswith("<recalled_memory"):
         out = []
@@ -151,6 +174,7 @@ def _first_message(content: list[dict[str, Any]], m: int) -> list[Block]:
     texts = [j for j, b in enumerate(content) if b.get("type") == "text" and not str(b.get("text", "")).startswith(REMINDER_OPEN)]
     last = texts[-1] if texts else None
     for j, b in enumerate(content):
+        since = len(out)
         text = str(b.get("text", "")) if b.get("type") == "text" else json.dumps(b, ensure_ascii=False)
         if b.get("type") == "text" and text.startswith(REMINDER_OPEN):
             out.append(_block("cli", f"CLI addition: {reminder_kind(text)} reminder", text, "messages", m, j))
@@ -160,6 +184,7 @@ def _first_message(content: list[dict[str, Any]], m: int) -> list[Block]:
             out.extend(_context_block(text, m, j))
         else:
             out.append(_block("context", f"{b.get('type')} block", text, "messages", m, j))
+        _mark_breakpoint(out, since, b)
     return out
 
 
@@ -189,6 +214,7 @@ def _later_message(message: dict[str, Any], m: int, call: int) -> list[Block]:
         if kind == "text" and message.get("role") == "user" and str(b.get("text", "")).startswith(REMINDER_OPEN):
             text = str(b["text"])
             out.append(_block("cli", f"CLI addition: {reminder_kind(text)} reminder", text, "messages", m, j))
+            _mark_breakpoint(out, len(out) - 1, b)
             continue
         text = str(b.get("text", "")) if kind == "text" else json.dumps(b, ensure_ascii=False)
         if kind == "tool_result":
@@ -200,6 +226,7 @@ def _later_message(message: dict[str, Any], m: int, call: int) -> list[Block]:
         else:
             label = f"{message.get('role')} {kind}"
         out.append(_block("turn", f"this turn: {label}", text, "messages", m, j))
+        _mark_breakpoint(out, len(out) - 1, b)
     return out
 
 
@@ -210,35 +237,18 @@ def _breakpoint(block: object) -> str | None:
     return str(mark.get("ttl") or "5m")
 
 
-def _mark_breakpoints(pieces: list[Block], body: dict[str, Any]) -> list[Block]:
-    """Put each content block's ``cache_control`` TTL on the last piece cut from that block."""
-    messages = body.get("messages")
-    tools = body.get("tools")
-    sources = {"system": _blocks_of(body.get("system", "")), "tools": tools if isinstance(tools, list) else []}
-    last: dict[tuple[str, int | None, int | None], Block] = {}
-    for piece in pieces:
-        last[(piece.part, piece.message, piece.block)] = piece
-    for (part, m, j), piece in last.items():
-        if j is None:
-            continue
-        if part == "messages":
-            message = messages[m] if isinstance(messages, list) and m is not None and m < len(messages) else None
-            blocks = _blocks_of(message.get("content")) if isinstance(message, dict) else []
-        else:
-            blocks = sources.get(part, [])
-        piece.breakpoint = _breakpoint(blocks[j]) if j < len(blocks) else None
-    return pieces
+def _mark_breakpoint(out: list[Block], since: int, block: object) -> None:
+    """Put ``block``'s ``cache_control`` TTL on the last of the pieces cut from it (``out[since:]``)."""
+    if len(out) > since:
+        out[-1].breakpoint = _breakpoint(block)
 
 
 def label_request(body: dict[str, Any]) -> list[Block]:
     """The request ``body`` as labelled blocks, in the order they are sent (system, messages, tools, settings)."""
-    return _mark_breakpoints(_label_request(body), body)
-
-
-def _label_request(body: dict[str, Any]) -> list[Block]:
     out: list[Block] = []
     system = body.get("system", "")
     for j, b in enumerate(_blocks_of(system)):
+        since = len(out)
         text = str(b.get("text", ""))
         if text.startswith(BILLING_PREFIX):
             out.append(_block("cli", "CLI addition: billing header", text, "system", None, j))
@@ -250,6 +260,7 @@ def _label_request(body: dict[str, Any]) -> list[Block]:
                                   len(SDK_IDENTITY), len(text)))
         else:
             out.append(_block("role_doc", "role doc (system prompt)", text, "system", None, j))
+        _mark_breakpoint(out, since, b)
     messages = body.get("messages")
     listed = messages if isinstance(messages, list) else []
     # the message this turn began with: the first, or the last a turn began with (a continued conversation)
@@ -270,6 +281,7 @@ def _label_request(body: dict[str, Any]) -> list[Block]:
         text = json.dumps(tool, ensure_ascii=False, sort_keys=True)
         name = str(tool.get("name", "?")) if isinstance(tool, dict) else "?"
         out.append(_block("tools", f"tool schema {name}", text, "tools", None, j, tool=name))
+        _mark_breakpoint(out, len(out) - 1, tool)
     settings = {k: v for k, v in body.items() if k not in BODY_PARTS}
     if settings:
         text = json.dumps(settings, ensure_ascii=False, sort_keys=True)

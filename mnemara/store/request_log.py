@@ -43,6 +43,9 @@ class RecordedCall:
     status: int | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     bytes_sent: int = 0
+    #: The body's bytes as they came (UTF-8 JSON text that parsed to ``body``), when the recorder has them:
+    #: :meth:`RequestLog.write` keeps these bytes instead of encoding ``body`` again. Never read back.
+    body_json: bytes | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "at": self.at, "path": self.path, "status": self.status, "usage": self.usage,
@@ -111,7 +114,7 @@ class RequestLog:
         private_mkdir(self.folder)
         path = self.path_of(call.seq)
         tmp = path.with_suffix(".tmp")
-        data = json.dumps(call.to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = _encoded(call)
         fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # private; never through a planted link
         try:
             view = memoryview(data)  # written whole at once: json.dump to a file makes thousands of small writes
@@ -156,6 +159,17 @@ class RequestLog:
         """The call kept just before ``seq`` (None when it is the oldest)."""
         earlier = [s for s in self._seqs() if s < seq]
         return earlier[-1] if earlier else None
+
+
+def _encoded(call: RecordedCall) -> bytes:
+    """The file's bytes: ``body`` last, as the bytes it came in when the recorder has them (the larger part
+    of a call, and already JSON: encoding it again was most of the cost of recording)."""
+    record = call.to_dict()
+    if call.body_json is None:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    del record["body"]
+    head = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"".join((head[:-1], b',"body":', call.body_json, b"}"))
 
 
 def _pick(which: str, seqs: list[int]) -> int:

@@ -290,3 +290,46 @@ def test_a_body_over_the_logged_cap_is_relayed_whole_and_kept_as_a_note(api, rec
     kept = recorder.log.load("last")
     assert set(kept.body) == {"_omitted"} and "over the 1000 kept per call" in kept.body["_omitted"]
     assert kept.bytes_sent > 5000 and recorder.log.path_of(kept.seq).stat().st_size < 2000
+
+
+def _post_raw(rec: RequestRecorder, raw: bytes) -> int:
+    port, prefix = _door(rec)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("POST", prefix + "/v1/messages", body=raw, headers={"content-type": "application/json"})
+    response = conn.getresponse()
+    response.read()  # the call is on disk once its whole answer is through
+    conn.close()
+    return response.status
+
+
+def test_the_body_is_kept_as_the_bytes_the_api_received_not_encoded_again(api, recorder):
+    raw = b'{ "model": "m", "max_tokens": 5,\n  "messages": [{"role": "user", "content": "caf\\u00e9 \\ud83d\\ude00 1.50"}] }'
+    assert _post_raw(recorder, raw) == 200
+    on_disk = recorder.log.path_of(1).read_bytes()
+    assert raw in on_disk  # the API's very bytes: escapes, spacing and numbers as sent
+    call = recorder.log.load("last")
+    assert call.body == json.loads(raw) and call.body["messages"][0]["content"] == "café 😀 1.50"
+    assert json.loads(on_disk)["seq"] == 1 and call.bytes_sent == len(raw)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+def test_a_body_json_reads_but_a_utf8_file_cannot_hold_as_it_is_is_kept_encoded_again(api, recorder, encoding):
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "é"}]}
+    raw = json.dumps(body).encode(encoding)
+    _post_raw(recorder, raw)  # what the scripted API answers does not matter: what is kept does
+    assert raw not in recorder.log.path_of(1).read_bytes()
+    assert recorder.log.load("last").body == body
+
+
+def test_with_a_cap_set_and_no_gate_attached_yet_nothing_leaves(api, tmp_path):
+    from mnemara.claude.recorder import request_env, stop_recorders
+
+    env = request_env(tmp_path, 0, env={"ANTHROPIC_BASE_URL": api.base_url}, gate_needed=True)
+    try:
+        port, prefix = urlsplit(env["ANTHROPIC_BASE_URL"]).port, urlsplit(env["ANTHROPIC_BASE_URL"]).path
+        status, data = _post(port, {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]},
+                             prefix + "/v1/messages")
+        assert status == 400 and b"spend gate is not ready" in data
+        assert api.requests == [] and not (tmp_path / "requests").exists()
+    finally:
+        stop_recorders(tmp_path)

@@ -133,3 +133,19 @@ def test_the_text_view_shows_each_breakpoint_mnemaras_and_the_clis():
     text = format_call(report)
     assert "row 3 (assistant) · ~" in text and "cache breakpoint (1h)" in text
     assert text.count("· cache breakpoint") == 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(["a", "\n", ">", '"', "<turn", "\n</turn>", "</turn>", ' by="agent"',
+                                      '<turn id="7" role="user">\n', '<turn id="8" role="x" a=">\n',
+                                      '<slot pos="0" label="p" role="user">\n', "\n</slot>"]), max_size=16).map("".join))
+def test_property_rows_and_slots_are_cut_where_a_lazy_regex_would_cut_them(text):
+    """The labeller finds elements with str.find (speed); they must be exactly a lazy regex's matches."""
+    import re
+
+    from mnemara.context.request_view import _SLOT_OPEN, _TURN_OPEN, _elements
+
+    for opening, closing in ((_TURN_OPEN, "\n</turn>"), (_SLOT_OPEN, "\n</slot>")):
+        lazy = re.compile(opening.pattern + ".*?" + re.escape(closing), re.S)
+        assert [(s, e, h.groups()) for s, e, h in _elements(text, opening, closing)] == \
+               [(m.start(), m.end(), m.groups()) for m in lazy.finditer(text)]

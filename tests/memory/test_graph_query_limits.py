@@ -7,6 +7,7 @@ this process grew by less than 200 MB; they never assert on wall time.
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from pathlib import Path
 from typing import Callable
@@ -14,7 +15,7 @@ from typing import Callable
 import pytest
 
 from mnemara.core.errors import UsageError
-from mnemara.memory.graph import cypher_guard
+from mnemara.memory.graph import bounded_query, cypher_guard
 from mnemara.memory.graph.bounded_query import QueryLimits, run_bounded
 from mnemara.memory.graph.store import Graph
 
@@ -89,6 +90,39 @@ def test_a_slow_query_is_stopped_by_the_time_limit(graph: Graph) -> None:
         run_bounded(graph.path, slow, {}, write=False, limits=QueryLimits(seconds=0.5))  # Kuzu's own timeout
     with pytest.raises(UsageError, match="graph_query stopped: it ran longer than 1 s"):
         run_bounded(graph.path, slow, {}, write=False, limits=QueryLimits(seconds=60, kill_seconds=1))
+
+
+def test_a_slow_start_does_not_count_against_the_statement(graph: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine may take seconds to import Kuzu: the kill clock starts when the statement does
+    (CI once killed a one-node DETACH DELETE after 15 s of start-up)."""
+    graph.close()
+    monkeypatch.setattr(bounded_query, "_CHILD", "import time; time.sleep(2.5)\n" + bounded_query._CHILD)
+    answer = run_bounded(graph.path, "RETURN 1 AS x", {}, write=False, limits=QueryLimits(kill_seconds=1.5))
+    assert answer["rows"] == [[1]]
+    with pytest.raises(UsageError, match=r"graph_query stopped: Kuzu did not open the graph within 0.5 s "
+                                         r"\(the machine may be overloaded; try again\)$"):
+        run_bounded(graph.path, "RETURN 1 AS x", {}, write=False, limits=QueryLimits(start_seconds=0.5))
+
+
+def test_the_request_reaches_the_child_when_the_first_watch_times_out_at_once(
+        graph: Graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request went through communicate(input, timeout=POLL_S): when that first call timed out before
+    its first write (a descheduled parent on a loaded machine), no retry wrote it, and the child waited
+    until it was killed (two CI failures). Here the first call times out before doing anything."""
+    graph.close()
+    real = subprocess.Popen.communicate
+    calls = {"n": 0}
+
+    def first_times_out(self: subprocess.Popen[bytes], input: bytes | None = None,
+                        timeout: float | None = None) -> tuple[bytes, bytes]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return real(self, input, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", first_times_out)
+    answer = run_bounded(graph.path, "RETURN 1 AS x", {}, write=False, limits=QueryLimits(kill_seconds=10))
+    assert answer["rows"] == [[1]] and calls["n"] > 1
 
 
 @pytest.mark.parametrize("cypher, why", [
