@@ -68,7 +68,7 @@ def compute(config: Config, window: Window, role_text: str, manifest_text: str =
     (:class:`~mnemara.context.continuation.Conversation`)."""
     tools_tokens, tools_note = tool_schema_tokens(tools)
     manifest_note = "" if config.file_stat_manifest_enabled else "off"
-    parts = (
+    parts: tuple[Part, ...] = (
         Part("tool schemas", tools_tokens, tools_note),
         Part("role doc", estimate_text(role_text)),
         Part("manifest", estimate_text(manifest_text), manifest_note),

@@ -264,8 +264,8 @@ def label_request(body: dict[str, Any]) -> list[Block]:
     messages = body.get("messages")
     listed = messages if isinstance(messages, list) else []
     # the message this turn began with: the first, or the last a turn began with (a continued conversation)
-    starts = [m for m, message in enumerate(listed) if m == 0 or _turn_start(message)]
-    current = starts[-1] if starts else 0
+    starts = {m for m, message in enumerate(listed) if m == 0 or _turn_start(message)}
+    current = max(starts, default=0)
     for m, message in enumerate(listed):
         if not isinstance(message, dict):
             text = json.dumps(message, ensure_ascii=False)
