@@ -314,7 +314,8 @@ def start_early(instance: Instance, cwd: str | None = None) -> EarlyCli | None:
         prompt = PromptFile(role.text)
         from mnemara.claude.recorder import request_env
 
-        recording = request_env(instance.root, inputs.request_log_calls)  # the session's CLIs go through it too
+        recording = request_env(instance.root, inputs.request_log_calls,  # the session's CLIs go through it too
+                                gate_needed=inputs.spend_capped)  # a cap: through the gate, even unrecorded
         spec = session_spec(cli, str(prompt.path), inputs, recording, cwd, sdk_version())
         started = time.monotonic()
         process = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

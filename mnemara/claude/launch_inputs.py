@@ -17,7 +17,7 @@ A record is data, not code: the agent's tools may not write the cache folder
 (:mod:`mnemara.guard.guarded_files`), and still a recorded launch is used only
 when :func:`fits` finds it equal to what config.json itself says would be
 launched now (the MCP servers' commands, arguments and environments, the model,
-the environment entries); otherwise it is dropped (:func:`drop`) and logged,
+the environment entries, whether a spend cap is set); otherwise it is dropped (:func:`drop`) and logged,
 and the config is validated as if nothing were recorded.
 """
 from __future__ import annotations
@@ -35,6 +35,7 @@ from mnemara.claude.faults import RETRY_ENV
 from mnemara.core import json_limits
 from mnemara.core.mcp_names import SERVER_NAME
 from mnemara.core.native_tools import DEFAULT_NATIVE_TOOLS, NATIVE_TOOLS
+from mnemara.guard.budget import FIELDS as CAP_FIELDS
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -56,6 +57,8 @@ class LaunchInputs:
     env: dict[str, str]  # launch_env(): Bash timeouts, retries, the child guard's, the quiet flags
     request_log_calls: int
     native_tools: list[str]  # the built-in tools offered (``--tools``)
+    #: A spend cap is set: the CLI goes through the recorder's gate even with ``request_log_calls`` 0.
+    spend_capped: bool
 
 
 def of(cfg: Config, with_tools: bool | None = None) -> LaunchInputs:
@@ -63,7 +66,8 @@ def of(cfg: Config, with_tools: bool | None = None) -> LaunchInputs:
     from mnemara.claude.options import cli_servers, launch_env
 
     return LaunchInputs(str(cfg.role_doc_path), cfg.model, cli_servers(cfg, with_tools=with_tools), launch_env(cfg),
-                        int(cfg.request_log_calls), list(cfg.native_tools))
+                        int(cfg.request_log_calls), list(cfg.native_tools),
+                        any(getattr(cfg, name) is not None for name in CAP_FIELDS.values()))
 
 
 def _key(config_bytes: bytes) -> str:
@@ -133,6 +137,8 @@ def fits(inputs: LaunchInputs, config: Any) -> str | None:
     if not isinstance(inputs.native_tools, list) or native != inputs.native_tools or not all(
             name in NATIVE_TOOLS for name in inputs.native_tools):
         return "native_tools"
+    if inputs.spend_capped is not any(config.get(name) is not None for name in CAP_FIELDS.values()):
+        return "spend caps"  # a record without the caps would start the early CLI past the spend gate
     model = config.get("model")
     if not isinstance(inputs.model, str) or not _MODEL.match(inputs.model) or (
             isinstance(model, str) and model != inputs.model):

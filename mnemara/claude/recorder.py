@@ -139,6 +139,8 @@ class RequestRecorder:
         #: The spend gate (:mod:`mnemara.claude.spend_gate`): asked before a messages call is forwarded,
         #: told of every call after; set by the session that owns this instance's CLIs.
         self.gate: SpendGate | None = None
+        #: A spend cap is set: until a gate is attached, messages calls are refused, not relayed unchecked.
+        self.gate_required = False
         parts = urlsplit(self.upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"ANTHROPIC_BASE_URL {self.upstream!r} is not an http(s) URL")
@@ -213,11 +215,12 @@ class RequestRecorder:
     def upstream_path(self, path: str) -> str:
         return self._prefix + path
 
-    def note_failure(self, exc: BaseException) -> None:
-        """Say in the instance's debug.log why a call could not be relayed (the CLI reports a lost connection)."""
+    def note_failure(self, exc: BaseException, event: str = "request_recorder_upstream_failed") -> None:
+        """Say in the instance's debug.log why a call could not be relayed (the CLI reports a lost connection),
+        or (``request_recorder_not_kept``) why a relayed call was not written to ``requests/``."""
         from mnemara.core.debuglog import DEBUG_LOG, log_event
 
-        log_event(self.log.folder.parent / DEBUG_LOG, "request_recorder_upstream_failed", level="warning",
+        log_event(self.log.folder.parent / DEBUG_LOG, event, level="warning",
                   upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
 
     def save(self, call: RecordedCall) -> None:
@@ -225,9 +228,10 @@ class RequestRecorder:
         if gate is not None:
             gate.after(call)  # priced and counted first: a full disk must not hide what a call cost
         try:
-            if self.log.keep > 0:  # 0: relayed for the spend gate only, nothing kept
+            if self.log.keep > 0 and call.seq > 0:  # 0: relayed for the spend gate only, nothing kept
                 self.log.write(call)
-        except OSError:
+        except OSError as exc:
+            self.note_failure(exc, "request_recorder_not_kept")
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
             self.on_call(call)
@@ -277,6 +281,11 @@ def _content_length(headers: Any) -> int | None:
     if len(set(values)) != 1 or not values[0].strip().isdigit():
         return None
     return int(values[0].strip())
+
+
+def _api_error(kind: str, message: str) -> bytes:
+    """An answer body in the Messages API's error shape."""
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
 
 
 def _parsed_body(raw: bytes) -> tuple[Any, bytes | None]:
@@ -344,6 +353,9 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
             record = is_messages_call(self.command, self.path)
             gate = recorder.gate
+            if record and gate is None and recorder.gate_required:
+                return self._refuse(_api_error("invalid_request_error", "mnemara: a spend cap is set and this session's spend gate is not "
+                                               "ready yet; the request was not sent"))
             refused = gate.before(raw) if record and gate is not None else None
             if refused is not None:  # past a spend cap or after a halt: never reaches the API
                 self._refuse(refused)
@@ -437,7 +449,7 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             """The front door's answer: ``status`` in the API's error shape, the connection closed, the
             body never read."""
             recorder.note_refusal(status)
-            data = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+            data = _api_error(kind, message)
             self.close_connection = True
             try:
                 self.send_response_only(status)
@@ -477,7 +489,12 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 body, kept = _parsed_body(raw)
             if not isinstance(body, dict):
                 body, kept = {"_unparsed": raw.decode("utf-8", "replace")}, None
-            call = RecordedCall(seq=recorder.log.next_seq(), at=now_iso(), path=self.path, body=body,
+            try:
+                seq = recorder.log.next_seq() if recorder.log.keep > 0 else 0
+            except OSError as exc:  # a full disk, a planted link: the call is priced, not kept; the answer goes on
+                recorder.note_failure(exc, "request_recorder_not_kept")
+                seq = 0
+            call = RecordedCall(seq=seq, at=now_iso(), path=self.path, body=body,
                                 headers=safe_headers(self.headers), status=status,
                                 usage=reader.finish() if reader is not None else {}, bytes_sent=len(raw),
                                 body_json=kept)
@@ -505,6 +522,7 @@ def request_env(root: Path, keep: int, env: dict[str, str] | None = None,
                 return {}  # a base URL the recorder cannot relay: the CLI goes there directly, as before
             _running[key] = recorder
         recorder.log.keep = keep
+        recorder.gate_required = gate_needed
         if gate is not None:
             recorder.gate = gate
     return recorder.cli_env()

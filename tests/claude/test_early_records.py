@@ -14,7 +14,7 @@ from mnemara.claude import launch_inputs, startup_answers
 from mnemara.claude.launch_inputs import LaunchInputs
 
 INPUTS = LaunchInputs("/roles/agent.md", "claude-sonnet-4-6", {"mnemara": {"type": "sdk", "name": "mnemara"}},
-                      {"BASH_DEFAULT_TIMEOUT_MS": "120000"}, 0, ["Bash", "Read", "Write", "Edit"])
+                      {"BASH_DEFAULT_TIMEOUT_MS": "120000"}, 0, ["Bash", "Read", "Write", "Edit"], False)
 
 
 @pytest.fixture(autouse=True)

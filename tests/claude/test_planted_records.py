@@ -145,3 +145,15 @@ def test_a_record_whose_cache_ttl_is_not_the_configs_does_not_fit(inst: Instance
     raw = inst.config_path.read_bytes()
     planted = replace(_honest(inst), env={**_honest(inst).env, "CLAUDE_CODE_PROMPT_CACHE_TTL": "1h"})
     assert "CLAUDE_CODE_PROMPT_CACHE_TTL" in (launch_inputs.fits(planted, launch_inputs.parse_config(raw)) or "")
+
+
+def test_a_record_without_the_configs_spend_cap_does_not_fit(inst: Instance) -> None:
+    """Such a record would start the early CLI straight to the API, past the spend gate."""
+    capped = {**CONFIG, "request_log_calls": 0, "budget_usd_per_day": 1.0}
+    inst.config_path.write_text(json.dumps(capped), encoding="utf-8")
+    honest = _honest(inst)
+    assert honest.spend_capped is True
+    config = launch_inputs.parse_config(inst.config_path.read_bytes())
+    assert launch_inputs.fits(honest, config) is None
+    assert launch_inputs.fits(replace(honest, spend_capped=False), config) == "spend caps"
+    assert launch_inputs.fits(replace(honest, spend_capped=1), config) == "spend caps"  # hand-edited: not a bool

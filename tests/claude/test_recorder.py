@@ -319,3 +319,33 @@ def test_a_body_json_reads_but_a_utf8_file_cannot_hold_as_it_is_is_kept_encoded_
     _post_raw(recorder, raw)  # what the scripted API answers does not matter: what is kept does
     assert raw not in recorder.log.path_of(1).read_bytes()
     assert recorder.log.load("last").body == body
+
+
+def test_with_a_cap_set_and_no_gate_attached_yet_nothing_leaves(api, tmp_path):
+    from mnemara.claude.recorder import request_env, stop_recorders
+
+    env = request_env(tmp_path, 0, env={"ANTHROPIC_BASE_URL": api.base_url}, gate_needed=True)
+    try:
+        port, prefix = urlsplit(env["ANTHROPIC_BASE_URL"]).port, urlsplit(env["ANTHROPIC_BASE_URL"]).path
+        status, data = _post(port, {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]},
+                             prefix + "/v1/messages")
+        assert status == 400 and b"spend gate is not ready" in data
+        assert api.requests == [] and not (tmp_path / "requests").exists()
+    finally:
+        stop_recorders(tmp_path)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_call_that_cannot_be_kept_still_reaches_the_cli_whole(api, recorder, tmp_path, stream):
+    """A planted hard link at requests/.seq is refused; the answer is not cut short by it."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("41\n")
+    recorder.log.folder.mkdir(parents=True)
+    os.link(victim, recorder.log.folder / ".seq")
+    body = {"model": "m", "max_tokens": 5, "stream": stream, "messages": [{"role": "user", "content": "x"}]}
+    direct = _post(api.port, body)
+    relayed = _post(recorder, body)
+    assert relayed[0] == 200 and IDS.sub(b"ID", relayed[1]) == IDS.sub(b"ID", direct[1])
+    assert victim.read_text() == "41\n" and recorder.log.calls() == []
+    assert [e["event"] for e in read_events(tmp_path / "debug.log")] == ["request_recorder_not_kept"]
+    assert "hard link" in read_events(tmp_path / "debug.log")[0]["error"]

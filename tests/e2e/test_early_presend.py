@@ -376,3 +376,30 @@ def test_a_stale_record_of_the_config_is_dropped_before_the_early_cli_starts(
         assert scripted_api.message_requests()[-1].body["model"] == session.config.model != "claude-haiku-4-5"
     finally:
         session.close()
+
+
+def test_with_recording_off_and_a_spend_cap_the_early_cli_goes_through_the_gate(role: Path, scripted_api: Any) -> None:
+    """request_log_calls 0 turns recording off, but a cap still needs the relay: the early CLI is started
+    through it (not straight to the API), is the one the turn adopts, and a cap already reached lets
+    no request leave, the first piped message included."""
+    from mnemara.core import events as ev
+    from mnemara.store.spend_ledger import CallSpend, SpendLedger
+
+    checked_once(role, scripted_api)
+    before = len(scripted_api.message_requests())
+    inst = instance("capped", role)
+    update_config(inst.config_path, request_log_calls=0, budget_usd_per_day=1.0)
+    SpendLedger(inst.root).add(CallSpend.from_usage("claude-sonnet-4-6", {"input_tokens": 400_000}),
+                               session="elsewhere", turn="x")  # $1.20 already spent today
+    early = start_early(inst)
+    assert early is not None
+    assert dict(early.spec.env)["ANTHROPIC_BASE_URL"] != scripted_api.base_url, "started straight to the API"
+    session, result = piped_turn(inst, scripted_api, early=early)
+    try:
+        halts = [e for e in result.events if isinstance(e, ev.Halt)]
+        assert halts and "reached budget_usd_per_day $1.00" in halts[0].reason, result.events
+        assert len(scripted_api.message_requests()) == before, "a request got past the day cap"
+        assert not events(inst, "early_cli_unused"), "the early CLI was not the turn's"
+        assert not (inst.root / "requests").exists() or not list((inst.root / "requests").glob("*.json"))
+    finally:
+        session.close()
