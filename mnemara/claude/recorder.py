@@ -215,11 +215,12 @@ class RequestRecorder:
     def upstream_path(self, path: str) -> str:
         return self._prefix + path
 
-    def note_failure(self, exc: BaseException) -> None:
-        """Say in the instance's debug.log why a call could not be relayed (the CLI reports a lost connection)."""
+    def note_failure(self, exc: BaseException, event: str = "request_recorder_upstream_failed") -> None:
+        """Say in the instance's debug.log why a call could not be relayed (the CLI reports a lost connection),
+        or (``request_recorder_not_kept``) why a relayed call was not written to ``requests/``."""
         from mnemara.core.debuglog import DEBUG_LOG, log_event
 
-        log_event(self.log.folder.parent / DEBUG_LOG, "request_recorder_upstream_failed", level="warning",
+        log_event(self.log.folder.parent / DEBUG_LOG, event, level="warning",
                   upstream=self.upstream, error=f"{type(exc).__name__}: {exc}")
 
     def save(self, call: RecordedCall) -> None:
@@ -227,9 +228,10 @@ class RequestRecorder:
         if gate is not None:
             gate.after(call)  # priced and counted first: a full disk must not hide what a call cost
         try:
-            if self.log.keep > 0:  # 0: relayed for the spend gate only, nothing kept
+            if self.log.keep > 0 and call.seq > 0:  # 0: relayed for the spend gate only, nothing kept
                 self.log.write(call)
-        except OSError:
+        except OSError as exc:
+            self.note_failure(exc, "request_recorder_not_kept")
             return  # a full disk must never fail the user's turn; the call is simply not kept
         if self.on_call is not None:
             self.on_call(call)
@@ -487,7 +489,12 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
                 body, kept = _parsed_body(raw)
             if not isinstance(body, dict):
                 body, kept = {"_unparsed": raw.decode("utf-8", "replace")}, None
-            call = RecordedCall(seq=recorder.log.next_seq(), at=now_iso(), path=self.path, body=body,
+            try:
+                seq = recorder.log.next_seq() if recorder.log.keep > 0 else 0
+            except OSError as exc:  # a full disk, a planted link: the call is priced, not kept; the answer goes on
+                recorder.note_failure(exc, "request_recorder_not_kept")
+                seq = 0
+            call = RecordedCall(seq=seq, at=now_iso(), path=self.path, body=body,
                                 headers=safe_headers(self.headers), status=status,
                                 usage=reader.finish() if reader is not None else {}, bytes_sent=len(raw),
                                 body_json=kept)

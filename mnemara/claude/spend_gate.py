@@ -172,7 +172,7 @@ class SpendGate:
             if forwarded:
                 spend = CallSpend.from_usage(str(call.body.get("model") or ""), call.usage)
                 self.ledger.add(spend, session=self.session, turn=turn.key if turn is not None else "",
-                                seq=call.seq, status=call.status)
+                                seq=call.seq or None, status=call.status)  # 0: not kept in requests/
                 self._warn(turn)
         except Exception as exc:  # the ledger never fails a call; the debug log says why it was not counted
             log_event(self.ledger.path.parent / DEBUG_LOG, "spend_not_counted", level="warning",

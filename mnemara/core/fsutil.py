@@ -4,10 +4,11 @@ Instance folders hold conversations and memory, so what these helpers create is
 private to the user: folders 0700, files 0600 (whatever the umask says).
 
 They never write through a link. A file they open or replace must be a regular file (or
-missing), opened with ``O_NOFOLLOW``; below the Mnemara home every folder on the way to it
-must be a real folder, not a symlink (:func:`check_no_links`). A planted
-``memory/<today>.md -> ~/.bashrc`` is refused with :class:`LinkRefused` (an ``OSError``)
-instead of being appended to.
+missing) with one name (a hard link, which ``O_NOFOLLOW`` does not see, is another name of
+another file: refused), opened with ``O_NOFOLLOW``; below the Mnemara home every folder on
+the way to it must be a real folder, not a symlink (:func:`check_no_links`). A planted
+``memory/<today>.md -> ~/.bashrc`` (symbolic or hard) is refused with :class:`LinkRefused`
+(an ``OSError``) instead of being appended to.
 """
 from __future__ import annotations
 
@@ -79,29 +80,43 @@ def check_sqlite_files(path: Path) -> None:
 
 
 def check_regular(path: Path) -> None:
-    """Raise :class:`LinkRefused` unless ``path`` is missing or a regular file (not a link, pipe or device)."""
+    """Raise :class:`LinkRefused` unless ``path`` is missing or a regular file with one name (not a link,
+    hard or symbolic, nor a pipe or device)."""
     try:
-        mode = os.lstat(path).st_mode
+        info = os.lstat(path)
     except FileNotFoundError:
         return
-    if stat.S_ISLNK(mode):
+    if stat.S_ISLNK(info.st_mode):
         raise LinkRefused(Path(path), "it is a symbolic link")
-    if not stat.S_ISREG(mode):
-        raise LinkRefused(Path(path), "it is not a regular file")
+    _check_file(Path(path), info)
+
+
+def _check_file(path: Path, info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise LinkRefused(path, "it is not a regular file")
+    if info.st_nlink > 1:
+        raise LinkRefused(path, f"it is a hard link: the file has {info.st_nlink} names, so writing it would "
+                                "change another one; to keep it, give it a copy of its own: "
+                                f"cp -p '{path}' '{path}.copy' && mv '{path}.copy' '{path}'")
 
 
 def open_nofollow(path: Path, flags: int, mode: int = PRIVATE_FILE) -> int:
-    """``os.open`` of a regular file without following a link at ``path`` or in checked parents."""
+    """``os.open`` of a regular file with one name, without following a link at ``path`` or in checked
+    parents. ``O_TRUNC`` is applied only once the file opened is known to be one to write."""
     check_no_links(path)
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+        fd = os.open(path, (flags & ~os.O_TRUNC) | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # it became a link between the check and the open
             raise LinkRefused(Path(path), "it is a symbolic link") from None
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        _check_file(Path(path), os.fstat(fd))  # the file opened, whatever the name meant a moment ago
+        if flags & os.O_TRUNC:
+            os.ftruncate(fd, 0)
+    except BaseException:
         os.close(fd)
-        raise LinkRefused(Path(path), "it is not a regular file")
+        raise
     return fd
 
 

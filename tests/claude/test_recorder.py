@@ -333,3 +333,19 @@ def test_with_a_cap_set_and_no_gate_attached_yet_nothing_leaves(api, tmp_path):
         assert api.requests == [] and not (tmp_path / "requests").exists()
     finally:
         stop_recorders(tmp_path)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_call_that_cannot_be_kept_still_reaches_the_cli_whole(api, recorder, tmp_path, stream):
+    """A planted hard link at requests/.seq is refused; the answer is not cut short by it."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("41\n")
+    recorder.log.folder.mkdir(parents=True)
+    os.link(victim, recorder.log.folder / ".seq")
+    body = {"model": "m", "max_tokens": 5, "stream": stream, "messages": [{"role": "user", "content": "x"}]}
+    direct = _post(api.port, body)
+    relayed = _post(recorder, body)
+    assert relayed[0] == 200 and IDS.sub(b"ID", relayed[1]) == IDS.sub(b"ID", direct[1])
+    assert victim.read_text() == "41\n" and recorder.log.calls() == []
+    assert [e["event"] for e in read_events(tmp_path / "debug.log")] == ["request_recorder_not_kept"]
+    assert "hard link" in read_events(tmp_path / "debug.log")[0]["error"]

@@ -311,6 +311,7 @@ KNOWN_WRITERS = {
     "mnemara/legacy/migrate.py:_copy_originals:shutil.copytree": "into a folder it has just made; links copied as links",
     "mnemara/legacy/turns018.py:read_rows:sqlite3.connect": "reads only (mode=ro)",
     "mnemara/memory/forget_reach.py:rows_holding:sqlite3.connect": "reads the instance's databases only",
+    "mnemara/memory/graph/bounded_query.py:run_bounded:open": "a pipe to the query's child (os.pipe), not a file",
     "mnemara/memory/note_index.py:_connect:sqlite3.connect": "link test: memory note index (check_sqlite_files first)",
     "mnemara/memory/scrub.py:rewrite_graph:os.replace": "a rename replaces a planted link itself",
     "mnemara/peer/db.py:_open:sqlite3.connect": "outside: the peer inbox database, checked by peer/db.py",
@@ -394,3 +395,54 @@ def test_the_scan_finds_a_writer_that_follows_links(tmp_path: Path) -> None:
     assert set(writer_sites(package)) == {"mnemara/store/new.py:Log.save:os.open",
                                           "mnemara/store/new.py:Log.save:write_text",
                                           "mnemara/store/new.py:Log.save:open"}
+
+
+# -- hard links (issue 37's leftover): O_NOFOLLOW does not see them -----------------------------------------
+
+
+def _plant_hard(link: Path, target: Path) -> None:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.exists() or link.is_symlink():
+        link.unlink()
+    os.link(target, link)
+
+
+@pytest.mark.parametrize("writer", [_append, _atomic, _lock, fsutil.touch_private, _rewrite],
+                         ids=["locked_append", "atomic_write_text", "locked", "touch_private", "rewrite_locked"])
+def test_no_fsutil_writer_writes_through_a_hard_link(writer: Callable[[Path], object], bashrc: Path) -> None:
+    inst, _ = make_instance()
+    link = inst.root / "some-file"
+    _plant_hard(link, bashrc)
+    with pytest.raises(LinkRefused, match="hard link") as refused:
+        writer(link)
+    assert bashrc.read_text() == VICTIM_TEXT and os.stat(bashrc).st_nlink == 2  # refused, nothing replaced
+    assert "\n" not in str(refused.value) and "2 names" in str(refused.value)
+
+
+def test_a_truncating_open_does_not_truncate_a_hard_link_before_refusing_it(bashrc: Path) -> None:
+    inst, _ = make_instance()
+    link = inst.root / "some-file"
+    _plant_hard(link, bashrc)
+    with pytest.raises(LinkRefused, match="hard link"):
+        fsutil.open_nofollow(link, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    assert bashrc.read_text() == VICTIM_TEXT
+
+
+HARD_WRITERS = [w for w in WRITERS if w[1] not in ("role_proposals", "index", "wiki/ops/runbook.md")]
+
+
+@pytest.mark.parametrize("writer,relative,error", HARD_WRITERS, ids=[w[1] for w in HARD_WRITERS])
+def test_instance_writers_never_write_through_a_hard_link(writer: Callable[[Instance], object], relative: str,
+                                                          error: type[BaseException] | None, bashrc: Path) -> None:
+    """Each writer refuses the planted name or replaces it (a rename leaves the other name as it was):
+    the user's file keeps its bytes either way."""
+    inst, _ = make_instance()
+    link = inst.root / relative
+    victim_text = {**VICTIM_CONTENT, "permissions.json": "{}\n"}.get(relative, VICTIM_TEXT)
+    bashrc.write_text(victim_text)
+    _plant_hard(link, bashrc)
+    try:
+        writer(inst)
+    except Exception as exc:  # refused: with the hard link named
+        assert "hard link" in str(exc), exc
+    assert bashrc.read_text() == victim_text
