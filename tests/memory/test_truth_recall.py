@@ -283,3 +283,38 @@ def test_a_newer_statement_the_ranking_missed_goes_first_but_a_newer_chat_turn_g
     chat_old, chat_new = hit("d", "Mel: my manager is Greg.", 1), hit("e", "Mel: my manager is now Fatima.", 9)
     texts = [h["text"] for h in attach_newer([chat_old, other], lambda hits: {"d": [chat_new]})]
     assert texts == [chat_old["text"], other["text"], chat_new["text"]]
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("The log pipeline is Fluentd 1.15 on host agg-2.", "Logs ship through Vector 0.34 on host agg-5."),
+    ("The queue is SQS in region eu-west-1.", "Queue runs on Kafka 3.6 in region eu-central-1."),
+])
+def test_a_statement_sharing_half_its_subject_and_a_new_linking_verb_is_one_subject(older: str, newer: str) -> None:
+    """Round 2 of issue 40: two subject words shared of four, the stack named in other words ("is" / "runs on")."""
+    assert may_conflict(older, newer) and relate(older, newer).kind == CONFLICT, relate(older, newer)
+
+
+def test_half_shared_words_make_no_subject_of_chat_turns() -> None:
+    older, newer = "we painted the garage fence blue", "my sister painted portraits by the fence"
+    assert may_conflict(older, newer)  # statements: two subject words of four shared
+    assert not may_conflict(f"Mel: {older}", f"Jon: {newer}")  # the same as turns of a chat
+
+
+def test_a_subject_of_one_word_once_days_are_out_keeps_its_days(tmp_path) -> None:
+    """"We never release on Mondays" is about releasing on Mondays: not the subject of every note naming
+    a release, so it never stands between a note and its exact copy."""
+    from mnemara.memory.dedupe import assess
+    from mnemara.memory.search.similarity import same_topic
+
+    assert not same_topic("We never release on Mondays.", "The release bot writes to #launches.")
+    memory = tmp_path / "memory"
+    append_note(memory, "The **release bot** writes to #launches.", "fact", when=DAY)
+    append_note(memory, "We never release on Mondays.", "fact", when=DAY + timedelta(minutes=5))
+    check = assess(memory, "The release bot writes to #launches.")
+    assert check.duplicate is not None and check.duplicate.atom.text.startswith("The **release bot**")
+
+
+def test_long_notes_sharing_half_their_words_are_not_one_subject_for_it() -> None:
+    older = "The outage on 2026-02-03 (OUT-1182) came from a full disk on the build runner in the basement rack."
+    newer = "Outage OUT-5520: the disk of the backup runner filled up during the holidays."
+    assert not may_conflict(older, newer)

@@ -108,6 +108,8 @@ def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[s
         return n < verb and (any(map(_is_name, x)) and any(map(_is_name, y)) or _labels(x, y, i1, i2, wa))
     if not (_labels(x, y, i1, i2, wa) or (any(map(_is_name, x)) and any(map(_is_name, y)))):
         return False
+    if any(t in COPULAS for t in x + y):
+        return False  # the swap holds one note's linking verb: it changes what is said of the subject
     def shared(stretch: Sequence[tuple[str, int, int, int, int]]) -> bool:
         return any(op == "equal" and any(map(_is_name, wa[a1:a2])) for op, a1, a2, _b1, _b2 in stretch)
 
