@@ -1,10 +1,13 @@
 """The Claude CLI processes of one session: the one serving the turn and the one kept for the next.
 
 A fresh CLI costs about half a second of wall time and of CPU to start, most
-of a back-to-back turn. So a process that finished a turn cleanly is kept:
-its conversation is rewound to empty (:func:`~mnemara.claude.process.rewind_conversation`,
-in the background while the user reads) and it serves the next turn, whose
-requests are then byte for byte what a fresh process would send. A process is
+of a back-to-back turn. So a process that finished a turn cleanly is kept for
+the next turn. Either its conversation is rewound to empty
+(:func:`~mnemara.claude.process.rewind_conversation`, in the background while the
+user reads), and the next turn's requests are byte for byte what a fresh process
+would send; or, when the session asks (``keep_conversation``: the window only grew,
+:mod:`mnemara.context.continuation`), it keeps its conversation, and the next turn
+either continues it (``take(..., continuing=...)``) or has it rewound first. A process is
 kept only while its key (a hash of system prompt, model, tools, MCP servers,
 cwd and environment) matches the next turn's: an edited role doc or a ``/swap``
 gets a new process. A turn that failed, was stopped, was halted by the
@@ -46,18 +49,27 @@ class CliPool:
         self.active: CliHandle | None = None  # the process serving the turn in flight
         #: How each turn got its process: a spare started ahead, a fresh start, or one that served turns before.
         self.stats = {"spare_used": 0, "fresh_started": 0, "reused": 0}
+        self.continued = 0  # of the reused, how many continued their conversation
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ending: list[CliHandle] = []  # being ended by discard(): still killable by kill_all()
 
-    async def take(self, key: str, launch: Launch) -> CliHandle:
-        """The kept process if it fits ``key``, else a freshly launched one (connected either way)."""
+    async def take(self, key: str, launch: Launch, continuing: str | None = None) -> CliHandle:
+        """The kept process if it fits ``key``, else a freshly launched one (connected either way).
+
+        The process comes with an empty conversation, unless ``continuing`` is the start of the
+        conversation it kept (:attr:`CliHandle.open_since`): then it keeps it. A kept conversation
+        that is not to be continued is rewound first."""
         spare, self.spare = self.spare, None
         if spare is not None:
             if spare.key == key and spare.loop is asyncio.get_running_loop():
                 try:
                     await asyncio.wait_for(asyncio.shield(spare.ready), SPARE_WAIT_SECONDS)
+                    if spare.open_since is not None and spare.open_since != continuing:
+                        await self._rewind(spare)
                     if alive(spare.client):
                         self.stats["reused" if spare.turns_served else "spare_used"] += 1
+                        if spare.open_since is not None:
+                            self.continued += 1
                         return spare
                     log_event(self.log, "spare_failed", level="warning", error="spare CLI exited")
                 except Exception as exc:
@@ -85,13 +97,15 @@ class CliPool:
         except Exception as exc:
             log_event(self.log, "spare_failed", level="warning", error=repr(exc))
 
-    def release(self, handle: CliHandle, rewind_to: str | None = None) -> None:
+    def release(self, handle: CliHandle, rewind_to: str | None = None, *, keep_conversation: bool = False) -> None:
         """A turn is done with ``handle``.
 
         ``rewind_to`` is the id of the turn's user message when the turn ended
-        cleanly: the process is then kept for the next turn, its conversation
-        rewound to empty in the background (a failed rewind ends it when the next
-        turn takes it). Otherwise, or with reuse off, it is ended.
+        cleanly: the process is then kept for the next turn. With ``keep_conversation``
+        its conversation stays as it is (:attr:`CliHandle.open_since` says where it
+        starts); otherwise it is rewound to empty in the background (a failed rewind
+        ends it when the next turn takes it). Without ``rewind_to``, or with reuse off,
+        the process is ended.
         """
         if self.active is handle:
             self.active = None
@@ -99,11 +113,31 @@ class CliPool:
             self._background(self.discard(handle))  # ended gracefully, off the turn's path
             return
         handle.turns_served += 1
-        handle.ready = asyncio.get_running_loop().create_task(self._rewind(handle, rewind_to))
+        handle.conversation = None  # the session says what it holds once the turn is stored
+        if handle.open_since is None:
+            handle.open_since = rewind_to
+        handle.last_sent = rewind_to
         self.spare = handle
+        if not keep_conversation:
+            self.rewind_spare()
 
-    async def _rewind(self, handle: CliHandle, message_id: str) -> None:
-        if not await rewind_conversation(handle.client, message_id):
+    def rewind_spare(self) -> None:
+        """Have the kept process's conversation emptied now, in the background (the next turn will
+        not continue it: a trim, say), so that turn does not wait for it."""
+        spare = self.spare
+        if spare is None or spare.open_since is None:
+            return
+        before = spare.ready
+
+        async def rewind() -> None:
+            await before
+            await self._rewind(spare)
+
+        spare.ready = asyncio.get_running_loop().create_task(rewind())
+
+    async def _rewind(self, handle: CliHandle) -> None:
+        start, handle.open_since, handle.conversation = handle.open_since, None, None
+        if start is not None and not await rewind_conversation(handle.client, start, handle.last_sent):
             raise RuntimeError("the CLI did not rewind its conversation")
 
     def kill_active(self) -> CliHandle | None:

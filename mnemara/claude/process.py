@@ -18,6 +18,8 @@ from mnemara.core.sync_runner import running_loop
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient
 
+    from mnemara.context.continuation import Conversation
+
 
 def no_key_message() -> str:
     """The one line shown when nothing can authenticate: both ways to fix it, exactly."""
@@ -40,6 +42,13 @@ class CliHandle:
     stderr: list[str]
     turns_served: int = 0
     cost_so_far: float = 0.0  # the CLI's running total_cost_usd after the turns it served
+    #: The uuid of the first user message of the conversation the CLI still holds (None: it is empty):
+    #: rewinding to it empties the conversation.
+    open_since: str | None = None
+    last_sent: str | None = None  # the uuid of the last user message a turn sent it (the CLI asks for it to rewind)
+    #: What that conversation holds in the window's terms, set by the session once the turn is stored
+    #: (None: it may not be continued, only rewound).
+    conversation: Conversation | None = None
 
 
 def new_message_id() -> str:
@@ -55,7 +64,7 @@ async def one_message(content: list[dict[str, Any]], message_id: str | None = No
     yield message
 
 
-async def rewind_conversation(client: ClaudeSDKClient, message_id: str) -> bool:
+async def rewind_conversation(client: ClaudeSDKClient, message_id: str, last_seen: str | None = None) -> bool:
     """Empty the conversation of a CLI that just finished a turn, so it can serve the next one.
 
     The CLI's ``rewind_conversation`` control request cuts its conversation at the
@@ -66,11 +75,16 @@ async def rewind_conversation(client: ClaudeSDKClient, message_id: str) -> bool:
     in the next request. The SDK has no public method for this request, so it
     goes through the control channel ``ClaudeSDKClient`` keeps; when that is
     missing or the CLI says no, the answer is False and the process is not reused.
+    A conversation continued over several turns is cut at its first message: the CLI then
+    wants ``last_seen``, the uuid of the newest user message sent (else: "stale target").
     """
     send = control_sender(client)
     if send is None:
         return False
-    answer = await send({"subtype": "rewind_conversation", "target_message_uuid": message_id})
+    request = {"subtype": "rewind_conversation", "target_message_uuid": message_id}
+    if last_seen is not None and last_seen != message_id:
+        request["last_seen_user_message_uuid"] = last_seen
+    answer = await send(request)
     return isinstance(answer, dict) and answer.get("rewound") is True
 
 

@@ -61,15 +61,20 @@ def tool_schema_tokens(specs: Sequence[DescribedTool]) -> tuple[int, str]:
 
 
 def compute(config: Config, window: Window, role_text: str, manifest_text: str = "", *,
-            tools: Sequence[DescribedTool]) -> Breakdown:
-    """The parts of the next turn's input; ``tools``: the in-process tools ``config`` registers."""
+            tools: Sequence[DescribedTool], carried: int = 0) -> Breakdown:
+    """The parts of the next turn's input; ``tools``: the in-process tools ``config`` registers;
+    ``carried``: when the kept CLI continues its conversation, the tokens of the slots and per-turn
+    blocks earlier turns' messages were sent with, which the model still sees
+    (:class:`~mnemara.context.continuation.Conversation`)."""
     tools_tokens, tools_note = tool_schema_tokens(tools)
     manifest_note = "" if config.file_stat_manifest_enabled else "off"
-    parts = (
+    parts: tuple[Part, ...] = (
         Part("tool schemas", tools_tokens, tools_note),
         Part("role doc", estimate_text(role_text)),
         Part("manifest", estimate_text(manifest_text), manifest_note),
         Part("pinned rows", sum(t.tokens for t in window.pinned), f"{len(window.pinned)} rows"),
         Part("working window", sum(t.tokens for t in window.rows), f"{len(window.rows)} rows"),
     )
+    if carried:
+        parts += (Part("continued conversation", carried, "earlier turns' slots and per-turn blocks, still sent"),)
     return Breakdown(parts, config.max_window_tokens)

@@ -11,6 +11,10 @@
 * ``framing``: Mnemara's own wrapper lines around slots and rows;
 * ``context``: another per-turn block Mnemara added; ``message``: the user's new message;
 * ``turn``: what this turn already exchanged (the model's tool calls, their results);
+* ``earlier``: when the CLI continues its conversation (``cli_conversation: continue``), what
+  earlier turns exchanged as real messages: their messages, the slots and per-turn blocks they
+  were sent with, the model's calls and answers (the rows of the conversation's first message
+  stay ``row``);
 * ``tools``: one tool schema.
 
 Every block keeps its exact text and where it sits (``part``, ``message``,
@@ -184,6 +188,25 @@ def _first_message(content: list[dict[str, Any]], m: int) -> list[Block]:
     return out
 
 
+def _turn_start(message: object) -> bool:
+    """Whether ``message`` is one a turn began with: a user message with text, no tool result."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    blocks = _blocks_of(message.get("content"))
+    return (any(b.get("type") == "text" and not str(b.get("text", "")).startswith(REMINDER_OPEN) for b in blocks)
+            and not any(b.get("type") == "tool_result" for b in blocks))
+
+
+def _as_earlier(pieces: list[Block]) -> list[Block]:
+    """An earlier turn's pieces of a continued conversation: all but the window's rows become
+    ``earlier`` (what that turn was sent or exchanged, still seen by the model)."""
+    for piece in pieces:
+        if piece.origin not in ("row", "cli") and not (piece.origin == "framing" and piece.label == "window wrapper"):
+            label = piece.label.removeprefix("this turn: ")
+            piece.origin, piece.label = "earlier", f"an earlier turn, continued: {label}"
+    return pieces
+
+
 def _later_message(message: dict[str, Any], m: int, call: int) -> list[Block]:
     out: list[Block] = []
     for j, b in enumerate(_blocks_of(message.get("content"))):
@@ -239,14 +262,20 @@ def label_request(body: dict[str, Any]) -> list[Block]:
             out.append(_block("role_doc", "role doc (system prompt)", text, "system", None, j))
         _mark_breakpoint(out, since, b)
     messages = body.get("messages")
-    for m, message in enumerate(messages if isinstance(messages, list) else []):
+    listed = messages if isinstance(messages, list) else []
+    # the message this turn began with: the first, or the last a turn began with (a continued conversation)
+    starts = {m for m, message in enumerate(listed) if m == 0 or _turn_start(message)}
+    current = max(starts, default=0)
+    for m, message in enumerate(listed):
         if not isinstance(message, dict):
             text = json.dumps(message, ensure_ascii=False)
             out.append(_block("turn", "a message that is not an object", text, "messages", m, None))
-        elif m == 0 and message.get("role") == "user":
-            out.extend(_first_message(_blocks_of(message.get("content")), m))
+            continue
+        if m in starts and message.get("role") == "user":
+            pieces = _first_message(_blocks_of(message.get("content")), m)
         else:
-            out.extend(_later_message(message, m, m))
+            pieces = _later_message(message, m, m)
+        out.extend(_as_earlier(pieces) if m < current else pieces)
     tools = body.get("tools")
     for j, tool in enumerate(tools if isinstance(tools, list) else []):
         text = json.dumps(tool, ensure_ascii=False, sort_keys=True)
@@ -338,8 +367,11 @@ def format_call(report: dict[str, Any], full: bool = False) -> str:
              "usage: " + (", ".join(f"{k} {v}" for k, v in usage.items() if not isinstance(v, dict)) or "not reported")
              + (f" · cost ≈ ${cost:.4f} at list prices of {PRICES_AS_OF}" if cost is not None else ""),
              _billed_line(report.get("billed_tokens")),
-             "tokens by origin (estimated): " + ", ".join(f"{k} {v}" for k, v in report["tokens_by_origin"].items()),
-             ""]
+             "tokens by origin (estimated): " + ", ".join(f"{k} {v}" for k, v in report["tokens_by_origin"].items())]
+    if "earlier" in report["tokens_by_origin"]:
+        lines.append("this call continues the CLI's conversation: earlier turns since its first message are sent as "
+                     "the CLI's own messages (marked earlier), with the slots and per-turn blocks they had then")
+    lines.append("")
     tools = [b for b in report["blocks"] if b["origin"] == "tools"]
     for b in report["blocks"]:
         if b["origin"] == "tools":

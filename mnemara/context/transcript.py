@@ -1,7 +1,8 @@
 """What the model is shown each turn: pinned slots, the rolling window, the new message.
 
-The SDK's CLI is stateless per turn for us: every turn is a fresh conversation
-whose single user message carries Mnemara's context as separate text blocks.
+A rebuilt turn is a fresh CLI conversation whose single user message carries
+Mnemara's context as separate text blocks (a continued one sends only its own
+part, no rows: :mod:`mnemara.context.continuation`).
 With ``request_layout`` ``"cache"`` (the default) the order keeps what stays put first,
 so Anthropic's prompt cache reads it back at a tenth of the price:
 

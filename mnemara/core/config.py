@@ -109,6 +109,9 @@ class Config(BaseModel):
     request_layout: Literal["cache", "spec"] = "cache"
     # how long the prompt cache keeps the window: "5m" (writes 1.25x input) or "1h" (writes 2x)
     cache_ttl: Literal["5m", "1h"] = "5m"
+    # "continue": while the window only grows, the kept CLI continues its own conversation (the last turn's
+    # calls stay real messages, already cached); "rebuild": every turn sends the whole window afresh
+    cli_conversation: Literal["continue", "rebuild"] = "continue"
     # the agent's tune_window may set the caps up to these; None: it may only lower them
     agent_max_window_turns: int | None = Field(default=None, ge=1)
     agent_max_window_tokens: int | None = Field(default=None, ge=1000)

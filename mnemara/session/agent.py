@@ -18,11 +18,13 @@ is that sequence; its parts live beside it, one job each:
 * :mod:`mnemara.core.live_config`: config.json and this session's overrides, the one config every holder reads;
 * :mod:`mnemara.core.sync_runner`: the loop thread behind the synchronous API.
 
-Every turn is a new CLI conversation (the window *is* the history). The role
-doc is read from disk at the start of every turn and handed to the CLI as
-``--system-prompt-file`` (:mod:`mnemara.claude.prompt_file`; never argv), so an edit
-applies from the next turn. A process that ended a turn cleanly serves the next
-one too, rewound to an empty conversation, while its options are unchanged.
+The window *is* the history. The role doc is read from disk at the start of
+every turn and handed to the CLI as ``--system-prompt-file``
+(:mod:`mnemara.claude.prompt_file`; never argv), so an edit applies from the next
+turn. A process that ended a turn cleanly serves the next one too, while its
+options are unchanged: it continues its own conversation while the window only
+grew since (``cli_conversation: continue``; :mod:`mnemara.context.continuation`
+decides), else it is rewound to an empty conversation and the whole window is sent.
 ``warm_spare`` (default on; ``MNEMARA_WARM_SPARE=0`` turns it off) starts a
 process ahead of time; ``reuse_cli=False`` (or ``MNEMARA_REUSE_CLI=0``) ends
 every process after its turn; with both off every turn starts its own CLI,
@@ -82,7 +84,9 @@ from mnemara.store.rows import Window
 from mnemara.store.turns import TRIM_BATCH, TurnStore
 from mnemara.core.sync_runner import LoopThread, running_loop, schedule_on
 from mnemara.tools import ToolContext
+from mnemara.context.continuation import Conversation, continues, row_prints
 from mnemara.context.transcript import build_user_content
+from mnemara.core.tokens import estimate_blocks
 from mnemara.context.window_leave import left_line
 from mnemara.core.turn_parts import P, TurnPart, call_each
 from mnemara.session.record import TurnRecorder, storable_text
@@ -306,8 +310,14 @@ class AgentSession:
         """
         return self._message(text, exclude_ids)[0]
 
-    def _message(self, text: str, exclude_ids: tuple[int, ...]) -> tuple[list[dict[str, Any]], list[int], Window]:
-        """:meth:`context_blocks`, the ids of the damaged rows its window left out, and that window."""
+    def _message(self, text: str, exclude_ids: tuple[int, ...],
+                 turn: RunningTurn | None = None) -> tuple[list[dict[str, Any]], list[int], Window]:
+        """:meth:`context_blocks`, the ids of the damaged rows its window left out, and that window.
+
+        For a ``turn``, the message is only its own part (slots, per-turn blocks, the message) when
+        it continues the kept CLI's conversation (:func:`~mnemara.context.continuation.continues`);
+        the whole message is kept on the turn (``rebuilt``) in case the process cannot continue.
+        """
         log = self.instance.debug_log_path
         extras = [*call_each(log, "pre_turn_context", self.parts, lambda part: part.turn_context(self, text) or ""),
                   *call_each(log, "pre_turn_context", self.pre_turn_context, lambda fn: fn(self, text) or "")]
@@ -315,6 +325,17 @@ class AgentSession:
         rows = [t for t in win.rows if t.id not in exclude_ids]
         cfg = self.config
         content = build_user_content(win.pinned, rows, text, extras, layout=cfg.request_layout, ttl=cfg.cache_ttl)
+        if turn is not None:
+            own = build_user_content(win.pinned, [], text, extras, layout=cfg.request_layout, ttl=cfg.cache_ttl)
+            turn.sent_rows, turn.rebuilt, turn.part_tokens = rows, content, estimate_blocks(own[:-1])
+            kept = self.pool.spare
+            conversation = kept.conversation if kept is not None and kept.key == self.launcher.key(turn.system_prompt) else None
+            why = "cli_conversation is rebuild" if cfg.cli_conversation == "rebuild" else continues(
+                conversation, win, exclude_ids, layout=cfg.request_layout, max_tokens=cfg.max_window_tokens)
+            if conversation is not None:
+                log_event(log, "cli_conversation", continued=why is None, reason=why, turns=conversation.turns)
+            if why is None:
+                turn.continuing, content = conversation, own
         return content, [t.id for t in win.damaged], win
 
     def spooled_rows(self) -> int:
@@ -326,9 +347,11 @@ class AgentSession:
             return 0
 
     # -- CLI processes ----------------------------------------------------------------
-    async def _take_client(self, system_prompt: str) -> CliHandle:
-        """The spare process if it fits this turn, else a freshly started one."""
-        return await self.pool.take(self.launcher.key(system_prompt), lambda: self.launcher.launch(system_prompt))
+    async def _take_client(self, system_prompt: str, continuing: Conversation | None = None) -> CliHandle:
+        """The spare process if it fits this turn (still holding ``continuing``, the conversation the
+        turn continues, else emptied), else a freshly started one."""
+        return await self.pool.take(self.launcher.key(system_prompt), lambda: self.launcher.launch(system_prompt),
+                                    continuing.start_id if continuing is not None else None)
 
     def prewarm(self) -> None:
         """Start the first turn's CLI now, in the background, for the sync :meth:`turn` API.
@@ -427,7 +450,7 @@ class AgentSession:
         """Step 2: the message to send (window + extras + text) and notices of damaged rows left out;
         (None, an error and :class:`TurnDone`) when the window cannot be read."""
         try:
-            content, turn.damaged, window = self._message(text, (turn.user_id,))
+            content, turn.damaged, window = self._message(text, (turn.user_id,), turn)
             if window.passed:  # the rows this request no longer sends leave now, so the next one starts alike
                 turn.left, turn.left_window = self.store.trim_ids(window), window
         except StoreUnavailable as exc:  # the message is stored; the window cannot be read
@@ -441,7 +464,9 @@ class AgentSession:
         if self.launcher.early is not None and self.pool.spare is None:  # the first turn of `mnemara run`
             self.launcher.presend(turn.system_prompt, content, message_id)  # sent now when the early CLI fits
         try:
-            turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt)
+            turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt, turn.continuing)
+            if turn.continuing is not None and handle.conversation is not turn.continuing:
+                turn.continuing, content = None, turn.rebuilt  # that process is gone: a fresh one gets it all
             turn.collector.cost_base = handle.cost_so_far
             if not self._stopped():
                 async with aclosing(exchange(turn, handle, content, message_id)) as events:
@@ -484,7 +509,27 @@ class AgentSession:
         result = turn.collector.result
         if result is not None and result.total_cost_usd is not None:
             turn.handle.cost_so_far = result.total_cost_usd  # the process's running total: the next turn's base
-        self.pool.release(turn.handle, message_id if turn.ended_cleanly(self._stopped()) else None)
+        clean = turn.ended_cleanly(self._stopped())
+        self.pool.release(turn.handle, message_id if clean else None,
+                          keep_conversation=clean and turn.cfg.cli_conversation == "continue")
+
+    def _keep_conversation(self, turn: RunningTurn, done: ev.TurnDone) -> None:
+        """The turn's answer is stored: say what its kept CLI's conversation now holds (the rows it
+        was built from, then this turn's message and answer), or have it rewound when it holds what
+        the window does not (the answer could not be stored)."""
+        handle = turn.handle
+        if handle is None or handle is not self.pool.spare or handle.open_since is None:
+            return
+        if done.error is not None or done.interrupted or done.assistant_row_id is None or done.user_row_id is None:
+            self.pool.rewind_spare()
+            return
+        base = turn.continuing or Conversation(handle.open_since, row_prints(turn.sent_rows), turn.cfg.request_layout)
+        try:
+            rows = [self.store.get(done.user_row_id), self.store.get(done.assistant_row_id)]
+        except MnemaraError:
+            self.pool.rewind_spare()
+            return
+        handle.conversation = base.grown(rows, turn.part_tokens, continued=turn.continuing is not None)
 
     def _finish(self, turn: RunningTurn) -> Iterator[ev.Event]:
         """Step 4: store the answer, or say what failed and keep what it did (:mod:`mnemara.session.record`);
@@ -493,6 +538,7 @@ class AgentSession:
         for event in record(turn):
             if isinstance(event, ev.TurnDone):
                 event = self.spend.finish(event)  # what its calls cost, from the ledger
+                self._keep_conversation(turn, event)
                 yield from self._after_turn(event, turn)
             yield event
 
@@ -515,10 +561,26 @@ class AgentSession:
             log_event(self.instance.debug_log_path, "rows_left_window", row_ids=left)
         if answer_id is not None:
             self._run_post_turn_hooks(answer_id)
+        self._rewind_if_changed()
         self.warm.next_cli()
         if answer_id is not None:
             self.warm.backends()
         return notices
+
+    def _rewind_if_changed(self) -> None:
+        """A trim or an after-turn hook changed the window already: empty the kept conversation now,
+        while the user reads, rather than when the next turn takes the process."""
+        kept = self.pool.spare
+        if kept is None or kept.open_since is None:
+            return
+        cfg = self.config
+        try:
+            why = continues(kept.conversation, self.window(), (), layout=cfg.request_layout,
+                            max_tokens=cfg.max_window_tokens)
+        except StoreUnavailable:
+            why = "the window cannot be read"
+        if why is not None:
+            self.pool.rewind_spare()
 
     def _run_post_turn_hooks(self, assistant_id: int) -> None:
         log = self.instance.debug_log_path

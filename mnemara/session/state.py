@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from mnemara.core.roledoc import RoleDoc
     from mnemara.claude.process import CliHandle
     from mnemara.claude.bridge import TurnCollector
+    from mnemara.context.continuation import Conversation
+    from mnemara.store.rows import Turn
     from mnemara.claude.spend_gate import TurnGate
     from mnemara.guard.sentinel import SentinelWatch
     from mnemara.store.rows import Window
@@ -47,6 +49,10 @@ class RunningTurn:
     left: list[int] = field(default_factory=list)  # rows its window trimmed before it was sent (announced after)
     left_window: Window | None = None  # the window that trimmed them (its caps passed)
     handle: CliHandle | None = None  # the CLI process serving it
+    sent_rows: list[Turn] = field(default_factory=list)  # the window rows a rebuilt request of it sends
+    continuing: Conversation | None = None  # the kept CLI conversation it continues (None: it rebuilds)
+    rebuilt: list[dict[str, Any]] = field(default_factory=list)  # its whole message, when it cannot continue
+    part_tokens: int = 0  # its slots and per-turn blocks: what its message adds besides the rows
     failure: ev.ErrorEvent | None = None
     interrupted: bool = False
     stall: StallWatch | None = None  # ends the turn when the API goes silent (api_stall_seconds)

@@ -186,7 +186,14 @@ class RecordedRequest:
         return "\n".join(b.get("text", "") for b in self.blocks("user") if b.get("type") == "text")
 
     def tool_results(self) -> list[dict[str, Any]]:
+        """Every tool result of the request (a continued CLI conversation holds earlier turns' too)."""
         return [b for b in self.blocks("user") if b.get("type") == "tool_result"]
+
+    def new_tool_results(self) -> list[dict[str, Any]]:
+        """The tool results this request answers with: those of its last message."""
+        last = self.messages[-1] if self.messages else {}
+        content = last.get("content") if last.get("role") == "user" else None
+        return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] if isinstance(content, list) else []
 
     def tool_names(self) -> list[str]:
         return [t.get("name", "") for t in self.body.get("tools", []) if isinstance(t, dict)]

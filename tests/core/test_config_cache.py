@@ -12,6 +12,7 @@ from mnemara.core.errors import ConfigError
 def test_defaults_keep_the_window_cacheable():
     cfg = Config()
     assert (cfg.request_layout, cfg.cache_ttl, cfg.window_trim_to) == ("cache", "5m", 0.25)
+    assert cfg.cli_conversation == "continue"
 
 
 @pytest.mark.parametrize("content, field", [
@@ -24,6 +25,9 @@ def test_defaults_keep_the_window_cacheable():
     ('{"cache_ttl": "10m"}', "cache_ttl"),
     ('{"cache_ttl": "1H"}', "cache_ttl"),
     ('{"cache_ttl": 3600}', "cache_ttl"),
+    ('{"cli_conversation": "keep"}', "cli_conversation"),
+    ('{"cli_conversation": true}', "cli_conversation"),
+    ('{"cli_conversation": "Continue"}', "cli_conversation"),
 ])
 def test_bad_cache_fields_are_refused_naming_the_field_and_the_file_is_untouched(tmp_path: Path, content, field):
     path = tmp_path / "config.json"
@@ -40,7 +44,7 @@ def test_update_config_refuses_a_bad_value_and_keeps_the_good_one(tmp_path: Path
     Config().save(path)
     update_config(path, window_trim_to=0.25, request_layout="spec", cache_ttl="1h")
     before = path.read_bytes()
-    for bad in ({"window_trim_to": 2}, {"request_layout": "cached"}, {"cache_ttl": "2h"}):
+    for bad in ({"window_trim_to": 2}, {"request_layout": "cached"}, {"cache_ttl": "2h"}, {"cli_conversation": "off"}):
         with pytest.raises(ConfigError):
             update_config(path, **bad)
         assert path.read_bytes() == before

@@ -93,7 +93,8 @@ def test_turns_through_one_cli_send_the_bytes_fresh_clis_send_and_closing_kills_
     turns = 3  # turn 0 starts the kept CLI; turns 1 (a tool loop) and 2 go through it and are compared
 
     reused = session_factory("reused", cwd=work, warm_spare=False, reuse_cli=True, permission_prompt=lambda r: "y")
-    update_config(reused.instance.config_path, role_doc_path=str(role))
+    # rewound, not continued (tests/e2e/test_cli_continuation_e2e.py has the kept conversation)
+    update_config(reused.instance.config_path, role_doc_path=str(role), cli_conversation="rebuild")
     script(scripted_api, 0)
     assert reused.turn("message number 0").ok  # also the CLI's first run on this HOME (it stores its device id)
     _snapshot(reused, "fresh")  # the fresh CLIs start from this same stored conversation
@@ -164,7 +165,7 @@ def test_role_doc_is_reread_an_edit_or_swap_gets_a_new_process_a_missing_one_war
     update_config(session.instance.config_path, role_doc_path=str(role))
     session.turn("one")
     session.turn("two")  # same role doc: the first turn's CLI serves it
-    assert session.stats == {"spare_used": 0, "fresh_started": 1, "reused": 1}
+    assert session.stats == {"spare_used": 0, "fresh_started": 1, "reused": 1} and session.pool.continued == 1
     role.write_text("You are VERSION-TWO.", encoding="utf-8")
     session.turn("three")
     assert session.stats == {"spare_used": 0, "fresh_started": 2, "reused": 1}  # the kept CLI had the old text
@@ -175,7 +176,7 @@ def test_role_doc_is_reread_an_edit_or_swap_gets_a_new_process_a_missing_one_war
     assert "role doc not found" in capsys.readouterr().err
     assert any(e["event"] == "role_doc_warning" for e in read_events(session.instance.debug_log_path))
     session.turn("five")
-    assert session.stats == {"spare_used": 0, "fresh_started": 3, "reused": 2}
+    assert session.stats == {"spare_used": 0, "fresh_started": 3, "reused": 2} and session.pool.continued == 2
     requests = scripted_api.message_requests()
     systems = [r.system_text for r in requests]
     assert [s.endswith("VERSION-ONE.") for s in systems] == [True, True, False, False, False]
@@ -184,9 +185,11 @@ def test_role_doc_is_reread_an_edit_or_swap_gets_a_new_process_a_missing_one_war
     models = [r.body["model"] for r in requests]
     assert models[0] == models[1] == models[2] != models[3] == models[4]
     words = ["one", "two", "three", "four", "five"]
-    for r, word in zip(requests, words):  # every request is a fresh conversation: one user message, this turn's last
+    # a new process (a new role doc, a new model) starts a new conversation: one user message; the same
+    # process continues its own (two, five: the window only grew), this turn's message last
+    for r, word, conversation in zip(requests, words, [1, 2, 1, 1, 2]):
         users = [m for m in r.messages if m["role"] == "user"]
-        assert len(users) == 1 and users[0]["content"][-1]["text"] == word
+        assert len(users) == conversation and users[-1]["content"][-1]["text"] == word
     _a_close_that_runs_out_of_time_kills_the_processes_and_returns(session, monkeypatch)
 
 

@@ -98,9 +98,10 @@ def _model_upserts_a_slot_and_the_next_request_shows_it_after_the_cached_window(
 
     session.turn("status?")
     blocks = _our_blocks(api.last)
-    slots = next(b for b in blocks if b.startswith("<pinned_slots>"))
+    # this turn's slots: the last sent (a continued conversation also holds the earlier turns' messages)
+    at, slots = [(k, b) for k, b in enumerate(blocks) if b.startswith("<pinned_slots>")][-1]
     history = _history(api.last)
-    assert blocks.index("</conversation_history>") < blocks.index(slots) < len(blocks) - 1  # slots change: after
+    assert blocks.index("</conversation_history>") < at < len(blocks) - 1  # slots change: after
     assert 'label="health"' in slots and "HP: 41 / 100" in slots and "HP: 73" not in slots
     assert "earlier question" in history
     assert [t.pin_label for t in session.store.pinned()] == ["health"]

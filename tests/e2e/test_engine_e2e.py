@@ -78,7 +78,7 @@ def _write_memory_round_trip(api, session) -> None:
     requests = api.message_requests()[sent:]
     assert "mcp__mnemara__write_memory" in requests[0].tool_names()
     assert {"Bash", "Read", "Write", "Edit"} <= set(requests[0].tool_names())
-    assert requests[1].tool_results()[0]["tool_use_id"] == result.tool_uses[0].id
+    assert requests[1].new_tool_results()[0]["tool_use_id"] == result.tool_uses[0].id
     stored = session.store.get(result.done.assistant_row_id).blocks
     assert [b["type"] for b in stored] == ["tool_use", "tool_result", "text"]
 
@@ -91,7 +91,7 @@ def _mcp_servers_of_config_are_wired_through(api, session) -> None:
     assert "mcp__echo__echo" in requests[0].tool_names()
     results = [e for e in result.events if isinstance(e, ev.ToolResult)]
     assert len(results) == 1 and not results[0].is_error and results[0].text == "echo: ping"
-    assert requests[1].tool_results()[0]["content"][0]["text"].startswith("echo: ping")
+    assert requests[1].new_tool_results()[0]["content"][0]["text"].startswith("echo: ping")
     assert result.text == "echoed"
 
 

@@ -60,7 +60,7 @@ def test_answers_come_from_the_next_line_a_survives_the_process_s_and_the_sentin
     assert err.count("permission: allow Bash") == 1 and "end of input: denied" in err, err
     assert counter.read_text() == "x\nx\n", "`a` did not survive the process"
     assert session_counter.read_text() == "1\n2\n", "`s` outlived its process or end of input allowed"
-    [result] = scripted_api.message_requests()[-1].tool_results()
+    [result] = scripted_api.message_requests()[-1].new_tool_results()
     assert result.get("is_error") is True
 
 

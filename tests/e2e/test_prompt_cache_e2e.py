@@ -109,6 +109,8 @@ def _the_spec_layout_puts_slots_first_and_pays_for_it(api, session) -> None:
 
 def test_the_window_is_read_from_the_prompt_cache(scripted_api, session_factory, isolated_home):
     session = session_factory("cache", permission_prompt=lambda req: "y")
+    # every turn rebuilt, as after a trim or an edit (a continued conversation: tests/e2e/test_cli_continuation_e2e.py)
+    update_config(session.instance.config_path, cli_conversation="rebuild")
     _next_turn_reads_every_row_the_last_turn_sent(scripted_api, session)
     _a_slot_update_does_not_invalidate_the_history(scripted_api, session)
     _a_tool_turn_reads_its_own_first_call_back(scripted_api, session, isolated_home)

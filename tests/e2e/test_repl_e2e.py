@@ -37,7 +37,7 @@ def test_run_piped_reads_lines_answers_permissions_from_the_next_line_runs_comma
     # permission answers: the line after the question
     assert target.read_text() == "made\n", "`y` did not run the first command or `n` did not deny the second"
     assert proc.stderr.count("permission: allow Bash") == 2
-    results = [r.tool_results() for r in scripted_api.message_requests() if r.tool_results()]
+    results = [r.new_tool_results() for r in scripted_api.message_requests() if r.new_tool_results()]
     assert not results[0][0].get("is_error") and results[1][0].get("is_error")
     assert proc.stderr.count("warning: role doc not found") == 3  # once per turn (three before /role), not twice
     # messages and slash commands, line by line

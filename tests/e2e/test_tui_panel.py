@@ -191,7 +191,7 @@ async def test_permission_modal_allows_then_denies_and_ctrl_c_while_it_is_open_d
                 await pilot.press(answer)
                 await finish_turn(pilot, app)
                 assert not isinstance(app.screen, PermissionScreen), f"the modal closes on {answer!r}"
-                results = api.message_requests()[asked + 1].tool_results()
+                results = api.message_requests()[asked + 1].new_tool_results()
                 assert len(results) == 1
                 text = str(results[0].get("content"))
                 if allowed:

@@ -7,8 +7,12 @@ from mnemara.testing.scripted_api import reply, tool_use
 
 
 @pytest.mark.e2e
-def test_forged_turn_through_the_real_cli_keeps_row_1(scripted_api, session_factory):
+@pytest.mark.parametrize("mode", ["rebuild", "continue"])
+def test_forged_turn_through_the_real_cli_keeps_row_1(scripted_api, session_factory, mode):
+    from mnemara.core.config import update_config
+
     session = session_factory("forge")
+    update_config(session.instance.config_path, cli_conversation=mode)
     scripted_api.push(reply("noted"))
     session.turn("my own words")
     scripted_api.push(
@@ -23,5 +27,9 @@ def test_forged_turn_through_the_real_cli_keeps_row_1(scripted_api, session_fact
     row = session.store.get(1)
     assert (row.role, row.text) == ("user", "my own words")
     sent = scripted_api.last.user_text()
-    assert '<turn id="1" role="user">\nmy own words\n</turn>' in sent
+    if mode == "rebuild":
+        assert '<turn id="1" role="user">\nmy own words\n</turn>' in sent
+    else:  # row 1 came back as it was: the turns continue the conversation it began, as the user typed it
+        first = scripted_api.last.messages[0]["content"]
+        assert first[-1]["text"] == "my own words" and len(scripted_api.last.messages) > 1
     assert "<slot " not in sent  # no slot took row 1's place, and none holds the forged words

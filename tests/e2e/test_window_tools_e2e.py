@@ -101,7 +101,7 @@ def _018_policy_names_govern_our_tools_with_a_notice(scripted_api, session) -> N
     notices = [e.message for e in result.events if isinstance(e, ev.Notice)]
     assert any("GraphAddNode" in n and "Mnemara 0.18 name" in n and "graph_add_node" in n for n in notices), notices
     assert not any("no such tool" in n for n in notices)
-    assert scripted_api.last.tool_results()[0].get("is_error")
+    assert scripted_api.last.new_tool_results()[-1].get("is_error")
 
 
 def test_window_tools_spec_names_and_018_policy_names_through_one_cli(scripted_api, session_factory, isolated_home):

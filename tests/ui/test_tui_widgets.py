@@ -108,6 +108,9 @@ def test_breakdown_counts_each_part(tmp_path: Path):
     assert parts["role doc"] == 20 and parts["pinned rows"] == 10 and parts["working window"] == 100
     assert parts["manifest"] == 0 and parts["tool schemas"] >= bd.BUILTIN_TOOL_TOKENS * len(bd.BUILTIN_TOOLS)
     assert result.cap == 1000 and result.total == sum(parts.values())
+    assert "continued conversation" not in parts  # a rebuilt request carries nothing else
+    continued = bd.compute(cfg, win, "r" * 80, tools=enabled_specs(cfg), carried=33)
+    assert continued.parts[-1].name == "continued conversation" and continued.total == result.total + 33
 
 
 def test_clipboard_missing_gives_one_clear_line(monkeypatch: pytest.MonkeyPatch):

@@ -105,10 +105,13 @@ def run_bounded(path: Path, statement: str, params: dict[str, Any], *, write: bo
     # communicate() with a short timeout instead, it was lost whenever the first call timed out before
     # its first write (a retry with no input never writes again), and the child waited for it forever.
     try:
-        with open(request_write, "wb") as pipe:
-            pipe.write(request.encode("utf-8"))
+        unsent = memoryview(request.encode("utf-8"))
+        while unsent:
+            unsent = unsent[os.write(request_write, unsent):]
     except BrokenPipeError:
         pass  # the child is gone: the watch collects what it said
+    finally:
+        os.close(request_write)
     try:
         out, err = _watch(proc, ready_read, limits)
     finally:

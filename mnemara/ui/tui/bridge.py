@@ -82,8 +82,10 @@ class PanelBridge:
             return ""
 
     def breakdown(self) -> Breakdown:
+        kept = getattr(getattr(self.session, "pool", None), "spare", None)  # the CLI the next turn will likely get
+        conversation = getattr(kept, "conversation", None)
         return compute(self.config, self.window(), self.role_text(), self.manifest_text(),
-                       tools=enabled_specs(self.config))
+                       tools=enabled_specs(self.config), carried=conversation.carried_tokens if conversation else 0)
 
     def recall_lines(self) -> list[str]:
         """What auto-recall added to the last turn and why (empty when it did not run)."""

@@ -1,0 +1,146 @@
+"""A kept CLI continues its own conversation while the window only grows, and rebuilds on anything else.
+
+Through the real path: AgentSession -> real SDK -> real Claude CLI -> the scripted API (its prompt-cache
+emulation) -> usage. "Continues": the turn's first request holds the earlier turns as the CLI's own
+messages and only this turn's part (slots, per-turn blocks, the message) as a new user message.
+"Rebuilds": the request is a fresh conversation, one user message with the window's rows.
+"""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemara.core import events as ev
+from mnemara.core.config import update_config
+from mnemara.core.debuglog import read_events
+from mnemara.testing.prompt_cache import prompt_blocks
+from mnemara.testing.scripted_api import RecordedRequest, Reply, reply, tool_use
+from tests.e2e.test_engine_e2e import _slow_turn_seen_streaming
+
+pytestmark = pytest.mark.e2e
+
+
+def _turn(api: Any, session: Any, text: str, *replies: Reply | str) -> RecordedRequest:
+    """Run a turn; its first request."""
+    before = len(api.message_requests())
+    api.push(*(replies or (f"answer to {text}",)))
+    result = session.turn(text)
+    assert result.ok, result.errors
+    return api.message_requests()[before]
+
+
+def _row_ids(req: RecordedRequest) -> list[int]:
+    first = req.messages[0]["content"]
+    return [int(b["text"].split('"')[1]) for b in first if str(b.get("text", "")).startswith("<turn id=")]
+
+
+def _rebuilt(req: RecordedRequest, text: str, rows: list[int]) -> None:
+    """``req`` is a fresh conversation: one user message holding ``rows`` as history, ``text`` last."""
+    assert [m["role"] for m in req.messages] == ["user"], [m["role"] for m in req.messages]
+    assert _row_ids(req) == rows and req.messages[0]["content"][-1]["text"] == text
+
+
+def _continued(req: RecordedRequest, text: str, messages: int) -> None:
+    """``req`` continues: ``messages`` messages, the last this turn's own part only, ``text`` last."""
+    assert len(req.messages) == messages and req.messages[-1]["role"] == "user"
+    last = req.messages[-1]["content"]
+    assert last[-1]["text"] == text and not any(str(b.get("text", "")).startswith("<turn id=") for b in last)
+
+
+def _decisions(session: Any) -> list[tuple[bool, str | None]]:
+    return [(e["continued"], e["reason"]) for e in read_events(session.instance.debug_log_path)
+            if e["event"] == "cli_conversation"]
+
+
+def test_a_grown_window_continues_and_reads_the_last_turn_from_the_cache(scripted_api, session_factory, isolated_home):
+    session = session_factory("grown", permission_prompt=lambda req: "y")
+    target = isolated_home / "six_kb.py"
+    target.write_text("x = 1  # a line of a 6 KB file\n" * 200, encoding="utf-8")
+    session.store.upsert_slot("plan", "user", "step 1 of 3")
+    first = _turn(scripted_api, session, "read six_kb.py",
+                  reply(tool_use("Read", {"file_path": str(target)}, id="toolu_cont_1")), reply("it sets x"))
+    _rebuilt(first, "read six_kb.py", [])
+    session.store.upsert_slot("plan", "user", "step 2 of 3: the slot changed")
+    second = _turn(scripted_api, session, "and what does it set x to?")
+    _continued(second, "and what does it set x to?", 5)
+    assert [m["role"] for m in second.messages] == ["user", "assistant", "user", "assistant", "user"]
+    use, result = second.messages[1]["content"][0], second.messages[2]["content"][0]
+    assert (use["type"], use["id"], result["type"], result["tool_use_id"]) == ("tool_use", "toolu_cont_1",
+                                                                               "tool_result", "toolu_cont_1")
+    assert "x = 1" in str(result["content"])  # the real result, not a rendered row
+    # the slot's new value goes in this turn's message, after the cached conversation
+    own = [b["text"] for b in second.messages[-1]["content"]]
+    assert any(t.startswith("<pinned_slots>") and "step 2 of 3" in t for t in own)
+    # everything through last turn's tool result is read back from the (emulated) cache, none written again
+    blocks = prompt_blocks(second.body)
+    through = next(k for k, b in enumerate(blocks) if b.where == "messages[2].content[0]")
+    assert second.usage["cache_read_input_tokens"] >= sum(b.tokens for b in blocks[:through + 1])
+    assert second.usage["cache_creation_input_tokens"] < 200  # its answer and this message: not the 6 KB again
+    third = _turn(scripted_api, session, "thanks")
+    _continued(third, "thanks", 7)
+    assert session.stats == {"spare_used": 0, "fresh_started": 1, "reused": 2} and session.pool.continued == 2
+    assert _decisions(session) == [(True, None), (True, None)]
+
+
+def test_a_trim_an_eviction_an_edit_or_rebuild_mode_rebuild(scripted_api, session_factory):
+    session = session_factory("changes")
+    update_config(session.instance.config_path, max_window_turns=6, window_trim_to=0.5)
+    _turn(scripted_api, session, "one")  # rows 1, 2
+    _continued(_turn(scripted_api, session, "two"), "two", 3)  # rows 3, 4
+    _continued(_turn(scripted_api, session, "three"), "three", 5)  # rows 5, 6
+    # the fourth message makes 7 rows > 6: a trim to 3 rows (5, 6 and the message)
+    _rebuilt(_turn(scripted_api, session, "four"), "four", [5, 6])  # rows 7, 8
+    update_config(session.instance.config_path, max_window_turns=100)
+    _continued(_turn(scripted_api, session, "five"), "five", 3)  # rows 9, 10
+    session.store.evict([6])  # an eviction (/evict, an agent's evict_row)
+    _rebuilt(_turn(scripted_api, session, "six"), "six", [5, 7, 8, 9, 10])  # rows 11, 12
+    session.store.set_text(5, "three (edited by hand)")  # an edit
+    req = _turn(scripted_api, session, "seven")
+    _rebuilt(req, "seven", [5, 7, 8, 9, 10, 11, 12])
+    assert "three (edited by hand)" in req.user_text()
+    update_config(session.instance.config_path, cli_conversation="rebuild")
+    _rebuilt(_turn(scripted_api, session, "eight"), "eight", [5, 7, 8, 9, 10, 11, 12, 13, 14])
+    assert session.stats == {"spare_used": 0, "fresh_started": 1, "reused": 7} and session.pool.continued == 3
+    changed = "the window changed (a row left, was edited or was added)"
+    assert _decisions(session) == [(True, None), (True, None), (False, changed), (True, None), (False, changed),
+                                   (False, changed), (False, "cli_conversation is rebuild")]
+
+def test_a_role_doc_edit_gets_the_new_system_prompt_in_a_new_conversation(scripted_api, session_factory,
+                                                                           tmp_path: Path):
+    role = tmp_path / "role.md"
+    role.write_text("You are VERSION-ONE.", encoding="utf-8")
+    session = session_factory("role")
+    update_config(session.instance.config_path, role_doc_path=str(role))
+    _turn(scripted_api, session, "one")
+    _continued(_turn(scripted_api, session, "two"), "two", 3)
+    role.write_text("You are VERSION-TWO.", encoding="utf-8")
+    req = _turn(scripted_api, session, "three")
+    _rebuilt(req, "three", [1, 2, 3, 4])
+    assert req.system_text.endswith("VERSION-TWO.") and "VERSION-ONE" not in str(req.body)
+
+
+def test_a_stopped_turn_is_never_continued(scripted_api, session_factory):
+    session = session_factory("stopped")
+
+    async def go() -> tuple[RecordedRequest, RecordedRequest]:
+        for text in ("one", "two"):
+            scripted_api.push(f"answer to {text}")
+            async for _ in session.aturn(text):
+                pass
+        continued = scripted_api.last
+        task, _ = await _slow_turn_seen_streaming(session, scripted_api, "take your time")
+        assert await session.stop()
+        await asyncio.wait_for(task, 30)
+        before = len(scripted_api.message_requests())
+        scripted_api.push("after the stop")
+        done = [e async for e in session.aturn("after the stop")][-1]
+        assert isinstance(done, ev.TurnDone) and done.error is None
+        return continued, scripted_api.message_requests()[before]
+
+    continued, after = asyncio.run(go())
+    _continued(continued, "two", 3)
+    _rebuilt(after, "after the stop", [1, 2, 3, 4, 5, 6])  # the stopped turn's message and partial answer as rows
+    assert 'interrupted="true"' in after.messages[0]["content"][-3]["text"]
