@@ -311,7 +311,6 @@ KNOWN_WRITERS = {
     "mnemara/legacy/migrate.py:_copy_originals:shutil.copytree": "into a folder it has just made; links copied as links",
     "mnemara/legacy/turns018.py:read_rows:sqlite3.connect": "reads only (mode=ro)",
     "mnemara/memory/forget_reach.py:rows_holding:sqlite3.connect": "reads the instance's databases only",
-    "mnemara/memory/graph/bounded_query.py:run_bounded:open": "a pipe to the query's child (os.pipe), not a file",
     "mnemara/memory/note_index.py:_connect:sqlite3.connect": "link test: memory note index (check_sqlite_files first)",
     "mnemara/memory/scrub.py:rewrite_graph:os.replace": "a rename replaces a planted link itself",
     "mnemara/peer/db.py:_open:sqlite3.connect": "outside: the peer inbox database, checked by peer/db.py",
