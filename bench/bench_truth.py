@@ -20,7 +20,9 @@ For keyword-only and the local embedder:
    alone (the same-run baseline).
 
 5. recall tells the current truth (issue 40), on bench/data/truth_subjects.json: its dev part
-   (the rules were tuned on it) and its blind part (never tuned on), written before any tuning:
+   (the rules were tuned on it), its old blind part (round 1's blind part, looked at, so tuned on from
+   round 2: "dev_old_blind") and its new blind part (written in round 2 before any code change of
+   that round, never tuned on), each written before the tuning of its round:
    corrections in other words, of a name and a value, in another unit or date format, in French,
    German and Spanish, chains A -> B -> C, restated copies and siblings. One instance per part and
    mode holds every note; each correction is probed with a question worded like the *older* note,
@@ -278,19 +280,20 @@ def _without_index(memory: Path, cfg: Any, check_write: Any, n: int = 5) -> tupl
 
 # -- 5. recall tells the current truth (issue 40) ---------------------------------------------------
 SUBJECTS = json.loads((ROOT / "bench" / "data" / "truth_subjects.json").read_text(encoding="utf-8"))
+PARTS = ("dev", "dev_old_blind", "blind")  # tuned on, tuned on from round 2, never tuned on
 GOAL_NEWER_FIRST, GOAL_FLAGGED, GOAL_COPY_FLAGS, GOAL_SIBLING_CANDIDATES = 0.90, 0.85, 0.10, 0.05
 
 
 def validate_subjects() -> None:
     need = {"other words", "name and value", "unit or format", "non-English", "chain"}
-    for part in ("dev", "blind"):
+    for part in PARTS:
         data = SUBJECTS.get(part, {})
         classes = {c.get("class") for c in data.get("corrections", [])}
         if len(data.get("corrections", [])) < 20 or len(data.get("copies", [])) < 8 \
                 or len(data.get("siblings", [])) < 8 or not need <= classes:
             sys.exit(f"invalid data set {part}: needs >= 20 corrections of the classes {sorted(need)}, "
                      f">= 8 copies, >= 8 siblings (classes missing: {sorted(need - classes)})")
-    dev = {c["older"] for c in SUBJECTS["dev"]["corrections"]}
+    dev = {c["older"] for part in PARTS[:-1] for c in SUBJECTS[part]["corrections"]}
     if dev & {c["older"] for c in SUBJECTS["blind"]["corrections"]}:
         sys.exit("invalid data set: the blind part repeats a dev note")
 
@@ -381,25 +384,26 @@ def _without_newer() -> None:
     status._with_newer = lambda rag, answer, inactive, book: answer  # type: ignore[assignment]  # the baseline, measured
 
 
-def truth_tables(verbose: bool) -> None:
+def truth_tables(verbose: bool, parts: tuple[str, ...] = PARTS, baseline: bool = True) -> None:
     print("\n== 5. recall tells the current truth: bench/data/truth_subjects.json (issue 40), probes worded like "
           "the older note")
     print(f"   goals: 0 only-older injections; newer above older >= {GOAL_NEWER_FIRST:.0%}; conflict flagged >= "
           f"{GOAL_FLAGGED:.0%}; restated copies flagged as a conflict <= {GOAL_COPY_FLAGS:.0%}; siblings offered "
           f"for supersession <= {GOAL_SIBLING_CANDIDATES:.0%}")
-    print(f"   {'part':5s} {'mode':12s} | newer above older | conflict flagged | only the older injected | "
+    print(f"   {'part':13s} {'mode':12s} | newer above older | conflict flagged | only the older injected | "
           f"nothing injected | copies flagged | siblings offered")
     from mnemara.memory import status
 
     with_newer = status._with_newer
-    for part in ("dev", "blind"):
-        for label, baseline in (("local", False), ("keyword-only", False), ("local", True), ("keyword-only", True)):
-            t = truth_table(part, label, baseline)
+    runs = (("local", False), ("keyword-only", False)) + ((("local", True), ("keyword-only", True)) if baseline else ())
+    for part in parts:
+        for label, without_newer in runs:
+            t = truth_table(part, label, without_newer)
             status._with_newer = with_newer  # restored after a baseline
             n = t["n"]
             tag = f"{part}, {label}"
-            if baseline:
-                print(f"   {part:5s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {'baseline':8s}" for a, b in (
+            if without_newer:
+                print(f"   {part:13s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {'baseline':8s}" for a, b in (
                     (len(t["newer_first"]), n), (len(t["flagged"]), n), (len(t["only_older"]), n),
                     (len(t["nothing"]), n), (len(t["copy_flags"]), t["copies"]),
                     (len(t["sibling_candidates"]), t["siblings"]))) + "  <- without the newer-note lookup, same run")
@@ -414,7 +418,7 @@ def truth_tables(verbose: bool) -> None:
                 (len(t["sibling_candidates"]), t["siblings"],
                  goal(len(t["sibling_candidates"]) <= GOAL_SIBLING_CANDIDATES * t["siblings"], f"siblings offered ({tag})")),
             ]
-            print(f"   {part:5s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {g:8s}" for a, b, g in cells))
+            print(f"   {part:13s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {g:8s}" for a, b, g in cells))
             if verbose:
                 for line in t["misses"]:
                     print(f"      miss {line}")
@@ -432,6 +436,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("all", "subjects", "issue31", "scale"), default="all",
                         help="subjects: only section 5 (issue 40's set); issue31: only sections 1-4; scale: only 4")
     parser.add_argument("--verbose", action="store_true", help="list every miss of section 5")
+    parser.add_argument("--part", choices=("all", *PARTS), default="all", help="section 5 on one part only")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="section 5 without the rows measured with the newer-note lookup switched off")
     args = parser.parse_args()
     validate()
     validate_subjects()
@@ -450,7 +457,7 @@ def main() -> None:
                 replays(label, embedder)
                 recalls(label)
         if args.only in ("all", "subjects"):
-            truth_tables(args.verbose)
+            truth_tables(args.verbose, PARTS if args.part == "all" else (args.part,), not args.no_baseline)
     if not args.skip_scale and args.only != "subjects":
         write_latency(args.notes, args.writes)
     if MISSES:

@@ -21,7 +21,7 @@ from mnemara.core.fsutil import check_sqlite_files, touch_private
 from mnemara.memory.notes import Atom, day_files, parse_file
 
 INDEX_FILE = ".note_index.sqlite"
-SCHEMA_VERSION = 3  # 3: words hold subject_words (aliases too)
+SCHEMA_VERSION = 4  # 3: words hold subject_words (aliases too); 4: the "lead" alias
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS notes (rowid INTEGER PRIMARY KEY, file TEXT, offset INTEGER, end_ INTEGER,

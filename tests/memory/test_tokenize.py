@@ -49,3 +49,20 @@ def test_an_index_of_another_tokenizer_version_is_rebuilt_from_the_files(tmp_pat
     hits = fresh.query("paintings of sunrises")["hits"]
     assert hits and "sunrise" in hits[0]["text"]
     assert json.loads(manifest_path.read_text())["tokenizer"] == VERSION
+
+
+def test_a_short_form_also_gives_the_word_it_stands_for() -> None:
+    """Round 2 of issue 40: "Primary DB" was a search miss for "the primary database"."""
+    assert tokens("Primary DB is pg-main-01")[:3] == ["primari", "db", "databas"]
+    assert set(tokens("the prod env config repo")) >= {"product", "environ", "configur", "repositori"}
+    assert "databas" in tokens("DBs") and tokens("dev auth ops") == ["dev", "auth", "op"]  # several words each: as written
+
+
+def test_a_note_written_with_a_short_form_is_found_by_the_word(tmp_path: Path) -> None:
+    from mnemara.memory.notes import append_note
+    from mnemara.memory.search.rag import RagIndex
+
+    append_note(tmp_path / "memory", "Primary DB is pg-main-01 with 64 GB RAM.", "fact")
+    append_note(tmp_path / "memory", "The staging cluster has 3 nodes.", "fact")
+    hits = RagIndex(tmp_path).query("What is the primary database?", k=1)["hits"]
+    assert hits and hits[0]["text"].startswith("Primary DB")

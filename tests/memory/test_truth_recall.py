@@ -125,8 +125,8 @@ def test_memory_search_cli_marks_older_and_newer_with_dates(cli) -> None:
     assert out.returncode == 0, out.stderr
     assert f"NEWER than {ids[older]}" in out.stdout and f"a newer note on the same subject is {ids[newer]}" in out.stdout
     hits = json.loads(cli("memory", "search", "-i", "cl", probe, "-k", "1", "--json").stdout)["hits"]
-    # the ranked hit keeps its place; the newer note the ranking missed comes right after it
-    assert [h["text"] for h in hits] == [older, newer] and hits[1]["added_as"].endswith(ids[older])
+    # the newer note the ranking missed comes first, the ranked older note right after it (round 2 of issue 40)
+    assert [h["text"] for h in hits] == [newer, older] and hits[0]["added_as"].endswith(ids[older])
 
 
 # -- same subject ---------------------------------------------------------------------------------
@@ -153,8 +153,31 @@ def test_siblings_stay_other_subjects(older: str, newer: str) -> None:
 
 
 def test_a_change_word_is_no_subject_swap_but_a_sibling_without_one_stays_a_sibling() -> None:
-    assert different_subject("The primary DB is pg-main-01 with 64 GB.", "The primary DB is pg-main-02 with 128 GB.")
+    assert different_subject("pg-main-01 has 64 GB.", "pg-main-02 has 128 GB.")
+    assert not different_subject("pg-main-01 has 64 GB.", "pg-main-01 now has 128 GB, and pg-main-02 too.")
     assert not different_subject("The primary DB is pg-main-01 with 64 GB.", "The primary DB is now pg-main-02 with 128 GB.")
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("The primary DB is pg-main-01 with 64 GB.", "The primary DB is pg-main-02 with 128 GB."),
+    ("The build image is node-18, rebuilt on Monday.", "Build image is node-20 and it rebuilds on Friday."),
+    ("Our CI runner pool is pool-a with 4 hosts.", "Our CI runner pool is pool-c with 9 hosts."),
+])
+def test_a_new_value_of_one_subject_is_a_correction_not_a_sibling(older: str, newer: str) -> None:
+    """Round 2 of issue 40: every difference comes after every content word the notes share ("the
+    primary DB is ..."), so they give their one subject other values, without a change word too."""
+    assert not different_subject(older, newer) and relate(older, newer).kind == CONFLICT, relate(older, newer)
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("Level 1 incidents are acknowledged within 5 minutes.", "Level 2 incidents are acknowledged within 30 minutes."),
+    ("Zone 3 sensors report every 10 s.", "Zone 4 sensors report every 60 s."),
+    ("rack-07 holds 12 servers.", "rack-09 holds 20 servers."),
+])
+def test_a_label_or_a_leading_name_is_another_subject(older: str, newer: str) -> None:
+    """A number that labels a thing ("Level 1 incidents") or an identifier before every shared word is what
+    the notes are about: two subjects, never a supersession candidate."""
+    assert different_subject(older, newer) and relate(older, newer).kind == DISTINCT, relate(older, newer)
 
 
 @pytest.mark.parametrize(("older", "newer"), [
@@ -210,3 +233,53 @@ def test_units_and_date_formats_are_compared_as_amounts_and_days(older: str, new
 def test_the_change_word_rule_reads_statements_of_fact_not_chat_turns() -> None:
     assert may_conflict("Standup is at 9:30 every morning.", "We moved the daily standup to 10:15.")
     assert not may_conflict("Caroline: I went to the support group yesterday.", "Caroline: I'm now painting a lot more.")
+
+
+# -- round 2: dated changes, other words for who leads, values are no subject, newer first ----------------
+@pytest.mark.parametrize(("older", "newer"), [
+    ("The platform team is led by Ilse.", "Since April, Bram heads the platform team."),
+    ("Le support est assuré par Chloé.", "Depuis mars, le support est assuré par Hugo."),
+    ("Die Buchhaltung macht Frau Roth.", "Seit Juli macht die Buchhaltung Herr Weiß."),
+    ("The release manager is Sam.", "As of 2026 the release manager is Noor."),
+])
+def test_a_change_dated_since_or_as_of_is_a_correction_of_one_subject(older: str, newer: str) -> None:
+    assert may_conflict(older, newer) and relate(older, newer).kind == CONFLICT, relate(older, newer)
+
+
+@pytest.mark.parametrize("text", ["Since the cache is cold, the first query is slow.", "The shop is open from 9 to 5.",
+                                  "Heads up: the printer jams."])
+def test_since_giving_a_reason_or_a_range_is_no_change(text: str) -> None:
+    from mnemara.memory.search.subject import says_changed
+
+    assert not says_changed(text)
+
+
+def test_who_leads_is_one_subject_however_it_is_said() -> None:
+    from mnemara.memory.search.similarity import claim_of
+
+    subjects = [claim_of(t).subject for t in ("Ilse leads the platform team.", "The platform team is led by Ilse.",
+                                               "Ilse heads the platform team.", "Ilse is in charge of the platform team.")]
+    assert all(s == subjects[0] for s in subjects) and "lead" in subjects[0], subjects
+    assert "lead" not in claim_of("Heads up: the platform team moved.").subject
+
+
+def test_days_months_and_numbered_identifiers_are_values_not_the_subject() -> None:
+    from mnemara.memory.search.similarity import claim_of
+
+    assert claim_of("The nightly export runs on Friday in bucket logs-eu-3.").subject == {"export", "run", "bucket"}
+    assert not may_conflict("The EU bucket is logs-eu-1.", "We cut the Splunk log retention to 7 days.")
+
+
+def test_a_newer_statement_the_ranking_missed_goes_first_but_a_newer_chat_turn_goes_last() -> None:
+    from mnemara.memory.search.newer import attach_newer
+
+    def hit(ident: str, text: str, day: int) -> dict[str, object]:
+        return {"id": ident, "kind": "memory", "text": text, "created_at": f"2026-03-{day:02d}T09:00:00+00:00"}
+
+    older, other = hit("a", "My manager is Greg.", 1), hit("b", "The staging port is 8443.", 2)
+    newer = hit("c", "After the reorg I report to Fatima.", 9)
+    texts = [h["text"] for h in attach_newer([older, other], lambda hits: {"a": [newer]})]
+    assert texts == [newer["text"], older["text"], other["text"]]
+    chat_old, chat_new = hit("d", "Mel: my manager is Greg.", 1), hit("e", "Mel: my manager is now Fatima.", 9)
+    texts = [h["text"] for h in attach_newer([chat_old, other], lambda hits: {"d": [chat_new]})]
+    assert texts == [chat_old["text"], other["text"], chat_new["text"]]

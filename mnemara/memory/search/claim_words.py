@@ -126,8 +126,15 @@ def without_filler(text: str) -> str:
 
 
 # other words for one subject: "I report to Fatima" names my manager (measured on the dev set of
-# bench/data/truth_subjects.json: the one correction no shared word and no embedder could find)
-SUBJECT_ALIASES = ((re.compile(r"\breports?(?:ing)?\s+(?:directly\s+)?to\b|\bmy\s+boss\b|\bsupervisor\b", re.I), "manager"),)
+# bench/data/truth_subjects.json: the one correction no shared word and no embedder could find), "Dana
+# heads mobile" names who leads it (its old blind part, round 2)
+SUBJECT_ALIASES = (
+    (re.compile(r"\breports?(?:ing)?\s+(?:directly\s+)?to\b|\bmy\s+boss\b|\bsupervisor\b", re.I), "manager"),
+    # who leads a team, said four ways: "Kenji leads mobile", "is led by", "Dana heads mobile", "head of" (not
+    # the lead-in "heads up")
+    (re.compile(r"\b(?:is\s+|are\s+)?(?:led|headed)\s+by\b|\bheads?\b(?![\s-]+up\b)|\bheading\b(?![\s-]+up\b)|"
+                r"\bin\s+charge\s+of\b", re.I), "lead"),
+)
 
 
 def with_aliases(text: str) -> str:
@@ -137,6 +144,40 @@ def with_aliases(text: str) -> str:
     return text
 
 
-NON_SUBJECT = frozenset(CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | {stem(w) for w in CHANGE_WORDS | FOREIGN_FUNCTION_WORDS})
+# the words that date a change (see SINCE_RE): no subject of their own either
+SINCE_WORDS = frozenset("since starting effective seit depuis desde dal dalla dai dalle partir".split())
+NON_SUBJECT = frozenset(CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS
+                        | {stem(w) for w in CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS})
 # names listed together ("Alice and Bob", "Sara, Ken and Ola", "Ana, Luis y Marta"): their order says nothing
 LIST_RE = re.compile(r"\b[A-Z][\w-]*(?:\s*,\s*[A-Z][\w-]*)*,?\s+(?:and|&|et|und|y|e|or|ou|oder|o)\s+[A-Z][\w-]*")
+
+# the days of the week and the months in English, French, German, Spanish, Italian and Portuguese: when a thing
+# happens is a value of its subject, not the subject ("The release branch is release-4.2, frozen on Friday" and
+# "... release-4.3, it freezes on Tuesday" are about one branch), so the subject match leaves them out
+CALENDAR_WORDS = frozenset("""
+monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays
+sundays january february march april may june july august september october november december
+lundi mardi mercredi jeudi vendredi samedi dimanche janvier février fevrier mars avril mai juin juillet août aout
+septembre octobre novembre décembre decembre
+montag dienstag mittwoch donnerstag freitag samstag sonntag montags dienstags mittwochs donnerstags freitags
+januar februar märz april juni juli oktober dezember
+lunes martes miércoles miercoles jueves viernes sábado sabado domingo enero febrero marzo abril mayo junio julio
+agosto septiembre octubre noviembre diciembre
+lunedì martedì mercoledì giovedì venerdì sabato domenica gennaio febbraio aprile maggio giugno luglio
+settembre ottobre dicembre
+segunda terça quarta quinta sexta janeiro fevereiro março maio junho julho setembro outubro novembro dezembro
+""".split())
+CALENDAR_STEMS = frozenset(CALENDAR_WORDS | {stem(w) for w in CALENDAR_WORDS})
+
+# a change dated by when it took effect: "Since March, Dana heads mobile", "As of June ...", "seit Mai", "depuis
+# janvier": "as of" and "seit" always date a state; "since", "starting", "effective", "depuis", "desde", "dal" only
+# before a time (a day or month, a number, "last"/"this"/"next"...: "since the cache is cold" gives a reason)
+_TIME = r"(?:" + "|".join(sorted(map(re.escape, CALENDAR_WORDS), key=len, reverse=True)) + \
+    r"|\d|last|this|next|today|yesterday|early|mid|late|q[1-4]\b|dernier|derni\u00e8re|letzte[nm]?|el\s+pasado)"
+SINCE_RE = re.compile(r"\b(?:as\s+of|seit)\b|\b(?:since|starting(?:\s+(?:from|in|on))?|effective|depuis|desde|"
+                      r"a\s+partir\s+de|\u00e0\s+partir\s+de|dal(?:la|l')?|dai|dalle|ab)\s+" + _TIME, re.I)
+
+# a turn of a conversation ("Caroline: I'm now ..."): the change-word rule reads statements of fact, not
+# chat. Measured on LoCoMo held-out conversations 5 and 8 (one run each): with the rule on chat turns
+# hit@5 fell from 0.667 / 0.634 to 0.545 / 0.549; not counting the shared speaker, 0.634 / 0.608.
+SPEAKER_RE = re.compile(r"^\s*[^\W\d_][\w.-]*:\s")

@@ -10,9 +10,13 @@ the claim guard calls a conflict (:func:`mnemara.memory.search.similarity.relate
 pre-filter :func:`~mnemara.memory.search.similarity.may_conflict` is the one every conflict
 goes through), and
 
-* adds each one the answer lacks after the ranked hits (``added_as``), newest first: never in a
-  ranked note's place (put right beside the older note, such notes pushed the ranked ones down:
-  LoCoMo held-out hit@5 fell from 0.688 to 0.385, chat turns having many a newer turn on a subject);
+* adds each one the answer lacks (``added_as``), newest first, right before the note it is newer
+  than: a statement of fact is read newest first ("Who is my manager?" finds "My manager is Greg"
+  first and the note it missed, "After the reorg I report to Fatima", takes its place, Greg's note
+  right after it). A turn of a chat (:data:`~mnemara.memory.search.similarity.SPEAKER_RE`) is no
+  statement a later turn corrects: a newer turn goes after every ranked hit, never in a ranked
+  note's place (put beside the older turn, such turns pushed the ranked ones down: LoCoMo held-out
+  hit@5 fell from 0.688 to 0.385, chat turns having many a newer turn on a subject);
 * orders every group of ranked hits so joined newest first in the slots it holds (a chain
   A -> B -> C found by the ranking reads C, B, A);
 * marks the older note ``newer_notes`` (id, date, why) and each newer one ``newer_than`` (id,
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, TypedDict
 
-from mnemara.memory.search.similarity import CONFLICT, connected_components, hit_moment, may_conflict, relate
+from mnemara.memory.search.similarity import CONFLICT, SPEAKER_RE, connected_components, hit_moment, may_conflict, relate
 
 CHAIN_DEPTH = 3  # rounds of lookup: the newer note of a newer note (A -> B -> C) is found too
 LOOKUP = 12  # candidates per hit and channel
@@ -49,7 +53,8 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
                  distinct: Callable[[str, str], bool] = lambda _a, _b: False) -> list[Hit]:
     """``hits`` with the newer notes on each note hit's subject added, marked and ordered newest first."""
     out = list(hits)
-    tail: list[Hit] = []  # the newer notes the ranking did not return: after every ranked hit
+    tail: list[Hit] = []  # the newer chat turns the ranking did not return: after every ranked hit
+    before: list[Hit] = []  # the newer statements the ranking did not return: before their group's best
     by_id: dict[str, Hit] = {h["id"]: h for h in out if h.get("id")}
     edges: list[tuple[str, str, tuple[str, ...]]] = []  # (older id, newer id, why)
     linked: set[tuple[str, str]] = set()
@@ -78,12 +83,34 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
                     cand = dict(cand, channels=cand.get("channels", {}), added_as=f"newer note on the subject of {older['id']}")
                     by_id[cid] = cand
                     added.append(cand)
-                    tail.append(cand)
+                    (tail if SPEAKER_RE.match(a) or SPEAKER_RE.match(b) else before).append(cand)
         todo = added
     if edges:
         _mark(by_id, edges)
         out = _newest_first(out, edges)
+    if before:
+        out = _before_their_group(out, before, edges)
     return out + sorted(tail, key=hit_moment, reverse=True)
+
+
+def _before_their_group(out: list[Hit], added: list[Hit], edges: list[tuple[str, str, tuple[str, ...]]]) -> list[Hit]:
+    """``out`` with each added note in its older/newer group, the group newest first: the group's
+    first ranked slot takes its newest notes (one more per added note), its other slots the rest."""
+    ids = [h.get("id") for h in out] + [c["id"] for c in added]
+    index = {ident: n for n, ident in enumerate(ids)}
+    pool = out + added
+    groups = connected_components(len(ids), [(index[a], index[b]) for a, b, _ in edges if a in index and b in index])
+    slots: dict[int, list[Hit]] = {n: [h] for n, h in enumerate(out)}
+    for members in groups:
+        ranked = [i for i in members if i < len(out)]
+        extra = [i for i in members if i >= len(out)]
+        if not ranked or not extra:
+            continue
+        newest = sorted((pool[i] for i in members), key=hit_moment, reverse=True)
+        slots[ranked[0]] = newest[:len(extra) + 1]
+        for place, hit in zip(ranked[1:], newest[len(extra) + 1:]):
+            slots[place] = [hit]
+    return [h for n in range(len(out)) for h in slots[n]]
 
 
 def _is_note(hit: Hit) -> bool:

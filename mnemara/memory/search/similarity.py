@@ -39,9 +39,10 @@ from typing import Any, Iterable, Sequence
 
 # the tokenizer lives in its own module (mnemara.memory.search.tokenize); re-exported for its callers
 # the vocabulary of a claim lives below this module, where .exact and .subject read it too
-from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CLAIM_STEMS, CLAIM_STOPWORDS, CLAIM_WORDS
+from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_STEMS, CLAIM_STEMS, CLAIM_STOPWORDS, CLAIM_WORDS
 from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, MARKS_RE, NEGATIONS, NUMBER_WORDS, POLES
 from mnemara.memory.search.claim_words import LIST_RE, NON_SUBJECT, RETIRED, UNITS, with_aliases, without_filler
+from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
 from mnemara.memory.search.claim_words import strip_marks as strip_marks
 from mnemara.memory.search.exact import is_exact_copy
 from mnemara.memory.search.subject import different_subject, says_changed
@@ -180,6 +181,7 @@ class Claim:
     bare_units: frozenset[str] = field(default_factory=frozenset)  # "daily", "in seconds": units with no number
     function: frozenset[str] = field(default_factory=frozenset)  # CLAIM_STOPWORDS present
     lists: tuple[frozenset[str], ...] = ()  # entity keys listed together ("Alice and Bob"): order free
+    subject: frozenset[str] = field(default_factory=frozenset)  # the topic less its values: see subject_of
 
 
 def _value(raw: str) -> str:
@@ -273,7 +275,29 @@ def claim_of(text: str) -> Claim:
     return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
                  retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),
                  frozenset(bare_units), frozenset(w for w in words if w in CLAIM_STOPWORDS),
-                 tuple(group for group in lists if len(group) >= 2))
+                 tuple(group for group in lists if len(group) >= 2),
+                 topic if SPEAKER_RE.match(text) else subject_of(topic, text))
+
+
+SERIAL_RE = re.compile(r"[^\W\d_]+\d+")  # the joined form of an identifier with a number: "node18", "inc4432"
+NUMBERED_ID_RE = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)+")  # "logs-us-2", "pg-main-01" (with a digit: see below)
+
+
+def subject_of(topic: frozenset[str], text: str = "") -> frozenset[str]:
+    """What a note is about, for matching one subject across notes: its topic without the values it gives
+    that subject: days and months (:data:`CALENDAR_STEMS`), the joined forms of numbered identifiers
+    ("node-18" leaves "node18": its word stays, its number is compared by the claim guard), and the words
+    found only inside a numbered identifier of ``text`` ("logs-us-2" names a bucket, it is no note about
+    logs). "The build image is node-18, rebuilt on Monday" and "Build image is node-20 and it rebuilds on
+    Friday" share most of it. A turn of a chat (:data:`SPEAKER_RE`) keeps its whole topic: "Caroline: The
+    support group meets every Tuesday" is no new value of the turn about the group she went to yesterday."""
+    inside: set[str] = set()
+    if text:
+        ids = [m.group(0) for m in NUMBERED_ID_RE.finditer(text) if any(c.isdigit() for c in m.group(0))]
+        if ids:
+            rest = NUMBERED_ID_RE.sub(" ", text)
+            inside = {t for i in ids for t in tokens(i)} - set(tokens(rest))
+    return frozenset(t for t in topic if t not in CALENDAR_STEMS and not SERIAL_RE.fullmatch(t) and t not in inside)
 
 
 def _subject_tokens(text: str) -> tuple[str, ...]:
@@ -450,7 +474,7 @@ def same_topic(a: str, b: str, min_overlap: float = 0.6) -> bool:
     long note naming the same people, yet is not about what that note says: without the second
     test recall took such pairs for conflicts and put the newer line in the better slot (measured
     on LoCoMo conversations 0-4: hit@5 0.655 with it, 0.680 without; the truth bench unchanged)."""
-    ta, tb = claim_of(a).topic, claim_of(b).topic
+    ta, tb = claim_of(a).subject, claim_of(b).subject
     if not ta or not tb:
         return False
     shared = len(ta & tb)
@@ -513,7 +537,8 @@ def may_conflict(a: str, b: str) -> bool:
 
     * :func:`same_topic` (most content words shared) or :func:`_one_word_swapped`;
     * one note words a change ("now", "no longer", "moved to", "est passé à", "jetzt", "ya no")
-      and they share at least :data:`CHANGED_SHARE` of the smaller topic: "Standup is at 9:30
+      and they share at least :data:`CHANGED_SHARE` of the smaller subject (:func:`subject_of`:
+      "The US bucket is logs-us-2" shares no word with "We cut the Datadog log retention"): "Standup is at 9:30
       every morning" / "We moved the daily standup to 10:15" (not for turns of a chat,
       :data:`SPEAKER_RE`).
 
@@ -523,17 +548,13 @@ def may_conflict(a: str, b: str) -> bool:
     """
     if same_topic(a, b) or _one_word_swapped(a, b):
         return True
-    ta, tb = claim_of(a).topic, claim_of(b).topic
+    ta, tb = claim_of(a).subject, claim_of(b).subject
     shared = len(ta & tb)
     if not shared or SPEAKER_RE.match(a) or SPEAKER_RE.match(b):
         return False
     return (says_changed(a) or says_changed(b)) and shared / min(len(ta), len(tb)) >= CHANGED_SHARE
 
 
-# a turn of a conversation ("Caroline: I'm now ..."): the change-word rule reads statements of fact, not
-# chat. Measured on LoCoMo held-out conversations 5 and 8 (one run each): with the rule on chat turns
-# hit@5 fell from 0.667 / 0.634 to 0.545 / 0.549; not counting the shared speaker, 0.634 / 0.608.
-SPEAKER_RE = re.compile(r"^\s*[^\W\d_][\w.-]*:\s")
 
 
 def _one_word_swapped(a: str, b: str) -> bool:

@@ -10,17 +10,19 @@ The test is about *where* two notes differ. Their words are aligned (identifiers
 paths and numbers stay whole tokens); each stretch where they differ is a
 *place*. A correction changes one thing: one place (a value, a word, a name, a
 connective), or the same words in another order. Two notes differ in subject
-when they differ in at least two places and at least one of them swaps a name
-or content word for another (``checkout``/``billing``, ``Alice``/``Bob``,
-``db-accounts``/``db-sessions``). Such a pair is *distinct*: both notes stand,
-nothing is flagged or proposed.
+when they differ in at least two places and at least one of them swaps what they
+are about: a name or content word for another (``checkout``/``billing``, ``Alice``/``Bob``,
+``db-accounts``/``db-sessions``), or a number that labels a thing ("Tier 1 support"),
+with a content word both share after it, or none before it (round 2 of issue 40: a swap after every shared
+content word is the *value* of one subject: "The primary DB is pg-main-01 ..." / "The
+primary DB is pg-main-02 ..."). Such a pair is *distinct*: both notes stand, nothing is
+flagged or proposed.
 
 One exception, because it is how corrections are worded (issue 40): a note that
 says the fact changed ("now", "no longer", "moved to", "switched", "est passé à",
 "jetzt", "ya no": :data:`CHANGE_WORDS`) is never "another subject" of the note it
-changes. (Identifiers that differ only in their digits stay names: "note 9 mentions
-otter9" / "note 11 mentions otter11" are two subjects, and so are "pg-main-01" /
-"pg-main-02" unless the newer says it changed.)
+changes. ("note 9 mentions otter9" / "note 11 mentions otter11" are two subjects: "note 9" is
+a label.)
 """
 from __future__ import annotations
 
@@ -28,10 +30,16 @@ import difflib
 import re
 import unicodedata
 from collections import Counter
+from typing import Sequence
 
-from mnemara.memory.search.claim_words import CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, UNITS, without_filler
+from mnemara.memory.search.claim_words import CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, SINCE_RE, SPEAKER_RE, UNITS
+from mnemara.memory.search.claim_words import without_filler
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
+# linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
+# what it is about ("The staging port is 8443"), what it says after one is what it says of it
+COPULAS = frozenset("""is are was were has have had est sont était a ont ist sind war hat haben es son está están
+tiene è sono ha hanno é são tem""".split())
 TOKEN_RE = re.compile(r"[^\s,;()\[\]{}\"“”‘’«»`*]+")
 EDGE = ".:!?'"
 
@@ -63,13 +71,16 @@ def different_subject(a: str, b: str) -> str:
     wa, wb = words(a), words(b)
     if Counter(wa) == Counter(wb):
         return ""  # the same words in another order: a correction of the order
-    if says_changed(a) or says_changed(b):
+    chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
+    if says_changed(a, dated=not chat) or says_changed(b, dated=not chat):
         return ""  # "is now", "moved to", "est passé à": the same subject, changed
-    places = [(wa[i1:i2], wb[j1:j2]) for op, i1, i2, j1, j2 in
-              difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes() if op != "equal"]
+    ops = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes()
+    places = [(n, wa[i1:i2], wb[j1:j2]) for n, (op, i1, i2, j1, j2) in enumerate(ops) if op != "equal"]
     if len(places) < 2:
         return ""
-    swapped = [(x, y) for x, y in places if any(map(_is_name, x)) and any(map(_is_name, y))]
+    # a turn of a chat is no statement of a subject and its value: any swap of names makes two subjects
+    swapped = [(x, y) for n, x, y in places if (any(map(_is_name, x)) and any(map(_is_name, y)) if chat
+                                                 else _names_the_subject(n, x, y, ops, wa))]
     if not swapped:
         return ""
     x, y = swapped[0]
@@ -77,8 +88,44 @@ def different_subject(a: str, b: str) -> str:
            f"{'s' if len(places) > 2 else ''})"
 
 
-def says_changed(text: str) -> bool:
+def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[str, int, int, int, int]],
+                       wa: list[str]) -> bool:
+    """Whether the place ``n`` of the alignment ``ops`` (``x`` in one note, ``y`` in the other) swaps
+    what the notes are *about*. When both notes share a linking verb (:data:`COPULAS`: "is", "has",
+    "est", "ist", "è"...), what comes before it is what they are about: a swap there ("The staging
+    port is" / "The prod port is") names another subject, one after it ("... is pool-a with 4
+    hosts" / "... is pool-c with 9 hosts") is another value. Without one: a name or content word for another ("staging" / "prod"), or a number
+    that labels a thing ("Tier 1 support" / "Tier 2 support": a number between two content words),
+    with a content word both notes share after it ("... port is", "... support answers") or none
+    before it ("pg-main-01 has 64 GB" / "pg-main-02 has 128 GB"). A swap after every shared content
+    word is the value the notes give their one subject: "The release
+    branch is release-4.2, frozen on Friday" / "Release branch is release-4.3 and it freezes on
+    Tuesday", "The primary DB is pg-main-01" / "... pg-main-02" correct one another."""
+    _op, i1, i2, _j1, _j2 = ops[n]
+    verb = next((op_i for op_i, (op, a1, a2, _b1, _b2) in enumerate(ops)
+                 if op == "equal" and any(t in COPULAS for t in wa[a1:a2])), None)
+    if verb is not None and verb != n:
+        return n < verb and (any(map(_is_name, x)) and any(map(_is_name, y)) or _labels(x, y, i1, i2, wa))
+    if not (_labels(x, y, i1, i2, wa) or (any(map(_is_name, x)) and any(map(_is_name, y)))):
+        return False
+    def shared(stretch: Sequence[tuple[str, int, int, int, int]]) -> bool:
+        return any(op == "equal" and any(map(_is_name, wa[a1:a2])) for op, a1, a2, _b1, _b2 in stretch)
+
+    return shared(ops[n + 1:]) or not shared(ops[:n])
+
+
+def _labels(x: list[str], y: list[str], i1: int, i2: int, wa: list[str]) -> bool:
+    """Whether ``x``/``y`` (at ``wa[i1:i2]``) are numbers that label a thing: between two content words."""
+    return bool(x and y) and all(t.isdigit() for t in x + y) and 0 < i1 and _is_name(wa[i1 - 1]) \
+        and i2 < len(wa) and _is_name(wa[i2])
+
+
+def says_changed(text: str, dated: bool = True) -> bool:
     """Whether ``text`` words a change ("is now", "no longer", "moved to", "jetzt", "ya no"): one of
-    :data:`CHANGE_WORDS`, as written (case-folded, not stemmed: "moved" counts, "removed" does not)."""
-    return any(w in CHANGE_WORDS for w in re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", text).casefold()))
+    :data:`CHANGE_WORDS`, as written (case-folded, not stemmed: "moved" counts, "removed" does not), or
+    dates when it took effect ("Since March", "As of June", "seit Mai": :data:`SINCE_RE`; not with
+    ``dated=False``, as for the turns of a chat, where "since Friday" says how long, not what changed)."""
+    text = unicodedata.normalize("NFKC", text)
+    return any(w in CHANGE_WORDS for w in re.findall(r"[^\W\d_]+", text.casefold())) \
+        or dated and bool(SINCE_RE.search(text))
 

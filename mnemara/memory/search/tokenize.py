@@ -4,7 +4,8 @@ dedupe and the claim guard, so "what matched" means the same thing everywhere.
 :func:`tokens` lower-cases (NFKC, casefold), splits text into runs of letters and digits, drops
 English stop words, stems with the Snowball English stemmer (PyStemmer: ``renews``, ``renewed``,
 ``renewal`` -> ``renew``) and spells identifiers every way a person types them (``INC-4432``,
-``INC 4432`` and ``inc4432`` all give ``inc``, ``4432`` and ``inc4432``).
+``INC 4432`` and ``inc4432`` all give ``inc``, ``4432`` and ``inc4432``), and gives a short form's word
+too (``DB`` gives ``db`` and ``databas``: :data:`ABBREVIATIONS`).
 
 :func:`query_tokens` is the same for a question, less the words that only make it a question
 (``what``, ``kind``, ``tell``): names, numbers and every content word stay.
@@ -23,7 +24,8 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-VERSION = 3  # 1: the suffix stripper of Mnemara <= 0.x; 2: Snowball English; 3: bigrams for scripts without spaces
+VERSION = 4  # 1: the suffix stripper of Mnemara <= 0.x; 2: Snowball English; 3: bigrams for scripts without spaces;
+# 4: short forms also give the word they stand for (ABBREVIATIONS)
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between
@@ -37,6 +39,12 @@ with would you your yours also s t ll ve re d m
 QUESTION_WORDS = frozenset("""
 whose kind kinds sort type types tell know remember recall mention mentioned please anything something
 """.split())
+
+# short forms a person types for a word: a token of one also gives the word's token, so "Primary DB" and
+# "the primary database" meet. Only short forms that stand for one word ("dev", "auth", "ops" stand for several).
+ABBREVIATIONS = {"db": "database", "dbs": "databases", "prod": "production", "env": "environment",
+                 "envs": "environments", "repo": "repository", "repos": "repositories", "config": "configuration",
+                 "configs": "configurations", "infra": "infrastructure", "perf": "performance"}
 
 RUN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 # scripts written without spaces between words (Han, kana, Hangul, Thai, Lao, Myanmar, Khmer): a run of them
@@ -91,6 +99,8 @@ def tokens(text: str, keep_stopwords: bool = False) -> list[str]:
         elif keep_stopwords or run not in STOPWORDS:
             if len(run) > 1 or keep_stopwords:
                 out.append(stem(run))
+                if run in ABBREVIATIONS:
+                    out.append(stem(ABBREVIATIONS[run]))
         if n and run.isdigit() and len(run) >= 2:
             prev, _pstart, pend = runs[n - 1]
             gap = text[pend:start]
