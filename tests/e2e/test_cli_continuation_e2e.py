@@ -17,7 +17,7 @@ from mnemara.core import events as ev
 from mnemara.core.config import update_config
 from mnemara.core.debuglog import read_events
 from mnemara.testing.prompt_cache import prompt_blocks
-from mnemara.testing.scripted_api import RecordedRequest, Reply, reply, tool_use
+from mnemara.testing.scripted_api import RecordedRequest, Reply, http_error, reply, tool_use
 from tests.e2e.test_engine_e2e import _slow_turn_seen_streaming
 
 pytestmark = pytest.mark.e2e
@@ -144,3 +144,13 @@ def test_a_stopped_turn_is_never_continued(scripted_api, session_factory):
     _continued(continued, "two", 3)
     _rebuilt(after, "after the stop", [1, 2, 3, 4, 5, 6])  # the stopped turn's message and partial answer as rows
     assert 'interrupted="true"' in after.messages[0]["content"][-3]["text"]
+
+
+def test_a_failed_turn_is_never_continued(scripted_api, session_factory):
+    session = session_factory("failed")
+    _turn(scripted_api, session, "one")
+    _continued(_turn(scripted_api, session, "two"), "two", 3)
+    scripted_api.push(http_error(500, "overloaded for a moment"))
+    failed = session.turn("three")
+    assert not failed.ok
+    _rebuilt(_turn(scripted_api, session, "four"), "four", [1, 2, 3, 4, 5])  # "three" is a row now, unanswered
