@@ -1,6 +1,6 @@
 """Turn overhead: Mnemara against Mnemara 0.18 and the bare SDK, whole processes and in-process (issues 3, 19, 30).
 
-Run: python bench/bench_turn_overhead.py --baseline-python PATH [--turns 10] [--rounds 3] [--no-check]
+Run: python bench/bench_turn_overhead.py --baseline-python PATH [--turns 10] [--rounds 3] [--rebuild] [--no-check]
 (PATH: the python of a venv holding mnemara==0.18.0, see bench/baseline018.py; or $MNEMARA_BASELINE_PYTHON)
 
 Every variant talks to the same scripted Messages API on 127.0.0.1
@@ -215,6 +215,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline-python", help="python of a venv with mnemara==0.18.0 (or $MNEMARA_BASELINE_PYTHON)")
     parser.add_argument("--no-in-process", action="store_true", help="whole processes only")
+    parser.add_argument("--rebuild", action="store_true", help="also run mnemara with cli_conversation rebuild "
+                        "(every turn a fresh conversation), interleaved, and report continue / rebuild per turn")
     parser.add_argument("--no-check", action="store_true", help="print the figures, never fail on a goal")
     args = parser.parse_args()
     if args.turns < 2 or args.rounds < 1:
@@ -232,7 +234,8 @@ def main() -> int:
     byte_compile_checkout()
     print("this checkout's mnemara is byte-compiled first, as an installed package is")
 
-    whole = [Variant("mnemara"), Variant("bare SDK")] + ([Variant("0.18")] if baseline else [])
+    whole = [Variant("mnemara"), Variant("bare SDK")] + ([Variant("0.18")] if baseline else []) \
+        + ([Variant("rebuild")] if args.rebuild else [])
     inproc = {"mnemara one CLI": [], "mnemara fresh per turn": [], "bare query()": []}
     saved = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp, ScriptedAPI(default=reply(ANSWER)) as api:
@@ -247,9 +250,13 @@ def main() -> int:
                 order = whole[rnd % len(whole):] + whole[:rnd % len(whole)]
                 for variant in order:
                     name = f"w{rnd}-{variant.name.replace(' ', '').replace('.', '')}"
-                    if variant.name == "mnemara":
+                    if variant.name in ("mnemara", "rebuild"):
                         env = dict(base_env, PYTHONPATH=str(ROOT))
                         cmd = setup_mnemara(home, name, role, env, sys.executable, new=True)
+                        if variant.name == "rebuild":
+                            config = home / ".mnemara" / name / "config.json"
+                            raw = json.loads(config.read_text(encoding="utf-8"))
+                            config.write_text(json.dumps(dict(raw, cli_conversation="rebuild")), encoding="utf-8")
                     elif variant.name == "0.18":
                         env = baseline_env(base_env)  # never this checkout (no PYTHONPATH)
                         cmd = setup_mnemara(home, name, role, env, str(baseline), new=False)
@@ -292,6 +299,10 @@ def main() -> int:
 
     ours = whole[0]
     bare = whole[1]
+    if args.rebuild:  # reported, not a goal: what continuing the CLI's conversation costs per turn
+        rebuilt = whole[-1]
+        print(f"\nmnemara continue / rebuild (cli_conversation): per turn {ours.median('per_turn'):.3f}s / "
+              f"{rebuilt.median('per_turn'):.3f}s = {ours.median('per_turn') / rebuilt.median('per_turn'):.2f}x")
     print(f"\nmnemara / bare SDK: per turn {ours.median('per_turn') / bare.median('per_turn'):.2f}x, "
           f"first request {ours.median('first_request') / bare.median('first_request'):.2f}x")
     misses: list[str] = []

@@ -7,6 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests never fail on wall time: on a loaded 2-core CI machine one example of a fast property
+# took more than hypothesis's default 200 ms deadline (a flaky failure in tests/core/test_display.py).
+settings.register_profile("mnemara", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("mnemara")
 
 ROOT = Path(__file__).resolve().parents[1]
 

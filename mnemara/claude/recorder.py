@@ -40,6 +40,7 @@ import socket
 import ssl
 import sys
 import threading
+import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -62,6 +63,14 @@ POLL_SECONDS = 0.05  # how soon stop() returns (serve_forever checks for shutdow
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 #: The largest request body kept in ``requests/`` per call; a larger one is relayed, and kept as a note.
 MAX_LOGGED_BYTES = 4 * 1024 * 1024
+#: Seconds a new connection has to present this recorder's secret (its first request line and headers, read
+#: whole): an idle or dribbling connection (slowloris) is closed after them. The CLI sends its request at once.
+HEADER_DEADLINE = 10.0
+#: Connections open at once that have not yet shown the secret; one more closes the oldest of them, so a
+#: flood from another local user can hold no thread for long and never keeps the CLI's connection out.
+MAX_UNADMITTED = 32
+#: Connections open at once in all (a thread each); past it a new connection is closed at once.
+MAX_CONNECTIONS = 128
 
 
 #: Routes on which the CLI does not talk to ANTHROPIC_BASE_URL: nothing is recorded there.
@@ -239,12 +248,72 @@ class RequestRecorder:
 
 class _RelayServer(ThreadingHTTPServer):
     """The loopback server; a CLI killed mid-connection (``/stop``, a halt) is not an error to print:
-    socketserver would write its traceback on stderr, over the panel or the REPL."""
+    socketserver would write its traceback on stderr, over the panel or the REPL.
+
+    It bounds what connections can hold: at most :data:`MAX_CONNECTIONS` at once; of those, the ones that
+    have not yet shown the secret (:meth:`admitted`) number at most :data:`MAX_UNADMITTED` (a new one
+    closes the oldest) and each is closed :data:`HEADER_DEADLINE` seconds after it was accepted."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._open: set[socket.socket] = set()
+        self._waiting: dict[socket.socket, float] = {}  # not yet admitted: when accepted (insertion order)
+        self._admitted: set[socket.socket] = set()
+        self._guard = threading.Lock()
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        with self._guard:
+            if len(self._open) >= MAX_CONNECTIONS:
+                return False  # closed at once by socketserver
+            while len(self._waiting) >= MAX_UNADMITTED:
+                _cut(self._oldest_waiting())
+            self._open.add(request)
+            self._waiting[request] = time.monotonic()
+        return True
+
+    def _oldest_waiting(self) -> socket.socket:
+        oldest = next(iter(self._waiting))
+        del self._waiting[oldest]
+        return oldest
+
+    def admitted(self, request: socket.socket) -> bool:
+        """The connection showed the secret: it is the CLI's, no deadline from now on. False when it was
+        already closed for its deadline."""
+        with self._guard:
+            if self._waiting.pop(request, None) is not None:
+                self._admitted.add(request)
+            return request in self._admitted
+
+    def service_actions(self) -> None:
+        """Called by ``serve_forever`` every poll: close the connections past their deadline."""
+        cutoff = time.monotonic() - HEADER_DEADLINE
+        with self._guard:
+            late = [sock for sock, at in self._waiting.items() if at <= cutoff]
+            for sock in late:
+                del self._waiting[sock]
+        for sock in late:
+            _cut(sock)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._guard:
+            self._open.discard(request)
+            self._admitted.discard(request)
+            self._waiting.pop(request, None)
+        super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             return
         super().handle_error(request, client_address)
+
+
+def _cut(sock: socket.socket) -> None:
+    """End a connection from another thread: its handler's read returns at once (the socket is closed by
+    that handler as usual)."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _tls_context() -> ssl.SSLContext:
@@ -342,6 +411,10 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             path = recorder.admit(self.path)  # the front door: nothing is read, sent or kept before it
             if path is None:
                 return self._turn_away(403, "permission_error", "this relay serves only its own session's CLI")
+            server = self.server
+            if isinstance(server, _RelayServer) and not server.admitted(self.connection):
+                self.close_connection = True  # closed for its deadline meanwhile
+                return
             self.path = path
             length = _content_length(self.headers)
             if length is None:

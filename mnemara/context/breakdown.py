@@ -18,7 +18,6 @@ from mnemara.core.tokens import estimate_text
 # Claude Code's own definitions of the built-in tools are not visible to us; this is
 # a rough size of one built-in tool schema as the CLI sends it, for the bar only.
 BUILTIN_TOOL_TOKENS = 600
-BUILTIN_TOOLS = ("Bash", "Read", "Write", "Edit")
 
 
 @dataclass(frozen=True)
@@ -49,15 +48,15 @@ class DescribedTool(Protocol):
     def input_schema(self) -> dict[str, Any]: ...
 
 
-def tool_schema_tokens(specs: Sequence[DescribedTool]) -> tuple[int, str]:
-    """Estimate of the tool definitions sent with each request (the built-ins and ``specs``, the
-    in-process tools the config registers: ``mnemara.tools.enabled_specs``), with a note saying
-    what was counted."""
+def tool_schema_tokens(specs: Sequence[DescribedTool], native: Sequence[str]) -> tuple[int, str]:
+    """Estimate of the tool definitions sent with each request (the built-ins ``native``, the config's
+    ``native_tools``, and ``specs``, the in-process tools the config registers:
+    ``mnemara.tools.enabled_specs``), with a note saying what was counted."""
     ours = sum(
         estimate_text(s.qualified_name + s.description + json.dumps(s.input_schema, sort_keys=True)) for s in specs
     )
-    builtin = BUILTIN_TOOL_TOKENS * len(BUILTIN_TOOLS)
-    return ours + builtin, f"{len(BUILTIN_TOOLS)} built-in + {len(specs)} mnemara (est.)"
+    builtin = BUILTIN_TOOL_TOKENS * len(native)
+    return ours + builtin, f"{len(native)} built-in + {len(specs)} mnemara (est.)"
 
 
 def compute(config: Config, window: Window, role_text: str, manifest_text: str = "", *,
@@ -66,7 +65,7 @@ def compute(config: Config, window: Window, role_text: str, manifest_text: str =
     ``carried``: when the kept CLI continues its conversation, the tokens of the slots and per-turn
     blocks earlier turns' messages were sent with, which the model still sees
     (:class:`~mnemara.context.continuation.Conversation`)."""
-    tools_tokens, tools_note = tool_schema_tokens(tools)
+    tools_tokens, tools_note = tool_schema_tokens(tools, config.native_tools)
     manifest_note = "" if config.file_stat_manifest_enabled else "off"
     parts: tuple[Part, ...] = (
         Part("tool schemas", tools_tokens, tools_note),

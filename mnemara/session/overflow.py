@@ -31,7 +31,7 @@ def evict_to_fit(turn: RunningTurn, text: str, store: TurnStore, log: LogTarget)
     detail = collector.api_error_text or (collector.result.result or "" if collector.result else "")
     if not overflow.is_overflow(turn.failure.message, detail):
         return None
-    fixed = estimate_text(turn.system_prompt) + estimate_text(text) + tool_schema_tokens(enabled_specs(turn.cfg))[0]
+    fixed = estimate_text(turn.system_prompt) + estimate_text(text) + tool_schema_tokens(enabled_specs(turn.cfg), turn.cfg.native_tools)[0]
     found = overflow.plan(store.window_for(turn.cfg, exclude_ids=(turn.user_id,)), fixed, turn.failure.message, detail)
     if not found.evict or not found.fits:
         log_event(log, "overflow_unrecoverable", level="warning", api_said=detail[:300],

@@ -10,6 +10,12 @@ survives a restart. SQLite in WAL mode: two processes on one instance add rows s
 A row holds the tokens as the API reported them (plain input, cache reads, 5-minute and
 1-hour cache writes, output), the cost priced by :mod:`mnemara.core.pricing` (``None``
 for a model the table does not know) and the date of the price table used.
+
+The ledger does not grow without end: when it is opened, the rows of calls more than
+:data:`KEEP_CALL_DAYS` days old are folded into one row per day, session, model and price
+table (``folded_calls`` calls, ``folded_unpriced`` of them unpriced, their tokens and cost summed;
+turn :data:`FOLDED_TURN`). Every sum the caps and ``/cost`` read (by session, by day, in all) is
+the same before and after; only the per-turn split of those old days is gone.
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ import sqlite3
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from mnemara.core.fsutil import check_sqlite_files, touch_private
@@ -46,6 +52,13 @@ CREATE INDEX IF NOT EXISTS calls_day ON calls(day);
 CREATE INDEX IF NOT EXISTS calls_session ON calls(session);
 CREATE INDEX IF NOT EXISTS calls_turn ON calls(turn);
 """
+#: Per-call rows are kept this many days; older ones are folded (see the module's docstring).
+KEEP_CALL_DAYS = 30
+#: The turn of a folded row: no turn of a session is named so.
+FOLDED_TURN = "(folded)"
+#: Columns a ledger of an earlier Mnemara lacks (added when it is opened): NULL on a row of one call.
+_FOLD_COLUMNS = ("folded_calls", "folded_unpriced")
+_TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens")
 
 
 def today() -> str:
@@ -111,6 +124,8 @@ class SpendLedger:
             db = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
+            _add_fold_columns(db)
+            _fold_old_calls(db, (datetime.now().astimezone().date() - timedelta(days=KEEP_CALL_DAYS)).isoformat())
             self._db = db
         return self._db
 
@@ -133,10 +148,11 @@ class SpendLedger:
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        sql = ("SELECT COUNT(*), COALESCE(SUM(cost_usd), 0), COALESCE(SUM(input_tokens), 0),"
-               " COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),"
+        sql = ("SELECT COALESCE(SUM(COALESCE(folded_calls, 1)), 0), COALESCE(SUM(cost_usd), 0),"
+               " COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cache_read_tokens), 0),"
                " COALESCE(SUM(cache_write_5m_tokens + cache_write_1h_tokens), 0),"
-               " COALESCE(SUM(cost_usd IS NULL), 0) FROM calls" + (" WHERE " + " AND ".join(where) if where else ""))
+               " COALESCE(SUM(CASE WHEN folded_calls IS NULL THEN cost_usd IS NULL ELSE folded_unpriced END), 0)"
+               " FROM calls" + (" WHERE " + " AND ".join(where) if where else ""))
         with self._lock:
             row = self._conn().execute(sql, args).fetchone()
         return SpendTotals(int(row[0]), round(float(row[1]), 6), *(int(v) for v in row[2:]))
@@ -149,3 +165,38 @@ class SpendLedger:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _add_fold_columns(db: sqlite3.Connection) -> None:
+    have = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
+    for column in _FOLD_COLUMNS:
+        if column not in have:
+            try:
+                db.execute(f"ALTER TABLE calls ADD COLUMN {column} INTEGER")
+            except sqlite3.OperationalError as exc:  # another process added it a moment ago
+                if "duplicate column" not in str(exc):
+                    raise
+
+
+def _fold_old_calls(db: sqlite3.Connection, before_day: str) -> int:
+    """Fold the per-call rows of days before ``before_day`` (one transaction: another process reads either
+    the rows or their fold, never both nor neither). Returns how many rows were folded."""
+    tokens = ", ".join(_TOKENS)
+    sums = ", ".join(f"SUM({column})" for column in _TOKENS)
+    old = "day < ? AND folded_calls IS NULL"
+    if db.execute(f"SELECT 1 FROM calls WHERE {old} LIMIT 1", (before_day,)).fetchone() is None:
+        return 0  # nothing to fold: no write lock taken
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute(
+            f"INSERT INTO calls (at, day, session, turn, seq, model, status, {tokens}, cost_usd, prices_as_of,"
+            " folded_calls, folded_unpriced)"
+            f" SELECT MAX(at), day, session, ?, NULL, model, NULL, {sums}, COALESCE(SUM(cost_usd), 0), prices_as_of,"
+            f" COUNT(*), SUM(cost_usd IS NULL) FROM calls WHERE {old} GROUP BY day, session, model, prices_as_of",
+            (FOLDED_TURN, before_day))
+        folded = db.execute(f"DELETE FROM calls WHERE {old}", (before_day,)).rowcount
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return folded

@@ -349,3 +349,80 @@ def test_a_call_that_cannot_be_kept_still_reaches_the_cli_whole(api, recorder, t
     assert victim.read_text() == "41\n" and recorder.log.calls() == []
     assert [e["event"] for e in read_events(tmp_path / "debug.log")] == ["request_recorder_not_kept"]
     assert "hard link" in read_events(tmp_path / "debug.log")[0]["error"]
+
+
+def _idle(port: int, n: int) -> list[socket.socket]:
+    return [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(n)]
+
+
+def _closed_by_server(sock: socket.socket, dribble: bool = False, within: float = 20.0) -> bool:
+    """Whether the recorder ends this connection (while it sends a byte now and then, with ``dribble``)."""
+    sock.settimeout(0.2)
+    for _ in range(int(within / 0.2)):
+        try:
+            if dribble:
+                sock.sendall(b"X")
+            if sock.recv(1) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except OSError:
+            return True
+    return False
+
+
+def test_a_flood_of_idle_connections_never_keeps_the_cli_out(api, recorder, monkeypatch):
+    """Another local user opens many connections and sends nothing: each new one past the cap closes the
+    oldest waiting one, so threads stay bounded and the CLI's request still goes through."""
+    import mnemara.claude.recorder as recorder_module
+    import threading
+
+    port, _ = _door(recorder)
+    threads_before = threading.active_count()
+    flood = _idle(port, recorder_module.MAX_UNADMITTED * 3)
+    try:
+        body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "still served"}]}
+        assert _post(recorder, body)[0] == 200
+        assert api.last.body == body
+        assert threading.active_count() - threads_before <= recorder_module.MAX_UNADMITTED + 2
+        assert _closed_by_server(flood[0]), "the oldest idle connection was kept"
+    finally:
+        for sock in flood:
+            sock.close()
+
+
+@pytest.mark.parametrize("dribble", [False, True], ids=["idle", "slowloris"])
+def test_a_connection_that_does_not_show_the_secret_in_time_is_closed(api, recorder, monkeypatch, dribble):
+    import mnemara.claude.recorder as recorder_module
+
+    monkeypatch.setattr(recorder_module, "HEADER_DEADLINE", 0.5)
+    port, prefix = _door(recorder)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        sock.sendall(f"POST {prefix}/v1/messages HTTP/1.1\r\nHost: x\r\n".encode())  # the headers never end
+        assert _closed_by_server(sock, dribble=dribble)
+    finally:
+        sock.close()
+    assert api.requests == []
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
+    assert _post(recorder, body)[0] == 200  # the CLI's own connection, kept alive past the deadline, is not cut
+
+
+def test_the_clis_kept_alive_connection_outlives_the_header_deadline(api, recorder, monkeypatch):
+    import time as clock
+
+    import mnemara.claude.recorder as recorder_module
+
+    monkeypatch.setattr(recorder_module, "HEADER_DEADLINE", 0.3)
+    port, prefix = _door(recorder)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}).encode()
+    for _ in range(2):
+        conn.request("POST", prefix + "/v1/messages", body=body, headers={"content-type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 200
+        response.read()
+        first_sock = conn.sock
+        clock.sleep(1.0)  # idle between two calls, as the CLI is while the user types
+    assert conn.sock is first_sock and len(api.message_requests()) == 2  # one connection for both
+    conn.close()

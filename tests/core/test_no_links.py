@@ -31,11 +31,14 @@ def bashrc() -> Path:
     return victim
 
 
-def _plant(link: Path, target: Path) -> None:
+def _plant(link: Path, target: Path, hard: bool = False) -> None:
     link.parent.mkdir(parents=True, exist_ok=True)
     if link.exists() or link.is_symlink():
         link.unlink()
-    link.symlink_to(target)
+    if hard:
+        os.link(target, link)
+    else:
+        link.symlink_to(target)
 
 
 def _today(inst: Instance) -> Path:
@@ -81,8 +84,13 @@ def _rewrite(p: Path) -> object:
     return fsutil.rewrite_locked(p, lambda old: old + "x\n")
 
 
-@pytest.mark.parametrize("writer", [_append, _atomic, _lock, fsutil.touch_private, _rewrite],
-                         ids=["locked_append", "atomic_write_text", "locked", "touch_private", "rewrite_locked"])
+#: Every writer of fsutil, as a parametrize mark (the symbolic and hard link tests share it).
+FSUTIL_WRITERS = pytest.mark.parametrize(
+    "writer", [_append, _atomic, _lock, fsutil.touch_private, _rewrite],
+    ids=["locked_append", "atomic_write_text", "locked", "touch_private", "rewrite_locked"])
+
+
+@FSUTIL_WRITERS
 def test_every_fsutil_writer_refuses_a_link(writer: Callable[[Path], object], bashrc: Path) -> None:
     inst, _ = make_instance()
     link = inst.root / "some-file"
@@ -311,7 +319,6 @@ KNOWN_WRITERS = {
     "mnemara/legacy/migrate.py:_copy_originals:shutil.copytree": "into a folder it has just made; links copied as links",
     "mnemara/legacy/turns018.py:read_rows:sqlite3.connect": "reads only (mode=ro)",
     "mnemara/memory/forget_reach.py:rows_holding:sqlite3.connect": "reads the instance's databases only",
-    "mnemara/memory/graph/bounded_query.py:run_bounded:open": "a pipe to the query's child (os.pipe), not a file",
     "mnemara/memory/note_index.py:_connect:sqlite3.connect": "link test: memory note index (check_sqlite_files first)",
     "mnemara/memory/scrub.py:rewrite_graph:os.replace": "a rename replaces a planted link itself",
     "mnemara/peer/db.py:_open:sqlite3.connect": "outside: the peer inbox database, checked by peer/db.py",
@@ -400,19 +407,11 @@ def test_the_scan_finds_a_writer_that_follows_links(tmp_path: Path) -> None:
 # -- hard links (issue 37's leftover): O_NOFOLLOW does not see them -----------------------------------------
 
 
-def _plant_hard(link: Path, target: Path) -> None:
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if link.exists() or link.is_symlink():
-        link.unlink()
-    os.link(target, link)
-
-
-@pytest.mark.parametrize("writer", [_append, _atomic, _lock, fsutil.touch_private, _rewrite],
-                         ids=["locked_append", "atomic_write_text", "locked", "touch_private", "rewrite_locked"])
+@FSUTIL_WRITERS
 def test_no_fsutil_writer_writes_through_a_hard_link(writer: Callable[[Path], object], bashrc: Path) -> None:
     inst, _ = make_instance()
     link = inst.root / "some-file"
-    _plant_hard(link, bashrc)
+    _plant(link, bashrc, hard=True)
     with pytest.raises(LinkRefused, match="hard link") as refused:
         writer(link)
     assert bashrc.read_text() == VICTIM_TEXT and os.stat(bashrc).st_nlink == 2  # refused, nothing replaced
@@ -422,7 +421,7 @@ def test_no_fsutil_writer_writes_through_a_hard_link(writer: Callable[[Path], ob
 def test_a_truncating_open_does_not_truncate_a_hard_link_before_refusing_it(bashrc: Path) -> None:
     inst, _ = make_instance()
     link = inst.root / "some-file"
-    _plant_hard(link, bashrc)
+    _plant(link, bashrc, hard=True)
     with pytest.raises(LinkRefused, match="hard link"):
         fsutil.open_nofollow(link, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     assert bashrc.read_text() == VICTIM_TEXT
@@ -440,7 +439,7 @@ def test_instance_writers_never_write_through_a_hard_link(writer: Callable[[Inst
     link = inst.root / relative
     victim_text = {**VICTIM_CONTENT, "permissions.json": "{}\n"}.get(relative, VICTIM_TEXT)
     bashrc.write_text(victim_text)
-    _plant_hard(link, bashrc)
+    _plant(link, bashrc, hard=True)
     try:
         writer(inst)
     except Exception as exc:  # refused: with the hard link named

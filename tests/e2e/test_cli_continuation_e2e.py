@@ -8,6 +8,7 @@ messages and only this turn's part (slots, per-turn blocks, the message) as a ne
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from mnemara.core import events as ev
 from mnemara.core.config import update_config
 from mnemara.core.debuglog import read_events
 from mnemara.testing.prompt_cache import prompt_blocks
-from mnemara.testing.scripted_api import RecordedRequest, Reply, reply, tool_use
+from mnemara.testing.scripted_api import RecordedRequest, Reply, http_error, reply, tool_use
 from tests.e2e.test_engine_e2e import _slow_turn_seen_streaming
 
 pytestmark = pytest.mark.e2e
@@ -144,3 +145,27 @@ def test_a_stopped_turn_is_never_continued(scripted_api, session_factory):
     _continued(continued, "two", 3)
     _rebuilt(after, "after the stop", [1, 2, 3, 4, 5, 6])  # the stopped turn's message and partial answer as rows
     assert 'interrupted="true"' in after.messages[0]["content"][-3]["text"]
+
+
+def test_a_failed_turn_is_never_continued(scripted_api, session_factory):
+    session = session_factory("failed")
+    _turn(scripted_api, session, "one")
+    _continued(_turn(scripted_api, session, "two"), "two", 3)
+    scripted_api.push(http_error(500, "overloaded for a moment"))
+    failed = session.turn("three")
+    assert not failed.ok
+    _rebuilt(_turn(scripted_api, session, "four"), "four", [1, 2, 3, 4, 5])  # "three" is a row now, unanswered
+
+
+def test_the_cli_never_compacts_a_continued_conversation_on_its_own(scripted_api, session_factory):
+    """Mnemara owns compression (/compress): a conversation the CLI finds nearly full must not be summarised
+    by the CLI's auto-compaction (an extra call, and a rewrite of what the user owns, unasked). The first
+    answer reports 175,000 input tokens, past the CLI's auto-compact threshold for a 200 K window; the turn
+    after may then be refused as too long (Mnemara's overflow recovery answers that), never compacted."""
+    session = session_factory("nocompact")
+    _turn(scripted_api, session, "first", reply("noted", usage={"input_tokens": 175_000, "output_tokens": 7}))
+    before = len(scripted_api.message_requests())
+    scripted_api.push("answer to second", "answer to second")
+    session.turn("second")
+    for request in scripted_api.message_requests()[before:]:
+        assert "Respond with TEXT ONLY" not in json.dumps(request.messages), "the CLI compacted the conversation"

@@ -40,7 +40,7 @@ def seeded(instance: Instance, isolated_home) -> Instance:
 @pytest.fixture
 def fixed_tool_schemas(monkeypatch: pytest.MonkeyPatch) -> None:
     """Other tool families come and go; keep the picture about the viewer, not the tool count."""
-    monkeypatch.setattr(breakdown, "tool_schema_tokens", lambda specs: (2400, "4 built-in + mnemara (est.)"))
+    monkeypatch.setattr(breakdown, "tool_schema_tokens", lambda specs, native: (2400, "4 built-in + mnemara (est.)"))
 
 
 async def steady_cursors(pilot) -> None:

@@ -106,11 +106,27 @@ def test_breakdown_counts_each_part(tmp_path: Path):
     result = bd.compute(cfg, win, "r" * 80, tools=enabled_specs(cfg))
     parts = {p.name: p.tokens for p in result.parts}
     assert parts["role doc"] == 20 and parts["pinned rows"] == 10 and parts["working window"] == 100
-    assert parts["manifest"] == 0 and parts["tool schemas"] >= bd.BUILTIN_TOOL_TOKENS * len(bd.BUILTIN_TOOLS)
+    assert parts["manifest"] == 0 and parts["tool schemas"] >= bd.BUILTIN_TOOL_TOKENS * 4
     assert result.cap == 1000 and result.total == sum(parts.values())
     assert "continued conversation" not in parts  # a rebuilt request carries nothing else
     continued = bd.compute(cfg, win, "r" * 80, tools=enabled_specs(cfg), carried=33)
     assert continued.parts[-1].name == "continued conversation" and continued.total == result.total + 33
+
+
+def test_the_built_in_tools_estimated_are_the_ones_native_tools_offers(tmp_path: Path):
+    store = TurnStore(tmp_path / "t.sqlite")
+    four = Config()
+    seven = Config(native_tools=["Bash", "Read", "Write", "Edit", "Grep", "Glob", "WebFetch"])
+    two = Config(native_tools=["Read", "Grep"])
+    found = {}
+    for name, cfg in (("four", four), ("seven", seven), ("two", two)):
+        part = bd.compute(cfg, store.window(cfg.max_window_turns, cfg.max_window_tokens), "r",
+                          tools=enabled_specs(cfg)).parts[0]
+        found[name] = part
+    assert found["four"].note.startswith("4 built-in") and found["seven"].note.startswith("7 built-in")
+    assert found["two"].note.startswith("2 built-in")
+    assert found["seven"].tokens - found["four"].tokens == 3 * bd.BUILTIN_TOOL_TOKENS
+    assert found["four"].tokens - found["two"].tokens == 2 * bd.BUILTIN_TOOL_TOKENS
 
 
 def test_clipboard_missing_gives_one_clear_line(monkeypatch: pytest.MonkeyPatch):
