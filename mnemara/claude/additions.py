@@ -11,9 +11,7 @@ Removed by every CLI Mnemara starts (each has a test in tests/e2e/test_cli_addit
 * the built-in commit and pull-request workflow instructions carried in the Bash tool's
   description (about 6.5 KB): settings ``includeGitInstructions: false``;
 * the ``x-anthropic-billing-header`` line at the top of ``system``, which changes with the
-  message and so also defeats the prompt cache: ``CLAUDE_CODE_ATTRIBUTION_HEADER=0``;
-* the CLI's auto-compaction (a summary call near a full context, which would rewrite a continued
-  conversation behind the user's window): ``DISABLE_AUTO_COMPACT=1``.
+  message and so also defeats the prompt cache: ``CLAUDE_CODE_ATTRIBUTION_HEADER=0``.
 
 What stays (no documented switch removes it without taking a tool or a hook Mnemara needs;
 ``--bare`` / ``CLAUDE_CODE_SIMPLE`` drops the environment, model and date reminders but also
@@ -34,10 +32,8 @@ QUIET_SETTINGS: dict[str, object] = {
     "includeCoAuthoredBy": False,
     "includeGitInstructions": False,
 }
-#: Environment entries for every CLI: the CLI additions a documented variable removes. Auto-compaction
-#: is one: near a full context the CLI would summarise its conversation on its own (an extra call,
-#: and a rewrite of the window the user owns); Mnemara's ``/compress`` is the only compaction.
-QUIET_ENV: dict[str, str] = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0", "DISABLE_AUTO_COMPACT": "1"}
+#: Environment entries for every CLI: the CLI additions a documented variable removes.
+QUIET_ENV: dict[str, str] = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
 
 
 def quiet_settings() -> str:

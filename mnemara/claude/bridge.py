@@ -97,6 +97,7 @@ class TurnCollector:
     cost_base: float = 0.0  # the CLI's running cost before this turn (a reused process keeps counting)
     tasks_started: int = 0  # background tasks the CLI started (they would outlive the turn)
     auth_rejected: int | None = None  # HTTP status of a rejected key (401/403): the turn ends now
+    last_prompt_tokens: int = 0  # the prompt the API counted for the turn's last call (plain + cache read + written)
 
     def _show(self, text: str, confirmed: bool = False) -> list[ev.Event]:
         """Deltas that bring the screen from :attr:`shown_text` to ``text``, showing nothing twice.
@@ -156,6 +157,11 @@ class TurnCollector:
             return []
         if message.parent_tool_use_id is not None:
             return []
+        usage = message.usage or {}
+        counted = sum(v for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+                      if isinstance(v := usage.get(k), int) and not isinstance(v, bool))
+        if counted:
+            self.last_prompt_tokens = counted
         out: list[ev.Event] = []
         for block in message.content:
             out.extend(self._assistant_block(block))

@@ -28,6 +28,13 @@ from dataclasses import dataclass, replace
 from mnemara.context.transcript import render_turn
 from mnemara.store.rows import Turn, Window
 
+#: A conversation whose last prompt the API counted above this is rebuilt, not continued: the CLI
+#: compacts a conversation of its own near a full context (about 167 K of a 200 K window), summarising
+#: behind the user's window, and a fresh conversation has no count for it to act on. (Its switch,
+#: DISABLE_AUTO_COMPACT, also takes the token counts out of its "prompt is too long" error, which the
+#: overflow recovery needs.)
+COMPACT_GUARD_TOKENS = 120_000
+
 #: (row id, digest of the row as the request renders it)
 RowPrint = tuple[int, str]
 
@@ -46,12 +53,15 @@ class Conversation:
     layout: str  # the request_layout its first message was built with
     carried_tokens: int = 0  # tokens of earlier turns' slots and per-turn blocks the model still sees
     turns: int = 1  # turns served in this conversation
+    prompt_tokens: int = 0  # what the API counted for the prompt of its last call (0: not known)
 
-    def grown(self, turn_rows: Sequence[Turn], part_tokens: int, *, continued: bool) -> Conversation:
+    def grown(self, turn_rows: Sequence[Turn], part_tokens: int, *, continued: bool,
+              prompt_tokens: int = 0) -> Conversation:
         """The conversation after a clean turn stored ``turn_rows`` (its message and answer);
-        ``part_tokens``: the slots and per-turn blocks its message carried, now part of the history."""
+        ``part_tokens``: the slots and per-turn blocks its message carried, now part of the history;
+        ``prompt_tokens``: the API's count of the turn's last prompt."""
         return replace(self, rows=self.rows + row_prints(turn_rows), carried_tokens=self.carried_tokens + part_tokens,
-                       turns=self.turns + 1 if continued else self.turns)
+                       turns=self.turns + 1 if continued else self.turns, prompt_tokens=prompt_tokens)
 
 
 def continues(conversation: Conversation | None, window: Window, exclude_ids: Sequence[int], *,
@@ -60,8 +70,9 @@ def continues(conversation: Conversation | None, window: Window, exclude_ids: Se
 
     It continues only when the window it would send (``window``'s rows without ``exclude_ids``,
     the new message) is exactly the rows the conversation carries, no row left out as damaged,
-    the layout is the same, and the conversation (the window, plus the slots and per-turn blocks
-    earlier turns' messages carried) stays within the window's token cap.
+    the layout is the same, the conversation (the window, plus the slots and per-turn blocks
+    earlier turns' messages carried) stays within the window's token cap, and its last prompt, as the
+    API counted it, is under :data:`COMPACT_GUARD_TOKENS`.
     """
     if conversation is None:
         return "no conversation to continue"
@@ -75,4 +86,6 @@ def continues(conversation: Conversation | None, window: Window, exclude_ids: Se
         return "the window changed (a row left, was edited or was added)"
     if window.tokens + conversation.carried_tokens > max_tokens:
         return "the conversation would pass max_window_tokens"
+    if conversation.prompt_tokens > COMPACT_GUARD_TOKENS:
+        return f"the conversation's last prompt ({conversation.prompt_tokens} tokens) nears the CLI's own compaction"
     return None

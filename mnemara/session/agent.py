@@ -529,7 +529,8 @@ class AgentSession:
         except MnemaraError:
             self.pool.rewind_spare()
             return
-        handle.conversation = base.grown(rows, turn.part_tokens, continued=turn.continuing is not None)
+        handle.conversation = base.grown(rows, turn.part_tokens, continued=turn.continuing is not None,
+                                         prompt_tokens=turn.collector.last_prompt_tokens)
 
     def _finish(self, turn: RunningTurn) -> Iterator[ev.Event]:
         """Step 4: store the answer, or say what failed and keep what it did (:mod:`mnemara.session.record`);

@@ -48,3 +48,16 @@ def test_carried_slots_and_blocks_count_against_the_token_cap():
     window = Window(pinned=[], rows=[*rows, row(99, "y")])
     assert ask(conv(rows, carried=0), window, cap=window.tokens) is None
     assert ask(conv(rows, carried=1), window, cap=window.tokens) == "the conversation would pass max_window_tokens"
+
+
+def test_a_conversation_the_api_counted_near_full_rebuilds():
+    """Near a full context the CLI would compact a conversation of its own; a rebuilt one starts fresh."""
+    from mnemara.context.continuation import COMPACT_GUARD_TOKENS
+
+    rows, answer = [row(1, "hi")], [row(2, "q"), row(3, "a", "assistant")]
+    window = Window(pinned=[], rows=[*rows, *answer, row(99, "new")])
+    under = conv(rows).grown(answer, part_tokens=0, continued=False, prompt_tokens=COMPACT_GUARD_TOKENS)
+    assert under.prompt_tokens == COMPACT_GUARD_TOKENS and ask(under, window) is None
+    over = conv(rows).grown(answer, part_tokens=0, continued=False, prompt_tokens=COMPACT_GUARD_TOKENS + 1)
+    assert ask(over, window) == (f"the conversation's last prompt ({COMPACT_GUARD_TOKENS + 1} tokens) "
+                                 "nears the CLI's own compaction")

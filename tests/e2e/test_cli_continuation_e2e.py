@@ -160,12 +160,15 @@ def test_a_failed_turn_is_never_continued(scripted_api, session_factory):
 def test_the_cli_never_compacts_a_continued_conversation_on_its_own(scripted_api, session_factory):
     """Mnemara owns compression (/compress): a conversation the CLI finds nearly full must not be summarised
     by the CLI's auto-compaction (an extra call, and a rewrite of what the user owns, unasked). The first
-    answer reports 175,000 input tokens, past the CLI's auto-compact threshold for a 200 K window; the turn
-    after may then be refused as too long (Mnemara's overflow recovery answers that), never compacted."""
+    answer reports 175,000 input tokens, past the CLI's auto-compact threshold for a 200 K window: the next
+    turn rebuilds (a fresh conversation has no count to compact on); the kept CLI is rewound right after
+    the turn that reported it (see tests/context/test_continuation.py for the rule)."""
     session = session_factory("nocompact")
     _turn(scripted_api, session, "first", reply("noted", usage={"input_tokens": 175_000, "output_tokens": 7}))
     before = len(scripted_api.message_requests())
-    scripted_api.push("answer to second", "answer to second")
-    session.turn("second")
+    second = _turn(scripted_api, session, "second")
     for request in scripted_api.message_requests()[before:]:
         assert "Respond with TEXT ONLY" not in json.dumps(request.messages), "the CLI compacted the conversation"
+    assert len(scripted_api.message_requests()) == before + 1
+    assert [m["role"] for m in second.messages] == ["user"]  # rebuilt: one message holding the window's rows
+    assert "noted" in second.user_text() and second.messages[0]["content"][-1]["text"] == "second"
