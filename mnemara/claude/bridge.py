@@ -36,6 +36,7 @@ from claude_agent_sdk import SdkMcpTool
 from mnemara.core import events as ev
 from mnemara.claude.faults import StallWatch, auth_message, stall_message
 from mnemara.core.debuglog import log_event
+from mnemara.core.pricing import prompt_tokens
 from mnemara.tools import SERVER_NAME, ToolContext, ToolSpec
 
 # -- tools ------------------------------------------------------------------------
@@ -157,9 +158,7 @@ class TurnCollector:
             return []
         if message.parent_tool_use_id is not None:
             return []
-        usage = message.usage or {}
-        counted = sum(v for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-                      if isinstance(v := usage.get(k), int) and not isinstance(v, bool))
+        counted = prompt_tokens(message.usage or {})
         if counted:
             self.last_prompt_tokens = counted
         out: list[ev.Event] = []

@@ -60,6 +60,12 @@ def _count(usage: Mapping[str, object], key: str) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
+def prompt_tokens(usage: Mapping[str, object]) -> int:
+    """The prompt one call's ``usage`` counts: plain input, read from the cache and written to it."""
+    return int(sum(_count(usage, key) for key in
+                   ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")))
+
+
 def cache_write_split(usage: Mapping[str, object]) -> tuple[float, float]:
     """Cache-write tokens as (5-minute, 1-hour). Without the API's split, every write counts as 5-minute."""
     split = usage.get("cache_creation")
