@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemara.core import json_limits
+from mnemara.core.fsutil import write_all
 from mnemara.core.user_cache import cache_dir as cache_dir  # the launcher and the early records live there
 
 PARENT_ENV = "MNEMARA_PARENT_PID"
@@ -163,9 +164,7 @@ def write_cached(path: Path, data: bytes, mode: int) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
         os.fchmod(fd, mode)
     finally:
         os.close(fd)

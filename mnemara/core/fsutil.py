@@ -175,6 +175,13 @@ def atomic_write_text(path: Path, text: str, encoding: str = "utf-8") -> None:
     _write_and_replace(path, text.encode(encoding))
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the descriptor ``fd`` (``os.write`` may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def _write_and_replace(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` to a temp file beside ``path``, fsync it, then rename it over ``path``."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -227,10 +234,7 @@ def locked_append(path: Path, text: str, *, own_line: bool = False) -> int:
         if own_line and start and os.pread(fd, 1, start - 1) != b"\n":
             data = b"\n" + data
             start += 1
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        write_all(fd, data)
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
@@ -259,12 +263,11 @@ class HeldAppender:
 
     def append(self, text: str) -> None:
         """Append ``text`` under the lock, in one write; raises OSError like :func:`locked_append`."""
-        data = memoryview(text.encode("utf-8"))
+        data = text.encode("utf-8")
         with self._lock:
             fd = self._locked_fd()
             try:
-                while data:
-                    data = data[os.write(fd, data):]
+                write_all(fd, data)
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
 

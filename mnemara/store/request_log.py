@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from mnemara.core import json_limits
 from mnemara.core.errors import UsageError
-from mnemara.core.fsutil import locked, open_nofollow, private_mkdir
+from mnemara.core.fsutil import locked, open_nofollow, private_mkdir, write_all
 
 FOLDER = "requests"
 DEFAULT_KEEP = 50
@@ -117,9 +117,7 @@ class RequestLog:
         data = _encoded(call)
         fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # private; never through a planted link
         try:
-            view = memoryview(data)  # written whole at once: json.dump to a file makes thousands of small writes
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)  # written whole at once: json.dump to a file makes thousands of small writes
         finally:
             os.close(fd)
         os.replace(tmp, path)

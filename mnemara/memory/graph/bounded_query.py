@@ -7,7 +7,8 @@ Kuzu 0.11: 4.5 GB and 23 s for a list doubled by ``list_concat`` with a 2 s time
 statement runs in a child process that this process watches: its resident memory is sampled every
 few milliseconds and the child is killed past :data:`MEMORY_CAP_MB`, and :data:`KILL_AFTER_S` after
 its statement started, whatever it does. Start-up (importing Kuzu, opening the file) is timed apart,
-against :data:`START_LIMIT_S`: on a loaded machine it alone can take seconds, and it runs no user input. Inside the child Kuzu's query timeout (:data:`TIME_LIMIT_S`) and a small buffer
+against :data:`START_LIMIT_S`: on a loaded machine it alone can take seconds, and it runs no user
+input. Inside the child Kuzu's query timeout (:data:`TIME_LIMIT_S`) and a small buffer
 pool apply, so most slow or big queries end there first with Kuzu's error. Whatever happens, the answer is one line.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemara.core.errors import UsageError
+from mnemara.core.fsutil import write_all
 
 TIME_LIMIT_S = 5.0
 #: The child is killed this long after its statement started, whatever it does (more than the query's
@@ -98,6 +100,10 @@ def run_bounded(path: Path, statement: str, params: dict[str, Any], *, write: bo
     try:
         proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=request_read, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True, pass_fds=(ready_write,))
+    except BaseException:  # no child: the parent's ends go too
+        os.close(ready_read)
+        os.close(request_write)
+        raise
     finally:
         os.close(ready_write)
         os.close(request_read)
@@ -105,9 +111,7 @@ def run_bounded(path: Path, statement: str, params: dict[str, Any], *, write: bo
     # communicate() with a short timeout instead, it was lost whenever the first call timed out before
     # its first write (a retry with no input never writes again), and the child waited for it forever.
     try:
-        unsent = memoryview(request.encode("utf-8"))
-        while unsent:
-            unsent = unsent[os.write(request_write, unsent):]
+        write_all(request_write, request.encode("utf-8"))
     except BrokenPipeError:
         pass  # the child is gone: the watch collects what it said
     finally:
