@@ -35,6 +35,9 @@ _DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|m|mi
 #: A number standing alone (not part of a name like test_1): the thing a counter changes.
 _NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:\.\d+)?(?![A-Za-z_\d])")
 _SPACE = re.compile(r"\s+")
+#: What the CLI puts in a tool result that came back empty ("(Bash completed with no output)"): the
+#: stream and the request carry it, a ``PostToolUse`` hook's response does not, so it compares as empty.
+_NO_OUTPUT = re.compile(r"\A\s*\([\w.-]+ completed with no output\)\s*\Z")
 _EXIT_ONLY = re.compile(r"^\s*(?:Exit code \d+)?\s*$")
 
 
@@ -150,7 +153,10 @@ def _input_numbers(tool_input: object) -> set[str]:
 
 
 def observation(output: str, tool_input: object) -> str:
-    """The output as the sentinel compares it: times, durations and echoed input numbers as placeholders."""
+    """The output as the sentinel compares it: times, durations and echoed input numbers as placeholders,
+    the CLI's "completed with no output" as the empty output it stands for (whichever source told it)."""
+    if _NO_OUTPUT.match(output):
+        return ""
     text = _DURATION.sub("<dur>", _TIMESTAMP.sub("<time>", output))
     echoed = _input_numbers(tool_input)
     if echoed:

@@ -338,6 +338,20 @@ def test_the_sentinel_has_no_memory_of_a_halted_turn():
     assert len(s) == 0 and s.observe("Bash", {"command": "x"}) is None
 
 
+def test_an_empty_result_is_the_same_from_the_hook_and_from_the_stream():
+    """The CLI turns an empty result into "(Bash completed with no output)" in the stream and the request;
+    the PostToolUse hook reports stdout "". A poll whose results came one each way was judged as new
+    output every time (seen under load, when the hook and the stream raced) and ran on."""
+    s = RuntimeSentinel()
+    poll = {"command": "echo poll >> /tmp/polls.txt"}
+    assert s.observe("Bash", poll, "t1") is None
+    s.observe_hook_result("t1", {"stdout": "", "stderr": "", "interrupted": False})
+    assert s.observe("Bash", poll, "t2") is None
+    s.observe_result("t2", "(Bash completed with no output)", False)
+    halt = s.observe("Bash", poll, "t3")
+    assert halt is not None and halt.trigger == "polling"
+
+
 # -- the recorder asks before each request ----------------------------------------------------------
 
 def _request(uses: list[dict], results: list[dict]) -> bytes:
