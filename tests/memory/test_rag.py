@@ -278,8 +278,11 @@ def test_two_processes_indexing_at_once_lose_nothing(tmp_path: Path) -> None:
     assert other.returncode == 0, err[-2000:]
     for word in [f"otter{n}" for n in range(15)] + [f"walrus{n}" for n in range(15)] + \
                 [f"narwhal{n}" for n in range(15)]:
-        hits = rag.query(word, k=1)["hits"]
-        assert hits and word in hits[0]["text"], word
+        # Present, not ranked: "this panel note 10 mentions otter10" and "other panel note 10 mentions
+        # walrus10" read as one subject with names that differ, so recall puts the newer of the two
+        # first and brings the other with it (issue 40). What this test guards is that none was lost.
+        hits = rag.query(word, k=3)["hits"]
+        assert any(word in hit["text"].split() for hit in hits), (word, [h["text"] for h in hits])
     assert rag.status()["by_kind"] == {"memory": 3 + 30, "wiki": 1, "manual": 15}
 
 
