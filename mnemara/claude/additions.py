@@ -34,6 +34,10 @@ QUIET_SETTINGS: dict[str, object] = {
 }
 #: Environment entries for every CLI: the CLI additions a documented variable removes.
 QUIET_ENV: dict[str, str] = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
+#: The CLI's own prompt-cache TTL, set to config.json's ``cache_ttl`` (``5m`` or ``1h``). Named here, beside the
+#: other variables every CLI gets, so the early start's check of a recorded launch reads it without importing
+#: :mod:`mnemara.claude.options` (its tool modules bring pydantic before the early CLI is spawned).
+CACHE_TTL_ENV = "CLAUDE_CODE_PROMPT_CACHE_TTL"
 
 
 def quiet_settings() -> str:

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mnemara.claude.additions import QUIET_ENV
+from mnemara.claude.additions import CACHE_TTL_ENV, QUIET_ENV
 from mnemara.claude.child_guard import PARENT_ENV, cache_dir, read_cached_json, write_cached_json
 from mnemara.claude.faults import RETRY_ENV
 from mnemara.core import json_limits
@@ -147,8 +147,6 @@ def fits(inputs: LaunchInputs, config: Any) -> str | None:
 
 
 def _env_misfit(env: Any, config: dict[str, Any]) -> str | None:
-    from mnemara.claude.options import CACHE_TTL_ENV
-
     if not isinstance(env, dict):
         return "environment"
     allowed = {*_MS_ENTRIES, RETRY_ENV, PARENT_ENV, CACHE_TTL_ENV, *QUIET_ENV}

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from mnemara.claude.additions import BUILTIN_TOOLS as BUILTIN_TOOLS, QUIET_ENV, quiet_settings
+from mnemara.claude.additions import BUILTIN_TOOLS as BUILTIN_TOOLS, CACHE_TTL_ENV as CACHE_TTL_ENV, QUIET_ENV, quiet_settings
 from mnemara.claude.faults import retry_env
 from mnemara.claude.child_guard import guard_env, guarded_cli_path
 from mnemara.claude.process import CliHandle, env_fingerprint
@@ -47,10 +47,6 @@ if TYPE_CHECKING:
     from mnemara.guard.sentinel import SentinelWatch
     from mnemara.tools import ToolContext
 
-
-
-#: The CLI's own prompt-cache TTL, set to config.json's ``cache_ttl`` (``5m`` or ``1h``).
-CACHE_TTL_ENV = "CLAUDE_CODE_PROMPT_CACHE_TTL"
 
 
 def launch_env(cfg: Config) -> dict[str, str]:

@@ -83,3 +83,33 @@ def test_the_versions_are_read_without_importing_the_packages() -> None:
     had = {name: name in sys.modules for name in ("claude_agent_sdk", "mcp")}
     assert startup_answers.sdk_version() and startup_answers.mcp_version()
     assert {name: name in sys.modules for name in had} == had
+
+
+RECORDED_START = """
+import sys
+from mnemara.claude.early import _inputs
+from mnemara.store.instance import Instance
+inputs = _inputs(Instance.open("early"))
+print(inputs.role_doc_path, "pydantic" in sys.modules)
+"""
+
+
+def test_a_recorded_launch_is_checked_without_pydantic(cache: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The point of the record: the early CLI is spawned before pydantic (the config's validation, the tool
+    modules) is imported. The first start validates and records; the next only checks the record."""
+    import subprocess
+    import sys
+
+    from mnemara.core.config import update_config
+    from mnemara.store.instance import Instance
+    from tests.conftest import cli_env
+
+    monkeypatch.setenv("MNEMARA_HOME", str(tmp_path / "home"))
+    env = cli_env()  # this test's HOME, MNEMARA_HOME and cache folder
+    inst = Instance.create("early")
+    update_config(inst.config_path, role_doc_path=str(tmp_path / "role.md"))
+    runs = [subprocess.run([sys.executable, "-c", RECORDED_START], capture_output=True, text=True, env=env, timeout=60)
+            for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
+    assert [r.stdout.split() for r in runs] == [[str(tmp_path / "role.md"), "True"], [str(tmp_path / "role.md"), "False"]]
