@@ -31,6 +31,7 @@ from mnemara.core.pricing import PRICES_AS_OF, cache_write_split, cost_usd
 
 FILE = "spend.sqlite"
 _SCHEMA = """
+BEGIN;
 CREATE TABLE IF NOT EXISTS calls (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at TEXT NOT NULL,
@@ -46,17 +47,21 @@ CREATE TABLE IF NOT EXISTS calls (
     cache_write_5m_tokens INTEGER NOT NULL,
     cache_write_1h_tokens INTEGER NOT NULL,
     cost_usd REAL,
-    prices_as_of TEXT NOT NULL
+    prices_as_of TEXT NOT NULL,
+    folded_calls INTEGER,
+    folded_unpriced INTEGER
 );
 CREATE INDEX IF NOT EXISTS calls_day ON calls(day);
 CREATE INDEX IF NOT EXISTS calls_session ON calls(session);
 CREATE INDEX IF NOT EXISTS calls_turn ON calls(turn);
-"""
+COMMIT;
+"""  # one transaction: a new ledger is made with one sync of the disk, not one per statement (the first call's)
 #: Per-call rows are kept this many days; older ones are folded (see the module's docstring).
 KEEP_CALL_DAYS = 30
 #: The turn of a folded row: no turn of a session is named so.
 FOLDED_TURN = "(folded)"
-#: Columns a ledger of an earlier Mnemara lacks (added when it is opened): NULL on a row of one call.
+#: Columns a ledger of an earlier Mnemara lacks (added when it is opened; a new one is made with them):
+#: NULL on a row of one call.
 _FOLD_COLUMNS = ("folded_calls", "folded_unpriced")
 _TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens")
 

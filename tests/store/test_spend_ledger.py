@@ -60,7 +60,18 @@ from datetime import date, timedelta  # noqa: E402
 
 from mnemara.store import spend_ledger  # noqa: E402
 
-OLD_SCHEMA = spend_ledger._SCHEMA  # the columns of the first ledgers (no folded_* columns)
+#: The first ledgers' table (no folded_* columns). Written out: the module's schema has them now.
+OLD_SCHEMA = """
+CREATE TABLE calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, day TEXT NOT NULL, session TEXT NOT NULL,
+    turn TEXT NOT NULL, seq INTEGER, model TEXT NOT NULL, status INTEGER, input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL, cache_write_5m_tokens INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL, cost_usd REAL, prices_as_of TEXT NOT NULL
+);
+CREATE INDEX calls_day ON calls(day);
+CREATE INDEX calls_session ON calls(session);
+CREATE INDEX calls_turn ON calls(turn);
+"""
 
 
 def _days_ago(n: int) -> str:
@@ -162,3 +173,27 @@ def test_folding_keeps_the_total_of_a_session_that_spans_the_cut(tmp_path):
     finally:
         spend_ledger.KEEP_CALL_DAYS = original
     assert SpendLedger(tmp_path).spent(session="s-long") == before > 0
+
+
+def test_a_new_ledger_is_made_in_one_transaction_with_every_column(tmp_path, monkeypatch):
+    """Its first call is on a turn's path (the turn's end waits for it to be counted): one sync of the disk
+    for the schema, not one per statement, and no column added afterwards."""
+    statements: list[str] = []
+    connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        db = connect(*args, **kwargs)
+        db.set_trace_callback(statements.append)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    ledger = SpendLedger(tmp_path)
+    ledger.add(CallSpend(SONNET, input_tokens=10), session="s", turn="t")
+    ledger.close()
+    writes = [s.split()[0].upper().rstrip(";") for s in statements if not s.upper().startswith(("SELECT", "PRAGMA"))]
+    assert writes == ["BEGIN", "CREATE", "CREATE", "CREATE", "CREATE", "COMMIT", "INSERT"], statements
+    monkeypatch.undo()
+    db = sqlite3.connect(tmp_path / "spend.sqlite")
+    columns = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
+    db.close()
+    assert {"folded_calls", "folded_unpriced"} <= columns
