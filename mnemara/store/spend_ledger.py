@@ -128,6 +128,9 @@ class SpendLedger:
             touch_private(self.path)
             db = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
+            # as turns.sqlite: in WAL a commit survives the process at once, the disk is synced at checkpoints;
+            # FULL synced it on every call's row, while the turn's end waited for that row
+            db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
             _add_fold_columns(db)
             _fold_old_calls(db, (datetime.now().astimezone().date() - timedelta(days=KEEP_CALL_DAYS)).isoformat())

@@ -176,8 +176,8 @@ def test_folding_keeps_the_total_of_a_session_that_spans_the_cut(tmp_path):
 
 
 def test_a_new_ledger_is_made_in_one_transaction_with_every_column(tmp_path, monkeypatch):
-    """Its first call is on a turn's path (the turn's end waits for it to be counted): one sync of the disk
-    for the schema, not one per statement, and no column added afterwards."""
+    """A call's row is on its turn's path (the turn's end waits for it to be counted): a new ledger is made
+    with one commit, not one per statement, no column is added afterwards, and rows are not synced one by one."""
     statements: list[str] = []
     connect = sqlite3.connect
 
@@ -192,6 +192,7 @@ def test_a_new_ledger_is_made_in_one_transaction_with_every_column(tmp_path, mon
     ledger.close()
     writes = [s.split()[0].upper().rstrip(";") for s in statements if not s.upper().startswith(("SELECT", "PRAGMA"))]
     assert writes == ["BEGIN", "CREATE", "CREATE", "CREATE", "CREATE", "COMMIT", "INSERT"], statements
+    assert "PRAGMA synchronous=NORMAL" in statements, "no disk sync per call's row (WAL, as turns.sqlite)"
     monkeypatch.undo()
     db = sqlite3.connect(tmp_path / "spend.sqlite")
     columns = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
