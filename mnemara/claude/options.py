@@ -34,7 +34,7 @@ from mnemara.claude.process import CliHandle, env_fingerprint
 from mnemara.core.debuglog import LogTarget, log_event
 from mnemara.claude.prompt_file import PromptFile
 from mnemara.claude.role_refresh import refresh_output
-from mnemara.tools import SERVER_NAME, enabled_specs
+from mnemara.tools import SERVER_NAME, enabled_specs, enabled_tool_names
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookInput, PermissionResult, ToolPermissionContext
@@ -123,7 +123,7 @@ class CliLauncher:
             "system": system_prompt,
             "model": cfg.model,
             "mcp": [s.model_dump(mode="json") for s in cfg.mcp_servers],
-            "tools": [s.name for s in enabled_specs(cfg)],
+            "tools": enabled_tool_names(cfg),  # the catalogue's: a key is taken 3 times a turn, specs cost 1 ms
             "native_tools": list(cfg.native_tools),
             "bash": cfg.bash_timeout_seconds,
             "retries": cfg.api_max_retries,

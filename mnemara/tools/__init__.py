@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from mnemara.context.tool_state import ToolState
 from mnemara.core.mcp_names import SERVER_NAME
-from mnemara.guard.tool_catalogue import AskContext, always
+from mnemara.guard.tool_catalogue import CATALOGUE, AskContext, always
 
 if TYPE_CHECKING:
     from mnemara.core.config import Config
@@ -105,3 +105,9 @@ def all_specs() -> list[ToolSpec]:
 
 def enabled_specs(config: "Config") -> list[ToolSpec]:
     return [s for s in all_specs() if s.enabled(config)]
+
+
+def enabled_tool_names(config: "Config") -> list[str]:
+    """The names of :func:`enabled_specs`, sorted, from the tool catalogue alone: no tool module is asked for
+    its specs (building them, schemas copied, costs about a millisecond; the catalogue test keeps both alike)."""
+    return sorted(e.name for e in CATALOGUE if e.enabled(config))

@@ -43,3 +43,12 @@ def test_the_gate_and_the_probes_load_without_the_tools():
             "print(sorted(m for m in sys.modules if m.startswith('mnemara.tools')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_enabled_names_read_from_the_catalogue_are_those_of_the_enabled_specs():
+    """A CLI's key (taken several times a turn) names the tools from the catalogue, without building specs."""
+    from mnemara.tools import enabled_tool_names
+
+    for cfg in (Config(), Config(rag_enabled=False, graph_enabled=False, read_skeleton_enabled=False),
+                Config(read_skeleton_enabled=True)):
+        assert enabled_tool_names(cfg) == [s.name for s in enabled_specs(cfg)]
