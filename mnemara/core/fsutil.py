@@ -111,8 +111,9 @@ def open_nofollow(path: Path, flags: int, mode: int = PRIVATE_FILE) -> int:
             raise LinkRefused(Path(path), "it is a symbolic link") from None
         raise
     try:
-        _check_file(Path(path), os.fstat(fd))  # the file opened, whatever the name meant a moment ago
-        if flags & os.O_TRUNC:
+        info = os.fstat(fd)
+        _check_file(Path(path), info)  # the file opened, whatever the name meant a moment ago
+        if flags & os.O_TRUNC and info.st_size:  # a new file has nothing to cut
             os.ftruncate(fd, 0)
     except BaseException:
         os.close(fd)

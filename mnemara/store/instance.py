@@ -212,6 +212,7 @@ def _make_private(root: Path) -> None:
 
 
 RUN_LOCK = ".run.lock"
+_PID_WIDTH = 24  # the holder's pid, padded: each run overwrites the last one's in place (no truncation)
 
 
 @contextmanager
@@ -233,8 +234,9 @@ def run_lock(instance: Instance) -> Iterator[None]:
                 f"instance {instance.name!r} is already open in another `mnemara run` or `mnemara serve` (pid {holder}); two sessions "
                 "on one instance would interleave their turns in one window. Close the other one first, or use "
                 "another instance") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        if os.fstat(fd).st_size > _PID_WIDTH:  # a lock file not written here: cut to the width first
+            os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}".ljust(_PID_WIDTH - 1).encode() + b"\n", 0)  # in place: no block freed
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

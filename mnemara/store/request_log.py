@@ -74,6 +74,11 @@ def safe_headers(headers: HeaderItems) -> dict[str, str]:
     return out
 
 
+#: ``.seq`` holds the last call number padded to this width, so each call overwrites it in place: truncating
+#: it first freed its block every call (0.9 ms measured here, on the path of every answer's last bytes).
+_SEQ_WIDTH = 20
+
+
 class RequestLog:
     """The ``requests/`` folder of one instance."""
 
@@ -103,8 +108,9 @@ class RequestLog:
                 except ValueError:
                     last = 0
                 last = max([last, *self._seqs()]) + 1
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, str(last).encode(), 0)
+                if os.fstat(fd).st_size > _SEQ_WIDTH:  # not written here: cut to the width first
+                    os.ftruncate(fd, 0)
+                os.pwrite(fd, str(last).encode().ljust(_SEQ_WIDTH), 0)
             finally:
                 os.close(fd)
             return last

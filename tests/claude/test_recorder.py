@@ -79,6 +79,20 @@ def test_only_the_newest_calls_are_kept_and_numbers_keep_counting(recorder):
     assert oct(recorder.log.path_of(5).stat().st_mode & 0o777) == "0o600"
 
 
+@pytest.mark.parametrize("earlier", ["7", "7\n", "0" * 40 + "7", "not a number"])
+def test_the_call_counter_goes_on_from_any_earlier_file_and_is_rewritten_in_place(tmp_path, earlier):
+    """``.seq`` of an earlier Mnemara (no padding, a newline, longer than the width, junk) is read as it says
+    (junk: the kept calls' numbers); each call then overwrites one fixed-width number, never truncating."""
+    log = RequestLog(tmp_path, keep=3)
+    log.folder.mkdir(parents=True)
+    (log.folder / ".seq").write_text(earlier)
+    (log.folder / "000005.json").write_text("{}")
+    first = 8 if earlier.strip().lstrip("0") == "7" and len(earlier) <= 32 else 6
+    assert [log.next_seq() for _ in range(3)] == [first, first + 1, first + 2]
+    counter = (log.folder / ".seq").read_bytes()
+    assert counter.strip() == str(first + 2).encode() and len(counter) == 20
+
+
 @pytest.mark.parametrize("which, message", [("9", "no call 9"), ("last-7", "older than the oldest"),
                                             ("first", "not 'first'"), ("-1", "not '-1'")])
 def test_asking_for_a_call_that_is_not_kept_is_one_clear_line(recorder, which, message):
