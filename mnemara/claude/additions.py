@@ -38,6 +38,9 @@ QUIET_ENV: dict[str, str] = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
 #: other variables every CLI gets, so the early start's check of a recorded launch reads it without importing
 #: :mod:`mnemara.claude.options` (its tool modules bring pydantic before the early CLI is spawned).
 CACHE_TTL_ENV = "CLAUDE_CODE_PROMPT_CACHE_TTL"
+#: The CLI's cap on its own API retries (:func:`mnemara.claude.faults.retry_env` sets it); named here for the
+#: same reason (faults brings asyncio).
+RETRY_ENV = "CLAUDE_CODE_MAX_RETRIES"
 
 
 def quiet_settings() -> str:

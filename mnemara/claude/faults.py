@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mnemara.claude.additions import RETRY_ENV as RETRY_ENV
+
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient
-
-RETRY_ENV = "CLAUDE_CODE_MAX_RETRIES"
 
 
 def retry_env(max_retries: int, environ: dict[str, str] | None = None) -> dict[str, str]:

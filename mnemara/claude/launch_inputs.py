@@ -29,9 +29,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mnemara.claude.additions import CACHE_TTL_ENV, QUIET_ENV
+from mnemara.claude.additions import CACHE_TTL_ENV, QUIET_ENV, RETRY_ENV
 from mnemara.claude.child_guard import PARENT_ENV, cache_dir, read_cached_json, write_cached_json
-from mnemara.claude.faults import RETRY_ENV
 from mnemara.core import json_limits
 from mnemara.core.mcp_names import SERVER_NAME
 from mnemara.core.native_tools import DEFAULT_NATIVE_TOOLS, NATIVE_TOOLS

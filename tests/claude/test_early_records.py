@@ -90,14 +90,15 @@ import sys
 from mnemara.claude.early import _inputs
 from mnemara.store.instance import Instance
 inputs = _inputs(Instance.open("early"))
-print(inputs.role_doc_path, "pydantic" in sys.modules)
+print(inputs.role_doc_path, "pydantic" in sys.modules, "asyncio" in sys.modules)
 """
 
 
-def test_a_recorded_launch_is_checked_without_pydantic(cache: Path, tmp_path: Path,
+def test_a_recorded_launch_is_checked_without_pydantic_or_asyncio(cache: Path, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The point of the record: the early CLI is spawned before pydantic (the config's validation, the tool
-    modules) is imported. The first start validates and records; the next only checks the record."""
+    modules) is imported, and asyncio (the session's) too. The first start validates and records; the next
+    only checks the record."""
     import subprocess
     import sys
 
@@ -112,4 +113,5 @@ def test_a_recorded_launch_is_checked_without_pydantic(cache: Path, tmp_path: Pa
     runs = [subprocess.run([sys.executable, "-c", RECORDED_START], capture_output=True, text=True, env=env, timeout=60)
             for _ in range(2)]
     assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
-    assert [r.stdout.split() for r in runs] == [[str(tmp_path / "role.md"), "True"], [str(tmp_path / "role.md"), "False"]]
+    role = str(tmp_path / "role.md")
+    assert [r.stdout.split() for r in runs] == [[role, "True", "True"], [role, "False", "False"]]
