@@ -109,27 +109,6 @@ der die das den dem des ein eine einer eines einem und ist sind auf von zu zum z
 werden bei um aus nach wie es sie er wir
 el los las del una unos unas y es está están son se con por para al lo su sus fue ser hace hacen o u
 """.split())
-# a lead-in that only announces a note ("Just a note:", "FYI", "Reminder:", "Pour rappel :"): a restatement
-# that adds one says the same thing, so it is left out before the claim is read
-FILLER_RE = re.compile(
-    r"^\s*(?:(?:just\s+)?(?:a\s+)?(?:quick\s+)?note(?:\s+that)?|fyi|reminder|remember|important|heads[\s-]up|"
-    r"p\.?s\.?|to\s+be\s+clear|for\s+the\s+record|btw|by\s+the\s+way|pour\s+rappel|rappel|à\s+noter|"
-    r"bitte\s+beachten|zur\s+erinnerung|hinweis|recordatorio|nota|ojo)\b\s*[:,;.!\-–—]*\s*",
-    re.IGNORECASE)
-
-
-def without_filler(text: str) -> str:
-    """``text`` without a lead-in that only announces it (see :data:`FILLER_RE`); the rest as written.
-    A lead-in is taken off only when something follows it ("Remember: staging resets" -> "staging
-    resets"; "Remember the milk" stays: nothing separates the verb from what it governs)."""
-    match = FILLER_RE.match(text)
-    if match is None or match.group(0).rstrip()[-1:] not in ":,;.!-–—" and not re.match(
-            r"\s*(?:fyi|p\.?s\.?|btw|heads[\s-]up|note\s+that|(?:just\s+)?a\s+(?:quick\s+)?note)\b", text, re.I):
-        return text
-    rest = text[match.end():]
-    return rest if rest.strip() else text
-
-
 # other words for one subject: "I report to Fatima" names my manager (measured on the dev set of
 # bench/data/truth_subjects.json: the one correction no shared word and no embedder could find), "Dana
 # heads mobile" names who leads it (its old blind part, round 2)

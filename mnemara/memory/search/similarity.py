@@ -42,7 +42,6 @@ from typing import Any, Iterable, Sequence
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_STEMS, CLAIM_STEMS, CLAIM_STOPWORDS, CLAIM_WORDS
 from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, MARKS_RE, NEGATIONS, NUMBER_WORDS, POLES
 from mnemara.memory.search.claim_words import LIST_RE, NON_SUBJECT, RETIRED, UNITS, calendar_values, with_aliases
-from mnemara.memory.search.claim_words import without_filler
 from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
 from mnemara.memory.search.claim_words import strip_marks as strip_marks
 from mnemara.memory.search.exact import is_exact_copy
@@ -217,9 +216,9 @@ def _bound(text: str, start: int) -> str:
 
 @lru_cache(maxsize=4096)
 def claim_of(text: str) -> Claim:
-    """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in
-    that only announces the note, "Just a note:", is left out: :func:`without_filler`)."""
-    text = canonical_dates(without_filler(unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'")))
+    """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in that
+    only announces the note, "Just a note:", is read by :mod:`.restate`, from where two notes differ)."""
+    text = canonical_dates(unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'"))
     for sign, plain in BOUNDS.items():
         text = text.replace(sign, plain)
     folded = text.casefold()

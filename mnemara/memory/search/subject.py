@@ -33,7 +33,6 @@ from collections import Counter
 from typing import Sequence
 
 from mnemara.memory.search.claim_words import CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, UNITS
-from mnemara.memory.search.claim_words import without_filler
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 # linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
@@ -48,7 +47,7 @@ def words(text: str) -> list[str]:
     """The note's tokens for alignment: case-folded, sentence punctuation off the edges, plain words
     stemmed; identifiers, paths and numbers whole."""
     out = []
-    for raw in TOKEN_RE.findall(without_filler(unicodedata.normalize("NFKC", text))):
+    for raw in TOKEN_RE.findall(unicodedata.normalize("NFKC", text)):
         tok = raw.strip(EDGE).casefold()
         if not tok:
             continue
