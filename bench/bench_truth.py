@@ -20,9 +20,10 @@ For keyword-only and the local embedder:
    alone (the same-run baseline).
 
 5. recall tells the current truth (issue 40), on bench/data/truth_subjects.json: its dev part
-   (the rules were tuned on it), its old blind part (round 1's blind part, looked at, so tuned on from
-   round 2: "dev_old_blind") and its new blind part (written in round 2 before any code change of
-   that round, never tuned on), each written before the tuning of its round:
+   (the rules were tuned on it), round 1's blind part (looked at, so tuned on from round 2:
+   "dev_old_blind"), round 2's blind part (looked at: its misses were named, so tuned on from
+   round 3: "dev_blind_r2") and round 3's blind part ("blind_r3", written before any code change of
+   round 3, never tuned on), each written before the tuning of its round:
    corrections in other words, of a name and a value, in another unit or date format, in French,
    German and Spanish, chains A -> B -> C, restated copies and siblings. One instance per part and
    mode holds every note; each correction is probed with a question worded like the *older* note,
@@ -280,7 +281,8 @@ def _without_index(memory: Path, cfg: Any, check_write: Any, n: int = 5) -> tupl
 
 # -- 5. recall tells the current truth (issue 40) ---------------------------------------------------
 SUBJECTS = json.loads((ROOT / "bench" / "data" / "truth_subjects.json").read_text(encoding="utf-8"))
-PARTS = ("dev", "dev_old_blind", "blind")  # tuned on, tuned on from round 2, never tuned on
+PARTS = ("dev", "dev_old_blind", "dev_blind_r2", "blind_r3")  # tuned on; from round 2; from round 3; never tuned on
+BLIND = PARTS[-1]
 GOAL_NEWER_FIRST, GOAL_FLAGGED, GOAL_COPY_FLAGS, GOAL_SIBLING_CANDIDATES = 0.90, 0.85, 0.10, 0.05
 
 
@@ -294,7 +296,7 @@ def validate_subjects() -> None:
             sys.exit(f"invalid data set {part}: needs >= 20 corrections of the classes {sorted(need)}, "
                      f">= 8 copies, >= 8 siblings (classes missing: {sorted(need - classes)})")
     dev = {c["older"] for part in PARTS[:-1] for c in SUBJECTS[part]["corrections"]}
-    if dev & {c["older"] for c in SUBJECTS["blind"]["corrections"]}:
+    if dev & {c["older"] for c in SUBJECTS[BLIND]["corrections"]}:
         sys.exit("invalid data set: the blind part repeats a dev note")
 
 

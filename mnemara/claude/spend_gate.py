@@ -74,6 +74,10 @@ class SpendGate:
         #: with the request's body (the tool results it carries may complete a halt).
         self.halted: Callable[[bytes], str | None] | None = None
         self.turn: TurnGate | None = None
+        #: The halt of the last turn, once it ended halted: a request its CLI had sent before it was
+        #: killed may reach the recorder only after the turn is over, and must not leave either.
+        #: Cleared when the next turn begins (nothing else asks the API between turns).
+        self.after_halt: str | None = None
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)
         self._in_flight = 0
@@ -83,6 +87,7 @@ class SpendGate:
     def begin_turn(self) -> TurnGate:
         with self._lock:
             self.turn = TurnGate(uuid.uuid4().hex[:16])
+            self.after_halt = None
             return self.turn
 
     def halt(self, reason: str) -> None:
@@ -97,6 +102,7 @@ class SpendGate:
             self._settled.wait_for(lambda: self._in_flight == 0, SETTLE_SECONDS)
             self._in_flight = 0  # one never counted (its record failed) must not slow every later turn's end
             turn, self.turn = self.turn, None
+            self.after_halt = turn.halt if turn is not None else None
             return turn
 
     def turn_totals(self, turn: TurnGate) -> SpendTotals:
@@ -143,7 +149,7 @@ class SpendGate:
 
     def _halt_reason(self, turn: TurnGate | None, body: bytes) -> str | None:
         if turn is None:
-            return None
+            return self.after_halt
         if turn.halt is None and self.halted is not None:
             outside = self.halted(body)
             if outside:

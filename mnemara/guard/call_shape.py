@@ -39,6 +39,9 @@ _SPACE = re.compile(r"\s+")
 #: stream and the request carry it, a ``PostToolUse`` hook's response does not, so it compares as empty.
 _NO_OUTPUT = re.compile(r"\A\s*\([\w.-]+ completed with no output\)\s*\Z")
 _EXIT_ONLY = re.compile(r"^\s*(?:Exit code \d+)?\s*$")
+#: What the CLI appends to a tool result on its way to the API (a ``<system-reminder>`` with, say, the
+#: tokens left): the request carries it, the stream and the hook do not, and it is not the tool's output.
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 
 
 #: Tools that change a file when they succeed.
@@ -154,7 +157,9 @@ def _input_numbers(tool_input: object) -> set[str]:
 
 def observation(output: str, tool_input: object) -> str:
     """The output as the sentinel compares it: times, durations and echoed input numbers as placeholders,
-    the CLI's "completed with no output" as the empty output it stands for (whichever source told it)."""
+    the CLI's "completed with no output" as the empty output it stands for and the CLI's own reminders
+    left out (whichever source told it)."""
+    output = _REMINDER.sub("", output)
     if _NO_OUTPUT.match(output):
         return ""
     text = _DURATION.sub("<dur>", _TIMESTAMP.sub("<time>", output))

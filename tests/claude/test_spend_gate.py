@@ -65,6 +65,20 @@ def test_a_halt_refuses_every_further_request_of_the_turn_without_a_cap(tmp_path
     assert gate.end_turn() is not None and gate.ledger.totals().calls == 1
 
 
+def test_a_request_the_halted_cli_sent_that_arrives_after_the_turn_ended_is_refused_too(tmp_path):
+    """The halted CLI's next request (carrying the refused call's result) can reach a loaded recorder
+    only after the session ended the turn: it was forwarded (test_spend_e2e, 1 in 10 loaded runs)."""
+    gate, _ = _gate(tmp_path)
+    gate.halt("SENTINEL HALT (trigger: polling)")
+    gate.end_turn()
+    assert gate.turn is None and b"SENTINEL HALT" in (gate.before(b'{"late": 1}') or b"")
+    gate.begin_turn()  # the next turn asks afresh
+    assert gate.before(b"{}") is None
+    gate.after(_call(1))
+    gate.end_turn()  # a turn that ended cleanly leaves nothing refused behind it
+    assert gate.before(b"{}") is None
+
+
 def test_a_broken_question_never_lets_money_through(tmp_path):
     gate, _ = _gate(tmp_path, turn=0.1)
     _spend(gate, 1)

@@ -352,6 +352,26 @@ def test_an_empty_result_is_the_same_from_the_hook_and_from_the_stream():
     assert halt is not None and halt.trigger == "polling"
 
 
+def test_the_reminder_the_cli_adds_to_a_result_in_the_request_is_not_the_output():
+    """On its way to the API the CLI may append a ``<system-reminder>`` to a tool result (seen: the tokens
+    left); the stream and the hook carry the bare result. When the request was judged first, the first
+    poll's output differed from the next two and the third identical poll ran (1 in 5 loaded runs)."""
+    s = RuntimeSentinel()
+    poll = {"command": "echo poll >> /tmp/polls.txt"}
+    assert s.observe("Bash", poll, "t1") is None
+    s.observe_result("t1", "(Bash completed with no output)\n\n<system-reminder>\n<total_tokens>14990557 tokens "
+                           "left</total_tokens>\n</system-reminder>", False)
+    assert s.observe("Bash", poll, "t2") is None
+    s.observe_hook_result("t2", {"stdout": "", "stderr": ""})
+    halt = s.observe("Bash", poll, "t3")
+    assert halt is not None and halt.trigger == "polling"
+    # what the tool printed still counts: a reminder does not make two different outputs the same
+    s = RuntimeSentinel()
+    for n, out in enumerate(["ready: 1 of 3", "ready: 2 of 3", "ready: 3 of 3"]):
+        assert s.observe("Bash", {"command": "cat status"}, f"u{n}") is None
+        s.observe_result(f"u{n}", f"{out}\n<system-reminder>same</system-reminder>", False)
+
+
 # -- the recorder asks before each request ----------------------------------------------------------
 
 def _request(uses: list[dict], results: list[dict]) -> bytes:

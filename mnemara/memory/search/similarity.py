@@ -41,10 +41,11 @@ from typing import Any, Iterable, Sequence
 # the vocabulary of a claim lives below this module, where .exact and .subject read it too
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_STEMS, CLAIM_STEMS, CLAIM_STOPWORDS, CLAIM_WORDS
 from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, MARKS_RE, NEGATIONS, NUMBER_WORDS, POLES
-from mnemara.memory.search.claim_words import LIST_RE, NON_SUBJECT, RETIRED, UNITS, with_aliases, without_filler
+from mnemara.memory.search.claim_words import LIST_RE, NON_SUBJECT, RETIRED, UNITS, calendar_values, with_aliases
 from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
 from mnemara.memory.search.claim_words import strip_marks as strip_marks
 from mnemara.memory.search.exact import is_exact_copy
+from mnemara.memory.search.restate import restates
 from mnemara.memory.search.subject import different_subject, says_changed
 from mnemara.memory.search.tokenize import STOPWORDS as STOPWORDS
 from mnemara.memory.search.tokenize import fts_text as fts_text
@@ -182,6 +183,7 @@ class Claim:
     function: frozenset[str] = field(default_factory=frozenset)  # CLAIM_STOPWORDS present
     lists: tuple[frozenset[str], ...] = ()  # entity keys listed together ("Alice and Bob"): order free
     subject: frozenset[str] = field(default_factory=frozenset)  # the topic less its values: see subject_of
+    calendar: frozenset[str] = field(default_factory=frozenset)  # days and months named: see calendar_values
 
 
 def _value(raw: str) -> str:
@@ -214,9 +216,9 @@ def _bound(text: str, start: int) -> str:
 
 @lru_cache(maxsize=4096)
 def claim_of(text: str) -> Claim:
-    """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in
-    that only announces the note, "Just a note:", is left out: :func:`without_filler`)."""
-    text = canonical_dates(without_filler(unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'")))
+    """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in that
+    only announces the note, "Just a note:", is read by :mod:`.restate`, from where two notes differ)."""
+    text = canonical_dates(unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'"))
     for sign, plain in BOUNDS.items():
         text = text.replace(sign, plain)
     folded = text.casefold()
@@ -276,7 +278,7 @@ def claim_of(text: str) -> Claim:
                  retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),
                  frozenset(bare_units), frozenset(w for w in words if w in CLAIM_STOPWORDS),
                  tuple(group for group in lists if len(group) >= 2),
-                 topic if SPEAKER_RE.match(text) else subject_of(topic, text))
+                 topic if SPEAKER_RE.match(text) else subject_of(topic, text), calendar_values(text))
 
 
 SERIAL_RE = re.compile(r"[^\W\d_]+\d+")  # the joined form of an identifier with a number: "node18", "inc4432"
@@ -412,6 +414,8 @@ def claim_differences(a: str, b: str) -> list[str]:
     for axis in sorted(set(ca.poles) | set(cb.poles)):
         if ca.poles.get(axis) != cb.poles.get(axis):
             out.append(f"polarity differs ({axis}): {_poles(a, axis) or 'none'} vs {_poles(b, axis) or 'none'}")
+    if ca.calendar != cb.calendar:
+        out.append(f"days or months differ: {_listed(ca.calendar)} vs {_listed(cb.calendar)}")
     if ca.bare_units != cb.bare_units:
         out.append(f"time units differ: {_listed(ca.bare_units)} vs {_listed(cb.bare_units)}")
     if ca.function != cb.function:
@@ -446,8 +450,8 @@ def contradicts(a: str, b: str) -> bool:
             by_unit.setdefault(unit, set()).add(value)
     if any(by_unit_a[unit] != by_unit_b[unit] for unit in set(by_unit_a) & set(by_unit_b)):
         return True  # the same unit (or none on both sides) with other values: "30 s" / "300 s"
-    if ca.retired != cb.retired:
-        return True
+    if ca.retired != cb.retired or ca.calendar and cb.calendar and ca.calendar != cb.calendar:
+        return True  # retired on one side, or other days: "freezes on Friday" / "on Tuesday"
     shared = set(ca.poles) & set(cb.poles)
     if not shared:
         return ca.negations % 2 != cb.negations % 2
@@ -515,6 +519,9 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
     similarity never makes a copy."""
     if is_exact_copy(a, b):
         return Relation(COPY, ("same text",))
+    restated = restates(a, b)
+    if restated:  # the longer note only adds words that claim nothing: "Keep in mind ...", "..., as agreed"
+        return Relation(POSSIBLE_COPY, (restated,))
     diffs = claim_differences(a, b)
     if diffs:
         other_subject = different_subject(a, b)
@@ -525,6 +532,12 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
         return Relation(DISTINCT, tuple(diffs))
     if same_wording(a, b):
         return Relation(POSSIBLE_COPY, ("same wording, not the same text",))
+    changed = [t for t in (a, b) if says_changed(t)]
+    if changed and not (SPEAKER_RE.match(a) or SPEAKER_RE.match(b)) and may_conflict(a, b) \
+            and not different_subject(a, b):
+        # no value the guard reads differs ("#sev" / "#major-incidents" are plain words), yet one note says the
+        # fact changed on the subject both are about: a possible correction for the user to judge
+        return Relation(CONFLICT, (f"one note says the fact changed: {changed[-1][:80]}",))
     return Relation(DISTINCT)
 
 
@@ -566,7 +579,8 @@ def may_conflict(a: str, b: str) -> bool:
         return False
     if shared >= 2 and min(len(ta), len(tb)) <= HALF_SHARED_UP_TO and same_topic(a, b, HALF_SHARED):
         return True
-    return (says_changed(a) or says_changed(b)) and shared / min(len(ta), len(tb)) >= CHANGED_SHARE
+    changed = says_changed(a) or says_changed(b) or claim_of(a).retired != claim_of(b).retired
+    return changed and shared / min(len(ta), len(tb)) >= CHANGED_SHARE
 
 
 

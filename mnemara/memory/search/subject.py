@@ -32,8 +32,7 @@ import unicodedata
 from collections import Counter
 from typing import Sequence
 
-from mnemara.memory.search.claim_words import CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, SINCE_RE, SPEAKER_RE, UNITS
-from mnemara.memory.search.claim_words import without_filler
+from mnemara.memory.search.claim_words import CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, UNITS
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 # linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
@@ -48,7 +47,7 @@ def words(text: str) -> list[str]:
     """The note's tokens for alignment: case-folded, sentence punctuation off the edges, plain words
     stemmed; identifiers, paths and numbers whole."""
     out = []
-    for raw in TOKEN_RE.findall(without_filler(unicodedata.normalize("NFKC", text))):
+    for raw in TOKEN_RE.findall(unicodedata.normalize("NFKC", text)):
         tok = raw.strip(EDGE).casefold()
         if not tok:
             continue
@@ -72,8 +71,8 @@ def different_subject(a: str, b: str) -> str:
     if Counter(wa) == Counter(wb):
         return ""  # the same words in another order: a correction of the order
     chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
-    if says_changed(a, dated=not chat) or says_changed(b, dated=not chat):
-        return ""  # "is now", "moved to", "est passé à": the same subject, changed
+    if says_changed(a, dated=not chat) or says_changed(b, dated=not chat) or retires_one(a, b):
+        return ""  # "is now", "moved to", "est passé à", "Redshift was retired": the same subject, changed
     ops = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes()
     places = [(n, wa[i1:i2], wb[j1:j2]) for n, (op, i1, i2, j1, j2) in enumerate(ops) if op != "equal"]
     if len(places) < 2:
@@ -105,7 +104,7 @@ def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[s
     verb = next((op_i for op_i, (op, a1, a2, _b1, _b2) in enumerate(ops)
                  if op == "equal" and any(t in COPULAS for t in wa[a1:a2])), None)
     if verb is not None and verb != n:
-        return n < verb and (any(map(_is_name, x)) and any(map(_is_name, y)) or _labels(x, y, i1, i2, wa))
+        return n < verb and (any(map(_is_name, x)) and any(map(_is_name, y)) or _labels(x, y, i1, i2, wa, True))
     if not (_labels(x, y, i1, i2, wa) or (any(map(_is_name, x)) and any(map(_is_name, y)))):
         return False
     if any(t in COPULAS for t in x + y):
@@ -116,10 +115,12 @@ def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[s
     return shared(ops[n + 1:]) or not shared(ops[:n])
 
 
-def _labels(x: list[str], y: list[str], i1: int, i2: int, wa: list[str]) -> bool:
-    """Whether ``x``/``y`` (at ``wa[i1:i2]``) are numbers that label a thing: between two content words."""
+def _labels(x: list[str], y: list[str], i1: int, i2: int, wa: list[str], before_verb: bool = False) -> bool:
+    """Whether ``x``/``y`` (at ``wa[i1:i2]``) are numbers that label a thing: between two content words, or
+    (``before_verb``: before the linking verb both notes share, in what they are about) right after one:
+    "Version 2 of the API is ..." / "Version 3 of the API is ..." name two versions."""
     return bool(x and y) and all(t.isdigit() for t in x + y) and 0 < i1 and _is_name(wa[i1 - 1]) \
-        and i2 < len(wa) and _is_name(wa[i2])
+        and (before_verb or i2 < len(wa) and _is_name(wa[i2]))
 
 
 def says_changed(text: str, dated: bool = True) -> bool:
@@ -131,3 +132,13 @@ def says_changed(text: str, dated: bool = True) -> bool:
     return any(w in CHANGE_WORDS for w in re.findall(r"[^\W\d_]+", text.casefold())) \
         or dated and bool(SINCE_RE.search(text))
 
+
+
+def retires_one(a: str, b: str) -> bool:
+    """Whether one of ``a`` and ``b`` says something was retired and the other does not ("The data warehouse
+    is Redshift" / "Analytics queries go to Snowflake these days; Redshift was retired"). Two notes that
+    both say so ("Staging logs are deleted after 7 days" / "Prod logs are deleted after 30 days") do not."""
+    def retired(text: str) -> set[str]:
+        return {w for w in re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", text).casefold()) if w in RETIRED}
+
+    return retired(a) != retired(b)
