@@ -82,3 +82,35 @@ def test_vector_rows_kept_between_queries_follow_every_write(tmp_path: Path) -> 
         assert moved and "vector" in moved[0]["channels"]
         (tmp_path / "memory" / first["path"].split("/", 1)[1]).write_text("# gone\n", encoding="utf-8")
         assert all("Sundays" not in h["text"] for h in rag.query("heron feeder")["hits"])
+
+
+def test_subject_words_closest_is_the_idf_ranking_over_the_rarest_words_with_ties_by_id() -> None:
+    """The same-subject lookup scores every note at once (numpy); it must name the notes the plain
+    definition names, in the same order: IDF-weighted shared rarest words, then id."""
+    import math
+    import random
+
+    from mnemara.memory.search.rag import _SubjectWords
+
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(200)]
+    ids = [f"note:{rng.randrange(10**5):05d}-{i}" for i in range(800)]
+    texts = [" ".join(rng.choices(vocab, weights=[1 / (k + 1) for k in range(200)], k=rng.randint(0, 10)))
+             for _ in ids]
+    words = _SubjectWords(ids, texts, texts)
+
+    def plain(ident: str, n: int) -> list[str]:
+        mine = words.words.get(ident, frozenset())
+        rare = sorted(mine, key=lambda w: (len(words.holders[w]), w))[:words.RAREST]
+        score: dict[str, float] = {}
+        for word in rare:
+            weight = math.log((len(words.words) + 1) / (1 + len(words.holders[word]))) + 1.0
+            for other in words.holders[word]:
+                if other != ident:
+                    score[other] = score.get(other, 0.0) + weight
+        return sorted(score, key=lambda other: (-score[other], other))[:n]
+
+    assert any(len(plain(i, 12)) == 12 for i in ids) and any(not plain(i, 12) for i in ids)
+    for ident in [*ids, "note:absent"]:
+        assert words.closest(ident, 12) == plain(ident, 12), ident
+    assert words.closest(ids[0], 0) == []

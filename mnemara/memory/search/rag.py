@@ -258,11 +258,15 @@ class RagIndex(IndexStore):
         rows = self._rows(table)
         words = self._subject_words(table)
         similar = self._nearest_notes(rows, notes, limit)
-        out: dict[str, list[dict[str, Any]]] = {}
-        for hit in notes:
-            ids = list(dict.fromkeys(words.closest(hit["id"], limit) + similar.get(hit["id"], [])))
-            out[hit["id"]] = [_hit(row) for row in rows.rows("id", ids, "memory", 10 * len(ids) + 10) or []]
-        return out
+        wanted = {hit["id"]: list(dict.fromkeys(words.closest(hit["id"], limit) + similar.get(hit["id"], [])))
+                  for hit in notes}
+        every = list(dict.fromkeys(ident for ids in wanted.values() for ident in ids))
+        found = rows.rows("id", every, "memory", 10 * len(every) + 10)  # one take for every hit's candidates
+        if found is None:  # an id stored twice: each hit's own lookup, so only that hit goes without
+            return {ident: [_hit(row) for row in rows.rows("id", ids, "memory", 10 * len(ids) + 10) or []]
+                    for ident, ids in wanted.items()}
+        by_id = {row["id"]: row for row in found}
+        return {ident: [_hit(by_id[c]) for c in ids if c in by_id] for ident, ids in wanted.items()}
 
     def _subject_words(self, table: Any) -> "_SubjectWords":
         """The memory notes by subject word, read again whenever the table's version moved."""
@@ -402,21 +406,41 @@ class _SubjectWords:
             self.words[ident] = frozenset(words)
             for word in words:
                 self.holders.setdefault(word, []).append(ident)
+        # notes numbered in id order, so a tie in score goes to the smaller id by number
+        self._names = sorted(self.words)
+        self._number = {ident: n for n, ident in enumerate(self._names)}
+        self._held: dict[str, Any] = {}  # word -> its holders' numbers (a numpy array), made on first use
+
+    def _holders_of(self, word: str) -> Any:
+        import numpy as np
+
+        held = self._held.get(word)
+        if held is None:
+            held = self._held[word] = np.fromiter((self._number[i] for i in self.holders[word]), dtype=np.int64)
+        return held
 
     def closest(self, ident: str, n: int) -> list[str]:
-        """The ``n`` other notes sharing the most (IDF-weighted) of note ``ident``'s rarest words."""
+        """The ``n`` other notes sharing the most (IDF-weighted) of note ``ident``'s rarest words; ties
+        by id. Scored over every note at once: a common word's thousands of holders cost one array add."""
         import math
+
+        import numpy as np
 
         mine = self.words.get(ident, frozenset())
         rare = sorted(mine, key=lambda w: (len(self.holders[w]), w))[:self.RAREST]
+        if not rare or n <= 0:
+            return []
         total = len(self.words) + 1
-        score: dict[str, float] = {}
-        for word in rare:
-            weight = math.log(total / (1 + len(self.holders[word]))) + 1.0
-            for other in self.holders[word]:
-                if other != ident:
-                    score[other] = score.get(other, 0.0) + weight
-        return sorted(score, key=lambda other: (-score[other], other))[:n]
+        held = [self._holders_of(word) for word in rare]
+        # each weight >= 1 (a word's holders are at most every note), so a score > 0 means a shared word
+        weights = [np.full(len(h), math.log(total / (1 + len(self.holders[w]))) + 1.0) for w, h in zip(rare, held)]
+        score = np.bincount(np.concatenate(held), weights=np.concatenate(weights), minlength=len(self._names))
+        own = self._number.get(ident)
+        if own is not None:
+            score[own] = 0.0
+        found = np.flatnonzero(score)
+        best = found[np.lexsort((found, -score[found]))[:n]]
+        return [self._names[i] for i in best]
 
 
 RECENCY_MARGIN = 10  # hits past the k-th that may take a place in the answer as a newer conflicting note

@@ -687,9 +687,13 @@ def connected_components(n: int, edges: Iterable[tuple[int, int]]) -> list[list[
 def hit_moment(hit: dict[str, Any]) -> str:
     """A hit's ``created_at`` as a comparable UTC ISO string (as written when it is not a time).
     Without a zone it is UTC, as notes are written, never this machine's local time."""
+    return _utc_moment(str(hit.get("created_at") or ""))
+
+
+@lru_cache(maxsize=65536)  # recall's newer-note check compares the same hits' times hundreds of times a query
+def _utc_moment(raw: str) -> str:
     from datetime import datetime, timezone
 
-    raw = str(hit.get("created_at") or "")
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
