@@ -75,6 +75,17 @@ def warning_line(cap: CapState) -> str:
             f"(list prices of {PRICES_AS_OF})")
 
 
+def passed_line(cap: CapState) -> str:
+    """The line a turn ends with when its last response took spending past a cap: no request was left
+    for the gate to refuse, so without it nobody would hear of the cap until the next one is refused."""
+    if cap.scope == "turn":
+        then = "a further request of a turn that has spent this much is not sent"
+    else:
+        then = f"the next API request {_WHERE[cap.scope]} is not sent (raise it with /budget {cap.scope} <usd>)"
+    return (f"spend: {usd(cap.spent)} spent {_WHERE[cap.scope]}, past {cap.field} {usd(cap.limit)}: a request that "
+            f"starts under a cap may finish past it; {then} (list prices of {PRICES_AS_OF})")
+
+
 def question(cap: CapState) -> str:
     """What the panel and the REPL ask when a cap is reached mid-turn."""
     return (f"{usd(cap.spent)} spent {_WHERE[cap.scope]} reached {cap.field} {usd(cap.limit)}. "

@@ -539,6 +539,7 @@ class AgentSession:
         for event in record(turn):
             if isinstance(event, ev.TurnDone):
                 event = self.spend.finish(event)  # what its calls cost, from the ledger
+                yield from self.spend.closing_notices(turn)
                 self._keep_conversation(turn, event)
                 yield from self._after_turn(event, turn)
             yield event

@@ -29,7 +29,7 @@ from mnemara.core import events as ev
 from mnemara.core.config import Config
 from mnemara.core.live_config import LiveConfig
 from mnemara.core.pricing import PRICES_AS_OF
-from mnemara.guard.budget import FIELDS, SCOPES, CapState, Scope, usd
+from mnemara.guard.budget import FIELDS, SCOPES, CapState, Scope, cap_states, passed_line, usd
 from mnemara.store.spend_ledger import SpendLedger, SpendTotals, today
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ class SessionSpend:
         #: The UI's question past a cap; None refuses without asking (headless).
         self.prompt: BudgetPrompt | None = None
         self.last_turn: SpendTotals | None = None
+        self._closing: list[str] = []  # what the ended turn still has to say (a cap its last response passed)
+        self._told: set[str] = set()  # session and day caps already said to be passed
         self._context = contextvars.copy_context()  # the turn's: where the question past a cap runs
 
     def limits(self) -> dict[Scope, float | None]:
@@ -100,9 +102,34 @@ class SessionSpend:
             return done
         totals = self.ledger.totals(turn=gate_turn.key)
         self.last_turn = totals
+        if gate_turn.halt is None and totals.calls:  # a refused request said so already, in the turn's own line
+            self._closing = self._passed(totals)
         if not totals.calls:
             return done
         return replace(done, usage=usage_of(totals), cost_usd=totals.cost_usd)
+
+    def closing_notices(self, turn: RunningTurn) -> list[ev.Event]:
+        """What the end of ``turn`` still has to say about spending, just before its TurnDone: warnings
+        the gate added after the turn's last stream message, and the caps its last response passed."""
+        out = [*turn.take_spend_notices(), *(ev.Notice(line) for line in self._closing)]
+        self._closing = []
+        return out
+
+    def _passed(self, totals: SpendTotals) -> list[str]:
+        limits = self.limits()
+        if all(limit is None for limit in limits.values()):
+            return []
+        spent: dict[Scope, float] = {"turn": totals.cost_usd,
+                                     "session": self.ledger.spent(session=self.gate.session),
+                                     "day": self.ledger.spent(day=today())}
+        lines = []
+        for state in cap_states(limits, spent):
+            mark = {"turn": "", "session": "session", "day": f"day:{today()}"}[state.scope]
+            if state.reached and mark not in self._told:
+                if mark:
+                    self._told.add(mark)
+                lines.append(passed_line(state))
+        return lines
 
     def forget_turn(self) -> None:
         """A turn ended without reaching :meth:`finish` (an exception): nothing more is counted to it."""
@@ -110,9 +137,12 @@ class SessionSpend:
             self.gate.end_turn()
 
     def view(self) -> SpendView:
+        states = self.gate.states()
+        if self.gate.turn is None and self.last_turn is not None:  # between turns the turn cap is the last turn's
+            states = [replace(s, spent=self.last_turn.cost_usd) if s.scope == "turn" else s for s in states]
         return SpendView(self.last_turn.cost_usd if self.last_turn is not None else None,
                          self.ledger.spent(session=self.gate.session), self.ledger.spent(day=today()),
-                         tuple(self.gate.states()))
+                         tuple(states))
 
     # -- called by the gate, in a recorder thread ----------------------------------------------
     def _sentinel_halt(self, body: bytes) -> str | None:

@@ -97,6 +97,25 @@ def test_spend_is_kept_in_the_instance_across_sessions(scripted_api, session_fac
     assert second.spend.view().session_usd == 0
 
 
+def test_a_turn_whose_last_response_passes_a_cap_says_so_before_it_ends(scripted_api, session_factory):
+    """Nothing was left to refuse, so nothing said the cap was passed, and between turns the status line
+    read "turn cap 0%" after a turn that spent 300% of it."""
+    session = session_factory("passed")
+    _allow_bash(session, budget_usd_per_turn=0.1, budget_usd_per_session=0.2)
+    scripted_api.push(reply("one answer", usage=BIG))
+    result = session.turn("a single call")
+    lines = [e.message for e in result.events if isinstance(e, ev.Notice) and "past budget_usd" in e.message]
+    assert len(lines) == 2 and "$0.3001 spent this turn, past budget_usd_per_turn $0.1000" in lines[0], lines
+    assert "past budget_usd_per_session $0.2000" in lines[1] and "/budget session" in lines[1]
+    assert isinstance(result.events[-1], ev.TurnDone) and not [e for e in result.events if isinstance(e, ev.Halt)]
+    assert "turn cap 300%" in session.spend.view().status_forms()[1]
+    # the session cap is said once; the next turn's first request stops at it, in the turn's own line
+    result = session.turn("another")
+    assert not [e for e in result.events if isinstance(e, ev.Notice) and "past budget_usd" in e.message]
+    [halt] = [e for e in result.events if isinstance(e, ev.Halt)]
+    assert "reached budget_usd_per_session" in halt.reason and len(scripted_api.message_requests()) == 1
+
+
 def _capped_instance(name: str, scripted_api, calls: int = 6):
     from mnemara.store.instance import Instance
 
