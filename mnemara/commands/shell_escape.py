@@ -123,5 +123,5 @@ class ShellRun:
     def summary(self) -> str:
         """One line for the log."""
         lines = self.output.count("\n") + (1 if self.output and not self.output.endswith("\n") else 0)
-        return (f"ran by you: {show_target(self.command).text} ({self.status()}, {lines} lines of output); "
+        return (f"ran by you: {show_target(self.command).text} ({self.status()}, {lines} line{'' if lines == 1 else 's'} of output); "
                 "the output is in your input: edit and send it, or clear it")

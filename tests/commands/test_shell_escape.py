@@ -84,7 +84,7 @@ def test_the_piped_repl_asks_runs_on_y_and_prints_the_output(mnemara_home, tmp_p
                    input="!echo from-the-shell\ny\n!touch nope.txt\nn\n!!not a command? no: a message needs a key\n")
     assert "Run in your shell (bash -c, in" in proc.stderr and "  echo from-the-shell\n" in proc.stderr
     assert "I ran this command in my shell (exit 0):\n$ echo from-the-shell\n```\nfrom-the-shell\n```\n" in proc.stdout
-    assert "ran by you: echo from-the-shell (exit 0, 1 lines of output)" in proc.stderr
+    assert "ran by you: echo from-the-shell (exit 0, 1 line of output)" in proc.stderr
     assert "not run" in proc.stderr and not (tmp_path / "nope.txt").exists()
     from mnemara.store.turns import TurnStore
 
