@@ -563,7 +563,8 @@ def panel_requests(cmd: list[str], env: dict[str, str], api: Any, texts: list[by
     def pump(until: Callable[[], bool], what: str) -> None:
         nonlocal seen
         while not until():
-            if time.perf_counter() - started > timeout or proc.poll() is not None:
+            # the process may exit between until() and poll(): ask until() again before calling the run invalid
+            if (time.perf_counter() - started > timeout or proc.poll() is not None) and not until():
                 raise SystemExit(f"INVALID: send key {key!r}: {what} did not happen (exit code {proc.poll()}); "
                                  f"last output: {seen[-600:]!r}")
             if select.select([master], [], [], 0.005)[0]:
