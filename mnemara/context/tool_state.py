@@ -23,6 +23,9 @@ class ToolState:
     memory_backends: "MemoryBackends | None" = None
     peer_inbox: Any = None  # the session's PeerInbox, when one is attached (the built-in peer tools)
     turn_row: int | None = None  # row id of the running turn's user message (provenance of agent notes)
+    #: tokens of earlier turns' slots and per-turn blocks that the running turn's continued CLI conversation
+    #: still sends (0 when the turn was rebuilt): inspect_context counts them, as the context viewer does
+    carried_tokens: int = 0
     _calls: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False)
     _file_tracker: "FileTracker | None" = field(default=None, repr=False)
 

@@ -467,6 +467,7 @@ class AgentSession:
             turn.handle = handle = self.pool.active = await self._take_client(turn.system_prompt, turn.continuing)
             if turn.continuing is not None and handle.conversation is not turn.continuing:
                 turn.continuing, content = None, turn.rebuilt  # that process is gone: a fresh one gets it all
+            self.tool_context.state.carried_tokens = turn.continuing.carried_tokens if turn.continuing else 0
             turn.collector.cost_base = handle.cost_so_far
             if not self._stopped():
                 async with aclosing(exchange(turn, handle, content, message_id)) as events:

@@ -152,7 +152,8 @@ def inspect_context(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
     from mnemara.tools import enabled_specs
 
     win = _window(ctx)
-    parts = compute(ctx.config, win, read_role_doc(ctx.config.role_doc_path).text, tools=enabled_specs(ctx.config))
+    parts = compute(ctx.config, win, read_role_doc(ctx.config.role_doc_path).text, tools=enabled_specs(ctx.config),
+                    carried=ctx.state.carried_tokens)
     stats = eviction_stats(ctx.store)
     segments: dict[str, int] = {}
     for turn in ctx.store.live_rows():

@@ -86,6 +86,28 @@ def test_a_grown_window_continues_and_reads_the_last_turn_from_the_cache(scripte
     assert _decisions(session) == [(True, None), (True, None)]
 
 
+def test_inspect_context_counts_what_a_continued_conversation_still_carries(scripted_api, session_factory):
+    """The agent's own view of its context matches the viewer's: a continued turn still sends the slots
+    and per-turn blocks earlier turns were sent with; a rebuilt one does not."""
+    session = session_factory("inspect")
+    session.store.upsert_slot("plan", "user", "a slot of some length " * 20)
+    _turn(scripted_api, session, "first")
+    inspect = tool_use("mcp__mnemara__inspect_context", {}, id="toolu_inspect_1")
+    second = _turn(scripted_api, session, "how full is it?", reply(inspect), reply("about half"))
+    _continued(second, "how full is it?", 3)
+    answer = next(b for m in scripted_api.message_requests()[-1].messages for b in m["content"]
+                  if isinstance(b, dict) and b.get("tool_use_id") == "toolu_inspect_1")
+    parts = {p["name"]: p["tokens"] for p in json.loads(answer["content"][0]["text"])["parts"]}
+    carried = session.pool.spare.conversation.carried_tokens if session.pool.spare.conversation else 0
+    assert parts.get("continued conversation", 0) > 0 and carried >= parts["continued conversation"]
+    update_config(session.instance.config_path, cli_conversation="rebuild")
+    session.reload_config()
+    _turn(scripted_api, session, "again?", reply(dict(inspect, id="toolu_inspect_2")), reply("same"))
+    answer = next(b for m in scripted_api.message_requests()[-1].messages for b in m["content"]
+                  if isinstance(b, dict) and b.get("tool_use_id") == "toolu_inspect_2")
+    assert "continued conversation" not in {p["name"] for p in json.loads(answer["content"][0]["text"])["parts"]}
+
+
 def test_a_trim_an_eviction_an_edit_or_rebuild_mode_rebuild(scripted_api, session_factory):
     session = session_factory("changes")
     update_config(session.instance.config_path, max_window_turns=6, window_trim_to=0.5)
