@@ -183,6 +183,16 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def rewrite_in_place(fd: int, data: bytes) -> None:
+    """Make ``data`` the start of the open file ``fd`` by writing over what is there, without truncating first
+    (truncating frees the file's block: about 0.9 ms on a busy disk, on paths that run for every call). The
+    caller pads ``data`` to a fixed width, so the old content is covered; a longer file, not written so, is
+    cut first."""
+    if os.fstat(fd).st_size > len(data):
+        os.ftruncate(fd, 0)
+    os.pwrite(fd, data, 0)
+
+
 def _write_and_replace(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` to a temp file beside ``path``, fsync it, then rename it over ``path``."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -29,6 +29,7 @@ from mnemara.core.fsutil import (
     atomic_write_text,
     open_nofollow,
     private_mkdir,
+    rewrite_in_place,
     touch_private,
 )
 
@@ -234,9 +235,7 @@ def run_lock(instance: Instance) -> Iterator[None]:
                 f"instance {instance.name!r} is already open in another `mnemara run` or `mnemara serve` (pid {holder}); two sessions "
                 "on one instance would interleave their turns in one window. Close the other one first, or use "
                 "another instance") from None
-        if os.fstat(fd).st_size > _PID_WIDTH:  # a lock file not written here: cut to the width first
-            os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}".ljust(_PID_WIDTH - 1).encode() + b"\n", 0)  # in place: no block freed
+        rewrite_in_place(fd, f"{os.getpid()}".ljust(_PID_WIDTH - 1).encode() + b"\n")
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

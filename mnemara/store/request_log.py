@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from mnemara.core import json_limits
 from mnemara.core.errors import UsageError
-from mnemara.core.fsutil import locked, open_nofollow, private_mkdir, write_all
+from mnemara.core.fsutil import locked, open_nofollow, private_mkdir, rewrite_in_place, write_all
 
 FOLDER = "requests"
 DEFAULT_KEEP = 50
@@ -108,9 +108,7 @@ class RequestLog:
                 except ValueError:
                     last = 0
                 last = max([last, *self._seqs()]) + 1
-                if os.fstat(fd).st_size > _SEQ_WIDTH:  # not written here: cut to the width first
-                    os.ftruncate(fd, 0)
-                os.pwrite(fd, str(last).encode().ljust(_SEQ_WIDTH), 0)
+                rewrite_in_place(fd, str(last).encode().ljust(_SEQ_WIDTH))
             finally:
                 os.close(fd)
             return last
