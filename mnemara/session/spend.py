@@ -29,7 +29,7 @@ from mnemara.core import events as ev
 from mnemara.core.config import Config
 from mnemara.core.live_config import LiveConfig
 from mnemara.core.pricing import PRICES_AS_OF
-from mnemara.guard.budget import FIELDS, SCOPES, CapState, Scope, cap_states, passed_line, usd
+from mnemara.guard.budget import FIELDS, SCOPES, CapState, Scope, passed_line, usd
 from mnemara.store.spend_ledger import SpendLedger, SpendTotals, today
 
 if TYPE_CHECKING:
@@ -115,15 +115,13 @@ class SessionSpend:
         self._closing = []
         return out
 
+    def _between_turns(self, last: SpendTotals) -> list[CapState]:
+        """The caps once no turn is in flight, the turn cap measured against ``last``, the turn just ended."""
+        return [replace(s, spent=last.cost_usd) if s.scope == "turn" else s for s in self.gate.states()]
+
     def _passed(self, totals: SpendTotals) -> list[str]:
-        limits = self.limits()
-        if all(limit is None for limit in limits.values()):
-            return []
-        spent: dict[Scope, float] = {"turn": totals.cost_usd,
-                                     "session": self.ledger.spent(session=self.gate.session),
-                                     "day": self.ledger.spent(day=today())}
         lines = []
-        for state in cap_states(limits, spent):
+        for state in self._between_turns(totals):
             mark = {"turn": "", "session": "session", "day": f"day:{today()}"}[state.scope]
             if state.reached and mark not in self._told:
                 if mark:
@@ -137,9 +135,10 @@ class SessionSpend:
             self.gate.end_turn()
 
     def view(self) -> SpendView:
-        states = self.gate.states()
-        if self.gate.turn is None and self.last_turn is not None:  # between turns the turn cap is the last turn's
-            states = [replace(s, spent=self.last_turn.cost_usd) if s.scope == "turn" else s for s in states]
+        if self.gate.turn is None and self.last_turn is not None:
+            states = self._between_turns(self.last_turn)
+        else:
+            states = self.gate.states()
         return SpendView(self.last_turn.cost_usd if self.last_turn is not None else None,
                          self.ledger.spent(session=self.gate.session), self.ledger.spent(day=today()),
                          tuple(states))
