@@ -95,17 +95,20 @@ def test_inspect_context_counts_what_a_continued_conversation_still_carries(scri
     inspect = tool_use("mcp__mnemara__inspect_context", {}, id="toolu_inspect_1")
     second = _turn(scripted_api, session, "how full is it?", reply(inspect), reply("about half"))
     _continued(second, "how full is it?", 3)
-    answer = next(b for m in scripted_api.message_requests()[-1].messages for b in m["content"]
-                  if isinstance(b, dict) and b.get("tool_use_id") == "toolu_inspect_1")
-    parts = {p["name"]: p["tokens"] for p in json.loads(answer["content"][0]["text"])["parts"]}
+
+    def inspected(use_id: str) -> dict[str, int]:
+        """The parts inspect_context answered, from the result the last request carried."""
+        answer = next(b for m in scripted_api.message_requests()[-1].messages for b in m["content"]
+                      if isinstance(b, dict) and b.get("tool_use_id") == use_id)
+        return {p["name"]: p["tokens"] for p in json.loads(answer["content"][0]["text"])["parts"]}
+
+    parts = inspected("toolu_inspect_1")
     carried = session.pool.spare.conversation.carried_tokens if session.pool.spare.conversation else 0
     assert parts.get("continued conversation", 0) > 0 and carried >= parts["continued conversation"]
     update_config(session.instance.config_path, cli_conversation="rebuild")
     session.reload_config()
     _turn(scripted_api, session, "again?", reply(dict(inspect, id="toolu_inspect_2")), reply("same"))
-    answer = next(b for m in scripted_api.message_requests()[-1].messages for b in m["content"]
-                  if isinstance(b, dict) and b.get("tool_use_id") == "toolu_inspect_2")
-    assert "continued conversation" not in {p["name"] for p in json.loads(answer["content"][0]["text"])["parts"]}
+    assert "continued conversation" not in inspected("toolu_inspect_2")
 
 
 def test_a_trim_an_eviction_an_edit_or_rebuild_mode_rebuild(scripted_api, session_factory):
