@@ -19,7 +19,7 @@ rank-based fusion score says nothing about whether the best hit is any good:
 
 A hit is injected when ``max(keyword, vector) >= auto_recall_min_score``, at
 most ``auto_recall_k`` of them, the best matches first. Recall marks, never
-hides: notes that may conflict (see :func:`mnemara.memory.search.similarity.apply_recency`)
+hides: notes that may conflict (see :func:`mnemara.memory.search.recency.apply_recency`)
 are all injected, each flagged ``may_conflict_with`` the others, newer first; a
 note about another subject is no conflict at all. Only superseded and deprecated
 notes (marked by the user, or by a proposal the user accepted) are left out, and

@@ -350,7 +350,7 @@ def query_active(rag: NoteQuery, memory_dir: Path, question: str, k: int = 5, ki
             hits.append(hit)
         else:
             left_out.append(_left_out(hit, entry))
-    from mnemara.memory.search.similarity import best_with_conflicts
+    from mnemara.memory.search.recency import best_with_conflicts
 
     for hit in hits:  # a left-out note must not flag a live one: conflicts are worked out again without it
         for key in ("may_conflict_with", "conflict"):

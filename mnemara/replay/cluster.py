@@ -22,7 +22,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from mnemara.memory.search.similarity import connected_components
+from mnemara.memory.search.recency import connected_components
 from mnemara.memory.search.tfidf import SparseRows
 
 EPS = 1e-6

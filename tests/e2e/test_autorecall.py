@@ -105,7 +105,7 @@ def test_recall_command_refuses_bad_argument(session_factory) -> None:
 def test_the_newest_of_conflicting_notes_is_chosen_by_time_not_by_spelling() -> None:
     """Trust audit: a hand-edited heading with another UTC offset compared as text, so a note of
     16:00 UTC written "+09:00" outranked the newer one of 20:00 UTC."""
-    from mnemara.memory.search.similarity import apply_recency
+    from mnemara.memory.search.recency import apply_recency
 
     old = {"id": "a", "created_at": "2026-05-01T10:00:00+00:00", "text": "The lease timeout is 30 seconds."}
     offset = {"id": "b", "created_at": "2026-05-02T01:00:00+09:00", "text": "The lease timeout is 45 seconds."}

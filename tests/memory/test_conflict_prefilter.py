@@ -17,7 +17,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mnemara.memory.search.similarity import CONFLICT, apply_recency, best_with_conflicts, may_conflict, relate
+from mnemara.memory.search.recency import apply_recency, best_with_conflicts
+from mnemara.memory.search.similarity import CONFLICT, may_conflict, relate
 
 HERE = Path(__file__).parent
 DEV = json.loads((HERE / "truth_dev.json").read_text(encoding="utf-8"))

@@ -14,7 +14,8 @@ import pytest
 from mnemara.core.config import Config, ConfigError, update_config
 from mnemara.store.instance import Instance
 from mnemara.memory.notes import append_note
-from mnemara.memory.search.similarity import CONFLICT, COPY, POSSIBLE_COPY, apply_recency, claim_differences, relate, tokens
+from mnemara.memory.search.recency import apply_recency
+from mnemara.memory.search.similarity import CONFLICT, COPY, POSSIBLE_COPY, claim_differences, relate, tokens
 from mnemara.memory.search.exact import is_exact_copy
 from mnemara.memory.status import all_atoms, chunk_id
 
@@ -398,7 +399,7 @@ def test_a_heading_without_a_zone_is_utc_on_a_machine_west_of_greenwich(tmp_path
     import time
 
     from mnemara.memory.notes import parse_file
-    from mnemara.memory.search.similarity import hit_moment
+    from mnemara.memory.search.recency import hit_moment
     from mnemara.replay import plan
     from mnemara.replay.load import LoadedAtom
 

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, TypedDict
 
-from mnemara.memory.search.similarity import CONFLICT, SPEAKER_RE, connected_components, hit_moment, may_conflict, relate
+from mnemara.memory.search.recency import connected_components, hit_moment
+from mnemara.memory.search.similarity import CONFLICT, SPEAKER_RE, may_conflict, relate
 
 CHAIN_DEPTH = 3  # rounds of lookup: the newer note of a newer note (A -> B -> C) is found too
 LOOKUP = 12  # candidates per hit and channel

@@ -44,7 +44,7 @@ from mnemara.memory.search.index_store import (  # noqa: F401  (names importers 
     _lance,
     _sql,
 )
-from mnemara.memory.search.similarity import best_with_conflicts
+from mnemara.memory.search.recency import best_with_conflicts
 from mnemara.memory.search.tokenize import query_tokens
 
 if TYPE_CHECKING:

@@ -23,9 +23,8 @@ Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
   only verdict any step may act on alone), ``possible copy`` and ``conflict``
   (proposed to the user) or ``distinct`` (other subjects in one pattern
   included, :mod:`.subject`); a similarity never makes a copy.
-* :func:`apply_recency` flags hits that may conflict and orders them newest
-  first without moving any other hit; :func:`best_with_conflicts` never lets
-  that push one of the ``k`` best out.
+* ordering search hits by these verdicts (conflicting hits newest first, none
+  dropped) is :mod:`.recency`'s.
 """
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Sequence
 
 # the tokenizer lives in its own module (mnemara.memory.search.tokenize); re-exported for its callers
 # the vocabulary of a claim lives below this module, where .exact and .subject read it too
@@ -603,99 +602,3 @@ def added_detail(a: str, b: str) -> str:
     if not ta or not tb or not (ta < tb or tb < ta) or len(ta ^ tb) > MAX_ADDED_WORDS:
         return ""
     return f"one note adds detail: {', '.join(sorted(ta ^ tb))}"
-
-
-# -- recency over search hits ------------------------------------------------------------
-def apply_recency(hits: list[dict[str, Any]], prefilter: bool = True) -> list[dict[str, Any]]:
-    """Mark the hits that may conflict, and order each such group newest first; nothing is dropped.
-
-    Every member of a group of hits that may conflict (:func:`relate` says ``conflict``) gets
-    ``may_conflict_with`` (the ids of the others) and ``conflict`` (why). The group's members
-    take the positions the group already held, the newest in the best one; every other hit
-    keeps its rank. Hits without a timestamp are left alone. Which note is true is the user's
-    call (a supersession proposal), never this function's.
-
-    ``prefilter=False`` calls :func:`relate` on every pair, skipping no pair :func:`may_conflict`
-    rules out: the same result, slower (for the bench and the test that prove it the same).
-    """
-    n = len(hits)
-    edges: list[tuple[int, int]] = []
-    links: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
-    for i in range(n):
-        for j in range(i + 1, n):
-            a, b = hits[i], hits[j]
-            if not a.get("created_at") or not b.get("created_at") or a.get("kind") != b.get("kind"):
-                continue
-            ta, tb = a.get("text", ""), b.get("text", "")
-            if prefilter and not may_conflict(ta, tb):
-                continue
-            rel = relate(ta, tb)
-            if rel.kind == CONFLICT:
-                edges.append((i, j))
-                links.setdefault(i, []).append((j, rel.reasons))
-                links.setdefault(j, []).append((i, rel.reasons))
-    groups = [g for g in connected_components(n, edges) if len(g) > 1]
-    out = list(hits)
-    for members in groups:
-        newest_first = sorted(members, key=lambda i: (hit_moment(hits[i]), -i), reverse=True)
-        for slot, i in zip(sorted(members), newest_first):
-            out[slot] = hits[i]
-        for i in members:
-            hits[i]["may_conflict_with"] = [hits[j]["id"] for j, _ in links[i]]
-            hits[i]["conflict"] = "; ".join(dict.fromkeys(r for _, rs in links[i] for r in rs))
-    return out
-
-
-def best_with_conflicts(hits: list[dict[str, Any]], k: int, prefilter: bool = True) -> list[dict[str, Any]]:
-    """The ``k`` best hits, never pushed out, plus any hit past the cut that may conflict with one of
-    them (a newer correction ranked just below), all marked and ordered by :func:`apply_recency`
-    (``prefilter`` is passed on to it)."""
-    top = {id(h) for h in hits[:k]}
-    ordered = apply_recency(list(hits), prefilter)
-    wanted = {h.get("id") for h in hits[:k]}
-    keep = [h for h in ordered if id(h) in top or wanted & set(h.get("may_conflict_with", []))]
-    kept = {h.get("id") for h in keep}
-    for hit in keep:
-        if "may_conflict_with" in hit:
-            hit["may_conflict_with"] = [i for i in hit["may_conflict_with"] if i in kept]
-            if not hit["may_conflict_with"]:
-                hit.pop("may_conflict_with")
-                hit.pop("conflict", None)
-    return keep
-
-
-def connected_components(n: int, edges: Iterable[tuple[int, int]]) -> list[list[int]]:
-    """Groups of ``range(n)`` joined by ``edges`` (union-find); each sorted, listed by smallest member."""
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in edges:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(find(i), []).append(i)
-    return sorted(groups.values(), key=lambda g: g[0])
-
-
-def hit_moment(hit: dict[str, Any]) -> str:
-    """A hit's ``created_at`` as a comparable UTC ISO string (as written when it is not a time).
-    Without a zone it is UTC, as notes are written, never this machine's local time."""
-    return _utc_moment(str(hit.get("created_at") or ""))
-
-
-@lru_cache(maxsize=65536)  # recall's newer-note check compares the same hits' times hundreds of times a query
-def _utc_moment(raw: str) -> str:
-    from datetime import datetime, timezone
-
-    try:
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        return raw
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).isoformat()
