@@ -151,8 +151,9 @@ def bench_startup(repeats: int) -> float:
 class PanelPty:
     """A ``mnemara run`` (or 0.18's) on a fresh 100x30 pty: read its output, type into it."""
 
-    def __init__(self, cmd: list[str], env: dict[str, str], timeout: float = 120.0) -> None:
+    def __init__(self, cmd: list[str], env: dict[str, str], timeout: float = 120.0, label: str | None = None) -> None:
         self.cmd = cmd
+        self.label = label or " ".join(cmd[:5])  # what an invalid run names
         self.timeout = timeout
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
@@ -164,8 +165,9 @@ class PanelPty:
     def pump(self, until: Callable[[], bool], what: str) -> None:
         """Read the output until ``until()``; an exit or the timeout first is an invalid measurement."""
         while not until():
-            if time.perf_counter() - self.started > self.timeout or self.proc.poll() is not None:
-                raise SystemExit(f"INVALID: {' '.join(self.cmd[:5])}: {what} did not happen (exit code "
+            # the process may exit between until() and poll(): ask until() again before calling the run invalid
+            if (time.perf_counter() - self.started > self.timeout or self.proc.poll() is not None) and not until():
+                raise SystemExit(f"INVALID: {self.label}: {what} did not happen (exit code "
                                  f"{self.proc.poll()}); last output: {self.seen[-600:]!r}")
             if select.select([self.master], [], [], 0.005)[0]:
                 try:
@@ -553,53 +555,29 @@ def panel_requests(cmd: list[str], env: dict[str, str], api: Any, texts: list[by
     """One panel on a pty sends each of ``texts`` in turn (``key``, then ``answer_wait`` s for the answer); the
     seconds from each key to its request reaching ``api``. ``pause``: seconds between the panel drawn and
     typing (its spare CLI starts meanwhile); the panel is then quit."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
-    os.close(slave)
-    seen = b""
-
-    def pump(until: Callable[[], bool], what: str) -> None:
-        nonlocal seen
-        while not until():
-            # the process may exit between until() and poll(): ask until() again before calling the run invalid
-            if (time.perf_counter() - started > timeout or proc.poll() is not None) and not until():
-                raise SystemExit(f"INVALID: send key {key!r}: {what} did not happen (exit code {proc.poll()}); "
-                                 f"last output: {seen[-600:]!r}")
-            if select.select([master], [], [], 0.005)[0]:
-                try:
-                    seen = (seen + os.read(master, 65536))[-8192:]
-                except OSError:
-                    pass
-
+    panel = PanelPty(cmd, env, timeout, label=f"send key {key!r}")
     times: list[float] = []
     try:
-        pump(lambda: READY_MARK in seen, "the panel drawing")
-        warm = time.perf_counter() + pause
-        pump(lambda: time.perf_counter() >= warm, "the pause")
+        panel.pump(lambda: READY_MARK in panel.seen, "the panel drawing")
+        panel.wait(pause, "the pause")
         for text in texts:
             before = len(api.message_requests())
-            os.write(master, text)
-            settle = time.perf_counter() + 0.3
-            pump(lambda: time.perf_counter() >= settle, "typing")
-            os.write(master, key)
+            os.write(panel.master, text)
+            panel.wait(0.3, "typing")
+            os.write(panel.master, key)
             sent = time.perf_counter()
-            pump(lambda: len(api.message_requests()) > before, "the request")
+            panel.pump(lambda: len(api.message_requests()) > before, "the request")
             times.append(time.perf_counter() - sent)
-            answered = time.perf_counter() + answer_wait  # the answer drawn, the CLI kept for the next message
-            pump(lambda: time.perf_counter() >= answered, "the answer")
+            panel.wait(answer_wait, "the answer")  # the answer drawn, the CLI kept for the next message
         for _ in range(2):  # idle, the first Ctrl+C clears the input and the second quits
-            os.write(master, b"\x03")
+            os.write(panel.master, b"\x03")
             again = time.perf_counter() + 0.3
-            pump(lambda: time.perf_counter() >= again or proc.poll() is not None, "quitting")
-        proc.wait(timeout=60)
+            panel.pump(lambda: time.perf_counter() >= again or panel.proc.poll() is not None, "quitting")
+        panel.proc.wait(timeout=60)
     except OSError:
         pass
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
+        panel.close()
     return times
 
 
