@@ -26,6 +26,11 @@ DAY = datetime(2026, 6, 1, 9, tzinfo=timezone.utc)
     ("The release notes live in the docs repo.", "The release notes live in the docs repo, as agreed with the team."),
     ("The wiki export lands in the archive folder.", "The wiki export lands in the archive folder (the team drive)."),
     ("Sam and Noor own the search index.", "As discussed: Noor and Sam own the search index."),  # reordered + lead-in
+    # round 4: set-off detail that names things is still detail (the merge keeps it)
+    ("The archive job runs at night.", "The archive job runs at night (in the EU region)."),
+    ("The wiki export lands in the archive folder.", "The wiki export lands in the archive folder, in eu-west-2."),
+    ("The kiosk in the lobby is offline.", "The kiosk in the lobby is offline, says the IT desk."),
+    ("The kiosk in the lobby is offline.", "The kiosk in the lobby is offline again, says reception."),  # stop words woven in
 ])
 def test_a_restatement_that_only_adds_words_claiming_nothing_is_a_possible_copy(older: str, newer: str) -> None:
     assert restates(older, newer) and restates(newer, older), (older, newer)
@@ -34,11 +39,11 @@ def test_a_restatement_that_only_adds_words_claiming_nothing_is_a_possible_copy(
 
 @pytest.mark.parametrize(("older", "newer", "why"), [
     ("Refunds need approval.", "Refunds need approval from the CFO.", "woven into the sentence"),
+    ("Refunds need approval.", "Refunds need approval once, from the CFO.", "a number woven in"),
     ("Refunds need approval.", "Refunds need approval, within 3 days.", "a number"),
     ("Refunds need approval.", "Refunds need approval, except small ones.", "a limiter"),
     ("Refunds need approval.", "Refunds need approval, not a ticket.", "a negation"),
     ("The archive job runs at night.", "The archive job runs at night, on Sundays.", "a day"),
-    ("The archive job runs at night.", "The archive job runs at night (in the EU region).", "a name in an aside"),
     ("Priya reviews the contracts.", "Priya and Omar review the contracts.", "a member added to a list"),
     ("The archive job runs at night.", "The archive job runs at night, weekly.", "a cadence"),
     ("Remember the ticket.", "The ticket.", "the shorter note is no statement"),

@@ -14,12 +14,19 @@ the end. The test here uses no phrase list; it reads *where* the notes differ:
   one ("since May"), cadence or time unit, day or month, claim-bearing stop word ("up",
   "all", "can") and no conjunction that joins it to the shared words ("Alice" -> "Alice and
   Bob" adds a reviewer);
-* an inserted stretch names nothing (no capitalised word, acronym or identifier: "(in EU)"
-  narrows a claim, "in us-east-1" places it), unless it opens the note and a separator (``:``,
-  ``,``, ``-``) ends it: a lead-in ("Zur Info:", "Heads up,") announces the note and claims
-  nothing of its subject;
+* an inserted stretch is set off from the shared words (it opens the note, or a separator, ``:``,
+  ``,``, ``-``, ``(``, comes before it): a stretch woven into the sentence narrows the claim
+  ("approval" / "approval from legal", the trust audit of issue 31), unless what is woven in is
+  stop words only ("broken again, per facilities");
 * the shorter note says something on its own: two content words or more ("Remember the milk"
   adds a verb to "The milk", which is no statement).
+
+A set-off stretch may name things: "(behind the VPN)", "(used by the QA team)", ", in us-east-1"
+add detail to the one claim both notes make (round 4 of issue 40: a restatement that only adds
+detail is a possible copy, not a conflict). Nothing is lost by calling it so: the proposal is a
+merge that keeps the longer wording, so the detail stays whichever note the user keeps. Until
+round 4 a name in an aside counted as a claim, and 2 of 12 restated copies of round 2's blind part
+were flagged as conflicts for it.
 
 Such a pair is a *possible copy* (:func:`mnemara.memory.search.similarity.relate`): proposed for
 a merge that keeps the longer wording, never merged without the user, and never flagged as a
@@ -56,13 +63,12 @@ class Token:
 
     key: str  # case-folded, edge punctuation off, plain words stemmed
     plain: str  # case-folded as written, edge punctuation off
-    named: bool  # a capitalised word not opening a sentence, an acronym or an identifier
     separated: bool  # a separator (":", ",", "-", "(") follows it
 
 
 @lru_cache(maxsize=4096)
 def note_tokens(text: str) -> tuple[Token, ...]:
-    """The tokens of ``text`` for the alignment, with whether each names something and ends a lead-in."""
+    """The tokens of ``text`` for the alignment, with whether a separator follows each (the end of a lead-in)."""
     text = strip_marks(unicodedata.normalize("NFKC", text)).replace("’", "'")
     # names listed together say nothing by their order ("Bob and Alice"): one order for the alignment
     text = LIST_RE.sub(lambda m: " and ".join(sorted(re.findall(r"[A-Z][\w-]*", m.group(0)))), text)
@@ -71,31 +77,39 @@ def note_tokens(text: str) -> tuple[Token, ...]:
         raw = m.group(0).strip(EDGE)
         if not any(c.isalnum() for c in raw):  # a dash between words: a separator, no token
             if out and any(c in SEPARATORS for c in m.group(0)):
-                out[-1] = Token(out[-1].key, out[-1].plain, out[-1].named, True)
+                out[-1] = Token(out[-1].key, out[-1].plain, True)
             continue
         after = text[m.end():m.end() + 2].lstrip(" ")[:1]
         separated = m.group(0)[-1:] in ":;.!?" or after in SEPARATORS
         plain = raw.casefold()
-        before = text[:m.start()].rstrip()
-        initial = not before or before[-1] in ".!?:\n-*#"
-        named = (raw[:1].isupper() and not initial and plain not in STOPWORDS) or (raw.isupper() and len(raw) >= 2) \
-            or (any(c.isdigit() for c in raw) and any(c.isalpha() for c in raw)) or "_" in raw
-        out.append(Token(stem(plain) if plain.isalpha() else plain, plain, named, separated))
+        out.append(Token(stem(plain) if plain.isalpha() else plain, plain, separated))
     return tuple(out)
 
 
 def _claims(token: Token, lead_in: bool, last: bool, set_off: bool) -> bool:
     """Whether an inserted token says something of the subject (see the module docstring): in a
-    lead-in a name does not ("Zur Info:", "FYI"), nor a claim-bearing stop word once a separator
-    ends the lead-in ("Heads up,")."""
+    lead-in a claim-bearing stop word does not once a separator ends the lead-in ("Heads up,")."""
     parts = [p for p in re.split(r"[-/]", token.plain.replace("'", "")) if p]
-    if any(any(c.isdigit() for c in p) and not any(c.isalpha() for c in p) for p in parts):
+    identifier = len(parts) >= 2 and any(p.isalpha() and len(p) >= 2 for p in parts)  # "us-east-1", not "24/7"
+    if not identifier and any(any(c.isdigit() for c in p) and not any(c.isalpha() for c in p) for p in parts):
         return True  # a number, a time, a date
     if any(p in CLAIM_STEMS or stem(p) in CLAIM_STEMS for p in parts) and not (token.plain == "on" and not last):
         return True  # "on" before more inserted words is a preposition ("on the shared cluster"), not "switched on"
-    if (token.named and not lead_in) or (token.plain in CLAIM_STOPWORDS and not (lead_in and set_off)):
+    if token.plain in CLAIM_STOPWORDS and not (lead_in and set_off):
         return True
     return any(c in "<>=~%$€£¥" for c in token.plain)
+
+
+def _only_function_words(stretch: tuple[Token, ...]) -> bool:
+    """Whether the part of an inserted stretch before its first separator holds only stop words ("broken
+    again, per facilities", "is also on call"): woven in, yet naming nothing the claim could be narrowed to.
+    Whether any of them claims ("once", "not", "only") is :func:`_claims`'s to say."""
+    for token in stretch:
+        if token.plain not in STOPWORDS:
+            return False
+        if token.separated:
+            return True
+    return True
 
 
 def _content(tokens: tuple[Token, ...]) -> int:
@@ -119,7 +133,7 @@ def restates(a: str, b: str) -> str:
         if op != "insert":
             continue
         stretch = long[j1:j2]
-        if j1 > 0 and not long[j1 - 1].separated:
+        if j1 > 0 and not long[j1 - 1].separated and not _only_function_words(stretch):
             return ""  # woven into the sentence ("approval" / "approval from legal"): it narrows the claim
         lead_in = j1 == 0  # before every shared word: it announces the note ("Keep in mind", "Zur Info:")
         if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated) for n, t in enumerate(stretch)):

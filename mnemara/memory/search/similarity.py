@@ -28,6 +28,7 @@ Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
 """
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import unicodedata
@@ -373,7 +374,24 @@ def _order_differs(a: Claim, b: Claim) -> str:
         if len(diff) == 1:  # one word swapped for another, all else equal: "invoices" / "receipts"
             named = ca[diff[0]] in a.capitalised or cb[diff[0]] in b.capitalised
             return f"{'names' if named else 'a word'} differ{'' if named else 's'}: {ca[diff[0]]} vs {cb[diff[0]]}"
-    return ""
+    return _one_stretch_swapped(ca, cb)
+
+
+MAX_SWAPPED_STRETCH = 3
+
+
+def _one_stretch_swapped(ca: tuple[str, ...], cb: tuple[str, ...]) -> str:
+    """"words differ: ..." when the content words differ in one place only, a stretch of up to
+    :data:`MAX_SWAPPED_STRETCH` words put for another, all else equal: "#ops-alerts" / "#oncall-pager",
+    "the blue room" / "the big meeting room" (round 4 of issue 40: a value of more than one word read as
+    no difference at all, since only one word swapped for one counted); "" otherwise."""
+    ops = [op for op in difflib.SequenceMatcher(a=ca, b=cb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace" or len(ca) < 2:
+        return ""
+    _op, i1, i2, j1, j2 = ops[0]
+    if max(i2 - i1, j2 - j1) > MAX_SWAPPED_STRETCH or i2 - i1 == len(ca) or j2 - j1 == len(cb):
+        return ""
+    return f"words differ: {' '.join(ca[i1:i2])} vs {' '.join(cb[j1:j2])}"
 
 
 def _listed_as_one(order: list[str], mine: tuple[frozenset[str], ...],
@@ -561,7 +579,8 @@ def may_conflict(a: str, b: str) -> bool:
     * two short statements (not chat turns, :data:`SPEAKER_RE`) share two subject words or more and
       half the smaller one's (:data:`HALF_SHARED`, :data:`HALF_SHARED_UP_TO`);
     * one note words a change ("now", "no longer", "moved to", "est passé à", "jetzt", "ya no")
-      and they share at least :data:`CHANGED_SHARE` of the smaller subject (:func:`subject_of`:
+      and they share at least :data:`CHANGED_SHARE` of the smaller subject, words of one family in
+      another language counted (:func:`_kin_words`; :func:`subject_of`:
       "The US bucket is logs-us-2" shares no word with "We cut the Datadog log retention"): "Standup is at 9:30
       every morning" / "We moved the daily standup to 10:15" (not for turns of a chat,
       :data:`SPEAKER_RE`).
@@ -574,12 +593,26 @@ def may_conflict(a: str, b: str) -> bool:
         return True
     ta, tb = claim_of(a).subject, claim_of(b).subject
     shared = len(ta & tb)
-    if not shared or SPEAKER_RE.match(a) or SPEAKER_RE.match(b):
+    kin = _kin_words(ta - tb, tb - ta) if shared < 2 else 0
+    if not shared + kin or SPEAKER_RE.match(a) or SPEAKER_RE.match(b):
         return False
     if shared >= 2 and min(len(ta), len(tb)) <= HALF_SHARED_UP_TO and same_topic(a, b, HALF_SHARED):
         return True
     changed = says_changed(a) or says_changed(b) or claim_of(a).retired != claim_of(b).retired
-    return changed and shared / min(len(ta), len(tb)) >= CHANGED_SHARE
+    return changed and (shared + kin) / min(len(ta), len(tb)) >= CHANGED_SHARE
+
+
+KIN_PREFIX = 5  # letters two words of one family share at least ("hébergeur" / "hébergement")
+
+
+def _kin_words(xs: frozenset[str], ys: frozenset[str]) -> int:
+    """How many words of ``xs`` share their first :data:`KIN_PREFIX` letters with a word of ``ys``, both a letter
+    longer than that: one family of words the English stemmer cannot join in another language ("Notre hébergeur
+    est OVH" / "Nous avons migré notre hébergement chez Scaleway", "Ansprechpartner" / "Ansprechperson"). Counted
+    only when the notes share fewer than two subject words, and it only ever joins two notes one of which says
+    the fact changed (round 4 of issue 40)."""
+    heads = {y[:KIN_PREFIX] for y in ys if len(y) > KIN_PREFIX and y.isalpha()}
+    return sum(1 for x in xs if len(x) > KIN_PREFIX and x.isalpha() and x[:KIN_PREFIX] in heads)
 
 
 
