@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mnemara.memory.search.claim_words import calendar_values
 from mnemara.memory.search.subject import says_changed
 from mnemara.memory.search.similarity import CONFLICT, DISTINCT, POSSIBLE_COPY, may_conflict, relate
 
@@ -55,3 +56,9 @@ def test_dutch_dates_a_change() -> None:
 ])
 def test_set_off_detail_that_names_things_is_a_possible_copy(older: str, newer: str) -> None:
     assert relate(older, newer).kind == POSSIBLE_COPY, relate(older, newer)
+
+
+def test_a_moved_day_is_no_swap_of_roles_and_a_given_name_is_no_month() -> None:
+    assert relate("The office closes at 18:00 on Fridays.", "On Fridays the office closes at 18:00.").kind == POSSIBLE_COPY
+    assert not calendar_values("Marco runs the lab.") and not calendar_values("Mei approves expenses.")
+    assert calendar_values("O relatório sai em marco.") == {"m03"} and calendar_values("De deadline is in mei.") == {"m05"}

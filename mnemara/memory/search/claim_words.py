@@ -177,6 +177,9 @@ CALENDAR_WORDS = frozenset(CALENDAR)
 # weekdays of Portuguese only when "feira" follows; English "may" and "march" only when capitalised
 _FEIRA_DAYS = frozenset("segunda terça terca quarta quinta sexta".split())
 _CAPITAL_ONLY = frozenset({"may", "march"})
+# ... and Portuguese "marco" (março) and Dutch "mei" only when written lowercase, as those languages write their
+# months: capitalised they are a given name ("Marco runs the lab", "Mei approves expenses")
+_LOWER_ONLY = CALENDAR_GIVEN_NAMES = frozenset({"marco", "mei"})
 _CALENDAR_RE = re.compile(r"[^\W\d_]+(?:-feira|\s+feira)?")
 
 
@@ -189,7 +192,8 @@ def calendar_values(text: str) -> frozenset[str]:
         head = word.split("-")[0].split()[0]
         low = head.casefold()
         canon = CALENDAR.get(low)
-        if canon is None or (low in _FEIRA_DAYS and head == word) or (low in _CAPITAL_ONLY and not head[:1].isupper()):
+        if canon is None or (low in _FEIRA_DAYS and head == word) or (low in _CAPITAL_ONLY and not head[:1].isupper()) \
+                or (low in _LOWER_ONLY and not head.islower()):
             continue
         out.add(canon)
     return frozenset(out)

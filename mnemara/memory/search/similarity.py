@@ -368,8 +368,11 @@ def _order_differs(a: Claim, b: Claim) -> str:
     ca, cb = a.content, b.content
     if len(ca) == len(cb) and ca != cb:
         diff = [i for i in range(len(ca)) if ca[i] != cb[i]]
+        # a day or month moved ("On Fridays the office closes" / "The office closes on Fridays") is no swap of
+        # roles: when a thing happens is compared as a value (days or months differ), wherever the note says it
         if len(diff) == 2 and ca[diff[0]] == cb[diff[1]] and ca[diff[1]] == cb[diff[0]] \
-                and not _in_one_list({ca[diff[0]], ca[diff[1]]}, a.lists, b.lists):
+                and not _in_one_list({ca[diff[0]], ca[diff[1]]}, a.lists, b.lists) \
+                and not {ca[diff[0]], ca[diff[1]]} & CALENDAR_STEMS:
             return f"roles swapped: {ca[diff[0]]} and {ca[diff[1]]}"
         if len(diff) == 1:  # one word swapped for another, all else equal: "invoices" / "receipts"
             named = ca[diff[0]] in a.capitalised or cb[diff[0]] in b.capitalised

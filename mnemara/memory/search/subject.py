@@ -32,7 +32,7 @@ import unicodedata
 from collections import Counter
 from typing import Sequence
 
-from mnemara.memory.search.claim_words import CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, UNITS
+from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, UNITS
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 # linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
@@ -56,12 +56,13 @@ def words(text: str) -> list[str]:
 
 
 def _is_name(token: str) -> bool:
-    """A token that names something: not a stop word, claim word, unit or number."""
+    """A token that names something: not a stop word, claim word, unit, number, day or month (when a thing
+    happens is a value of its subject; "Marco" is a name, though Portuguese may write "marco" for March)."""
     if not any(c.isalpha() for c in token):
         return False
     if token.isalpha():
         return token not in STOPWORDS and token not in CLAIM_STEMS and token not in UNITS \
-            and token not in NUMBER_WORDS
+            and token not in NUMBER_WORDS and (token not in CALENDAR_STEMS or token in CALENDAR_GIVEN_NAMES)
     return not re.fullmatch(r"[\d.,:/%+-]*[a-z]{0,3}", token)  # "30s", "5%", "2x" are values
 
 
