@@ -2,11 +2,17 @@
 part (looked at, so tuned on from round 4). Cases written here, none taken from bench/data/."""
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import pytest
 
+from mnemara.memory.notes import append_note
 from mnemara.memory.search.claim_words import calendar_values
 from mnemara.memory.search.subject import says_changed
 from mnemara.memory.search.similarity import CONFLICT, DISTINCT, POSSIBLE_COPY, may_conflict, relate
+from tests.memory_support import make_instance
+
+DAY = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
 
 
 @pytest.mark.parametrize(("older", "newer", "why"), [
@@ -62,3 +68,22 @@ def test_a_moved_day_is_no_swap_of_roles_and_a_given_name_is_no_month() -> None:
     assert relate("The office closes at 18:00 on Fridays.", "On Fridays the office closes at 18:00.").kind == POSSIBLE_COPY
     assert not calendar_values("Marco runs the lab.") and not calendar_values("Mei approves expenses.")
     assert calendar_values("O relatório sai em marco.") == {"m03"} and calendar_values("De deadline is in mei.") == {"m05"}
+
+
+@pytest.mark.parametrize("mode", ["local", "none"])
+def test_the_issue_example_that_names_nothing_comes_with_the_note_it_corrects(mode: str) -> None:
+    """The issue's literal Datadog example: "We cut it to 7 days" names no subject, only a value in the unit
+    the older note uses; recall injects it with the 15-day note, newer first, in both modes."""
+    from mnemara.memory.autorecall import recall_for
+
+    older, newer = "Log retention in Datadog is 15 days.", "We cut it to 7 days."
+    inst, cfg = make_instance(f"it-{mode}", rag_embedder=mode, graph_enabled=False, auto_recall=True)
+    for n, text in enumerate(["Invoices are kept for ten years.", "The staging port is 8443.",
+                              "Backups run every 6 hours.", "Sprint reviews take 2 hours."]):
+        append_note(inst.memory_dir, text, "fact", when=DAY - timedelta(days=3, minutes=n))
+    append_note(inst.memory_dir, older, "fact", when=DAY)
+    append_note(inst.memory_dir, newer, "fact", when=DAY + timedelta(days=20))
+    texts = [h["text"] for h in recall_for(inst, cfg, "What is the log retention in Datadog?").injected]
+    assert older in texts and newer in texts and texts.index(newer) < texts.index(older), texts
+    # a note naming nothing is no correction of a note in another unit
+    assert not may_conflict("Invoices are kept for ten years.", newer)

@@ -581,6 +581,8 @@ def may_conflict(a: str, b: str) -> bool:
     * :func:`same_topic` (most content words shared) or :func:`_one_word_swapped`;
     * two short statements (not chat turns, :data:`SPEAKER_RE`) share two subject words or more and
       half the smaller one's (:data:`HALF_SHARED`, :data:`HALF_SHARED_UP_TO`);
+    * one note says the fact changed and names no subject at all, only a value in a unit the other
+      note uses (:func:`_names_nothing_it_changes`: "We cut it to 7 days");
     * one note words a change ("now", "no longer", "moved to", "est passé à", "jetzt", "ya no")
       and they share at least :data:`CHANGED_SHARE` of the smaller subject, words of one family in
       another language counted (:func:`_kin_words`; :func:`subject_of`:
@@ -595,6 +597,8 @@ def may_conflict(a: str, b: str) -> bool:
     if same_topic(a, b) or _one_word_swapped(a, b):
         return True
     ta, tb = claim_of(a).subject, claim_of(b).subject
+    if (not ta or not tb) and (_names_nothing_it_changes(a, b) or _names_nothing_it_changes(b, a)):
+        return True
     shared = len(ta & tb)
     kin = _kin_words(ta - tb, tb - ta) if shared < 2 else 0
     if not shared + kin or SPEAKER_RE.match(a) or SPEAKER_RE.match(b):
@@ -603,6 +607,17 @@ def may_conflict(a: str, b: str) -> bool:
         return True
     changed = says_changed(a) or says_changed(b) or claim_of(a).retired != claim_of(b).retired
     return changed and (shared + kin) / min(len(ta), len(tb)) >= CHANGED_SHARE
+
+
+def _names_nothing_it_changes(change: str, other: str) -> bool:
+    """Whether ``change`` says a fact changed without naming what it is about, only a value in a unit ``other``
+    uses too: "We cut it to 7 days." after "Log retention in Datadog is 15 days." (the issue's own example;
+    round 4). Such a note can only be about a subject named elsewhere, so it may correct any note giving an
+    amount of days; the user tells which. Not for the turns of a chat (:data:`SPEAKER_RE`)."""
+    mine = claim_of(change)
+    if mine.subject or not says_changed(change) or SPEAKER_RE.match(change) or SPEAKER_RE.match(other):
+        return False
+    return bool({u for _v, u in mine.numbers if u} & {u for _v, u in claim_of(other).numbers if u})
 
 
 KIN_PREFIX = 5  # letters two words of one family share at least ("hébergeur" / "hébergement")
