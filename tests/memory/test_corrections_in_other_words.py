@@ -87,3 +87,12 @@ def test_the_issue_example_that_names_nothing_comes_with_the_note_it_corrects(mo
     assert older in texts and newer in texts and texts.index(newer) < texts.index(older), texts
     # a note naming nothing is no correction of a note in another unit
     assert not may_conflict("Invoices are kept for ten years.", newer)
+
+
+def test_a_verb_of_place_in_a_reworded_note_is_no_detail_added() -> None:
+    assert relate("The signed contracts are in the legal folder.", "The legal folder holds the signed contracts.").kind \
+        == POSSIBLE_COPY
+    # in the same order a verb is still added detail, and a negation still a claim
+    assert relate("The spare keys are in the drawer.", "The spare keys are kept in the drawer.").kind == CONFLICT
+    assert relate("The signed contracts are in the legal folder.",
+                  "The legal folder no longer holds the signed contracts.").kind == CONFLICT

@@ -104,6 +104,8 @@ def same_wording(a: str, b: str) -> bool:
     A model-free copy test. A content word added on one side is new detail ("approval" / "approval
     from legal"), never a copy: :func:`added_detail` names it."""
     ta, tb = claim_of(a).topic, claim_of(b).topic
+    if ta != tb and ta ^ tb <= PLACE_VERBS and _reordered(claim_of(a).content, claim_of(b).content):
+        ta, tb = ta - PLACE_VERBS, tb - PLACE_VERBS  # "X are in Y" / "Y holds X": see added_detail
     return bool(ta) and ta == tb
 
 
@@ -645,11 +647,27 @@ def _one_word_swapped(a: str, b: str) -> bool:
 MAX_ADDED_WORDS = 2
 
 
+# verbs that say where a thing is or what holds it, as "is in" does: "The dashboards are in the observability
+# folder" and "The observability folder holds the dashboards" state one fact (round 4 of issue 40; a closed
+# class, like the linking verbs of :mod:`.subject`)
+PLACE_VERBS = frozenset(stem(w) for w in "hold contain live sit reside keep store locate find host house".split())
+
+
 def added_detail(a: str, b: str) -> str:
     """"one note adds detail: ..." when one note's content words all appear in the other, which adds
     one to :data:`MAX_ADDED_WORDS` of them; "" otherwise. Such a pair is a refinement (often a
-    correction), so it is a conflict for the user to resolve, never a copy to archive."""
+    correction), so it is a conflict for the user to resolve, never a copy to archive. A verb of place
+    (:data:`PLACE_VERBS`) in a note whose words come in another order is a rewording ("X are in Y" / "Y
+    holds X"), no detail; in the same order it is still added ("kept" / "kept in a safe")."""
     ta, tb = claim_of(a).topic, claim_of(b).topic
     if not ta or not tb or not (ta < tb or tb < ta) or len(ta ^ tb) > MAX_ADDED_WORDS:
         return ""
+    if ta ^ tb <= PLACE_VERBS and _reordered(claim_of(a).content, claim_of(b).content):
+        return ""
     return f"one note adds detail: {', '.join(sorted(ta ^ tb))}"
+
+
+def _reordered(ca: tuple[str, ...], cb: tuple[str, ...]) -> bool:
+    """Whether the words both notes share come in another order in one of them."""
+    shared = set(ca) & set(cb)
+    return [w for w in ca if w in shared] != [w for w in cb if w in shared]
