@@ -96,3 +96,22 @@ def test_a_verb_of_place_in_a_reworded_note_is_no_detail_added() -> None:
     assert relate("The spare keys are in the drawer.", "The spare keys are kept in the drawer.").kind == CONFLICT
     assert relate("The signed contracts are in the legal folder.",
                   "The legal folder no longer holds the signed contracts.").kind == CONFLICT
+
+
+def test_a_newer_restatement_comes_with_the_older_marked_newer_but_never_flagged() -> None:
+    """A set-off aside is a possible copy, not a conflict; yet which wording holds is the user's merge to decide,
+    so recall never hands the older wording alone: the newer restatement comes with it, dated, unflagged."""
+    from mnemara.memory.search.rag import RagIndex
+    from mnemara.memory.status import query_active
+
+    older, newer = "The metrics wiki page is at wiki/metrics.", "The metrics wiki page is at wiki/metrics (behind SSO)."
+    inst, cfg = make_instance("restated", rag_embedder="none", graph_enabled=False, auto_recall=True)
+    for n, text in enumerate(["The staging port is 8443.", "Backups run every 6 hours."]):
+        append_note(inst.memory_dir, text, "fact", when=DAY - timedelta(days=3, minutes=n))
+    append_note(inst.memory_dir, older, "fact", when=DAY)
+    append_note(inst.memory_dir, newer, "fact", when=DAY + timedelta(days=5))
+    hits = query_active(RagIndex.for_instance(inst, cfg), inst.memory_dir, "Where is the metrics wiki page?", 1)["hits"]
+    by_text = {h["text"]: h for h in hits}
+    assert older in by_text and newer in by_text, list(by_text)
+    assert by_text[older]["newer_notes"][0]["created_at"] and by_text[newer]["newer_than"][0]["created_at"]
+    assert not by_text[older].get("may_conflict_with") and not by_text[newer].get("conflict")

@@ -8,7 +8,9 @@ looks up the notes on the same subject (the candidates of dedupe on write: the n
 rarest words, and with an embedder the nearest vectors), keeps those *newer* than the hit that
 the claim guard calls a conflict (:func:`mnemara.memory.search.similarity.relate`, whose
 pre-filter :func:`~mnemara.memory.search.similarity.may_conflict` is the one every conflict
-goes through), and
+goes through) or a possible copy (a restatement: the newer wording may add or drop detail, and
+which of the two holds is the user's merge to decide, so the newer one is never left out; round 4
+of issue 40: it is marked newer, never flagged as a conflict, and never for the turns of a chat), and
 
 * adds each one the answer lacks (``added_as``), newest first, right before the note it is newer
   than: a statement of fact is read newest first ("Who is my manager?" finds "My manager is Greg"
@@ -31,7 +33,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, TypedDict
 
 from mnemara.memory.search.recency import connected_components, hit_moment
-from mnemara.memory.search.similarity import CONFLICT, SPEAKER_RE, may_conflict, relate
+from mnemara.memory.search.similarity import CONFLICT, POSSIBLE_COPY, SPEAKER_RE, may_conflict, relate
 
 CHAIN_DEPTH = 3  # rounds of lookup: the newer note of a newer note (A -> B -> C) is found too
 LOOKUP = 12  # candidates per hit and channel
@@ -59,6 +61,7 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
     by_id: dict[str, Hit] = {h["id"]: h for h in out if h.get("id")}
     edges: list[tuple[str, str, tuple[str, ...]]] = []  # (older id, newer id, why)
     linked: set[tuple[str, str]] = set()
+    restated: set[tuple[str, str]] = set()  # (older id, newer id) pairs of a possible copy: marked, never flagged
     todo = [h for h in out if _is_note(h)]
     for _round in range(CHAIN_DEPTH):
         if not todo:
@@ -73,21 +76,24 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
                 if hit_moment(cand) <= hit_moment(older) or (older["id"], cid) in linked:
                     continue
                 a, b = older.get("text", ""), cand.get("text", "")
-                if not may_conflict(a, b):
+                chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
+                if not may_conflict(a, b):  # a restatement shares its words: the same pre-filter lets it in
                     continue
                 rel = relate(a, b)
-                if rel.kind != CONFLICT:
+                if rel.kind != CONFLICT and not (rel.kind == POSSIBLE_COPY and not chat):
                     continue
                 linked.add((older["id"], cid))
+                if rel.kind == POSSIBLE_COPY:
+                    restated.add((older["id"], cid))
                 edges.append((older["id"], cid, rel.reasons))
                 if cid not in by_id:
                     cand = dict(cand, channels=cand.get("channels", {}), added_as=f"newer note on the subject of {older['id']}")
                     by_id[cid] = cand
                     added.append(cand)
-                    (tail if SPEAKER_RE.match(a) or SPEAKER_RE.match(b) else before).append(cand)
+                    (tail if chat else before).append(cand)
         todo = added
     if edges:
-        _mark(by_id, edges)
+        _mark(by_id, edges, restated)
         out = _newest_first(out, edges)
     if before:
         out = _before_their_group(out, before, edges)
@@ -118,7 +124,8 @@ def _is_note(hit: Hit) -> bool:
     return hit.get("kind") == "memory" and bool(hit.get("created_at")) and bool(hit.get("id"))
 
 
-def _mark(by_id: dict[str, Hit], edges: Iterable[tuple[str, str, tuple[str, ...]]]) -> None:
+def _mark(by_id: dict[str, Hit], edges: Iterable[tuple[str, str, tuple[str, ...]]],
+          restated: set[tuple[str, str]]) -> None:
     for older_id, newer_id, why in edges:
         older, newer = by_id[older_id], by_id[newer_id]
         reason = "; ".join(why)
@@ -126,6 +133,8 @@ def _mark(by_id: dict[str, Hit], edges: Iterable[tuple[str, str, tuple[str, ...]
             NewerMark(id=newer_id, created_at=str(newer.get("created_at", "")), why=reason))
         newer.setdefault("newer_than", []).append(
             NewerMark(id=older_id, created_at=str(older.get("created_at", "")), why=reason))
+        if (older_id, newer_id) in restated:
+            continue  # a restatement is no conflict: dated as newer, not flagged
         for this, other in ((older, newer_id), (newer, older_id)):
             flagged = this.setdefault("may_conflict_with", [])
             if other not in flagged:
