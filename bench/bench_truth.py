@@ -25,7 +25,8 @@ For keyword-only and the local embedder:
    "dev_old_blind"), round 2's blind part (looked at: its misses were named, so tuned on from
    round 3: "dev_blind_r2"), round 3's blind part (looked at, tuned on from round 4: "dev_blind_r3") and
    round 4's blind part ("blind_r4", written before any code change of round 4 by an engineer who read
-   neither the memory code nor the other parts, never tuned on), each written before the tuning of its round:
+   neither the memory code nor the other parts, never tuned on), each written before the tuning of its round,
+   and "dev_extra_r4" (written in round 4 by a second engineer under the same constraints, to tune on):
    corrections in other words, of a name and a value, in another unit or date format, in French,
    German and Spanish, chains A -> B -> C, restated copies and siblings. One instance per part and
    mode holds every note; each correction is probed with a question worded like the *older* note,
@@ -283,7 +284,7 @@ def _without_index(memory: Path, cfg: Any, check_write: Any, n: int = 5) -> tupl
 
 # -- 5. recall tells the current truth (issue 40) ---------------------------------------------------
 SUBJECTS = json.loads((ROOT / "bench" / "data" / "truth_subjects.json").read_text(encoding="utf-8"))
-PARTS = ("dev", "dev_old_blind", "dev_blind_r2", "dev_blind_r3", "blind_r4")  # tuned on; from round 2, 3, 4; never tuned on
+PARTS = ("dev", "dev_old_blind", "dev_blind_r2", "dev_blind_r3", "dev_extra_r4", "blind_r4")  # the last never tuned on
 BLIND = PARTS[-1]
 GOAL_NEWER_FIRST, GOAL_FLAGGED, GOAL_COPY_FLAGS, GOAL_SIBLING_CANDIDATES = 0.90, 0.85, 0.10, 0.05
 
