@@ -26,6 +26,19 @@ DAY = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
     # German possessives and titles are no subject; a word family the English stemmer cannot join counts
     ("Unsere Steuerberaterin ist Frau Brandt.", "Seit dem Umzug betreut uns Herr Yilmaz als Steuerberater.", "names differ"),
     ("Notre comptable est Mme Roux.", "Nous avons confié la comptabilité à M. Petit désormais.", "names differ"),
+    # a name both notes write as one, the old value retired or left ("OpenVPN was decommissioned")
+    ("Error tracking goes through Rollbar.", "Rollbar was decommissioned and errors land in Sentry now.", "retired"),
+    ("Unser Wiki für alle Abteilungen ist Confluence.",
+     "Confluence haben wir abgeschafft, wir schreiben inzwischen in Notion.", "names differ"),
+    # "going forward", an event of several words before the comma, a name only one note gives as a value
+    ("The max attachment size for tickets is 10 MB.", "Going forward, ticket attachments are capped at 25 MB.",
+     "numbers differ"),
+    ("Our deploy channel is #ship-it.", "Since the chat tooling migration, deploys are announced in #deploys-live.",
+     "the fact changed"),
+    ("Priya Nair owns the billing roadmap as group PM.", "The billing roadmap is owned by Tomas Berg, principal PM.",
+     "names differ"),
+    ("My weekly sync with Marco is on Tuesday mornings.", "Marco moved our syncs to Thursday afternoons.",
+     "days or months differ"),
 ])
 def test_a_correction_in_other_words_is_one_subject_changed(older: str, newer: str, why: str) -> None:
     assert may_conflict(older, newer), (older, newer)
@@ -47,6 +60,15 @@ def test_without_a_word_of_kin_or_change_a_foreign_pair_sharing_nothing_is_no_co
     assert not may_conflict("Notre comptable est Mme Roux.", "La cantine ferme à 14 h.")
     # kin words join only two notes one of which says the fact changed
     assert not may_conflict("Notre comptable est Mme Roux.", "La comptabilité utilise Sage.")
+
+
+def test_changes_said_in_several_words_and_a_reason_is_no_change() -> None:
+    assert says_changed("These days retros happen weekly.") and says_changed("Sprints used to be two weeks.")
+    assert not says_changed("The key is used to sign tokens.")
+    assert not says_changed("Since the cache is cold, the first query is slow.")
+    # one-word subjects keep their day: a capitalised day is when, not a name that is a value
+    assert not may_conflict("We never release on Mondays.", "The release bot writes to #launches.")
+    assert relate("Priya Nair owns the billing roadmap.", "Tomas Berg owns the search roadmap.").kind == DISTINCT
 
 
 def test_dutch_dates_a_change() -> None:

@@ -103,7 +103,11 @@ dropped ditched scrapped swapped rebuilt rewrote rewritten relocated transferred
 favour favor postponed rescheduled delayed pushed shifted reduced extended updated revised reorganised reorganized
 abandonné abgelöst übernommen verlängert verkürzt umbenannt ampliado reducido ridotto aumentato reduzido aumentado
 trocou veranderd verhoogd verlaagd overgezet
+forward onwards onward voortaan quitté quittés quitter abgeschafft zog zogen abbandonato abbandonata abbandonati
+trocamos trocámos trocaram subiu subiram
 """.split())
+# changes said in more than one word: "these days", "used to be", "no more" (each word alone says nothing of a change)
+CHANGE_PHRASE_RE = re.compile(r"\b(?:these\s+days|used\s+to\s+be|no\s+more|not\s+any\s*more|in\s+favou?r\s+of)\b", re.I)
 # function words of French, German, Spanish, Italian, Portuguese and Dutch notes (their possessives and the
 # German titles "Herr" / "Frau" included: "Unser Ansprechpartner ist Herr Vogel" is about the contact, not about
 # "unser"): no subject of their own (the tokenizer's stop words are English). Only the subject test and the
@@ -206,12 +210,15 @@ CALENDAR_STEMS = frozenset(CALENDAR_WORDS | {stem(w) for w in CALENDAR_WORDS})
 # before a time (a day or month, a number, "last"/"this"/"next"...: "since the cache is cold" gives a reason)
 _TIME = r"(?:" + "|".join(sorted(map(re.escape, CALENDAR_WORDS), key=len, reverse=True)) + \
     r"|\d|last|this|next|today|yesterday|early|mid|late|q[1-4]\b|dernier|derni\u00e8re|letzte[nm]?|el\s+pasado)"
+# a word naming an event, not one of a clause giving a reason ("since the cache is cold, ...", "since we ...")
+_EVENT_WORD = r"(?!(?:is|are|was|were|be|been|being|has|have|had|it|we|they|you|he|she|i|there)\b)[^\W\d_]+"
 SINCE_RE = re.compile(r"\b(?:as\s+of|seit)\b|\b(?:since|starting(?:\s+(?:from|in|on))?|effective|depuis|desde|"
                       r"a\s+partir\s+de|\u00e0\s+partir\s+de|dal(?:la|l')?|dai|dalle|ab|sinds|vanaf)\s+" + _TIME
-                      # ... or an event named in two words and set off by a comma: "Since the rename, outages go to
-                      # #incidents", "Depuis la fusion, ..." ("since the cache is cold, ..." gives a reason: a clause)
+                      # ... or an event named in up to four words and set off by a comma: "Since the rename, outages go to
+                      # #incidents", "Since the tooling cleanup last month, ...", "Depuis la fusion, ..." ("since the cache is cold, ..."
+                      # gives a reason: a clause)
                       + r"|^\s*(?:since|depuis|desde|seit|dopo)\s+(?:the|la|le|l'|el|der|die|das|dem|den|il|lo)?\s*"
-                        r"[^\W\d_]+\s*,", re.I)
+                        rf"{_EVENT_WORD}(?:\s+{_EVENT_WORD}){{0,3}}\s*,", re.I)
 
 # a turn of a conversation ("Caroline: I'm now ..."): the change-word rule reads statements of fact, not
 # chat. Measured on LoCoMo held-out conversations 5 and 8 (one run each): with the rule on chat turns

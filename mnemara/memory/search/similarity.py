@@ -39,7 +39,7 @@ from typing import Sequence
 
 # the tokenizer lives in its own module (mnemara.memory.search.tokenize); re-exported for its callers
 # the vocabulary of a claim lives below this module, where .exact and .subject read it too
-from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_STEMS, CLAIM_STEMS, CLAIM_STOPWORDS, CLAIM_WORDS
+from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CLAIM_STEMS, CLAIM_STOPWORDS, CLAIM_WORDS
 from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, MARKS_RE, NEGATIONS, NUMBER_WORDS, POLES
 from mnemara.memory.search.claim_words import LIST_RE, NON_SUBJECT, RETIRED, UNITS, calendar_values, with_aliases
 from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
@@ -186,6 +186,7 @@ class Claim:
     lists: tuple[frozenset[str], ...] = ()  # entity keys listed together ("Alice and Bob"): order free
     subject: frozenset[str] = field(default_factory=frozenset)  # the topic less its values: see subject_of
     calendar: frozenset[str] = field(default_factory=frozenset)  # days and months named: see calendar_values
+    names: frozenset[str] = field(default_factory=frozenset)  # stems of words written as a name: see _names_in
 
 
 def _value(raw: str) -> str:
@@ -280,7 +281,27 @@ def claim_of(text: str) -> Claim:
                  retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),
                  frozenset(bare_units), frozenset(w for w in words if w in CLAIM_STOPWORDS),
                  tuple(group for group in lists if len(group) >= 2),
-                 topic if SPEAKER_RE.match(text) else subject_of(topic, text), calendar_values(text))
+                 topic if SPEAKER_RE.match(text) else subject_of(topic, text), calendar_values(text), _names_in(text))
+
+
+# words that mark a German note, where every noun is written with a capital and so names nothing by it
+GERMAN_RE = re.compile(r"\b(?:ist|sind|und|für|nicht|wir|haben|unser|unsere|wird|werden|der|das|dem|den)\b", re.I)
+TITLED_RE = re.compile(r"(?<![\w'’])[^\W\d_][\w'’-]*")
+
+
+def _names_in(text: str) -> frozenset[str]:
+    """The stems of the words ``text`` writes as a name: a capital then a small letter ("Helga", "OpenVPN",
+    "LaunchDarkly"; not "PM" or "QA", which stand for a word), outside a German note (where every noun is
+    capitalised). A name found in one note only is a *value* it gives its subject ("Helga Sorensen owns the
+    roadmap" / "The roadmap is owned by Kofi Mensah"): :func:`same_topic` compares the rest (round 4)."""
+    if GERMAN_RE.search(text):
+        return frozenset()
+    out = set()
+    for m in TITLED_RE.finditer(text):
+        word = m.group(0)
+        if word[:1].isupper() and any(c.islower() for c in word[1:]):
+            out.update(tokens(word))
+    return frozenset(out - CALENDAR_STEMS)  # "Mondays" is when, not who
 
 
 SERIAL_RE = re.compile(r"[^\W\d_]+\d+")  # the joined form of an identifier with a number: "node18", "inc4432"
@@ -301,7 +322,10 @@ def subject_of(topic: frozenset[str], text: str = "") -> frozenset[str]:
         if ids:
             rest = NUMBERED_ID_RE.sub(" ", text)
             inside = {t for i in ids for t in tokens(i)} - set(tokens(rest))
-    return frozenset(t for t in topic if t not in CALENDAR_STEMS and not SERIAL_RE.fullmatch(t) and t not in inside)
+    # "Marco moved our one-on-ones" names Marco, not March (see calendar_values): a given name stays a subject word
+    names = {w for w in CALENDAR_GIVEN_NAMES if w in topic and re.search(rf"\b{w.capitalize()}\b", text)}
+    return frozenset(t for t in topic if (t not in CALENDAR_STEMS or t in names) and not SERIAL_RE.fullmatch(t)
+                     and t not in inside)
 
 
 def _subject_tokens(text: str) -> tuple[str, ...]:
@@ -506,6 +530,8 @@ def same_topic(a: str, b: str, min_overlap: float = 0.6) -> bool:
         ta, tb = ca.topic, cb.topic  # on Fridays" is about deploying on Fridays, not any note with "deploy"
     if not ta or not tb:
         return False
+    if not SPEAKER_RE.match(a) and not SPEAKER_RE.match(b):  # a name in one note only is a value it gives
+        ta, tb = ta - (ca.names - tb) or ta, tb - (cb.names - ta) or tb
     shared = len(ta & tb)
     return shared / min(len(ta), len(tb)) >= min_overlap and shared / max(len(ta), len(tb)) >= MIN_SHARE_OF_LARGER
 
@@ -586,7 +612,8 @@ def may_conflict(a: str, b: str) -> bool:
     * one note says the fact changed and names no subject at all, only a value in a unit the other
       note uses (:func:`_names_nothing_it_changes`: "We cut it to 7 days");
     * one note words a change ("now", "no longer", "moved to", "est passé à", "jetzt", "ya no")
-      and they share at least :data:`CHANGED_SHARE` of the smaller subject, words of one family in
+      and they share a subject word both write as a name (:func:`_written_as_names`: "OpenVPN was
+      decommissioned") or at least :data:`CHANGED_SHARE` of the smaller subject, words of one family in
       another language counted (:func:`_kin_words`; :func:`subject_of`:
       "The US bucket is logs-us-2" shares no word with "We cut the Datadog log retention"): "Standup is at 9:30
       every morning" / "We moved the daily standup to 10:15" (not for turns of a chat,
@@ -608,7 +635,17 @@ def may_conflict(a: str, b: str) -> bool:
     if shared >= 2 and min(len(ta), len(tb)) <= HALF_SHARED_UP_TO and same_topic(a, b, HALF_SHARED):
         return True
     changed = says_changed(a) or says_changed(b) or claim_of(a).retired != claim_of(b).retired
-    return changed and (shared + kin) / min(len(ta), len(tb)) >= CHANGED_SHARE
+    if not changed:
+        return False
+    # a name both notes write as one ("OpenVPN", "Jira", "LaunchDarkly") and one note saying it changed: the old
+    # value retired or replaced ("OpenVPN was decommissioned; everyone connects through Tailscale now")
+    return (shared + kin) / min(len(ta), len(tb)) >= CHANGED_SHARE or bool(ta & tb & _written_as_names(a, b))
+
+
+def _written_as_names(a: str, b: str) -> frozenset[str]:
+    """The stems both notes write with a capital ("Jira haben wir abgeschafft" shares "Jira" with "Unser
+    Ticketsystem ist Jira": in a German note a shared noun is a subject word as strong as a name)."""
+    return claim_of(a).capitalised & claim_of(b).capitalised
 
 
 def _names_nothing_it_changes(change: str, other: str) -> bool:
@@ -626,13 +663,13 @@ KIN_PREFIX = 5  # letters two words of one family share at least ("hébergeur" /
 
 
 def _kin_words(xs: frozenset[str], ys: frozenset[str]) -> int:
-    """How many words of ``xs`` share their first :data:`KIN_PREFIX` letters with a word of ``ys``, both a letter
-    longer than that: one family of words the English stemmer cannot join in another language ("Notre hébergeur
+    """How many words of ``xs`` share their first :data:`KIN_PREFIX` letters with a word of ``ys`` ("valid" /
+    "validé" too): one family of words the English stemmer cannot join in another language ("Notre hébergeur
     est OVH" / "Nous avons migré notre hébergement chez Scaleway", "Ansprechpartner" / "Ansprechperson"). Counted
     only when the notes share fewer than two subject words, and it only ever joins two notes one of which says
     the fact changed (round 4 of issue 40)."""
-    heads = {y[:KIN_PREFIX] for y in ys if len(y) > KIN_PREFIX and y.isalpha()}
-    return sum(1 for x in xs if len(x) > KIN_PREFIX and x.isalpha() and x[:KIN_PREFIX] in heads)
+    heads = {y[:KIN_PREFIX] for y in ys if len(y) >= KIN_PREFIX and y.isalpha()}
+    return sum(1 for x in xs if len(x) >= KIN_PREFIX and x.isalpha() and x[:KIN_PREFIX] in heads)
 
 
 

@@ -32,7 +32,7 @@ import unicodedata
 from collections import Counter
 from typing import Sequence
 
-from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, UNITS
+from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, UNITS
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 # linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
@@ -152,7 +152,7 @@ def says_changed(text: str, dated: bool = True) -> bool:
     ``dated=False``, as for the turns of a chat, where "since Friday" says how long, not what changed)."""
     text = unicodedata.normalize("NFKC", text)
     return any(w in CHANGE_WORDS for w in re.findall(r"[^\W\d_]+", text.casefold())) \
-        or dated and bool(SINCE_RE.search(text))
+        or bool(CHANGE_PHRASE_RE.search(text)) or dated and bool(SINCE_RE.search(text))
 
 
 
