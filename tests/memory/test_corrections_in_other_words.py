@@ -39,6 +39,13 @@ DAY = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
      "names differ"),
     ("My weekly sync with Marco is on Tuesday mornings.", "Marco moved our syncs to Thursday afternoons.",
      "days or months differ"),
+    # "new" and "went" say a change in a statement; a channel is a value whatever its case
+    ("The Oslo site lead is Kari Dahl, who signs the invoices.", "Invoices in Oslo go to Sven Lie, the new site lead.",
+     "names differ"),
+    ("The Varnish cache TTL for search pages is 10 minutes.", "Search page cache TTL went down to 4 minutes.",
+     "numbers differ"),
+    ("Our on-call paging channel is #pager-red.", "Since the alerting overhaul last spring, pages are sent to #sre-now.",
+     "polarity differs"),
 ])
 def test_a_correction_in_other_words_is_one_subject_changed(older: str, newer: str, why: str) -> None:
     assert may_conflict(older, newer), (older, newer)
@@ -69,6 +76,11 @@ def test_changes_said_in_several_words_and_a_reason_is_no_change() -> None:
     # one-word subjects keep their day: a capitalised day is when, not a name that is a value
     assert not may_conflict("We never release on Mondays.", "The release bot writes to #launches.")
     assert relate("Priya Nair owns the billing roadmap.", "Tomas Berg owns the search roadmap.").kind == DISTINCT
+
+
+def test_new_and_went_are_no_change_in_a_chat() -> None:
+    assert says_changed("Invoices go to Sven, the new site lead.")
+    assert not says_changed("Caroline: I went to the new pottery class.", dated=False)
 
 
 def test_dutch_dates_a_change() -> None:

@@ -106,7 +106,12 @@ trocou veranderd verhoogd verlaagd overgezet
 forward onwards onward voortaan quitté quittés quitter abgeschafft zog zogen abbandonato abbandonata abbandonati
 trocamos trocámos trocaram subiu subiram
 """.split())
-# changes said in more than one word: "these days", "used to be", "no more" (each word alone says nothing of a change)
+# words that say a fact changed in a statement ("Badge requests go to Fatima, the new office manager", "The TTL
+# went down to 5 minutes"), yet are every other word of a chat ("my new job", "we went hiking"): read for
+# statements only (see subject.says_changed), and left in the topic
+STATEMENT_CHANGE_WORDS = frozenset("new went".split())
+# changes said in more than one word: "these days", "used to be", "no more" (each word alone says nothing of a
+# change); for statements only, as the words above
 CHANGE_PHRASE_RE = re.compile(r"\b(?:these\s+days|used\s+to\s+be|no\s+more|not\s+any\s*more|in\s+favou?r\s+of)\b", re.I)
 # function words of French, German, Spanish, Italian, Portuguese and Dutch notes (their possessives and the
 # German titles "Herr" / "Frau" included: "Unser Ansprechpartner ist Herr Vogel" is about the contact, not about

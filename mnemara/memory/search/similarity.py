@@ -286,21 +286,28 @@ def claim_of(text: str) -> Claim:
 
 # words that mark a German note, where every noun is written with a capital and so names nothing by it
 GERMAN_RE = re.compile(r"\b(?:ist|sind|und|für|nicht|wir|haben|unser|unsere|wird|werden|der|das|dem|den)\b", re.I)
+HANDLE_RE = re.compile(r"(?<!\w)[#@][\w][\w.-]*")  # a channel or a handle: a name whatever its case
 TITLED_RE = re.compile(r"(?<![\w'’])[^\W\d_][\w'’-]*")
 
 
+def _without_their_own_names(ta: frozenset[str], tb: frozenset[str], ca: Claim,
+                             cb: Claim) -> tuple[frozenset[str], frozenset[str]]:
+    """Two statements' subject words without the names only one of them writes (:func:`_names_in`): a name in
+    one note only is a value it gives its subject (a set that would be left empty stays whole)."""
+    return ta - (ca.names - tb) or ta, tb - (cb.names - ta) or tb
+
+
 def _names_in(text: str) -> frozenset[str]:
-    """The stems of the words ``text`` writes as a name: a capital then a small letter ("Helga", "OpenVPN",
-    "LaunchDarkly"; not "PM" or "QA", which stand for a word), outside a German note (where every noun is
-    capitalised). A name found in one note only is a *value* it gives its subject ("Helga Sorensen owns the
+    """The stems of the words ``text`` writes as a name: a channel or handle ("#ops-fire", "@release-bot"), and
+    a capital then a small letter ("Helga", "OpenVPN", "LaunchDarkly"; not "PM" or "QA", which stand for a word)
+    outside a German note (where every noun is capitalised). A name found in one note only is a *value* it gives its subject ("Helga Sorensen owns the
     roadmap" / "The roadmap is owned by Kofi Mensah"): :func:`same_topic` compares the rest (round 4)."""
-    if GERMAN_RE.search(text):
-        return frozenset()
-    out = set()
-    for m in TITLED_RE.finditer(text):
-        word = m.group(0)
-        if word[:1].isupper() and any(c.islower() for c in word[1:]):
-            out.update(tokens(word))
+    out = {t for m in HANDLE_RE.finditer(text) for t in tokens(m.group(0))}  # "#ops-fire", "@release-bot"
+    if not GERMAN_RE.search(text):
+        for m in TITLED_RE.finditer(text):
+            word = m.group(0)
+            if word[:1].isupper() and any(c.islower() for c in word[1:]):
+                out.update(tokens(word))
     return frozenset(out - CALENDAR_STEMS)  # "Mondays" is when, not who
 
 
@@ -530,8 +537,8 @@ def same_topic(a: str, b: str, min_overlap: float = 0.6) -> bool:
         ta, tb = ca.topic, cb.topic  # on Fridays" is about deploying on Fridays, not any note with "deploy"
     if not ta or not tb:
         return False
-    if not SPEAKER_RE.match(a) and not SPEAKER_RE.match(b):  # a name in one note only is a value it gives
-        ta, tb = ta - (ca.names - tb) or ta, tb - (cb.names - ta) or tb
+    if not SPEAKER_RE.match(a) and not SPEAKER_RE.match(b):
+        ta, tb = _without_their_own_names(ta, tb, ca, cb)
     shared = len(ta & tb)
     return shared / min(len(ta), len(tb)) >= min_overlap and shared / max(len(ta), len(tb)) >= MIN_SHARE_OF_LARGER
 
@@ -625,9 +632,12 @@ def may_conflict(a: str, b: str) -> bool:
     """
     if same_topic(a, b) or _one_word_swapped(a, b):
         return True
-    ta, tb = claim_of(a).subject, claim_of(b).subject
+    ca, cb = claim_of(a), claim_of(b)
+    ta, tb = ca.subject, cb.subject
     if (not ta or not tb) and (_names_nothing_it_changes(a, b) or _names_nothing_it_changes(b, a)):
         return True
+    if not SPEAKER_RE.match(a) and not SPEAKER_RE.match(b):
+        ta, tb = _without_their_own_names(ta, tb, ca, cb)
     shared = len(ta & tb)
     kin = _kin_words(ta - tb, tb - ta) if shared < 2 else 0
     if not shared + kin or SPEAKER_RE.match(a) or SPEAKER_RE.match(b):

@@ -32,7 +32,7 @@ import unicodedata
 from collections import Counter
 from typing import Sequence
 
-from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, UNITS
+from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, STATEMENT_CHANGE_WORDS, UNITS
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 # linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
@@ -149,10 +149,12 @@ def says_changed(text: str, dated: bool = True) -> bool:
     """Whether ``text`` words a change ("is now", "no longer", "moved to", "jetzt", "ya no"): one of
     :data:`CHANGE_WORDS`, as written (case-folded, not stemmed: "moved" counts, "removed" does not), or
     dates when it took effect ("Since March", "As of June", "seit Mai": :data:`SINCE_RE`; not with
-    ``dated=False``, as for the turns of a chat, where "since Friday" says how long, not what changed)."""
+    ``dated=False``, as for the turns of a chat, where "since Friday" says how long, not what changed, and
+    "new", "went" and the phrases of :data:`CHANGE_PHRASE_RE` are every other word)."""
     text = unicodedata.normalize("NFKC", text)
-    return any(w in CHANGE_WORDS for w in re.findall(r"[^\W\d_]+", text.casefold())) \
-        or bool(CHANGE_PHRASE_RE.search(text)) or dated and bool(SINCE_RE.search(text))
+    vocabulary = CHANGE_WORDS | STATEMENT_CHANGE_WORDS if dated else CHANGE_WORDS
+    return any(w in vocabulary for w in re.findall(r"[^\W\d_]+", text.casefold())) \
+        or dated and (bool(CHANGE_PHRASE_RE.search(text)) or bool(SINCE_RE.search(text)))
 
 
 
