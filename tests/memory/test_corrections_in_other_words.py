@@ -149,3 +149,20 @@ def test_a_newer_restatement_comes_with_the_older_marked_newer_but_never_flagged
     assert older in by_text and newer in by_text, list(by_text)
     assert by_text[older]["newer_notes"][0]["created_at"] and by_text[newer]["newer_than"][0]["created_at"]
     assert not by_text[older].get("may_conflict_with") and not by_text[newer].get("conflict")
+
+
+def test_on_and_off_as_prepositions_are_no_switch() -> None:
+    assert relate("The team chat runs on Mattermost.", "The team chat runs on Zulip.").reasons == \
+        ("names differ: mattermost, zulip in only one note",)
+    for older, newer in (("The shadow-writes flag is on.", "The shadow-writes flag is off."),
+                         ("Dark mode is on for admins.", "Dark mode is off for admins."),
+                         ("Verbose logging is on by default.", "Verbose logging is off by default.")):
+        rel = relate(older, newer)
+        assert rel.kind == CONFLICT and any("polarity differs (switch)" in r for r in rel.reasons), rel
+    assert not any("switch" in r for r in relate("Releases go out every Monday.", "Releases go out on Mondays.").reasons)
+
+
+def test_every_is_no_subject_word() -> None:
+    # two long notes that share "every" and one other word are not one subject, though one says "rotated"
+    assert not may_conflict("The billing job renews the Stripe signing key on the first of every month.",
+                            "API keys are rotated every sixty days; a script writes the new key to the vault path.")

@@ -150,8 +150,10 @@ def with_aliases(text: str) -> str:
 
 # the words that date a change (see SINCE_RE): no subject of their own either
 SINCE_WORDS = frozenset("since starting effective seit depuis desde dal dalla dai dalle partir sinds vanaf".split())
-NON_SUBJECT = frozenset(CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS
-                        | {stem(w) for w in CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS})
+# "every" says how often ("on the first of every month", "every ninety days"): a value of the subject, not one
+QUANTIFIERS = frozenset({"every"})
+NON_SUBJECT = frozenset(CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS | QUANTIFIERS
+                        | {stem(w) for w in CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS | QUANTIFIERS})
 # names listed together ("Alice and Bob", "Sara, Ken and Ola", "Ana, Luis y Marta"): their order says nothing
 LIST_RE = re.compile(r"\b[A-Z][\w-]*(?:\s*,\s*[A-Z][\w-]*)*,?\s+(?:and|&|et|und|y|e|or|ou|oder|o)\s+[A-Z][\w-]*")
 

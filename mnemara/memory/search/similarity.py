@@ -254,9 +254,12 @@ def claim_of(text: str) -> Claim:
     limiters = tuple(sorted(w for w in words if w in LIMITERS))
     poles: dict[str, set[str]] = {}
     for word in words:
-        if word in POLES:
+        if word in POLES and word not in PARTICLES:
             axis, pole = POLES[word]
             poles.setdefault(axis, set()).add(pole)
+    for word in _switched(folded):
+        axis, pole = POLES[word]
+        poles.setdefault(axis, set()).add(pole)
     retired = frozenset(w for w in words if w in RETIRED)
     entities: list[str] = []
     capitalised: set[str] = set()
@@ -518,7 +521,24 @@ def _flipped(poles: frozenset[str], flip: bool) -> frozenset[str]:
 
 
 def _poles(text: str, axis: str) -> str:
-    return "/".join(sorted({w for w in claim_of(text).words if POLES.get(w, ("", ""))[0] == axis}))
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = {w for w in claim_of(text).words if w not in PARTICLES} | set(_switched(folded))
+    return "/".join(sorted(w for w in words if POLES.get(w, ("", ""))[0] == axis))
+
+
+# "on" and "off" name a switch's state ("the flag is on", "switched it off for good", "on by default") or are a
+# preposition ("runs on Mattermost", "goes out on Wednesdays", "branch off the release tag"): a state only when
+# nothing follows but the end of the clause or a word that opens another part of it (round 4 of issue 40: as
+# prepositions they made reworded copies and corrections read as a switch turned on)
+PARTICLES = frozenset({"on", "off"})
+PARTICLE_RE = re.compile(r"\b(on|off)\b(?=\s*([\w#@$€£]*))")
+AFTER_A_STATE = frozenset("""for in by and or but until since during at again now today when if unless except only
+after before from while so then too as""".split())
+
+
+def _switched(folded: str) -> list[str]:
+    """The "on" and "off" of ``folded`` that name a switch's state (see :data:`PARTICLES`)."""
+    return [m.group(1) for m in PARTICLE_RE.finditer(folded) if not m.group(2) or m.group(2) in AFTER_A_STATE]
 
 
 MIN_SHARE_OF_LARGER = 0.25
