@@ -166,3 +166,16 @@ def test_every_is_no_subject_word() -> None:
     # two long notes that share "every" and one other word are not one subject, though one says "rotated"
     assert not may_conflict("The billing job renews the Stripe signing key on the first of every month.",
                             "API keys are rotated every sixty days; a script writes the new key to the vault path.")
+
+
+@pytest.mark.parametrize(("older", "newer", "kind"), [
+    ("The data guild meets with legal and finance every Monday.", "The data guild meets with finance and legal every Monday.",
+     POSSIBLE_COPY),  # a list of plain words in another order
+    ("All jobs write logs to stdout.", "All jobs write logs to stdout, for all environments.", POSSIBLE_COPY),
+    ("Noor is the contact for the Lisbon vendor.", "For anything about the Lisbon vendor, ask Noor.", DISTINCT),
+    # the same words with two names swapped, and a scope word inside the sentence, still claim
+    ("Noor reports to Sam.", "Sam reports to Noor.", CONFLICT),
+    ("Jobs write logs to stdout.", "Jobs all write logs to stdout.", CONFLICT),
+])
+def test_a_list_reordered_a_scope_aside_and_a_reworded_sentence_are_no_conflict(older: str, newer: str, kind: str) -> None:
+    assert relate(older, newer).kind == kind, relate(older, newer)

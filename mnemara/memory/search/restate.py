@@ -52,6 +52,9 @@ SEPARATORS = ":,;-–—("
 # words that join names into one list: a stretch that starts or ends with one adds a member
 CONJUNCTIONS = frozenset("and or nor & et ou und oder y o e ni".split())
 MIN_CONTENT_WORDS = 2
+# words of scope that, in a set-off aside, restate what the note already says of everything it names ("All services
+# log in JSON, for all environments"); inside the sentence they still claim ("all admins" / "some admins")
+UNIVERSAL = frozenset("all each every both any".split())
 CLAIM_VOCABULARY = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | CHANGE_WORDS | SINCE_WORDS
                              | set(NUMBER_WORDS) | set(CADENCES) | BARE_UNITS | CALENDAR_WORDS | CONTRACTIONS)
 CLAIM_STEMS = frozenset(CLAIM_VOCABULARY | {stem(w) for w in CLAIM_VOCABULARY})
@@ -86,16 +89,17 @@ def note_tokens(text: str) -> tuple[Token, ...]:
     return tuple(out)
 
 
-def _claims(token: Token, lead_in: bool, last: bool, set_off: bool) -> bool:
+def _claims(token: Token, lead_in: bool, last: bool, set_off: bool, aside: bool = False) -> bool:
     """Whether an inserted token says something of the subject (see the module docstring): in a
-    lead-in a claim-bearing stop word does not once a separator ends the lead-in ("Heads up,")."""
+    lead-in a claim-bearing stop word does not once a separator ends the lead-in ("Heads up,"), nor a
+    word of scope in an aside after a separator (:data:`UNIVERSAL`)."""
     parts = [p for p in re.split(r"[-/]", token.plain.replace("'", "")) if p]
     identifier = len(parts) >= 2 and any(p.isalpha() and len(p) >= 2 for p in parts)  # "us-east-1", not "24/7"
     if not identifier and any(any(c.isdigit() for c in p) and not any(c.isalpha() for c in p) for p in parts):
         return True  # a number, a time, a date
     if any(p in CLAIM_STEMS or stem(p) in CLAIM_STEMS for p in parts) and not (token.plain == "on" and not last):
         return True  # "on" before more inserted words is a preposition ("on the shared cluster"), not "switched on"
-    if token.plain in CLAIM_STOPWORDS and not (lead_in and set_off):
+    if token.plain in CLAIM_STOPWORDS and not (lead_in and set_off) and not (aside and token.plain in UNIVERSAL):
         return True
     return any(c in "<>=~%$€£¥" for c in token.plain)
 
@@ -136,7 +140,8 @@ def restates(a: str, b: str) -> str:
         if j1 > 0 and not long[j1 - 1].separated and not _only_function_words(stretch):
             return ""  # woven into the sentence ("approval" / "approval from legal"): it narrows the claim
         lead_in = j1 == 0  # before every shared word: it announces the note ("Keep in mind", "Zur Info:")
-        if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated) for n, t in enumerate(stretch)):
+        aside = j1 > 0 and long[j1 - 1].separated  # after a separator: ", for all environments"
+        if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated, aside) for n, t in enumerate(stretch)):
             return ""
         if stretch[0].plain in CONJUNCTIONS or stretch[-1].plain in CONJUNCTIONS:
             return ""  # "Alice" / "Alice and Bob": one more member of a list

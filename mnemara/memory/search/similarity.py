@@ -399,7 +399,10 @@ def _order_differs(a: Claim, b: Claim) -> str:
     shared = list(dict.fromkeys(a.entities + b.entities))
     order_a = _listed_as_one(sorted(shared, key=sa.find), a.lists, b.lists)
     order_b = _listed_as_one(sorted(shared, key=sb.find), b.lists, a.lists)
-    if order_a != order_b:
+    # the order says who does what to whom when the notes say it in the same words ("Alice reports to Bob" / "Bob
+    # reports to Alice"); a sentence said another way puts its names elsewhere ("Ingrid is the contact for the
+    # Norway partner" / "For anything involving the Norway partner, talk to Ingrid")
+    if order_a != order_b and set(a.content) == set(b.content):
         return f"order of names differs: {' -> '.join(order_a)} vs {' -> '.join(order_b)}"
     ca, cb = a.content, b.content
     if len(ca) == len(cb) and ca != cb:
@@ -408,7 +411,8 @@ def _order_differs(a: Claim, b: Claim) -> str:
         # roles: when a thing happens is compared as a value (days or months differ), wherever the note says it
         if len(diff) == 2 and ca[diff[0]] == cb[diff[1]] and ca[diff[1]] == cb[diff[0]] \
                 and not _in_one_list({ca[diff[0]], ca[diff[1]]}, a.lists, b.lists) \
-                and not {ca[diff[0]], ca[diff[1]]} & CALENDAR_STEMS:
+                and not {ca[diff[0]], ca[diff[1]]} & CALENDAR_STEMS \
+                and not (_joined(a, ca[diff[0]], ca[diff[1]]) and _joined(b, ca[diff[0]], ca[diff[1]])):
             return f"roles swapped: {ca[diff[0]]} and {ca[diff[1]]}"
         if len(diff) == 1:  # one word swapped for another, all else equal: "invoices" / "receipts"
             named = ca[diff[0]] in a.capitalised or cb[diff[0]] in b.capitalised
@@ -431,6 +435,17 @@ def _one_stretch_swapped(ca: tuple[str, ...], cb: tuple[str, ...]) -> str:
     if max(i2 - i1, j2 - j1) > MAX_SWAPPED_STRETCH or i2 - i1 == len(ca) or j2 - j1 == len(cb):
         return ""
     return f"words differ: {' '.join(ca[i1:i2])} vs {' '.join(cb[j1:j2])}"
+
+
+JOINING = frozenset("and or et ou und oder y o e".split())
+
+
+def _joined(claim: Claim, x: str, y: str) -> bool:
+    """Whether the note lists the (stemmed) words ``x`` and ``y`` together, either first ("design and QA" /
+    "QA and design" meet the same people: a list in another order, as with names, :data:`LIST_RE`)."""
+    words = claim.words
+    return any({stem(words[i]), stem(words[i + 2])} == {x, y} and words[i + 1] in JOINING
+               for i in range(len(words) - 2))
 
 
 def _listed_as_one(order: list[str], mine: tuple[frozenset[str], ...],
