@@ -179,3 +179,10 @@ def test_every_is_no_subject_word() -> None:
 ])
 def test_a_list_reordered_a_scope_aside_and_a_reworded_sentence_are_no_conflict(older: str, newer: str, kind: str) -> None:
     assert relate(older, newer).kind == kind, relate(older, newer)
+
+
+def test_an_ordinal_second_is_no_unit_and_a_day_no_name() -> None:
+    rel = relate("The guild ships a digest every second Thursday.", "The guild ships a digest every Thursday.")
+    assert not any("time units" in r for r in rel.reasons), rel
+    assert relate("The retry delay is one second.", "The retry delay is one minute.").kind == CONFLICT
+    assert relate("The review is on Wednesday.", "The review is on Wednesdays.").kind == POSSIBLE_COPY

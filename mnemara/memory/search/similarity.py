@@ -217,6 +217,10 @@ def _bound(text: str, start: int) -> str:
     return ""
 
 
+# what may follow "second" when it is the unit: the end of the clause or a word that opens another part of it
+ORDINAL_SECOND_ENDS = frozenset("and or but for in on at to of per by with".split())
+
+
 @lru_cache(maxsize=4096)
 def claim_of(text: str) -> Claim:
     """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in that
@@ -244,7 +248,9 @@ def claim_of(text: str) -> Claim:
     for n, word in enumerate(words):
         if word in CADENCES:
             bare_units.add(CADENCES[word])
-        elif word in BARE_UNITS and not (n and (words[n - 1].isdigit() or words[n - 1] in NUMBER_WORDS)):
+        elif word in BARE_UNITS and not (n and (words[n - 1].isdigit() or words[n - 1] in NUMBER_WORDS)) \
+                and not (word == "second" and n + 1 < len(words) and words[n + 1] not in ORDINAL_SECOND_ENDS):
+            # ("every second Wednesday", "the second floor": an ordinal; "per second", "a second", "in seconds": a unit)
             bare_units.add(UNITS[word])
     for n, word in enumerate(words):
         if word in NUMBER_WORDS and not (word == "one" and n + 1 < len(words) and words[n + 1] in ("of",)):
@@ -273,7 +279,8 @@ def claim_of(text: str) -> Claim:
         named = named or (tok.isupper() and len(tok) >= 2 and low not in CLAIM_WORDS)
         ident = any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok) or "_" in tok
         key = re.sub(r"[\W_]+", "", low)
-        if (named or ident) and len(key) >= 2 and key not in entities:
+        if (named or ident) and len(key) >= 2 and key not in entities and not calendar_values(tok):
+            # (a day or month is a value, compared as one: "days or months differ")
             entities.append(key)
     content = _subject_tokens(text)
     plain = ASIDE_RE.sub(lambda m: "" if _claims_nothing(m.group(1)) else m.group(0), text)
