@@ -44,6 +44,10 @@ DAY = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
      "names differ"),
     ("The Varnish cache TTL for search pages is 10 minutes.", "Search page cache TTL went down to 4 minutes.",
      "numbers differ"),
+    # first person plural of the verbs of change, Spanish, Italian and Portuguese
+    ("El proveedor de pagos es Redsys.", "Cambiamos Redsys por Adyen para los pagos.", "names differ"),
+    ("Il fornitore del gas è Eni.", "Siamo passati da Eni a Hera.", "names differ"),
+    ("O servidor de testes usa Debian 11.", "Atualizamos o servidor de testes para Debian 12.", "numbers differ"),
     ("Our on-call paging channel is #pager-red.", "Since the alerting overhaul last spring, pages are sent to #sre-now.",
      "polarity differs"),
 ])

@@ -105,6 +105,12 @@ abandonné abgelöst übernommen verlängert verkürzt umbenannt ampliado reduci
 trocou veranderd verhoogd verlaagd overgezet
 forward onwards onward voortaan quitté quittés quitter abgeschafft zog zogen abbandonato abbandonata abbandonati
 trocamos trocámos trocaram subiu subiram
+cambiamos cambiaron cambié pasaron movimos movieron migramos migraron sustituimos reemplazamos trasladamos
+actualizamos actualizado actualizada ampliamos reducimos
+passati passate cambiati cambiate spostate migrati sostituiti sostituite aggiornati
+atualizamos atualizou mudamos migramos passamos substituímos aumentamos reduzimos
+résilié résiliée basculé basculée déménagé déménagée remplacée changée changés
+umgestiegen gekündigt gewisseld opgezegd gestopt
 """.split())
 # words that say a fact changed in a statement ("Badge requests go to Fatima, the new office manager", "The TTL
 # went down to 5 minutes"), yet are every other word of a chat ("my new job", "we went hiking"): read for
