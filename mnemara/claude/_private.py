@@ -60,6 +60,8 @@ RELIED_ON: tuple[Reliance, ...] = (
              "the asyncio subprocess transport under an anyio process"),
     Reliance("asyncio.base_subprocess:BaseSubprocessTransport", "_loop", "instance",
              "the event loop an asyncio subprocess transport belongs to"),
+    Reliance("asyncio.base_subprocess:BaseSubprocessTransport", "_closed", "instance",
+             "whether the transport was closed: set for one whose loop has closed (see mark_closed)"),
 )
 
 ControlSender = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -105,6 +107,17 @@ def transport_loop(transport: asyncio.BaseTransport) -> asyncio.AbstractEventLoo
     (asyncio's ``BaseSubprocessTransport._loop``); None when it does not say."""
     loop: asyncio.AbstractEventLoop | None = getattr(transport, "_loop", None)
     return loop
+
+
+def mark_closed(transport: asyncio.BaseTransport) -> None:
+    """Mark ``transport`` (from :func:`asyncio_transport`), whose event loop has closed, as closed
+    (``BaseSubprocessTransport._closed``). Nothing can close it any more: ``close()`` schedules on
+    its loop, and the garbage collector's call of it raised "Event loop is closed" into whatever
+    the process was writing then (a session whose turns ran under an ``asyncio.run()`` that has
+    returned). Its process is killed first (:func:`mnemara.claude.process.release_transport`), and
+    its pipes' files are closed by their own finalizers, which need no loop."""
+    if hasattr(transport, "_closed"):
+        transport._closed = True
 
 
 def sdk_command(options: ClaudeAgentOptions) -> list[str]:

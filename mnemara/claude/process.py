@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-from mnemara.claude._private import asyncio_transport, cli_process, control_sender, transport_loop
+from mnemara.claude._private import asyncio_transport, cli_process, control_sender, mark_closed, transport_loop
 from mnemara.claude.locate import bundled_cli_path as bundled_cli_path, has_credentials as has_credentials
 from mnemara.core.sync_runner import running_loop
 
@@ -117,7 +117,9 @@ def release_transport(transport: asyncio.SubprocessTransport | None) -> None:
     that was killed; a transport left open is closed by the garbage collector, which may run
     after its loop has stopped and print "RuntimeError: Event loop is closed" into whatever the
     process is writing at that moment. Closing it here (idempotent; it also kills a process
-    still running) leaves nothing for the collector to do.
+    still running) leaves nothing for the collector to do. A transport whose loop has closed
+    already (turns run under an ``asyncio.run()`` that returned before the session was closed) is
+    killed and marked closed instead.
     """
     if transport is None or transport.is_closing():
         return
@@ -127,8 +129,20 @@ def release_transport(transport: asyncio.SubprocessTransport | None) -> None:
             transport.close()
         elif not loop.is_closed():
             loop.call_soon_threadsafe(transport.close)
-    except RuntimeError:  # its loop closed meanwhile: nothing is left to release on it
+        else:
+            _end_without_loop(transport)
+    except RuntimeError:  # its loop closed meanwhile
+        _end_without_loop(transport)
+
+
+def _end_without_loop(transport: asyncio.SubprocessTransport) -> None:
+    """A transport whose loop has closed: kill its process and mark it closed (:func:`mark_closed`)."""
+    try:
+        if transport.get_returncode() is None:
+            transport.kill()
+    except (ProcessLookupError, OSError, RuntimeError):
         pass
+    mark_closed(transport)
 
 
 def cli_failure(stderr: list[str]) -> str:

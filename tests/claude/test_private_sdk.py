@@ -163,6 +163,38 @@ def test_a_real_subprocess_gives_its_asyncio_transport_and_loop_and_is_released(
     assert transport.is_closing() and code is not None
 
 
+def test_a_transport_whose_loop_has_closed_is_ended_without_it(monkeypatch):
+    """Turns run under an asyncio.run() that returned before the session was closed leave the CLI's
+    transport on a dead loop: releasing it kills the process and marks it closed, so the garbage
+    collector does not print "Event loop is closed" into whatever runs then."""
+    import gc
+    import os
+    import time
+
+    async def start() -> Any:
+        return await anyio.open_process([sys.executable, "-c", "import sys; sys.stdin.read()"])
+
+    process = asyncio.run(start())
+    transport = asyncio_transport(process)
+    assert transport is not None and transport_loop(transport).is_closed() and not transport.is_closing()
+    seen: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    release_transport(transport)
+    assert transport.is_closing()
+    pid, deadline = process.pid, time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower() \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+    del process, transport
+    gc.collect()
+    assert not [u for u in seen if "Event loop is closed" in str(u.exc_value)], seen
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
 def test_sdk_command_is_what_the_sdk_runs_for_the_options(tmp_path):
     cli = bundled_cli_path()
     argv = sdk_command(ClaudeAgentOptions(cli_path=cli, model="claude-test-model", cwd=str(tmp_path)))
