@@ -84,7 +84,7 @@ def test_changes_said_in_several_words_and_a_reason_is_no_change() -> None:
 
 def test_new_and_went_are_no_change_in_a_chat() -> None:
     assert says_changed("Invoices go to Sven, the new site lead.")
-    assert not says_changed("Caroline: I went to the new pottery class.", dated=False)
+    assert not says_changed("Caroline: I went to the new pottery class.", statement=False)
 
 
 def test_dutch_dates_a_change() -> None:

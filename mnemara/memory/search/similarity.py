@@ -308,10 +308,11 @@ def _without_their_own_names(ta: frozenset[str], tb: frozenset[str], ca: Claim,
 
 
 def _names_in(text: str) -> frozenset[str]:
-    """The stems of the words ``text`` writes as a name: a channel or handle ("#ops-fire", "@release-bot"), and
-    a capital then a small letter ("Helga", "OpenVPN", "LaunchDarkly"; not "PM" or "QA", which stand for a word)
-    outside a German note (where every noun is capitalised). A name found in one note only is a *value* it gives its subject ("Helga Sorensen owns the
-    roadmap" / "The roadmap is owned by Kofi Mensah"): :func:`same_topic` compares the rest (round 4)."""
+    """The stems of the words ``text`` writes as a name: a channel or handle ("#ops-fire", "@release-bot"),
+    and a capital then a small letter ("Helga", "OpenVPN", "LaunchDarkly"; not "PM" or "QA", which stand
+    for a word) outside a German note (where every noun is capitalised). A name found in one note only is
+    a *value* it gives its subject ("Helga Sorensen owns the roadmap" / "The roadmap is owned by Kofi
+    Mensah"): :func:`same_topic` and :func:`may_conflict` compare the rest (round 4 of issue 40)."""
     out = {t for m in HANDLE_RE.finditer(text) for t in tokens(m.group(0))}  # "#ops-fire", "@release-bot"
     if not GERMAN_RE.search(text):
         for m in TITLED_RE.finditer(text):

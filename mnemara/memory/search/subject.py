@@ -72,7 +72,7 @@ def different_subject(a: str, b: str) -> str:
     if Counter(wa) == Counter(wb):
         return ""  # the same words in another order: a correction of the order
     chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
-    if says_changed(a, dated=not chat) or says_changed(b, dated=not chat) or retires_one(a, b):
+    if says_changed(a, statement=not chat) or says_changed(b, statement=not chat) or retires_one(a, b):
         return ""  # "is now", "moved to", "est passé à", "Redshift was retired": the same subject, changed
     ops = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes()
     places = [(n, wa[i1:i2], wb[j1:j2]) for n, (op, i1, i2, j1, j2) in enumerate(ops) if op != "equal"]
@@ -130,9 +130,10 @@ def _who_of_a_named_thing(n: int, ops: Sequence[tuple[str, int, int, int, int]],
     if op != "replace" or i1 != 0 or j1 != 0 or i2 != 1 or j2 != 1:
         return False
     wa, wb = words(a), words(b)
+    # with a linking verb what comes before it is the subject ("pg-main-01 has 64 GB" / "pg-main-02 has 128 GB");
+    # the French "a" aside, as it is the English article as often
     if not (wa[0].isalpha() and wb[0].isalpha()) or any(t in COPULAS and t != "a" for t in wa + wb):
-        return False  # "pg-main-01 has 64 GB" / "pg-main-02 has 128 GB": what comes before a linking verb is the subject
-        # (French "a" aside: it is the English article as often)
+        return False
     shared = {m.group(0).casefold() for m in NAME_RE.finditer(a)} & {m.group(0).casefold() for m in NAME_RE.finditer(b)}
     return bool(shared)
 
@@ -145,16 +146,16 @@ def _labels(x: list[str], y: list[str], i1: int, i2: int, wa: list[str], before_
         and (before_verb or i2 < len(wa) and _is_name(wa[i2]))
 
 
-def says_changed(text: str, dated: bool = True) -> bool:
+def says_changed(text: str, statement: bool = True) -> bool:
     """Whether ``text`` words a change ("is now", "no longer", "moved to", "jetzt", "ya no"): one of
     :data:`CHANGE_WORDS`, as written (case-folded, not stemmed: "moved" counts, "removed" does not), or
     dates when it took effect ("Since March", "As of June", "seit Mai": :data:`SINCE_RE`; not with
-    ``dated=False``, as for the turns of a chat, where "since Friday" says how long, not what changed, and
+    ``statement=False``, as for the turns of a chat, where "since Friday" says how long, not what changed, and
     "new", "went" and the phrases of :data:`CHANGE_PHRASE_RE` are every other word)."""
     text = unicodedata.normalize("NFKC", text)
-    vocabulary = CHANGE_WORDS | STATEMENT_CHANGE_WORDS if dated else CHANGE_WORDS
+    vocabulary = CHANGE_WORDS | STATEMENT_CHANGE_WORDS if statement else CHANGE_WORDS
     return any(w in vocabulary for w in re.findall(r"[^\W\d_]+", text.casefold())) \
-        or dated and (bool(CHANGE_PHRASE_RE.search(text)) or bool(SINCE_RE.search(text)))
+        or statement and (bool(CHANGE_PHRASE_RE.search(text)) or bool(SINCE_RE.search(text)))
 
 
 
