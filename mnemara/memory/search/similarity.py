@@ -7,6 +7,8 @@ Used by dedupe on write, replay, lint, ``rag_query`` (recency) and auto-recall:
   index is fed with its output (``fts_text``), queries go through it, and the
   auto-recall gate counts coverage with it, so "what matched" means the same
   thing everywhere.
+* what one note claims is read once per text by :func:`mnemara.memory.search.claim.claim_of`
+  (re-exported here); everything below compares two notes' claims.
 * :func:`claim_differences` is the **claim guard**. A cosine (of any
   embedder, or of TF-IDF) says two notes are about the same thing; it cannot
   say they agree. Two notes make the same claim only when their numbers (as
@@ -33,17 +35,18 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-# the tokenizer lives in its own module (mnemara.memory.search.tokenize); re-exported for its callers
-# the vocabulary of a claim lives below this module, where .exact and .subject read it too
-from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CLAIM_STEMS, CLAIM_STOPWORDS, CLAIM_WORDS
-from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, MARKS_RE, NEGATIONS, NUMBER_WORDS, POLES
-from mnemara.memory.search.claim_words import LIST_RE, NON_SUBJECT, RETIRED, UNITS, calendar_values, with_aliases
+# the tokenizer lives in its own module (mnemara.memory.search.tokenize), what one note claims in .claim;
+# re-exported for their callers. The vocabulary of a claim lives below both, where .exact and .subject read it too
+from mnemara.memory.search.claim import DURATION_MS, Claim
+from mnemara.memory.search.claim import claim_of as claim_of
+from mnemara.memory.search.claim_words import CALENDAR_STEMS, POLES
 from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
 from mnemara.memory.search.claim_words import strip_marks as strip_marks
+from mnemara.memory.search.claim_words import with_aliases
 from mnemara.memory.search.exact import is_exact_copy
 from mnemara.memory.search.restate import restates
 from mnemara.memory.search.subject import different_subject, says_changed
@@ -52,8 +55,6 @@ from mnemara.memory.search.tokenize import fts_text as fts_text
 from mnemara.memory.search.tokenize import stem as stem
 from mnemara.memory.search.tokenize import tokens as tokens
 
-# a word of a claim; an identifier stays one word ("ENABLE_SHADOW_WRITES" says nothing about "enable")
-WORD_RE = re.compile(r"\w+(?:['’]\w+)?", re.UNICODE)
 SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
@@ -114,252 +115,11 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in SENTENCE_RE.split(text) if s.strip()]
 
 
-# -- the claim guard --------------------------------------------------------------------
-NUMBER_RE = re.compile(r"\d+(?:[.,:/]\d+)*")  # "03/05/2024" is one value: not "05/03/2024"
-# a sign or a comparison written right before a number: "-5", "> 500", "<= 2", "~30"
-BOUND_RE = re.compile(r"(?:(?<![\w.,:])([-+])|(<=|>=|[<>=~≈]))\s*$")
-BOUNDS = {"≤": "<=", "≥": ">=", "≈": "~", "−": "-"}
-CURRENCIES = frozenset("$€£¥₹₽₩₺₪฿")
-THOUSANDS_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-ASIDE_RE = re.compile(r"\s*\(([^()]*)\)")
-
-
-MONTHS = {m: n for n, names in enumerate((
-    "january jan janvier januar enero", "february feb février fevrier februar febrero",
-    "march mar mars märz marz marzo", "april apr avril abril", "may mai mayo", "june jun juin juni junio",
-    "july jul juillet juli julio", "august aug août aout agosto", "september sep sept septembre septiembre",
-    "october oct octobre oktober octubre", "november nov novembre noviembre",
-    "december dec décembre decembre dezember diciembre"), 1) for m in names.split()}
-_MONTH_RE = "|".join(sorted(map(re.escape, MONTHS), key=len, reverse=True))
-_ORD = r"(?:st|nd|rd|th|er|\.)?"
-DAY_MONTH_RE = re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+|de\s+)?({_MONTH_RE})\.?(?:,?\s+((?:19|20)\d\d))?\b", re.I)
-MONTH_DAY_RE = re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}}){_ORD}(?:,?\s+((?:19|20)\d\d))?\b", re.I)
-ISO_DATE_RE = re.compile(r"\b((?:19|20)\d\d)-(\d{1,2})-(\d{1,2})\b")
-# "15/04", "4/15", "15/04/2026"; never "24/7" (one digit after the slash) nor part of "1/2/3" or "3.5/10"
-DAY_FIRST_RE = re.compile(r"(?<![\d/.:])(\d{1,2})/(\d{2})(?:/((?:19|20)\d\d))?(?![\d/:]|\.\d)")
-
-
-def canonical_dates(text: str) -> str:
-    """Dates spelled one way, ``MM/DD`` (``MM/DD/YYYY`` with a year), so the claim guard compares the
-    day and not its spelling: "15/04", "15 April", "April 15th" and "2026-04-15" (with its year) are one
-    day; "15/04" is not "October 15". A numeric date that reads both ways ("03/11") stays as written,
-    so it never equals a spelled-out day: the pair stays a possible correction for the user to judge."""
-    def spelled(month: str, day: str, year: str | None) -> str:
-        n, d = MONTHS[month.casefold()], int(day)
-        return f"{n:02d}/{d:02d}" + (f"/{year}" if year else "") if 1 <= d <= 31 else f"{day} {month}"
-
-    def numeric(m: re.Match[str]) -> str:
-        a, b = int(m.group(1)), int(m.group(2))
-        year = f"/{m.group(3)}" if m.group(3) else ""
-        if a > 12 and 1 <= b <= 12:
-            return f"{b:02d}/{a:02d}{year}"  # day first: "15/04"
-        if b > 12 and 1 <= a <= 12 and b <= 31:
-            return f"{a:02d}/{b:02d}{year}"  # month first: "04/15"
-        return m.group(0)
-
-    text = ISO_DATE_RE.sub(lambda m: f"{int(m.group(2)):02d}/{int(m.group(3)):02d}/{m.group(1)}", text)
-    text = DAY_MONTH_RE.sub(lambda m: spelled(m.group(2), m.group(1), m.group(3)), text)
-    text = MONTH_DAY_RE.sub(lambda m: spelled(m.group(1), m.group(2), m.group(3)), text)
-    return DAY_FIRST_RE.sub(numeric, text)
-
-
-# a duration in one unit is the same amount in another: "30 s" is "30000 ms", "2 h" is "120 min"
-DURATION_MS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-
-
-@dataclass(frozen=True)
-class Claim:
-    """What the guard compares, extracted once per text."""
-
-    numbers: tuple[tuple[str, str], ...]  # (value, unit or "")
-    negations: int
-    limiters: tuple[str, ...]
-    poles: dict[str, frozenset[str]]
-    retired: frozenset[str]
-    entities: tuple[str, ...]  # case-folded, in order of first appearance
-    words: tuple[str, ...]  # case-folded words in order
-    content: tuple[str, ...]  # stemmed content tokens in order, claim words left out
-    topic: frozenset[str] = field(default_factory=frozenset)  # content without asides that claim nothing
-    capitalised: frozenset[str] = field(default_factory=frozenset)  # stems of words written with a capital
-    bare_units: frozenset[str] = field(default_factory=frozenset)  # "daily", "in seconds": units with no number
-    function: frozenset[str] = field(default_factory=frozenset)  # CLAIM_STOPWORDS present
-    lists: tuple[frozenset[str], ...] = ()  # entity keys listed together ("Alice and Bob"): order free
-    subject: frozenset[str] = field(default_factory=frozenset)  # the topic less its values: see subject_of
-    calendar: frozenset[str] = field(default_factory=frozenset)  # days and months named: see calendar_values
-    names: frozenset[str] = field(default_factory=frozenset)  # stems of words written as a name: see _names_in
-
-
-def _value(raw: str) -> str:
-    """A number as the guard compares it: thousands commas dropped, leading zeros of a whole number
-    dropped, anything else as written ("3.50" is not "3.5": a version 1.10 is not 1.1)."""
-    if THOUSANDS_RE.fullmatch(raw):
-        raw = raw.replace(",", "")
-    if ":" in raw:
-        return ":".join(str(int(p)) if p.isdigit() else p for p in raw.split(":"))
-    return str(int(raw)) if raw.isdigit() else raw
-
-
-def _bound(text: str, start: int) -> str:
-    """The sign or comparison written right before the number at ``start``: "-", "+", "<", ">",
-    "<=", ">=" or ""; a hyphen inside a date or an identifier ("2024-03-05", "INC-44") is no sign."""
-    before = text[start - 1:start]
-    if before == "+" and not text[start - 2:start - 1].isdigit():
-        return before  # "UTC+5" is not "UTC-5"
-    if before == "-" and not (start >= 2 and (text[start - 2].isalnum() or text[start - 2] in "._,:/")):
-        return before
-    k = start
-    while k and text[k - 1] in " \t":
-        k -= 1
-    if text[k - 2:k] in ("<=", ">="):
-        return text[k - 2:k]
-    if text[k - 1:k] in ("<", ">") and text[k - 2:k] != "->":
-        return text[k - 1:k]
-    return ""
-
-
-# what may follow "second" when it is the unit: the end of the clause or a word that opens another part of it
-ORDINAL_SECOND_ENDS = frozenset("and or but for in on at to of per by with".split())
-
-
-@lru_cache(maxsize=4096)
-def claim_of(text: str) -> Claim:
-    """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in that
-    only announces the note, "Just a note:", is read by :mod:`.restate`, from where two notes differ)."""
-    text = canonical_dates(unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'"))
-    for sign, plain in BOUNDS.items():
-        text = text.replace(sign, plain)
-    folded = text.casefold()
-    words = [w.replace("'", "") for w in WORD_RE.findall(folded)]
-    numbers: list[tuple[str, str]] = []
-    for m in NUMBER_RE.finditer(folded):
-        tail = folded[m.end():m.end() + 12]
-        unit = ""
-        um = re.match(r"\s?(per\s?cent\b|%|[a-z]+)", tail)
-        if um and um.group(1).startswith("per") and um.group(1) != "percent":
-            unit = "%" if um.group(1).endswith("cent") else ""  # "per cent" is "%", "10 per month" is not
-        elif um and um.group(1) in UNITS:
-            unit = UNITS[um.group(1)]
-        start = m.start()
-        at = start - 1 if folded[start - 1:start] == " " and start >= 2 else start
-        if folded[at - 1:at] in CURRENCIES and at >= 1:  # "$10" is not "€10"; "-$5" is negative
-            unit, start = folded[at - 1] + unit, at - 1
-        numbers.append((_bound(folded, start) + _value(m.group(0)), unit))
-    bare_units: set[str] = set()
-    for n, word in enumerate(words):
-        if word in CADENCES:
-            bare_units.add(CADENCES[word])
-        elif word in BARE_UNITS and not (n and (words[n - 1].isdigit() or words[n - 1] in NUMBER_WORDS)) \
-                and not (word == "second" and n + 1 < len(words) and words[n + 1] not in ORDINAL_SECOND_ENDS):
-            # ("every second Wednesday", "the second floor": an ordinal; "per second", "a second", "in seconds": a unit)
-            bare_units.add(UNITS[word])
-    for n, word in enumerate(words):
-        if word in NUMBER_WORDS and not (word == "one" and n + 1 < len(words) and words[n + 1] in ("of",)):
-            unit = UNITS.get(words[n + 1], "") if n + 1 < len(words) else ""
-            numbers.append((NUMBER_WORDS[word], unit))
-    negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))
-    limiters = tuple(sorted(w for w in words if w in LIMITERS))
-    poles: dict[str, set[str]] = {}
-    for word in words:
-        if word in POLES and word not in PARTICLES:
-            axis, pole = POLES[word]
-            poles.setdefault(axis, set()).add(pole)
-    for word in _switched(folded):
-        axis, pole = POLES[word]
-        poles.setdefault(axis, set()).add(pole)
-    retired = frozenset(w for w in words if w in RETIRED)
-    entities: list[str] = []
-    capitalised: set[str] = set()
-    for m in re.finditer(r"[^\W_](?:[\w.\-]*[^\W_])?", text):
-        tok = m.group(0)
-        low = tok.casefold()
-        initial = not text[:m.start()].strip() or text[:m.start()].rstrip()[-1:] in ".!?;:\n-*#"
-        if tok[:1].isupper():
-            capitalised.add(stem(low))
-        named = tok[:1].isupper() and not initial and low not in STOPWORDS and low not in CLAIM_WORDS
-        named = named or (tok.isupper() and len(tok) >= 2 and low not in CLAIM_WORDS)
-        ident = any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok) or "_" in tok
-        key = re.sub(r"[\W_]+", "", low)
-        if (named or ident) and len(key) >= 2 and key not in entities and not calendar_values(tok):
-            # (a day or month is a value, compared as one: "days or months differ")
-            entities.append(key)
-    content = _subject_tokens(text)
-    plain = ASIDE_RE.sub(lambda m: "" if _claims_nothing(m.group(1)) else m.group(0), text)
-    topic = frozenset(content) if plain == text else frozenset(_subject_tokens(plain))
-    lists = tuple(frozenset(re.sub(r"[\W_]+", "", w.casefold()) for w in re.findall(r"[A-Z][\w-]*", m.group(0)))
-                  for m in LIST_RE.finditer(text))
-    return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
-                 retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),
-                 frozenset(bare_units), frozenset(w for w in words if w in CLAIM_STOPWORDS),
-                 tuple(group for group in lists if len(group) >= 2),
-                 topic if SPEAKER_RE.match(text) else subject_of(topic, text), calendar_values(text), _names_in(text))
-
-
-# words that mark a German note, where every noun is written with a capital and so names nothing by it
-GERMAN_RE = re.compile(r"\b(?:ist|sind|und|für|nicht|wir|haben|unser|unsere|wird|werden|der|das|dem|den)\b", re.I)
-HANDLE_RE = re.compile(r"(?<!\w)[#@][\w][\w.-]*")  # a channel or a handle: a name whatever its case
-TITLED_RE = re.compile(r"(?<![\w'’])[^\W\d_][\w'’-]*")
-
-
 def _without_their_own_names(ta: frozenset[str], tb: frozenset[str], ca: Claim,
                              cb: Claim) -> tuple[frozenset[str], frozenset[str]]:
-    """Two statements' subject words without the names only one of them writes (:func:`_names_in`): a name in
+    """Two statements' subject words without the names only one of them writes (:func:`.claim.names_in`): a name in
     one note only is a value it gives its subject (a set that would be left empty stays whole)."""
     return ta - (ca.names - tb) or ta, tb - (cb.names - ta) or tb
-
-
-def _names_in(text: str) -> frozenset[str]:
-    """The stems of the words ``text`` writes as a name: a channel or handle ("#ops-fire", "@release-bot"),
-    and a capital then a small letter ("Helga", "OpenVPN", "LaunchDarkly"; not "PM" or "QA", which stand
-    for a word) outside a German note (where every noun is capitalised). A name found in one note only is
-    a *value* it gives its subject ("Helga Sorensen owns the roadmap" / "The roadmap is owned by Kofi
-    Mensah"): :func:`same_topic` and :func:`may_conflict` compare the rest (round 4 of issue 40)."""
-    out = {t for m in HANDLE_RE.finditer(text) for t in tokens(m.group(0))}  # "#ops-fire", "@release-bot"
-    if not GERMAN_RE.search(text):
-        for m in TITLED_RE.finditer(text):
-            word = m.group(0)
-            if word[:1].isupper() and any(c.islower() for c in word[1:]):
-                out.update(tokens(word))
-    return frozenset(out - CALENDAR_STEMS)  # "Mondays" is when, not who
-
-
-SERIAL_RE = re.compile(r"[^\W\d_]+\d+")  # the joined form of an identifier with a number: "node18", "inc4432"
-NUMBERED_ID_RE = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)+")  # "logs-us-2", "pg-main-01" (with a digit: see below)
-
-
-def subject_of(topic: frozenset[str], text: str = "") -> frozenset[str]:
-    """What a note is about, for matching one subject across notes: its topic without the values it gives
-    that subject: days and months (:data:`CALENDAR_STEMS`), the joined forms of numbered identifiers
-    ("node-18" leaves "node18": its word stays, its number is compared by the claim guard), and the words
-    found only inside a numbered identifier of ``text`` ("logs-us-2" names a bucket, it is no note about
-    logs). "The build image is node-18, rebuilt on Monday" and "Build image is node-20 and it rebuilds on
-    Friday" share most of it. A turn of a chat (:data:`SPEAKER_RE`) keeps its whole topic: "Caroline: The
-    support group meets every Tuesday" is no new value of the turn about the group she went to yesterday."""
-    inside: set[str] = set()
-    if text:
-        ids = [m.group(0) for m in NUMBERED_ID_RE.finditer(text) if any(c.isdigit() for c in m.group(0))]
-        if ids:
-            rest = NUMBERED_ID_RE.sub(" ", text)
-            inside = {t for i in ids for t in tokens(i)} - set(tokens(rest))
-    # "Marco moved our one-on-ones" names Marco, not March (see calendar_values): a given name stays a subject word
-    names = {w for w in CALENDAR_GIVEN_NAMES if w in topic and re.search(rf"\b{w.capitalize()}\b", text)}
-    return frozenset(t for t in topic if (t not in CALENDAR_STEMS or t in names) and not SERIAL_RE.fullmatch(t)
-                     and t not in inside)
-
-
-def _subject_tokens(text: str) -> tuple[str, ...]:
-    """The content tokens that name what a note is about: claim words, bare numbers, words of change
-    ("now", "moved") and French/German/Spanish function words left out, aliases spelled as one word."""
-    return tuple(t for t in tokens(with_aliases(text)) if t not in CLAIM_STEMS and not t.isdigit()
-                 and t not in NON_SUBJECT)
-
-
-def _claims_nothing(aside: str) -> bool:
-    """A parenthesised aside that only spells out detail ("(dev, staging, prod)"): no number,
-    negation, limiter, polarity, retirement or name. Such an aside is left out of the topic, so
-    a note that adds one is worded like the note without it; any other aside counts in full."""
-    claim = claim_of(aside)
-    return not (claim.numbers or claim.negations or claim.limiters or claim.poles or claim.retired
-                or claim.entities or claim.capitalised or claim.bare_units or claim.function)
 
 
 def _numbers_differ(a: Claim, b: Claim) -> str:
@@ -544,24 +304,7 @@ def _flipped(poles: frozenset[str], flip: bool) -> frozenset[str]:
 
 
 def _poles(text: str, axis: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    words = {w for w in claim_of(text).words if w not in PARTICLES} | set(_switched(folded))
-    return "/".join(sorted(w for w in words if POLES.get(w, ("", ""))[0] == axis))
-
-
-# "on" and "off" name a switch's state ("the flag is on", "switched it off for good", "on by default") or are a
-# preposition ("runs on Mattermost", "goes out on Wednesdays", "branch off the release tag"): a state only when
-# nothing follows but the end of the clause or a word that opens another part of it (round 4 of issue 40: as
-# prepositions they made reworded copies and corrections read as a switch turned on)
-PARTICLES = frozenset({"on", "off"})
-PARTICLE_RE = re.compile(r"\b(on|off)\b(?=\s*([\w#@$€£]*))")
-AFTER_A_STATE = frozenset("""for in by and or but until since during at again now today when if unless except only
-after before from while so then too as""".split())
-
-
-def _switched(folded: str) -> list[str]:
-    """The "on" and "off" of ``folded`` that name a switch's state (see :data:`PARTICLES`)."""
-    return [m.group(1) for m in PARTICLE_RE.finditer(folded) if not m.group(2) or m.group(2) in AFTER_A_STATE]
+    return "/".join(sorted(w for w in claim_of(text).pole_words if POLES[w][0] == axis))
 
 
 MIN_SHARE_OF_LARGER = 0.25
