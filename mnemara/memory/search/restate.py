@@ -89,7 +89,7 @@ def note_tokens(text: str) -> tuple[Token, ...]:
     return tuple(out)
 
 
-def _claims(token: Token, lead_in: bool, last: bool, set_off: bool, aside: bool = False) -> bool:
+def _claims(token: Token, lead_in: bool, last: bool, set_off: bool, aside: bool) -> bool:
     """Whether an inserted token says something of the subject (see the module docstring): in a
     lead-in a claim-bearing stop word does not once a separator ends the lead-in ("Heads up,"), nor a
     word of scope in an aside after a separator (:data:`UNIVERSAL`)."""
@@ -137,10 +137,10 @@ def restates(a: str, b: str) -> str:
         if op != "insert":
             continue
         stretch = long[j1:j2]
-        if j1 > 0 and not long[j1 - 1].separated and not _only_function_words(stretch):
-            return ""  # woven into the sentence ("approval" / "approval from legal"): it narrows the claim
         lead_in = j1 == 0  # before every shared word: it announces the note ("Keep in mind", "Zur Info:")
-        aside = j1 > 0 and long[j1 - 1].separated  # after a separator: ", for all environments"
+        aside = not lead_in and long[j1 - 1].separated  # after a separator: ", for all environments"
+        if not lead_in and not aside and not _only_function_words(stretch):
+            return ""  # woven into the sentence ("approval" / "approval from legal"): it narrows the claim
         if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated, aside) for n, t in enumerate(stretch)):
             return ""
         if stretch[0].plain in CONJUNCTIONS or stretch[-1].plain in CONJUNCTIONS:

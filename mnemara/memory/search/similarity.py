@@ -405,8 +405,7 @@ def may_conflict(a: str, b: str) -> bool:
     * one note says the fact changed and names no subject at all, only a value in a unit the other
       note uses (:func:`_names_nothing_it_changes`: "We cut it to 7 days");
     * one note words a change ("now", "no longer", "moved to", "est passé à", "jetzt", "ya no")
-      and they share a subject word both write as a name (:func:`_written_as_names`: "OpenVPN was
-      decommissioned") or at least :data:`CHANGED_SHARE` of the smaller subject, words of one family in
+      and they share a subject word both write with a capital ("OpenVPN was decommissioned") or at least :data:`CHANGED_SHARE` of the smaller subject, words of one family in
       another language counted (:func:`_kin_words`; :func:`subject_of`:
       "The US bucket is logs-us-2" shares no word with "We cut the Datadog log retention"): "Standup is at 9:30
       every morning" / "We moved the daily standup to 10:15" (not for turns of a chat,
@@ -418,41 +417,35 @@ def may_conflict(a: str, b: str) -> bool:
     """
     if same_topic(a, b) or _one_word_swapped(a, b):
         return True
+    if SPEAKER_RE.match(a) or SPEAKER_RE.match(b):
+        return False  # every rule below reads statements of fact, not the turns of a chat
     ca, cb = claim_of(a), claim_of(b)
     ta, tb = ca.subject, cb.subject
-    if (not ta or not tb) and (_names_nothing_it_changes(a, b) or _names_nothing_it_changes(b, a)):
+    if (not ta or not tb) and (_names_nothing_it_changes(a, ca, cb) or _names_nothing_it_changes(b, cb, ca)):
         return True
-    if not SPEAKER_RE.match(a) and not SPEAKER_RE.match(b):
-        ta, tb = _without_their_own_names(ta, tb, ca, cb)
+    ta, tb = _without_their_own_names(ta, tb, ca, cb)
     shared = len(ta & tb)
     kin = _kin_words(ta - tb, tb - ta) if shared < 2 else 0
-    if not shared + kin or SPEAKER_RE.match(a) or SPEAKER_RE.match(b):
+    if not shared + kin:
         return False
     if shared >= 2 and min(len(ta), len(tb)) <= HALF_SHARED_UP_TO and same_topic(a, b, HALF_SHARED):
         return True
-    changed = says_changed(a) or says_changed(b) or claim_of(a).retired != claim_of(b).retired
-    if not changed:
+    if not (says_changed(a) or says_changed(b) or ca.retired != cb.retired):
         return False
-    # a name both notes write as one ("OpenVPN", "Jira", "LaunchDarkly") and one note saying it changed: the old
-    # value retired or replaced ("OpenVPN was decommissioned; everyone connects through Tailscale now")
-    return (shared + kin) / min(len(ta), len(tb)) >= CHANGED_SHARE or bool(ta & tb & _written_as_names(a, b))
+    # a stem both notes write with a capital ("OpenVPN", "Jira", "LaunchDarkly"; in a German note a shared noun is
+    # a subject word as strong as a name) and one note saying it changed: the old value retired or replaced
+    # ("OpenVPN was decommissioned; everyone connects through Tailscale now")
+    return (shared + kin) / min(len(ta), len(tb)) >= CHANGED_SHARE or bool(ta & tb & ca.capitalised & cb.capitalised)
 
 
-def _written_as_names(a: str, b: str) -> frozenset[str]:
-    """The stems both notes write with a capital ("Jira haben wir abgeschafft" shares "Jira" with "Unser
-    Ticketsystem ist Jira": in a German note a shared noun is a subject word as strong as a name)."""
-    return claim_of(a).capitalised & claim_of(b).capitalised
-
-
-def _names_nothing_it_changes(change: str, other: str) -> bool:
-    """Whether ``change`` says a fact changed without naming what it is about, only a value in a unit ``other``
-    uses too: "We cut it to 7 days." after "Log retention in Datadog is 15 days." (the issue's own example;
-    round 4). Such a note can only be about a subject named elsewhere, so it may correct any note giving an
-    amount of days; the user tells which. Not for the turns of a chat (:data:`SPEAKER_RE`)."""
-    mine = claim_of(change)
-    if mine.subject or not says_changed(change) or SPEAKER_RE.match(change) or SPEAKER_RE.match(other):
+def _names_nothing_it_changes(change: str, mine: Claim, other: Claim) -> bool:
+    """Whether the statement ``change`` (its claim ``mine``) says a fact changed without naming what it is about,
+    only a value in a unit the ``other`` claim uses too: "We cut it to 7 days." after "Log retention in Datadog
+    is 15 days." (the issue's own example; round 4). Such a note can only be about a subject named elsewhere, so
+    it may correct any note giving an amount of days; the user tells which."""
+    if mine.subject or not says_changed(change):
         return False
-    return bool({u for _v, u in mine.numbers if u} & {u for _v, u in claim_of(other).numbers if u})
+    return bool({u for _v, u in mine.numbers if u} & {u for _v, u in other.numbers if u})
 
 
 KIN_PREFIX = 5  # letters two words of one family share at least ("hébergeur" / "hébergement")
@@ -466,8 +459,6 @@ def _kin_words(xs: frozenset[str], ys: frozenset[str]) -> int:
     the fact changed (round 4 of issue 40)."""
     heads = {y[:KIN_PREFIX] for y in ys if len(y) >= KIN_PREFIX and y.isalpha()}
     return sum(1 for x in xs if len(x) >= KIN_PREFIX and x.isalpha() and x[:KIN_PREFIX] in heads)
-
-
 
 
 def _one_word_swapped(a: str, b: str) -> bool:

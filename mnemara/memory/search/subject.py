@@ -81,7 +81,7 @@ def different_subject(a: str, b: str) -> str:
     # a turn of a chat is no statement of a subject and its value: any swap of names makes two subjects
     swapped = [(x, y) for n, x, y in places if (any(map(_is_name, x)) and any(map(_is_name, y)) if chat
                                                  else _names_the_subject(n, x, y, ops, wa)
-                                                 and not _who_of_a_named_thing(n, ops, a, b))]
+                                                 and not _who_of_a_named_thing(n, ops, a, b, wa, wb))]
     if not swapped:
         return ""
     x, y = swapped[0]
@@ -120,16 +120,16 @@ def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[s
 NAME_RE = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z][\w-]*")  # "Berlin", not a sentence's first word nor "GB"
 
 
-def _who_of_a_named_thing(n: int, ops: Sequence[tuple[str, int, int, int, int]], a: str, b: str) -> bool:
+def _who_of_a_named_thing(n: int, ops: Sequence[tuple[str, int, int, int, int]], a: str, b: str,
+                          wa: list[str], wb: list[str]) -> bool:
     """Whether the place ``n`` is the one word each note opens with, and what follows it names a thing both notes
     name ("Kim runs the Berlin office with a budget of 40k" / "Tobias runs the Berlin office with a budget of
     55k"): the note is about the Berlin office, and who runs it is one of its values (round 4 of issue 40). Two
     people in one pattern about nothing both name ("Kim earns 40k" / "Tobias earns 55k"), and two notes with a
-    linking verb ("Kim is the Berlin lead"), stay two subjects."""
+    linking verb ("Kim is the Berlin lead"), stay two subjects. ``wa`` / ``wb`` are the notes' :func:`words`."""
     op, i1, i2, j1, j2 = ops[n]
     if op != "replace" or i1 != 0 or j1 != 0 or i2 != 1 or j2 != 1:
         return False
-    wa, wb = words(a), words(b)
     # with a linking verb what comes before it is the subject ("pg-main-01 has 64 GB" / "pg-main-02 has 128 GB");
     # the French "a" aside, as it is the English article as often
     if not (wa[0].isalpha() and wb[0].isalpha()) or any(t in COPULAS and t != "a" for t in wa + wb):
