@@ -51,19 +51,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import json
 import os
-import pty
-import select
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +65,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.baseline018 import baseline_env, byte_compile_checkout, find_baseline  # noqa: E402
+from bench.panel_pty import PanelPty, on_pty  # noqa: E402
 
 READY_MARK = b"turns: "
 STARTUP_GOAL_S = 1.0
@@ -81,46 +76,6 @@ CODE_SAMPLE = "\n```python\ndef lease_{i}() -> int:\n    return {i}\n```\n"
 
 
 # -- 1. start-up -------------------------------------------------------------------------
-
-
-def on_pty(cmd: list[str], env: dict[str, str], mark: bytes | None, timeout: float = 60.0) -> tuple[float, float]:
-    """Run ``cmd`` on a fresh 100x30 pty. Returns (seconds until ``mark`` was printed or exit, seconds to exit)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
-    os.close(slave)
-    seen = b""
-    ready_at = None
-    quit_sent = False
-    try:
-        while time.perf_counter() - started < timeout:
-            ready, _, _ = select.select([master], [], [], 0.01)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen = (seen + chunk)[-4096:]
-            if ready_at is None and mark is not None and mark in seen:
-                ready_at = time.perf_counter() - started
-            if ready_at is not None and not quit_sent:
-                os.write(master, b"\x03\x03")  # Ctrl+C twice: quit after saving (idle, one clears the input)
-                quit_sent = True
-            if proc.poll() is not None:
-                break
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
-    ended = time.perf_counter() - started
-    if mark is not None and ready_at is None:
-        raise SystemExit(f"INVALID: {' '.join(cmd[:5])} never drew its panel (no {mark!r} within {timeout:.0f} s, "
-                         f"exit code {proc.returncode}); last output: {seen[-600:]!r}")
-    return (ready_at if ready_at is not None else ended), ended
 
 
 def bench_startup(repeats: int) -> float:
@@ -146,58 +101,6 @@ def bench_startup(repeats: int) -> float:
 
 
 # -- 3. the first message -------------------------------------------------------------------
-
-
-class PanelPty:
-    """A ``mnemara run`` (or 0.18's) on a fresh 100x30 pty: read its output, type into it."""
-
-    def __init__(self, cmd: list[str], env: dict[str, str], timeout: float = 120.0, label: str | None = None) -> None:
-        self.cmd = cmd
-        self.label = label or " ".join(cmd[:5])  # what an invalid run names
-        self.timeout = timeout
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
-        os.close(slave)
-        self.seen = b""
-
-    def pump(self, until: Callable[[], bool], what: str) -> None:
-        """Read the output until ``until()``; an exit or the timeout first is an invalid measurement."""
-        while not until():
-            # the process may exit between until() and poll(): ask until() again before calling the run invalid
-            if (time.perf_counter() - self.started > self.timeout or self.proc.poll() is not None) and not until():
-                raise SystemExit(f"INVALID: {self.label}: {what} did not happen (exit code "
-                                 f"{self.proc.poll()}); last output: {self.seen[-600:]!r}")
-            if select.select([self.master], [], [], 0.005)[0]:
-                try:
-                    self.seen = (self.seen + os.read(self.master, 65536))[-8192:]
-                except OSError:
-                    pass
-
-    def wait(self, seconds: float, what: str) -> None:
-        end = time.perf_counter() + seconds
-        self.pump(lambda: time.perf_counter() >= end, what)
-
-    def type(self, text: str) -> None:
-        for char in text.encode():
-            os.write(self.master, bytes([char]))
-        self.wait(0.3, "typing")
-
-    def send(self) -> None:
-        os.write(self.master, b"\x13")  # Ctrl+S
-
-    def quit(self) -> float:
-        """Ctrl+C; seconds until the process is gone."""
-        os.write(self.master, b"\x03\x03")  # idle, the first Ctrl+C clears the input, the second quits
-        quit_at = time.perf_counter()
-        self.proc.wait(timeout=60)
-        return time.perf_counter() - quit_at
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        os.close(self.master)
 
 
 def first_message(cmd: list[str], env: dict[str, str], api: Any, pause: float, timeout: float = 120.0) -> tuple[float, float]:
