@@ -29,6 +29,8 @@ class FeedSteps:
     _feed_problem: str
     _next_feed: tuple[Feed | None, str] | None
     _handled: set[int]
+    _unconfirmed: set[int]  # handled here, the server did not confirm the ack (tried again until it does)
+    _lock: asyncio.Lock
     _waiting: list["PeerRow"]
     _waiting_more: bool
     _enabled: bool
@@ -65,7 +67,7 @@ class FeedSteps:
         if pending is None:
             return
         old, (self.feed, self._feed_problem) = self.feed, pending
-        self._handled, self._waiting = set(), []
+        self._handled, self._waiting, self._unconfirmed = set(), [], set()
         self._problems.clear(*FEED_PROBLEMS, *READ_PROBLEMS)
         if old is not None:
             await old.aclose()
@@ -119,10 +121,37 @@ class FeedSteps:
         try:
             await self.feed.ack(ids)
         except PeerTransportError as exc:
+            self._unconfirmed.difference_update(ids)
+            self._unconfirmed.update(exc.unconfirmed or ids)
             self._problems.report("ack_failed", exc.message)
             return False
+        self._unconfirmed.difference_update(ids)
         self._problems.clear("ack_failed")
         return True
+
+    async def confirm_acks(self, attempts: int = 3) -> list[int]:
+        """Before the inbox closes: try again to acknowledge the messages a turn handled whose ack the
+        server did not confirm (it froze, or the connection dropped, at that moment), waiting for a
+        dropped connection to come back and hand them over again. Returns the ones still unconfirmed
+        after ``attempts`` tries: the server delivers them again, and their stored answer keeps that
+        delivery from becoming a second turn (``delivered_keys``)."""
+        feed = self.feed
+        if feed is None:
+            return []
+        from mnemara.peer.nats_transport import CONNECT_TIMEOUT_S
+
+        async with self._lock:
+            for _ in range(max(1, attempts)):
+                if not self._unconfirmed:
+                    break
+                if not self._unconfirmed <= {r.id for r in feed.rows()}:  # reconnecting: wait for the redelivery
+                    await feed.wait_ready(2 * CONNECT_TIMEOUT_S)
+                    await feed.caught_up(CONNECT_TIMEOUT_S)
+                present = {r.id for r in feed.rows()}
+                targets = sorted(self._unconfirmed & present)
+                if targets:
+                    await self._feed_ack(targets)
+            return sorted(self._unconfirmed)
 
     def ack_from_tool(self, ids: list[int], timeout: float) -> tuple[list[int], list[int]]:
         """For the ``peer_ack`` tool (called from a worker thread): acknowledge ``ids`` that are in the

@@ -163,6 +163,7 @@ class PeerInbox(FeedSteps):
         self._feed_signature: tuple[Any, ...] = ()
         self._next_feed: tuple[Feed | None, str] | None = None
         self._handled: set[int] = set()
+        self._unconfirmed: set[int] = set()
         self._waiting: list[PeerRow] = []
         self._waiting_more = False
         self._delivering = 0

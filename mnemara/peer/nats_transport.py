@@ -49,9 +49,10 @@ Clear = Callable[..., None]
 class PeerTransportError(MnemaraError):
     """A transport operation failed; ``key`` names the kind, the message is one line."""
 
-    def __init__(self, key: str, message: str) -> None:
+    def __init__(self, key: str, message: str, unconfirmed: tuple[int, ...] = ()) -> None:
         super().__init__(message)
         self.key = key
+        self.unconfirmed = unconfirmed  # an ack: the messages whose ack the server did not confirm
 
 
 async def connect(settings: NatsSettings, **callbacks: Any) -> "Client":
@@ -199,6 +200,7 @@ class NatsTransport:
         self._space = asyncio.Event()
         self._nc: Client | None = None
         self._task: asyncio.Task[None] | None = None
+        self._closing = False  # aclose runs: the background task ends instead of reconnecting
         self._ready = asyncio.Event()
         self._fetched = asyncio.Event()  # set after each fetch (caught_up waits on it)
 
@@ -228,7 +230,8 @@ class NatsTransport:
 
         Raises :class:`PeerTransportError`; the ones not confirmed stay buffered.
         """
-        for seq in sorted(seqs):
+        order = sorted(seqs)
+        for n, seq in enumerate(order):
             msg = self._buffer.get(seq)
             if msg is None:
                 continue
@@ -238,12 +241,14 @@ class NatsTransport:
                 raise
             except Exception as exc:
                 raise PeerTransportError("ack_failed", f"NATS ack of message {seq} not confirmed "
-                                         f"({type(exc).__name__}: {exc or 'timeout'}); it will come again") from None
+                                         f"({type(exc).__name__}: {exc or 'timeout'}); it will come again",
+                                         tuple(order[n:])) from None
             del self._buffer[seq]
         self._space.set()
 
     def start(self) -> None:
         if self._task is None or self._task.done():
+            self._closing = False
             self._task = asyncio.get_running_loop().create_task(self._run(), name="mnemara-peer-nats")
 
     async def wait_ready(self, timeout: float) -> bool:
@@ -285,13 +290,16 @@ class NatsTransport:
 
     async def aclose(self) -> None:
         """Stop fetching and close the connection (``close``, not ``drain``: acks are already confirmed)."""
+        self._closing = True
         task, self._task = self._task, None
-        if task is not None:
+        # nats-py's Client.close() swallows a CancelledError (it awaits its own tasks' cancellation),
+        # so one cancel() can land there and be lost while the task goes on reconnecting to a server
+        # that is gone: cancel until the task is done, and let _run see _closing between attempts.
+        while task is not None and not task.done():
             task.cancel()
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+            await asyncio.wait({task}, timeout=1.0)
+        if task is not None and not task.cancelled():
+            task.exception()  # retrieved: an ending task's error is not "never retrieved" noise
         await self._close()
 
     # -- the background task ------------------------------------------------------------------
@@ -307,7 +315,7 @@ class NatsTransport:
                 pass
 
     async def _run(self) -> None:
-        while True:
+        while not self._closing:
             try:
                 await self._session()
             except asyncio.CancelledError:
@@ -319,7 +327,8 @@ class NatsTransport:
                 self.report("nats_down", f"NATS server {self.settings.shown_url} {lost} ({type(exc).__name__}: "
                             f"{exc}); retrying every {RETRY_S:g}s")
             await self._close()
-            await asyncio.sleep(RETRY_S)
+            if not self._closing:
+                await asyncio.sleep(RETRY_S)
 
     async def _session(self) -> None:
         """Connect, set up, rewind, then fetch until something fails."""

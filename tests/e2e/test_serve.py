@@ -159,6 +159,7 @@ def test_sigterm_mid_turn_finishes_and_acks_it_a_second_signal_leaves_it_unackno
         served.kill()
     assert served.named("turn_ended")[0]["ok"] is True
     assert served.named("stopping")[0]["running_turn"] is True
+    assert "unacknowledged" not in served.named("stopped")[0], served.events  # every ack confirmed
     assert asyncio.run(unacked()) == (0, 0)
     send(lead, "lead", None, "eng", json.dumps({"task": "stop me"}))
     served = Served("eng")

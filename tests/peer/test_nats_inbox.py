@@ -196,6 +196,75 @@ async def test_server_down_the_panel_keeps_working_says_so_in_one_line_and_recov
         await panel.aclose()
 
 
+def _signal_server_when_done(server: NatsServer, sig: int) -> Callable[[str, list[str]], None]:
+    def on_event(kind: str, keys: list[str]) -> None:
+        if kind == "done" and server.proc is not None:  # the answer is stored; the ack comes next
+            os.kill(server.proc.pid, sig)
+    return on_event
+
+
+async def test_a_stopping_panel_acknowledges_what_a_frozen_server_did_not_confirm(
+        own_nats_server: NatsServer, stream_name, tmp_path: Path) -> None:
+    config = nats_config(own_nats_server, stream_name)
+    await send(config, "lead", "eng", {"n": 1})
+    panel = StorePanel(tmp_path / "eng", config, "eng",
+                       on_event=_signal_server_when_done(own_nats_server, signal.SIGSTOP))
+    try:
+        await panel.inbox.step()
+        await until(lambda: len(panel.inbox.feed.rows()) == 1)  # type: ignore[union-attr]
+        await panel.inbox.step()  # the turn; its ack times out on the frozen server
+        assert panel.inbox._unconfirmed == {1} and "ack_failed" in panel.inbox.problems
+        assert own_nats_server.proc is not None
+        os.kill(own_nats_server.proc.pid, signal.SIGCONT)
+        assert await panel.inbox.confirm_acks() == []
+        assert "ack_failed" not in panel.inbox.problems and len(panel.answers()) == 1
+    finally:
+        if own_nats_server.proc is not None:
+            os.kill(own_nats_server.proc.pid, signal.SIGCONT)
+        await panel.aclose()
+    assert await consumer_state(config, "eng") == (0, 0)
+
+
+async def test_a_stopping_panel_names_the_messages_whose_ack_it_could_not_confirm(
+        own_nats_server: NatsServer, stream_name, tmp_path: Path) -> None:
+    config = nats_config(own_nats_server, stream_name)
+    await send(config, "lead", "eng", {"n": 1})
+    panel = StorePanel(tmp_path / "eng", config, "eng",
+                       on_event=_signal_server_when_done(own_nats_server, signal.SIGKILL))
+    try:
+        await panel.inbox.step()
+        await until(lambda: len(panel.inbox.feed.rows()) == 1)  # type: ignore[union-attr]
+        await panel.inbox.step()  # the server dies between the stored answer and the ack
+        assert await panel.inbox.confirm_acks(attempts=1) == [1]  # gone: the panel says which, loses nothing
+    finally:
+        await asyncio.wait_for(panel.aclose(), 10)  # closing never hangs on a server that is gone
+    own_nats_server.proc = None
+    own_nats_server.start()
+    again = StorePanel(tmp_path / "eng", config, "eng")
+    try:
+        await again.inbox.step()
+        await until(lambda: again.inbox.feed is not None and again.inbox.feed.connected)  # type: ignore[union-attr]
+        await again.inbox.settle(5)
+        await again.inbox.step()
+        assert await again.inbox.confirm_acks() == []
+        assert len(again.answers()) == 1  # the repeat was acknowledged without a second turn
+    finally:
+        await again.aclose()
+    assert await consumer_state(config, "eng") == (0, 0)
+
+
+async def test_a_panel_reconnecting_to_a_dropped_server_closes_promptly(
+        own_nats_server: NatsServer, stream_name, tmp_path: Path) -> None:
+    config = nats_config(own_nats_server, stream_name)
+    panel = StorePanel(tmp_path / "eng", config, "eng")
+    panel.inbox.start()
+    await until(lambda: panel.inbox.feed.connected)  # type: ignore[union-attr]
+    own_nats_server.kill()
+    await until(lambda: "nats_down" in panel.inbox.problems)
+    await asyncio.wait_for(panel.aclose(), 10)
+    assert panel.inbox.feed is not None and not panel.inbox.feed.connected
+
+
 @pytest.mark.cluster
 async def test_three_node_cluster_loses_and_repeats_nothing_when_a_node_dies(tmp_path: Path, stream_name) -> None:
     from mnemara.testing.nats_server import start_cluster

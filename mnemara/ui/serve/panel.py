@@ -9,8 +9,9 @@ runs it on one event loop until a signal, and logs each event as one line
   carries; ok, cost, tokens, seconds), ``tool_use``, ``halt`` (the sentinel, a spend cap: any halt the
   session reports), ``error``, ``notice``, ``permission_refused``, ``inbox_problem`` /
   ``inbox_recovered``, ``stopping``, ``stopped``.
-* SIGTERM or SIGINT: no new turn starts; the running one finishes, its messages are acknowledged, then
-  the panel exits 0. A second signal stops the running turn: its messages are not acknowledged and
+* SIGTERM or SIGINT: no new turn starts; the running one finishes, its messages are acknowledged (an
+  ack the server did not confirm is tried again; ``stopped.unacknowledged`` names any it never
+  confirmed: they come again and are acknowledged without a second turn), then the panel exits 0. A second signal stops the running turn: its messages are not acknowledged and
   come again to the next panel of the role.
 * ``once``: deliver what is waiting (waiting for the transport first), then exit; 1 when a turn failed.
 * Nobody can answer a permission question: a tool on ``ask`` is refused, with a ``permission_refused``
@@ -151,6 +152,7 @@ class HeadlessPanel:
         self._health.source = inbox.source_text
         self._save_health()
         code = 0
+        unconfirmed: list[int] = []
         try:
             for problem in self.session.gate.new_problems():
                 self.log.emit("notice", message=problem, level="warning")
@@ -166,6 +168,12 @@ class HeadlessPanel:
                 inbox.start()
                 await self._stop.wait()
             await inbox.quiesce()  # the running turn ends and is acknowledged before the inbox closes
+            unconfirmed = await inbox.confirm_acks()  # an ack the server did not confirm is tried again
+            if unconfirmed:
+                self.log.emit("notice", level="warning",
+                              message=f"the server did not confirm the ack of messages {unconfirmed}: they will "
+                                      "be delivered again and acknowledged without a second turn (their answer "
+                                      "is stored)")
         finally:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
@@ -176,7 +184,8 @@ class HeadlessPanel:
             self._save_health()
             stats = inbox.stats
             self.log.emit("stopped", delivered_turns=stats.delivered_turns, delivered_messages=stats.delivered_rows,
-                          failed_turns=stats.failed_turns, silent_acked=stats.silent_acked, exit_code=code)
+                          failed_turns=stats.failed_turns, silent_acked=stats.silent_acked,
+                          unacknowledged=unconfirmed or None, exit_code=code)
         return code
 
     async def _deliver_waiting(self, inbox: "PeerInbox") -> int:
