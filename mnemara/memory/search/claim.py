@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CLAIM_STEMS
 from mnemara.memory.search.claim_words import CLAIM_STOPWORDS, CLAIM_WORDS, CONTRACTIONS, LIMITERS, LIST_RE, MARKS_RE
-from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, NUMBER_WORDS, POLES, RETIRED, SPEAKER_RE, UNITS
+from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, NON_SUBJECT_WORDS, NUMBER_WORDS, POLES, RETIRED, SPEAKER_RE, UNITS
 from mnemara.memory.search.claim_words import calendar_values, with_aliases
 from mnemara.memory.search.tokenize import STOPWORDS, stem, tokens
 
@@ -71,6 +71,32 @@ def canonical_dates(text: str) -> str:
     text = DAY_MONTH_RE.sub(lambda m: spelled(m.group(2), m.group(1), m.group(3)), text)
     text = MONTH_DAY_RE.sub(lambda m: spelled(m.group(1), m.group(2), m.group(3)), text)
     return DAY_FIRST_RE.sub(numeric, text)
+
+
+# a time of day on the 12-hour clock ("3 pm", "11:30 a.m."), in German ("15 Uhr", "9.30 Uhr"), or as a word
+CLOCK_12_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s?([ap])(?:\.\s?m\.|m\b)", re.I)
+CLOCK_UHR_RE = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s?Uhr\b", re.I)
+CLOCK_WORDS_RE = re.compile(r"\b(?:at\s+)?(noon|midday|midnight)\b", re.I)
+
+
+def canonical_clock(text: str) -> str:
+    """Times of day spelled one way, the 24-hour ``H:MM``, so the claim guard compares the hour and not
+    its spelling: "3 pm", "3:00 PM", "15:00" and "15 Uhr" are one time; "3 pm" is not "16:30". An hour that
+    is no hour on its clock ("13 pm") stays as written."""
+    def twelve(m: re.Match[str]) -> str:
+        hour, minutes = int(m.group(1)), int(m.group(2) or 0)
+        if not 1 <= hour <= 12 or minutes > 59:
+            return m.group(0)
+        return f"{hour % 12 + (12 if m.group(3).lower() == 'p' else 0)}:{minutes:02d}"
+
+    def uhr(m: re.Match[str]) -> str:
+        hour, minutes = int(m.group(1)), int(m.group(2) or 0)
+        return f"{hour}:{minutes:02d}" if hour <= 24 and minutes <= 59 else m.group(0)
+
+    text = CLOCK_12_RE.sub(twelve, text)
+    text = CLOCK_UHR_RE.sub(uhr, text)
+    return CLOCK_WORDS_RE.sub(lambda m: ("at " if m.group(0)[:2].lower() == "at" else "")
+                              + ("0:00" if m.group(1).lower() == "midnight" else "12:00"), text)
 
 
 # a duration in one unit is the same amount in another: "30 s" is "30000 ms", "2 h" is "120 min"
@@ -136,7 +162,7 @@ ORDINAL_SECOND_ENDS = frozenset("and or but for in on at to of per by with".spli
 def claim_of(text: str) -> Claim:
     """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in that
     only announces the note, "Just a note:", is read by :mod:`.restate`, from where two notes differ)."""
-    text = canonical_dates(unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'"))
+    text = canonical_clock(canonical_dates(unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'")))
     for sign, plain in BOUNDS.items():
         text = text.replace(sign, plain)
     folded = text.casefold()
@@ -164,7 +190,9 @@ def claim_of(text: str) -> Claim:
             # ("every second Wednesday", "the second floor": an ordinal; "per second", "a second", "in seconds": a unit)
             bare_units.add(UNITS[word])
     for n, word in enumerate(words):
-        if word in NUMBER_WORDS and not (word == "one" and n + 1 < len(words) and words[n + 1] in ("of",)):
+        after = words[n + 1] if n + 1 < len(words) else ""
+        if word in NUMBER_WORDS and not (word == "one" and after == "of") \
+                and not (word == "once" and after in CLAUSE_OPENERS):  # "once the review is done": when, not how often
             unit = UNITS.get(words[n + 1], "") if n + 1 < len(words) else ""
             numbers.append((NUMBER_WORDS[word], unit))
     negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))
@@ -197,7 +225,7 @@ def claim_of(text: str) -> Claim:
                   for m in LIST_RE.finditer(text))
     return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
                  retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),
-                 frozenset(bare_units), frozenset(w for w in words if w in CLAIM_STOPWORDS),
+                 frozenset(bare_units), _claim_stopwords(words),
                  tuple(group for group in lists if len(group) >= 2),
                  topic if SPEAKER_RE.match(text) else subject_of(topic, text), calendar_values(text), names_in(text),
                  frozenset(pole_words))
@@ -251,8 +279,8 @@ def subject_of(topic: frozenset[str], text: str = "") -> frozenset[str]:
 def _subject_tokens(text: str) -> tuple[str, ...]:
     """The content tokens that name what a note is about: claim words, bare numbers, words of change
     ("now", "moved") and French/German/Spanish function words left out, aliases spelled as one word."""
-    return tuple(t for t in tokens(with_aliases(text)) if t not in CLAIM_STEMS and not t.isdigit()
-                 and t not in NON_SUBJECT)
+    plain = WORD_RE.sub(lambda m: " " if m.group(0).casefold() in NON_SUBJECT_WORDS else m.group(0), with_aliases(text))
+    return tuple(t for t in tokens(plain) if t not in CLAIM_STEMS and not t.isdigit() and t not in NON_SUBJECT)
 
 
 def _claims_nothing(aside: str) -> bool:
@@ -262,6 +290,33 @@ def _claims_nothing(aside: str) -> bool:
     claim = claim_of(aside)
     return not (claim.numbers or claim.negations or claim.limiters or claim.poles or claim.retired
                 or claim.entities or claim.capitalised or claim.bare_units or claim.function)
+
+
+# what opens a clause after a conjunction: "once the design review is done", "once we ship"
+CLAUSE_OPENERS = frozenset("the this that these those we i you he she it they our my your their his her its "
+                           "everyone everything all".split())
+# after "out", a word that makes it part of a verb of motion: "a release goes out on Wednesdays", "rolls out to
+# every region", "sent out at 9:00" (a stop word that claims, "opted out", only at the end of a clause or before "of")
+OUT_MOTION = frozenset("on at to every each by in from with".split())
+# before "all", a word that makes it the whole scope, what a note that names no scope says too: "issued by
+# Let's Encrypt for all environments", "across all regions" (not "all admins" against "some admins")
+ALL_SCOPE = frozenset("for across in on at to from".split())
+
+
+def _claim_stopwords(words: list[str]) -> frozenset[str]:
+    """The :data:`CLAIM_STOPWORDS` of ``words`` that claim something: "out" of a verb of motion
+    (:data:`OUT_MOTION`), "most" of a superlative ("the most recent tag") and "all" of a whole scope
+    (:data:`ALL_SCOPE`) claim nothing: a note that has one says what a note without it says."""
+    out = set()
+    for n, word in enumerate(words):
+        if word not in CLAIM_STOPWORDS:
+            continue
+        before, after = (words[n - 1] if n else ""), (words[n + 1] if n + 1 < len(words) else "")
+        if (word == "out" and after in OUT_MOTION) or (word == "most" and before == "the" and after not in ("of", "")) \
+                or (word == "all" and before in ALL_SCOPE and after not in ("but", "except", "")):
+            continue
+        out.add(word)
+    return frozenset(out)
 
 
 # "on" and "off" name a switch's state ("the flag is on", "switched it off for good", "on by default") or are a
