@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mnemara.memory.search.claim import canonical_clock, claim_of
-from mnemara.memory.search.similarity import CONFLICT, may_conflict, relate
+from mnemara.memory.search.similarity import CONFLICT, DISTINCT, may_conflict, relate
 
 
 @pytest.mark.parametrize(("written", "read"), [
@@ -70,3 +70,35 @@ def test_once_opening_a_clause_is_no_count_once_a_week_is() -> None:
     assert dict(claim_of("We merge once a week.").numbers).get("1") == ""
     rel = relate("We water the plants once a week.", "We water the plants twice a week.")
     assert rel.kind == CONFLICT and any("numbers differ" in r for r in rel.reasons), rel
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("My home laptop is a Lenovo Yoga.", "The personal machine I use at home is now an Asus Zenbook."),
+    ("Our accountant is Petra Lindqvist.", "We changed bookkeepers; Omar Haddad does our books now."),
+    ("The guest Wi-Fi password is tulip-88.", "Fresh code for the guest wireless network: orchid-12."),
+    ("Noah's bedtime is 7:30 pm.", "Since the school year began, Noah goes to bed at 20:00."),
+])
+def test_one_thing_under_two_everyday_names_is_one_subject(older: str, newer: str) -> None:
+    assert relate(older, newer).kind == CONFLICT, relate(older, newer)
+
+
+def test_a_build_machine_is_no_laptop_and_the_back_door_is_a_subject() -> None:
+    assert "laptop" not in claim_of("The build machine runs Ubuntu 22.04.").subject
+    assert "back" in claim_of("The back door code is 4471.").subject
+    assert "back" not in claim_of("The launch was pushed back to May.").subject
+
+
+def test_on_call_is_no_switch_and_a_number_with_its_unit_is_no_subject() -> None:
+    assert "switch" not in claim_of("Ravi is the on-call lead this week.").poles
+    assert claim_of("The feature flag is on.").poles.get("switch")
+    assert not claim_of("Now it's down to $80k.").subject  # a value joined to its magnitude names nothing
+    assert "2fa" in claim_of("2FA is required for every admin.").subject
+    rel = relate("The marketing budget for the quarter is $90k.", "It has been cut back to $75k.")
+    assert rel.kind == CONFLICT, rel
+
+
+def test_an_owner_one_note_adds_after_my_or_our_makes_another_subject() -> None:
+    rel = relate("My gym membership renews in March.", "My partner's gym membership renews in June.")
+    assert rel.kind == DISTINCT and "partner's" in rel.describe(), rel
+    # without a shared "my"/"our" before it, "the team's budget" may be what "the budget" meant: no verdict of two
+    assert "different subjects" not in relate("The team's budget is 40 dollars.", "The budget is 55 dollars.").describe()

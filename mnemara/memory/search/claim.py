@@ -273,7 +273,18 @@ def subject_of(topic: frozenset[str], text: str = "") -> frozenset[str]:
     # "Marco moved our one-on-ones" names Marco, not March (see calendar_values): a given name stays a subject word
     names = {w for w in CALENDAR_GIVEN_NAMES if w in topic and re.search(rf"\b{w.capitalize()}\b", text)}
     return frozenset(t for t in topic if (t not in CALENDAR_STEMS or t in names) and not SERIAL_RE.fullmatch(t)
-                     and t not in inside)
+                     and t not in inside and not _is_amount(t))
+
+
+MAGNITUDES = frozenset({"k", "m", "bn", "mn"})  # "$420k", "1.2m users"
+AMOUNT_RE = re.compile(r"\d+(?:[.,]\d+)?([^\W\d_]+)")
+
+
+def _is_amount(token: str) -> bool:
+    """A number joined to its unit or magnitude ("420k", "16gb", "30s") is a value, not what a note is about
+    ("It's been cut back to $420k" names no subject); a name with a number in front ("2fa", "3d") stays one."""
+    m = AMOUNT_RE.fullmatch(token)
+    return m is not None and (m.group(1) in MAGNITUDES or m.group(1) in UNITS)
 
 
 def _subject_tokens(text: str) -> tuple[str, ...]:
@@ -324,7 +335,7 @@ def _claim_stopwords(words: list[str]) -> frozenset[str]:
 # nothing follows but the end of the clause or a word that opens another part of it (round 4 of issue 40: as
 # prepositions they made reworded copies and corrections read as a switch turned on)
 PARTICLES = frozenset({"on", "off"})
-PARTICLE_RE = re.compile(r"\b(on|off)\b(?=\s*([\w#@$€£]*))")
+PARTICLE_RE = re.compile(r"\b(on|off)\b(?![-‐])(?=\s*([\w#@$€£]*))")
 AFTER_A_STATE = frozenset("""for in by and or but until since during at again now today when if unless except only
 after before from while so then too as""".split())
 

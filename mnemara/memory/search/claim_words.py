@@ -145,6 +145,17 @@ SUBJECT_ALIASES = (
     # the lead-in "heads up")
     (re.compile(r"\b(?:is\s+|are\s+)?(?:led|headed)\s+by\b|\bheads?\b(?![\s-]+up\b)|\bheading\b(?![\s-]+up\b)|"
                 r"\bin\s+charge\s+of\b", re.I), "lead"),
+    # round 5 (its dev_extra part): one thing under two everyday names. "Machine" only as somebody's own
+    # ("the company machine I use", "got a new machine"): a build machine is no laptop
+    (re.compile(r"\b(?:laptops?|notebook\s+computers?|(?:company|work|my|new|personal)\s+(?:machines?|computers?))\b",
+                re.I), "laptop"),
+    (re.compile(r"\b(?:accountants?|bookkeep(?:ers?|ing)|(?:our|the|my)\s+books)\b", re.I), "accountant"),
+    (re.compile(r"\b(?:wi-?fi|wireless(?:\s+network)?|wlan)\b", re.I), "wifi"),
+    (re.compile(r"\b(?:bedtime|go(?:es)?\s+to\s+bed)\b", re.I), "bedtime"),
+    (re.compile(r"\bon[\s-]call\b|\b(?:carry|carries|carrying|has|holds|holding)\s+the\s+pager\b", re.I), "oncall"),
+    # a change said with "back" ("cut back to $420k", "pushed back to May"): the word says how it changed, and
+    # names no subject ("the back door" still does)
+    (re.compile(r"\b(?:cut|scaled|pushed|rolled|dialed|dialled|moved|set)\s+back\b", re.I), "changed"),
 )
 
 

@@ -80,13 +80,32 @@ def different_subject(a: str, b: str) -> str:
         return ""
     # a turn of a chat is no statement of a subject and its value: any swap of names makes two subjects
     swapped = [(x, y) for n, x, y in places if (any(map(_is_name, x)) and any(map(_is_name, y)) if chat
-                                                 else _names_the_subject(n, x, y, ops, wa)
+                                                 else _owner_added(n, x, y, ops, wa)
+                                                 or _names_the_subject(n, x, y, ops, wa)
                                                  and not _who_of_a_named_thing(n, ops, a, b, wa, wb))]
     if not swapped:
         return ""
     x, y = swapped[0]
-    return f"different subjects: {' '.join(x)} vs {' '.join(y)} (and {len(places) - 1} more difference" \
+    return f"different subjects: {' '.join(x) or '(nothing)'} vs {' '.join(y) or '(nothing)'} (and {len(places) - 1} more difference" \
            f"{'s' if len(places) > 2 else ''})"
+
+
+OWNERS = frozenset("my our your his her their".split())
+POSSESSIVE_RE = re.compile(r"[^\W\d_][\w-]*'s?")  # "wife's", "the team's", "the twins'"
+
+
+def _owner_added(n: int, x: list[str], y: list[str], ops: Sequence[tuple[str, int, int, int, int]],
+                 wa: list[str]) -> bool:
+    """Whether the place ``n`` gives one note an owner the other lacks, right before a word both name: "My
+    passport expires in October" / "My wife's passport expires in February" are two passports (round 5 of
+    issue 40), as "Ana's laptop" / "Ben's laptop" are; a swap of values after it keeps its one subject."""
+    added = x or y
+    if (x and y) or len(added) != 1 or not POSSESSIVE_RE.fullmatch(added[0]) or added[0].endswith("s's"):
+        return False
+    before, after = (ops[n - 1] if n else None), (ops[n + 1] if n + 1 < len(ops) else None)
+    # after a possessive both notes share ("my", "our"): "the team's budget" may be what "the budget" meant
+    return before is not None and before[0] == "equal" and wa[before[2] - 1] in OWNERS \
+        and after is not None and after[0] == "equal" and _is_name(wa[after[1]])
 
 
 def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[str, int, int, int, int]],
