@@ -102,3 +102,19 @@ def test_an_owner_one_note_adds_after_my_or_our_makes_another_subject() -> None:
     assert rel.kind == DISTINCT and "partner's" in rel.describe(), rel
     # without a shared "my"/"our" before it, "the team's budget" may be what "the budget" meant: no verdict of two
     assert "different subjects" not in relate("The team's budget is 40 dollars.", "The budget is 55 dollars.").describe()
+
+
+def test_a_label_of_change_opening_a_note_is_no_speaker() -> None:
+    from mnemara.memory.search.claim_words import SPEAKER_RE
+
+    assert SPEAKER_RE.match("Joanna: I moved to Denver last spring.")  # a turn of a chat
+    assert not SPEAKER_RE.match("Swapped: Lena covers the front desk this week.")
+    assert not SPEAKER_RE.match("Update: the standup is at 9:45.")
+    rel = relate("Omar covers the front desk this week.", "Swapped: Lena is covering the front desk this week instead.")
+    assert rel.kind == CONFLICT, rel
+
+
+def test_an_archived_old_value_says_the_fact_changed() -> None:
+    rel = relate("Design feedback goes to the #design-crit channel.",
+                 "Design feedback lives in #design-review; the old channel was archived.")
+    assert rel.kind == CONFLICT and any("archived" in r for r in rel.reasons), rel
