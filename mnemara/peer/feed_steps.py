@@ -144,10 +144,11 @@ class FeedSteps:
             for _ in range(max(1, attempts)):
                 if not self._unconfirmed:
                     break
-                if not self._unconfirmed <= {r.id for r in feed.rows()}:  # reconnecting: wait for the redelivery
+                present = {r.id for r in feed.rows()}
+                if not self._unconfirmed <= present:  # reconnecting: wait for the redelivery
                     await feed.wait_ready(2 * CONNECT_TIMEOUT_S)
                     await feed.caught_up(CONNECT_TIMEOUT_S)
-                present = {r.id for r in feed.rows()}
+                    present = {r.id for r in feed.rows()}
                 targets = sorted(self._unconfirmed & present)
                 if targets:
                     await self._feed_ack(targets)

@@ -196,23 +196,30 @@ async def test_server_down_the_panel_keeps_working_says_so_in_one_line_and_recov
         await panel.aclose()
 
 
-def _signal_server_when_done(server: NatsServer, sig: int) -> Callable[[str, list[str]], None]:
+async def _panel_whose_ack_meets(server: NatsServer, stream_name: str, root: Path, sig: int) -> tuple[Any, StorePanel]:
+    """A panel with one message waiting for it; ``sig`` goes to the server once the turn's answer is stored,
+    right before its ack."""
     def on_event(kind: str, keys: list[str]) -> None:
-        if kind == "done" and server.proc is not None:  # the answer is stored; the ack comes next
+        if kind == "done" and server.proc is not None:
             os.kill(server.proc.pid, sig)
-    return on_event
+
+    config = nats_config(server, stream_name)
+    await send(config, "lead", "eng", {"n": 1})
+    return config, StorePanel(root, config, "eng", on_event=on_event)
+
+
+async def _one_turn(panel: StorePanel) -> None:
+    """Fetch the waiting message, then deliver it in one turn."""
+    await panel.inbox.step()
+    await until(lambda: len(panel.inbox.feed.rows()) == 1)  # type: ignore[union-attr]
+    await panel.inbox.step()
 
 
 async def test_a_stopping_panel_acknowledges_what_a_frozen_server_did_not_confirm(
         own_nats_server: NatsServer, stream_name, tmp_path: Path) -> None:
-    config = nats_config(own_nats_server, stream_name)
-    await send(config, "lead", "eng", {"n": 1})
-    panel = StorePanel(tmp_path / "eng", config, "eng",
-                       on_event=_signal_server_when_done(own_nats_server, signal.SIGSTOP))
+    config, panel = await _panel_whose_ack_meets(own_nats_server, stream_name, tmp_path / "eng", signal.SIGSTOP)
     try:
-        await panel.inbox.step()
-        await until(lambda: len(panel.inbox.feed.rows()) == 1)  # type: ignore[union-attr]
-        await panel.inbox.step()  # the turn; its ack times out on the frozen server
+        await _one_turn(panel)  # its ack times out on the frozen server
         assert panel.inbox._unconfirmed == {1} and "ack_failed" in panel.inbox.problems
         assert own_nats_server.proc is not None
         os.kill(own_nats_server.proc.pid, signal.SIGCONT)
@@ -227,14 +234,9 @@ async def test_a_stopping_panel_acknowledges_what_a_frozen_server_did_not_confir
 
 async def test_a_stopping_panel_names_the_messages_whose_ack_it_could_not_confirm(
         own_nats_server: NatsServer, stream_name, tmp_path: Path) -> None:
-    config = nats_config(own_nats_server, stream_name)
-    await send(config, "lead", "eng", {"n": 1})
-    panel = StorePanel(tmp_path / "eng", config, "eng",
-                       on_event=_signal_server_when_done(own_nats_server, signal.SIGKILL))
+    config, panel = await _panel_whose_ack_meets(own_nats_server, stream_name, tmp_path / "eng", signal.SIGKILL)
     try:
-        await panel.inbox.step()
-        await until(lambda: len(panel.inbox.feed.rows()) == 1)  # type: ignore[union-attr]
-        await panel.inbox.step()  # the server dies between the stored answer and the ack
+        await _one_turn(panel)  # the server dies between the stored answer and the ack
         assert await panel.inbox.confirm_acks(attempts=1) == [1]  # gone: the panel says which, loses nothing
     finally:
         await asyncio.wait_for(panel.aclose(), 10)  # closing never hangs on a server that is gone

@@ -193,8 +193,7 @@ def claim_of(text: str) -> Claim:
         after = words[n + 1] if n + 1 < len(words) else ""
         if word in NUMBER_WORDS and not (word == "one" and after == "of") \
                 and not (word == "once" and after in CLAUSE_OPENERS):  # "once the review is done": when, not how often
-            unit = UNITS.get(words[n + 1], "") if n + 1 < len(words) else ""
-            numbers.append((NUMBER_WORDS[word], unit))
+            numbers.append((NUMBER_WORDS[word], UNITS.get(after, "")))
     negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))
     limiters = tuple(sorted(w for w in words if w in LIMITERS))
     poles: dict[str, set[str]] = {}

@@ -11,8 +11,9 @@ runs it on one event loop until a signal, and logs each event as one line
   ``inbox_recovered``, ``stopping``, ``stopped``.
 * SIGTERM or SIGINT: no new turn starts; the running one finishes, its messages are acknowledged (an
   ack the server did not confirm is tried again; ``stopped.unacknowledged`` names any it never
-  confirmed: they come again and are acknowledged without a second turn), then the panel exits 0. A second signal stops the running turn: its messages are not acknowledged and
-  come again to the next panel of the role.
+  confirmed: they come again and are acknowledged without a second turn), then the panel exits 0. A
+  second signal stops the running turn: its messages are not acknowledged and come again to the next
+  panel of the role.
 * ``once``: deliver what is waiting (waiting for the transport first), then exit; 1 when a turn failed.
 * Nobody can answer a permission question: a tool on ``ask`` is refused, with a ``permission_refused``
   line; pre-approve what inbox turns need in config.json / permissions.json.
