@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 RETRY_S = 2.0
 FETCH_WAIT_S = 5.0
 CONNECT_TIMEOUT_S = 2.0
+ACKED_KEPT = 4096  # confirmed acks remembered, so a second ack of one message is no failure
 ACK_WAIT_S = 24 * 3600  # a turn may take long; a crash is recovered by the rewind at start, not by ack_wait
 STREAM_MAX_AGE_S = 14 * 24 * 3600  # a stream we create keeps messages two weeks (no size reservation)
 HEADER_TASK = "Mnemara-Task"
@@ -197,6 +198,7 @@ class NatsTransport:
         self.report = report
         self.clear = clear
         self._buffer: dict[int, Msg] = {}
+        self._acked: dict[int, None] = {}  # the latest confirmed acks, oldest first (an ordered set)
         self._space = asyncio.Event()
         self._nc: Client | None = None
         self._task: asyncio.Task[None] | None = None
@@ -234,7 +236,13 @@ class NatsTransport:
         for n, seq in enumerate(order):
             msg = self._buffer.get(seq)
             if msg is None:
-                continue
+                if seq in self._acked:
+                    continue  # confirmed already (the peer_ack tool, then the turn's end)
+                # The connection dropped while the turn ran: the buffer went with it, and the server
+                # holds the message as delivered until the reconnect's rewind hands it over again.
+                raise PeerTransportError("ack_failed", f"NATS ack of message {seq} not sent: the connection "
+                                         "dropped while it was handled; it is acknowledged when it comes again",
+                                         tuple(s for s in order[n:] if s not in self._acked))
             try:
                 await msg.ack_sync(timeout=CONNECT_TIMEOUT_S)
             except asyncio.CancelledError:
@@ -244,6 +252,9 @@ class NatsTransport:
                                          f"({type(exc).__name__}: {exc or 'timeout'}); it will come again",
                                          tuple(order[n:])) from None
             del self._buffer[seq]
+            self._acked[seq] = None
+            while len(self._acked) > ACKED_KEPT:
+                del self._acked[next(iter(self._acked))]
         self._space.set()
 
     def start(self) -> None:
@@ -332,8 +343,6 @@ class NatsTransport:
 
     async def _session(self) -> None:
         """Connect, set up, rewind, then fetch until something fails."""
-        from nats.errors import TimeoutError as NatsTimeout
-
         self._nc = nc = await connect(self.settings, inbox_prefix=inbox_prefix(self.role))
         js = nc.jetstream()
         await ensure_stream(js, self.settings)
@@ -358,8 +367,8 @@ class NatsTransport:
                 continue
             try:
                 msgs = await sub.fetch(self.limit - len(self._buffer), timeout=FETCH_WAIT_S)
-            except NatsTimeout:
-                msgs = []
+            except asyncio.TimeoutError:  # nats-py raises its own TimeoutError, and on a slow reply a bare one
+                msgs = []  # nothing came: a connection that dropped is caught just below
             if not nc.is_connected:
                 raise PeerTransportError("nats_down", f"NATS server {self.settings.shown_url} connection lost; "
                                          f"retrying every {RETRY_S:g}s")

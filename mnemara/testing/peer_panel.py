@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -46,14 +47,18 @@ class StorePanel:
         flight = self.inbox.in_flight
         keys = list(flight.keys) if flight is not None else []
         user_id = self.store.append("user", text)
-        self._on_event("start", keys)
+        await self._event("start", keys)
         if self.turn_seconds:
             await asyncio.sleep(self.turn_seconds)
         self.store.append("assistant", "handled", {"user_row_id": user_id, DELIVERED: keys})
-        self._on_event("done", keys)
+        await self._event("done", keys)
         if self.fail_after_answer:
             self.fail_after_answer -= 1
             raise RuntimeError("the turn's answer is stored but the panel failed before the ack")
+
+    async def _event(self, kind: str, keys: list[str]) -> None:
+        if inspect.isawaitable(waited := self._on_event(kind, keys)):
+            await waited  # a test acts inside the turn (drops the server, waits for the panel to notice)
 
     def delivered(self, keys: list[str]) -> set[str]:
         return self.store.meta_list_values(DELIVERED, keys)

@@ -255,6 +255,34 @@ async def test_a_stopping_panel_names_the_messages_whose_ack_it_could_not_confir
     assert await consumer_state(config, "eng") == (0, 0)
 
 
+async def test_an_ack_after_the_connection_dropped_mid_turn_waits_for_the_redelivery(
+        own_nats_server: NatsServer, stream_name, tmp_path: Path) -> None:
+    """The server goes away while a turn runs and is back before its end: the buffer went with the
+    connection, so the turn's ack has no message to confirm. It is unconfirmed (not skipped), and the
+    stopping panel acknowledges the redelivered copy."""
+    async def drop(kind: str, keys: list[str]) -> None:
+        if kind == "start":
+            own_nats_server.kill()
+            await until(lambda: not panel.inbox.feed.rows())  # type: ignore[union-attr]
+        elif kind == "done":
+            own_nats_server.start()
+
+    config = nats_config(own_nats_server, stream_name)
+    await send(config, "lead", "eng", {"n": 1})
+    panel = StorePanel(tmp_path / "eng", config, "eng", on_event=drop)
+    try:
+        await panel.inbox.step()
+        await until(lambda: len(panel.inbox.feed.rows()) == 1)  # type: ignore[union-attr]
+        await panel.inbox.step()
+        assert panel.inbox._unconfirmed == {1} and "ack_failed" in panel.inbox.problems
+        assert "connection dropped" in panel.inbox.problems["ack_failed"]
+        assert await panel.inbox.confirm_acks() == []
+        assert "ack_failed" not in panel.inbox.problems and len(panel.answers()) == 1
+    finally:
+        await panel.aclose()
+    assert await consumer_state(config, "eng") == (0, 0)
+
+
 async def test_a_panel_reconnecting_to_a_dropped_server_closes_promptly(
         own_nats_server: NatsServer, stream_name, tmp_path: Path) -> None:
     config = nats_config(own_nats_server, stream_name)
