@@ -101,7 +101,8 @@ def test_subject_words_closest_is_the_idf_ranking_over_the_rarest_words_with_tie
 
     def plain(ident: str, n: int) -> list[str]:
         mine = words.words.get(ident, frozenset())
-        rare = sorted(mine, key=lambda w: (len(words.holders[w]), w))[:words.RAREST]
+        shared = [w for w in mine if len(words.holders[w]) > 1]  # a word only this note holds finds nothing
+        rare = sorted(shared, key=lambda w: (len(words.holders[w]), w))[:words.RAREST]
         score: dict[str, float] = {}
         for word in rare:
             weight = math.log((len(words.words) + 1) / (1 + len(words.holders[word]))) + 1.0

@@ -17,7 +17,8 @@ from functools import lru_cache
 
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CLAIM_STEMS
 from mnemara.memory.search.claim_words import CLAIM_STOPWORDS, CLAIM_WORDS, CONTRACTIONS, LIMITERS, LIST_RE, MARKS_RE
-from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, NON_SUBJECT_WORDS, NUMBER_WORDS, POLES, RETIRED, SPEAKER_RE, UNITS
+from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, NON_SUBJECT_WORDS, NUMBER_WORDS, PASSIVE_GET_RE, POLES, RETIRED
+from mnemara.memory.search.claim_words import SPEAKER_RE, UNITS
 from mnemara.memory.search.claim_words import calendar_values, with_aliases
 from mnemara.memory.search.tokenize import STOPWORDS, stem, tokens
 
@@ -286,11 +287,20 @@ def _is_amount(token: str) -> bool:
     return m is not None and (m.group(1) in MAGNITUDES or m.group(1) in UNITS)
 
 
+# stems of a claim word that are also a noun naming a subject: "works" is a pole ("the build works"), "to work"
+# is a place ("I take the 42 bus to work" / "Since the route change, I ride the 17 to work"; round 6). The claim
+# words of such a stem are left out as written, and the stem itself stays a subject word
+NOUN_CLAIM_STEMS = frozenset({"work"})
+WRITTEN_OUT = frozenset(NON_SUBJECT_WORDS | {w for w in CLAIM_WORDS if stem(w) in NOUN_CLAIM_STEMS})
+SUBJECT_CLAIM_STEMS = frozenset(CLAIM_STEMS - NOUN_CLAIM_STEMS)
+
+
 def _subject_tokens(text: str) -> tuple[str, ...]:
     """The content tokens that name what a note is about: claim words, bare numbers, words of change
     ("now", "moved") and French/German/Spanish function words left out, aliases spelled as one word."""
-    plain = WORD_RE.sub(lambda m: " " if m.group(0).casefold() in NON_SUBJECT_WORDS else m.group(0), with_aliases(text))
-    return tuple(t for t in tokens(plain) if t not in CLAIM_STEMS and not t.isdigit() and t not in NON_SUBJECT)
+    plain = WORD_RE.sub(lambda m: " " if m.group(0).casefold() in WRITTEN_OUT else m.group(0),
+                        PASSIVE_GET_RE.sub(" ", with_aliases(text)))
+    return tuple(t for t in tokens(plain) if t not in SUBJECT_CLAIM_STEMS and not t.isdigit() and t not in NON_SUBJECT)
 
 
 def _claims_nothing(aside: str) -> bool:
@@ -313,6 +323,12 @@ OUT_MOTION = frozenset("on at to every each by in from with".split())
 ALL_SCOPE = frozenset("for across in on at to from".split())
 
 
+# before a determiner, "out", "up", "down", "over" and "under" are the particle of a verb or a preposition ("swap
+# out the filter", "set up the server", "over the holiday period"), not a state ("the server is up", "opted out")
+PARTICLE_STOPWORDS = frozenset("out up down over under".split())
+DETERMINERS = frozenset("the a an this that these those my our your his her its their".split())
+
+
 def _claim_stopwords(words: list[str]) -> frozenset[str]:
     """The :data:`CLAIM_STOPWORDS` of ``words`` that claim something: "out" of a verb of motion
     (:data:`OUT_MOTION`), "most" of a superlative ("the most recent tag") and "all" of a whole scope
@@ -323,6 +339,7 @@ def _claim_stopwords(words: list[str]) -> frozenset[str]:
             continue
         before, after = (words[n - 1] if n else ""), (words[n + 1] if n + 1 < len(words) else "")
         if (word == "out" and after in OUT_MOTION) or (word == "most" and before == "the" and after not in ("of", "")) \
+                or (word in PARTICLE_STOPWORDS and after in DETERMINERS) \
                 or (word == "all" and before in ALL_SCOPE and after not in ("but", "except", "")):
             continue
         out.add(word)

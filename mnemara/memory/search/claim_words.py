@@ -57,7 +57,7 @@ for _axis, _plus, _minus in (
     ("scope", "include includes included inclusive", "exclude excludes excluded exclusive"),
     ("visibility", "public", "private internal"),
     ("mode", "sync synchronous synchronously", "async asynchronous asynchronously"),
-    ("required", "required mandatory must always", "optional"),
+    ("required", "required mandatory must", "optional"),
     ("run", "start starts started", "stop stops stopped"),
 ):
     for _w in _plus.split():
@@ -112,6 +112,12 @@ passati passate cambiati cambiate spostate migrati sostituiti sostituite aggiorn
 atualizamos atualizou mudamos migramos passamos substituímos aumentamos reduzimos
 résilié résiliée basculé basculée déménagé déménagée remplacée changée changés
 umgestiegen gekündigt gewisseld opgezegd gestopt
+salito salita saliti salite sceso scesa scesi scese calato calata diminuito diminuita aumentata ridotta
+subió subieron subido subida bajó bajaron bajado bajada aumentó redujo
+augmenté augmentée augmentés baissé baissée diminué diminuée
+gestiegen gesunken angehoben
+baixou baixado baixada diminuiu caiu
+gestegen gedaald
 """.split())
 # words that say a fact changed in a statement ("Badge requests go to Fatima, the new office manager", "The TTL
 # went down to 5 minutes"), yet are every other word of a chat ("my new job", "we went hiking"): read for
@@ -169,16 +175,26 @@ def with_aliases(text: str) -> str:
 # the words that date a change (see SINCE_RE): no subject of their own either
 SINCE_WORDS = frozenset("since starting effective seit depuis desde dal dalla dai dalle partir sinds vanaf".split())
 # "every" says how often ("on the first of every month", "every ninety days"): a value of the subject, not one
-QUANTIFIERS = frozenset({"every"})
-NON_SUBJECT_WORDS = frozenset(CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS | QUANTIFIERS)
+# "always" says what a plain statement of a practice says ("We always branch hotfixes off the release tag" / "Hotfix
+# branches are cut from the release tag"): neither a pole nor a subject (round 6; "never" is a negation)
+QUANTIFIERS = frozenset({"every", "always"})
+# the verb of a duty, which "have to" says as well ("The filter needs replacing every six months" / "Every six months
+# we have to swap out the filter"): no subject of its own (round 6)
+AUXILIARIES = frozenset("need needs needed".split())
+# the auxiliary of a passive said with "get" ("Piano got shifted to Thursdays", "Staging got upgraded"), not the verb
+# of having ("Got the tattoo a few years ago"): no subject either
+PASSIVE_GET_RE = re.compile(r"\b(?:got|gotten|gets|get)\s+(?=[^\W\d_]+(?:ed|en)\b)", re.I)
+NON_SUBJECT_WORDS = frozenset(CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS | QUANTIFIERS | AUXILIARIES)
 # the stem of a change word that is also the stem of a noun naming a subject: "handed" is "hand" as in "the
 # all-hands". Such a noun stays a subject word; the change word itself is left out as written (see
 # claim._subject_tokens). ("shift" and "rotat" stay out: "Weekly shifts are out, two-week on-call stints are
 # in" corrects "Our on-call rotation is one week per person" through "call" alone, dev_extra_r4)
 NOUN_STEMS = frozenset({"hand"})
 NON_SUBJECT = frozenset(NON_SUBJECT_WORDS | {stem(w) for w in NON_SUBJECT_WORDS} - NOUN_STEMS)
-# names listed together ("Alice and Bob", "Sara, Ken and Ola", "Ana, Luis y Marta"): their order says nothing
-LIST_RE = re.compile(r"\b[A-Z][\w-]*(?:\s*,\s*[A-Z][\w-]*)*,?\s+(?:and|&|et|und|y|e|or|ou|oder|o)\s+[A-Z][\w-]*")
+# names listed together ("Alice and Bob", "Sara, Ken and Ola", "Ana, Luis y Marta"): their order says nothing. A
+# member may be a name of two words or a family's ("Aunt Rosa and Uncle Pete", "the Patels and the Nguyens")
+_MEMBER = r"(?:the\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?"
+LIST_RE = re.compile(rf"\b{_MEMBER}(?:\s*,\s*{_MEMBER})*,?\s+(?:and|&|et|und|y|e|or|ou|oder|o)\s+{_MEMBER}")
 
 # the days of the week and the months in English, French, German, Spanish, Italian, Portuguese and Dutch: when a
 # thing happens is a value of its subject, not the subject ("The release branch is release-4.2, frozen on Friday"

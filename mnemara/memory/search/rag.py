@@ -427,7 +427,10 @@ class _SubjectWords:
         import numpy as np
 
         mine = self.words.get(ident, frozenset())
-        rare = sorted(mine, key=lambda w: (len(self.holders[w]), w))[:self.RAREST]
+        # a word only this note holds finds no other note: it must not take one of the RAREST places ("Minha
+        # bicicleta fica guardada na garagem do prédio" has six words no other note holds, and "bicicleta" was
+        # left out of the lookup, so "Agora guardo a bicicleta dentro do apartamento" was never found; round 6)
+        rare = sorted((w for w in mine if len(self.holders[w]) > 1), key=lambda w: (len(self.holders[w]), w))[:self.RAREST]
         if not rare or n <= 0:
             return []
         total = len(self.words) + 1

@@ -58,6 +58,17 @@ UNIVERSAL = frozenset("all each every both any".split())
 CLAIM_VOCABULARY = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | CHANGE_WORDS | SINCE_WORDS
                              | set(NUMBER_WORDS) | set(CADENCES) | BARE_UNITS | CALENDAR_WORDS | CONTRACTIONS)
 CLAIM_STEMS = frozenset(CLAIM_VOCABULARY | {stem(w) for w in CLAIM_VOCABULARY})
+# what opens a relative or comparing clause: ", which is what most of our services expose", ", like most of the
+# company", ", same as always", ", as set up in the crontab". Set off at the end of a note, such a clause speaks of
+# the thing already named, or of others, and leaves the claim of the shared words as it is: words of scope, order
+# and amount ("most", "before", "a few", "last year") say nothing against it there (round 6 of issue 40)
+RELATIVE_OPENERS = frozenset("which who whom whose where like as same just similar wie comme como come".split())
+# what still claims in such a clause: a change, a retirement, a negation, a limit, a number, a day or a cadence
+# (", which moved to Tuesday", ", which is no longer used", ", like every Friday")
+_RELATIVE_CLAIMS = frozenset(NEGATIONS | LIMITERS | RETIRED | CHANGE_WORDS | SINCE_WORDS | set(NUMBER_WORDS)
+                             | CALENDAR_WORDS | CONTRACTIONS)
+# (a cadence as written only: "yearly" stems to "year", and "last year" says no cadence)
+RELATIVE_CLAIM_STEMS = frozenset(_RELATIVE_CLAIMS | {stem(w) for w in _RELATIVE_CLAIMS} | set(CADENCES))
 
 
 @dataclass(frozen=True)
@@ -89,14 +100,18 @@ def note_tokens(text: str) -> tuple[Token, ...]:
     return tuple(out)
 
 
-def _claims(token: Token, lead_in: bool, last: bool, set_off: bool, aside: bool) -> bool:
+def _claims(token: Token, lead_in: bool, last: bool, set_off: bool, aside: bool, relative: bool = False) -> bool:
     """Whether an inserted token says something of the subject (see the module docstring): in a
     lead-in a claim-bearing stop word does not once a separator ends the lead-in ("Heads up,"), nor a
-    word of scope in an aside after a separator (:data:`UNIVERSAL`)."""
+    word of scope in an aside after a separator (:data:`UNIVERSAL`); in a closing ``relative`` clause
+    only the words of :data:`RELATIVE_CLAIM_STEMS` and numbers do."""
     parts = [p for p in re.split(r"[-/]", token.plain.replace("'", "")) if p]
     identifier = len(parts) >= 2 and any(p.isalpha() and len(p) >= 2 for p in parts)  # "us-east-1", not "24/7"
     if not identifier and any(any(c.isdigit() for c in p) and not any(c.isalpha() for c in p) for p in parts):
         return True  # a number, a time, a date
+    if relative:
+        return any(p in RELATIVE_CLAIM_STEMS or stem(p) in RELATIVE_CLAIM_STEMS for p in parts) \
+            or any(c in "<>=~%$€£¥" for c in token.plain)
     if any(p in CLAIM_STEMS or stem(p) in CLAIM_STEMS for p in parts) and not (token.plain == "on" and not last):
         return True  # "on" before more inserted words is a preposition ("on the shared cluster"), not "switched on"
     if token.plain in CLAIM_STOPWORDS and not (lead_in and set_off) and not (aside and token.plain in UNIVERSAL):
@@ -141,7 +156,9 @@ def restates(a: str, b: str) -> str:
         aside = not lead_in and long[j1 - 1].separated  # after a separator: ", for all environments"
         if not lead_in and not aside and not _only_function_words(stretch):
             return ""  # woven into the sentence ("approval" / "approval from legal"): it narrows the claim
-        if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated, aside) for n, t in enumerate(stretch)):
+        relative = aside and j2 == len(long) and stretch[0].plain in RELATIVE_OPENERS
+        if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated, aside, relative)
+               for n, t in enumerate(stretch)):
             return ""
         if stretch[0].plain in CONJUNCTIONS or stretch[-1].plain in CONJUNCTIONS:
             return ""  # "Alice" / "Alice and Bob": one more member of a list

@@ -74,6 +74,8 @@ def different_subject(a: str, b: str) -> str:
     chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
     if says_changed(a, statement=not chat) or says_changed(b, statement=not chat) or retires_one(a, b):
         return ""  # "is now", "moved to", "est passé à", "Redshift was retired": the same subject, changed
+    if _names_reordered(wa, wb):
+        return ""  # not one pattern: "Payments logging: WARN only." says "The default log level in the payment ..."
     ops = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes()
     places = [(n, wa[i1:i2], wb[j1:j2]) for n, (op, i1, i2, j1, j2) in enumerate(ops) if op != "equal"]
     if len(places) < 2:
@@ -88,6 +90,17 @@ def different_subject(a: str, b: str) -> str:
     x, y = swapped[0]
     return f"different subjects: {' '.join(x) or '(nothing)'} vs {' '.join(y) or '(nothing)'} (and {len(places) - 1} more difference" \
            f"{'s' if len(places) > 2 else ''})"
+
+
+def _names_reordered(wa: list[str], wb: list[str]) -> bool:
+    """Whether the words that name something, shared by both notes, come in another order in one of them: the
+    notes are not written in one pattern, so where they differ says nothing of two subjects (round 6 of issue
+    40: "The default log level in the payment service is INFO" / "Payments logging: WARN only" read as "the
+    default" against "payment")."""
+    shared = {t for t in wa if _is_name(t)} & {t for t in wb if _is_name(t)}
+    order_a = list(dict.fromkeys(t for t in wa if t in shared))
+    order_b = list(dict.fromkeys(t for t in wb if t in shared))
+    return len(shared) >= 2 and order_a != order_b
 
 
 OWNERS = frozenset("my our your his her their".split())
@@ -173,8 +186,21 @@ def says_changed(text: str, statement: bool = True) -> bool:
     "new", "went" and the phrases of :data:`CHANGE_PHRASE_RE` are every other word)."""
     text = unicodedata.normalize("NFKC", text)
     vocabulary = CHANGE_WORDS | STATEMENT_CHANGE_WORDS if statement else CHANGE_WORDS
-    return any(w in vocabulary for w in re.findall(r"[^\W\d_]+", text.casefold())) \
+    found = re.findall(r"[^\W\d_]+", text.casefold())
+    return any(w in vocabulary and not _no_change_here(found, n) for n, w in enumerate(found)) \
         or statement and (bool(CHANGE_PHRASE_RE.search(text)) or bool(SINCE_RE.search(text)))
+
+
+def _no_change_here(found: list[str], n: int) -> bool:
+    """Whether the change word ``found[n]`` says no change where it stands (round 6 of issue 40): "A new mobile
+    release goes out on alternate Wednesdays" opens with a kind of thing, not a thing that is new; "Hotfix
+    branches are cut from the latest release tag" makes a branch ("cut from ... to ..." still cuts a value)."""
+    word = found[n]
+    if word == "new":
+        return n == 1 and found[0] in ("a", "an")
+    if word == "cut":
+        return found[n + 1:n + 2] == ["from"] and "to" not in found[n + 2:]
+    return False
 
 
 
