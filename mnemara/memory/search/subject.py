@@ -74,7 +74,7 @@ def different_subject(a: str, b: str) -> str:
     chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
     if says_changed(a, statement=not chat) or says_changed(b, statement=not chat) or retires_one(a, b):
         return ""  # "is now", "moved to", "est passé à", "Redshift was retired": the same subject, changed
-    if _names_reordered(wa, wb):
+    if not chat and _names_reordered(wa, wb):
         return ""  # not one pattern: "Payments logging: WARN only." says "The default log level in the payment ..."
     ops = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes()
     places = [(n, wa[i1:i2], wb[j1:j2]) for n, (op, i1, i2, j1, j2) in enumerate(ops) if op != "equal"]
