@@ -119,3 +119,31 @@ def test_the_same_subject_lookup_uses_words_another_note_holds() -> None:
     assert words.closest("note:1", 12)[:1] == ["note:2"]
     assert "note:3" in words.closest("note:1", 12)  # "do": shared, rarer words first
     assert words.closest("note:3", 12) == ["note:1", "note:2"]  # only "do" is shared
+
+
+def test_one_after_the_is_a_pronoun_and_counts_nothing() -> None:
+    assert relate("My library card number ends in 4471.",
+                  "My library card number ends in 4471; the card is the blue one in my wallet.").kind == POSSIBLE_COPY
+    assert relate("Jake fixes the printer when it jams.",
+                  "When the printer gets stuck, Jake is the one who repairs it.").kind != CONFLICT
+    # a count stays a count
+    assert relate("We run two replicas in each region.", "We run one in each region.").kind == CONFLICT
+
+
+def test_must_is_what_a_deadline_says() -> None:
+    assert relate("Expense reports must be submitted by the 5th of each month.",
+                  "Each month, the deadline for handing in expense reports is the 5th.").kind != CONFLICT
+    assert relate("Expense reports must be submitted by the 5th of each month.",
+                  "Expense reports must be submitted by the 10th of each month.").kind == CONFLICT
+
+
+def test_me_is_a_member_of_a_list_of_names() -> None:
+    assert relate("The carpool this term is Jenna, Omar and me.", "The carpool this term is Omar, me and Jenna.").kind \
+        == POSSIBLE_COPY
+    assert relate("The carpool is Jenna and me.", "The carpool is Omar and me.").kind == CONFLICT
+
+
+def test_a_rebooked_trip_corrects_the_booking_it_replaces() -> None:
+    assert says_changed("Rebooked the Lisbon trip on easyJet, leaving at 13:45.")
+    assert relate("We're flying to Lisbon with TAP, departing at 07:10.",
+                  "Rebooked the Lisbon trip on easyJet, leaving at 13:45.").kind == CONFLICT

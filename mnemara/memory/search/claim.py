@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CLAIM_STEMS
-from mnemara.memory.search.claim_words import CLAIM_STOPWORDS, CLAIM_WORDS, CONTRACTIONS, LIMITERS, LIST_RE, MARKS_RE
+from mnemara.memory.search.claim_words import CLAIM_STOPWORDS, CLAIM_WORDS, CONTRACTIONS, LIMITERS, LIST_MEMBER_WORD_RE, LIST_RE
+from mnemara.memory.search.claim_words import MARKS_RE
 from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, NON_SUBJECT_WORDS, NUMBER_WORDS, PASSIVE_GET_RE, POLES, RETIRED
 from mnemara.memory.search.claim_words import SPEAKER_RE, UNITS
-from mnemara.memory.search.claim_words import calendar_values, with_aliases
+from mnemara.memory.search.claim_words import calendar_values, pronoun_one, with_aliases
 from mnemara.memory.search.tokenize import STOPWORDS, stem, tokens
 
 # a word of a claim; an identifier stays one word ("ENABLE_SHADOW_WRITES" says nothing about "enable")
@@ -192,7 +193,7 @@ def claim_of(text: str) -> Claim:
             bare_units.add(UNITS[word])
     for n, word in enumerate(words):
         after = words[n + 1] if n + 1 < len(words) else ""
-        if word in NUMBER_WORDS and not (word == "one" and after == "of") \
+        if word in NUMBER_WORDS and not (word == "one" and (after == "of" or pronoun_one(words[:n]))) \
                 and not (word == "once" and after in CLAUSE_OPENERS):  # "once the review is done": when, not how often
             numbers.append((NUMBER_WORDS[word], UNITS.get(after, "")))
     negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))
@@ -221,7 +222,7 @@ def claim_of(text: str) -> Claim:
     content = _subject_tokens(text)
     plain = ASIDE_RE.sub(lambda m: "" if _claims_nothing(m.group(1)) else m.group(0), text)
     topic = frozenset(content) if plain == text else frozenset(_subject_tokens(plain))
-    lists = tuple(frozenset(re.sub(r"[\W_]+", "", w.casefold()) for w in re.findall(r"[A-Z][\w-]*", m.group(0)))
+    lists = tuple(frozenset(re.sub(r"[\W_]+", "", w.casefold()) for w in LIST_MEMBER_WORD_RE.findall(m.group(0)))
                   for m in LIST_RE.finditer(text))
     return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
                  retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),

@@ -27,6 +27,16 @@ NEGATIONS = frozenset("not no never without cannot nor none nothing nobody neith
 LIMITERS = frozenset("only except excepting excluding unless solely exclusively but".split())
 NUMBER_WORDS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
+# "one" after "the", "this", "that" or "which" within two words is a pronoun, no number: "the card is the blue one in
+# my wallet", "the one we use" (round 6; "we run one in each region" still counts one)
+ONE_PRONOUN_AFTER = frozenset("the this that which".split())
+
+
+def pronoun_one(before: list[str]) -> bool:
+    """Whether "one", after the words ``before`` (the note's, lower-case), is a pronoun (:data:`ONE_PRONOUN_AFTER`)."""
+    return bool(set(before[-2:]) & ONE_PRONOUN_AFTER)
+
+
 NUMBER_WORDS.update({"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
                      "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000",
                      "once": "1", "twice": "2", "half": "0.5", "dozen": "12"})
@@ -57,7 +67,7 @@ for _axis, _plus, _minus in (
     ("scope", "include includes included inclusive", "exclude excludes excluded exclusive"),
     ("visibility", "public", "private internal"),
     ("mode", "sync synchronous synchronously", "async asynchronous asynchronously"),
-    ("required", "required mandatory must", "optional"),
+    ("required", "required mandatory", "optional"),
     ("run", "start starts started", "stop stops stopped"),
 ):
     for _w in _plus.split():
@@ -112,6 +122,7 @@ passati passate cambiati cambiate spostate migrati sostituiti sostituite aggiorn
 atualizamos atualizou mudamos migramos passamos substituímos aumentamos reduzimos
 résilié résiliée basculé basculée déménagé déménagée remplacée changée changés
 umgestiegen gekündigt gewisseld opgezegd gestopt
+rebooked rerouted rehomed repriced renegotiated
 salito salita saliti salite sceso scesa scesi scese calato calata diminuito diminuita aumentata ridotta
 subió subieron subido subida bajó bajaron bajado bajada aumentó redujo
 augmenté augmentée augmentés baissé baissée diminué diminuée
@@ -178,12 +189,13 @@ SINCE_WORDS = frozenset("since starting effective seit depuis desde dal dalla da
 # "always" says what a plain statement of a practice says ("We always branch hotfixes off the release tag" / "Hotfix
 # branches are cut from the release tag"): neither a pole nor a subject (round 6; "never" is a negation)
 QUANTIFIERS = frozenset({"every", "always"})
-# the verb of a duty, which "have to" says as well ("The filter needs replacing every six months" / "Every six months
+# the verbs of a duty ("must" is no pole: "Expense reports must be submitted by the 5th" / "the deadline for
+# expense reports is the 5th"), which "have to" says as well ("The filter needs replacing every six months" / "Every six months
 # we have to swap out the filter"): no subject of its own (round 6)
-AUXILIARIES = frozenset("need needs needed".split())
+AUXILIARIES = frozenset("need needs needed must".split())
 # the auxiliary of a passive said with "get" ("Piano got shifted to Thursdays", "Staging got upgraded"), not the verb
 # of having ("Got the tattoo a few years ago"): no subject either
-PASSIVE_GET_RE = re.compile(r"\b(?:got|gotten|gets|get)\s+(?=[^\W\d_]+(?:ed|en)\b)", re.I)
+PASSIVE_GET_RE = re.compile(r"\b(?:got|gotten)\s+(?=[^\W\d_]+(?:ed|en)\b)", re.I)
 NON_SUBJECT_WORDS = frozenset(CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS | QUANTIFIERS | AUXILIARIES)
 # the stem of a change word that is also the stem of a noun naming a subject: "handed" is "hand" as in "the
 # all-hands". Such a noun stays a subject word; the change word itself is left out as written (see
@@ -193,8 +205,9 @@ NOUN_STEMS = frozenset({"hand"})
 NON_SUBJECT = frozenset(NON_SUBJECT_WORDS | {stem(w) for w in NON_SUBJECT_WORDS} - NOUN_STEMS)
 # names listed together ("Alice and Bob", "Sara, Ken and Ola", "Ana, Luis y Marta"): their order says nothing. A
 # member may be a name of two words or a family's ("Aunt Rosa and Uncle Pete", "the Patels and the Nguyens")
-_MEMBER = r"(?:the\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?"
+_MEMBER = r"(?:(?:the\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?|me|us)"  # "Jenna, Omar and me" too
 LIST_RE = re.compile(rf"\b{_MEMBER}(?:\s*,\s*{_MEMBER})*,?\s+(?:and|&|et|und|y|e|or|ou|oder|o)\s+{_MEMBER}")
+LIST_MEMBER_WORD_RE = re.compile(r"[A-Z][\w-]*|\b(?:me|us)\b")  # the words of a listed member that name it
 
 # the days of the week and the months in English, French, German, Spanish, Italian, Portuguese and Dutch: when a
 # thing happens is a value of its subject, not the subject ("The release branch is release-4.2, frozen on Friday"

@@ -42,7 +42,7 @@ from functools import lru_cache
 
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_WORDS, CHANGE_WORDS, CLAIM_STOPWORDS
 from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, NEGATIONS, NUMBER_WORDS, POLES, RETIRED
-from mnemara.memory.search.claim_words import LIST_RE, SINCE_WORDS, strip_marks
+from mnemara.memory.search.claim_words import LIST_MEMBER_WORD_RE, LIST_RE, SINCE_WORDS, pronoun_one, strip_marks
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 # a token as the alignment reads it: what whitespace and list punctuation separate
@@ -85,7 +85,7 @@ def note_tokens(text: str) -> tuple[Token, ...]:
     """The tokens of ``text`` for the alignment, with whether a separator follows each (the end of a lead-in)."""
     text = strip_marks(unicodedata.normalize("NFKC", text)).replace("’", "'")
     # names listed together say nothing by their order ("Bob and Alice"): one order for the alignment
-    text = LIST_RE.sub(lambda m: " and ".join(sorted(re.findall(r"[A-Z][\w-]*", m.group(0)))), text)
+    text = LIST_RE.sub(lambda m: " and ".join(sorted(LIST_MEMBER_WORD_RE.findall(m.group(0)))), text)
     out: list[Token] = []
     for m in TOKEN_RE.finditer(text):
         raw = m.group(0).strip(EDGE)
@@ -158,6 +158,7 @@ def restates(a: str, b: str) -> str:
             return ""  # woven into the sentence ("approval" / "approval from legal"): it narrows the claim
         relative = aside and j2 == len(long) and stretch[0].plain in RELATIVE_OPENERS
         if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated, aside, relative)
+               and not (t.plain == "one" and pronoun_one([x.plain for x in long[:j1 + n]]))
                for n, t in enumerate(stretch)):
             return ""
         if stretch[0].plain in CONJUNCTIONS or stretch[-1].plain in CONJUNCTIONS:
