@@ -147,3 +147,15 @@ def test_a_rebooked_trip_corrects_the_booking_it_replaces() -> None:
     assert says_changed("Rebooked the Lisbon trip on easyJet, leaving at 13:45.")
     assert relate("We're flying to Lisbon with TAP, departing at 07:10.",
                   "Rebooked the Lisbon trip on easyJet, leaving at 13:45.").kind == CONFLICT
+
+
+@pytest.mark.parametrize("text", ["De kantoorsleutel ligt niet meer bij de receptie maar bij Pieter.",
+                                  "Der Schlüssel liegt nicht mehr am Empfang.", "La chiave non è più alla reception."])
+def test_no_longer_in_dutch_german_and_italian_says_a_change(text: str) -> None:
+    assert says_changed(text)
+
+
+def test_a_dutch_correction_naming_its_subject_as_one_word_reaches_the_older_note() -> None:
+    assert relate("De sleutel van het kantoor ligt bij de receptie.",
+                  "De kantoorsleutel ligt niet meer bij de receptie maar bij Pieter.").kind == CONFLICT
+    assert not says_changed("Meer informatie staat op de wiki.")  # "meer" alone is "more"

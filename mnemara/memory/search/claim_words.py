@@ -136,7 +136,9 @@ gestegen gedaald
 STATEMENT_CHANGE_WORDS = frozenset("new went".split())
 # changes said in more than one word: "these days", "used to be", "no more" (each word alone says nothing of a
 # change); for statements only, as the words above
-CHANGE_PHRASE_RE = re.compile(r"\b(?:these\s+days|used\s+to\s+be|no\s+more|not\s+any\s*more|in\s+favou?r\s+of)\b", re.I)
+# (and "no longer" in Dutch, German and Italian: "niet meer", "nicht mehr", "non più", "non ... più")
+CHANGE_PHRASE_RE = re.compile(r"\b(?:these\s+days|used\s+to\s+be|no\s+more|not\s+any\s*more|in\s+favou?r\s+of"
+                              r"|niet\s+meer|nicht\s+mehr|non\s+(?:\w+\s+)?più)(?!\w)", re.I)
 # function words of French, German, Spanish, Italian, Portuguese and Dutch notes (their possessives and the
 # German titles "Herr" / "Frau" included: "Unser Ansprechpartner ist Herr Vogel" is about the contact, not about
 # "unser"): no subject of their own (the tokenizer's stop words are English). Only the subject test and the
