@@ -159,3 +159,21 @@ def test_a_dutch_correction_naming_its_subject_as_one_word_reaches_the_older_not
     assert relate("De sleutel van het kantoor ligt bij de receptie.",
                   "De kantoorsleutel ligt niet meer bij de receptie maar bij Pieter.").kind == CONFLICT
     assert not says_changed("Meer informatie staat op de wiki.")  # "meer" alone is "more"
+
+
+@pytest.mark.parametrize("older, newer", [
+    ("I commute to the office by bike.", "These days I take the 7:40 train into work, since the bicycle got stolen."),
+    ("My bank is ING.", "Depuis janvier, ma banque est Boursorama."),
+    ("My mobile plan is with Vodafone at £20 a month.", "Switched carriers: my phone contract is with Three for £12 a month."),
+    ("Our on-call rotation changes weekly.", "The pager now swaps hands every fourteen days."),
+    ("My rent is $1,850 a month.", "As of the new lease in September, I pay $1,975 monthly."),
+])
+def test_one_everyday_thing_under_another_name_or_language_is_one_subject(older: str, newer: str) -> None:
+    assert relate(older, newer).kind == CONFLICT
+
+
+def test_an_everyday_name_keeps_its_owner_and_its_other_senses() -> None:
+    assert relate("My bank is ING.", "My wife's bank is N26.").kind != CONFLICT  # two banks
+    from mnemara.memory.search.claim_words import with_aliases
+
+    assert "bank" not in with_aliases("O banco de dados de produção roda MySQL.")  # a database, no bank
