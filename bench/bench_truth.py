@@ -26,9 +26,9 @@ For keyword-only and the local embedder:
    round 3: "dev_blind_r2"), round 3's blind part (looked at, tuned on from round 4: "dev_blind_r3"), round 4's
    blind part (looked at, tuned on from round 5: "dev_blind_r4"), round 5's blind part (looked at, tuned on
    from round 6: "dev_blind_r5"), the part written in round 5 for round 6 (measured, then tuned on:
-   "dev_blind_r6") and the blind part "blind_r7" (written in round 6 by an engineer who read neither the
-   memory code nor the other parts nor any bench output, never read or tuned on), each written before the
-   tuning of its round, and "dev_extra_r4" / "dev_extra_r5" (written in rounds 4 and 5 by a second
+   "dev_blind_r6"), the first part written in round 6 (measured, then tuned on: "dev_blind_r7") and the
+   blind part "blind_r8" (written in round 6 by an engineer who read neither the memory code nor the other
+   parts nor any bench output, never read or tuned on), each written before the tuning of its round, and "dev_extra_r4" / "dev_extra_r5" (written in rounds 4 and 5 by a second
    engineer under the same constraints, to tune on):
    corrections in other words, of a name and a value, in another unit or date format, in French,
    German and Spanish, chains A -> B -> C, restated copies and siblings. One instance per part and
@@ -288,7 +288,8 @@ def _without_index(memory: Path, cfg: Any, check_write: Any, n: int = 5) -> tupl
 # -- 5. recall tells the current truth (issue 40) ---------------------------------------------------
 SUBJECTS = json.loads((ROOT / "bench" / "data" / "truth_subjects.json").read_text(encoding="utf-8"))
 PARTS = ("dev", "dev_old_blind", "dev_blind_r2", "dev_blind_r3", "dev_extra_r4", "dev_blind_r4", "dev_extra_r5",
-         "dev_blind_r5", "dev_blind_r6", "blind_r7")  # the last never tuned on
+         "dev_blind_r5", "dev_blind_r6", "dev_blind_r7",
+         "blind_r8")  # the last never tuned on
 BLIND = PARTS[-1]
 GOAL_NEWER_FIRST, GOAL_FLAGGED, GOAL_COPY_FLAGS, GOAL_SIBLING_CANDIDATES = 0.90, 0.85, 0.10, 0.05
 
