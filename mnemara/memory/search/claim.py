@@ -193,7 +193,7 @@ def claim_of(text: str) -> Claim:
             bare_units.add(UNITS[word])
     for n, word in enumerate(words):
         after = words[n + 1] if n + 1 < len(words) else ""
-        if word in NUMBER_WORDS and not (word == "one" and (after == "of" or pronoun_one(words[:n]))) \
+        if word in NUMBER_WORDS and not (word == "one" and (after == "of" or pronoun_one(words[max(0, n - 2):n]))) \
                 and not (word == "once" and after in CLAUSE_OPENERS):  # "once the review is done": when, not how often
             numbers.append((NUMBER_WORDS[word], UNITS.get(after, "")))
     negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))

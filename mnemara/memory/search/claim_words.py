@@ -33,7 +33,8 @@ ONE_PRONOUN_AFTER = frozenset("the this that which".split())
 
 
 def pronoun_one(before: list[str]) -> bool:
-    """Whether "one", after the words ``before`` (the note's, lower-case), is a pronoun (:data:`ONE_PRONOUN_AFTER`)."""
+    """Whether "one", after the words ``before`` (the note's, lower-case; the two right before it are enough), is a
+    pronoun (:data:`ONE_PRONOUN_AFTER`)."""
     return bool(set(before[-2:]) & ONE_PRONOUN_AFTER)
 
 

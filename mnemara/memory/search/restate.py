@@ -158,7 +158,7 @@ def restates(a: str, b: str) -> str:
             return ""  # woven into the sentence ("approval" / "approval from legal"): it narrows the claim
         relative = aside and j2 == len(long) and stretch[0].plain in RELATIVE_OPENERS
         if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated, aside, relative)
-               and not (t.plain == "one" and pronoun_one([x.plain for x in long[:j1 + n]]))
+               and not (t.plain == "one" and pronoun_one([x.plain for x in long[max(0, j1 + n - 2):j1 + n]]))
                for n, t in enumerate(stretch)):
             return ""
         if stretch[0].plain in CONJUNCTIONS or stretch[-1].plain in CONJUNCTIONS:
