@@ -196,12 +196,28 @@ async def test_server_down_the_panel_keeps_working_says_so_in_one_line_and_recov
         await panel.aclose()
 
 
+def _has_stopped(proc: "subprocess.Popen[Any] | None", sig: int) -> bool:
+    """The server is gone (SIGKILL) or every one of its threads is stopped (SIGSTOP)."""
+    assert proc is not None
+    if sig == signal.SIGKILL:
+        return proc.poll() is not None
+    tasks = Path(f"/proc/{proc.pid}/task")
+    states = []
+    for task in tasks.iterdir():
+        stat = (task / "stat").read_text()
+        states.append(stat[stat.rindex(")") + 2])  # the state letter follows the parenthesised name
+    return all(state in "Tt" for state in states)
+
+
 async def _panel_whose_ack_meets(server: NatsServer, stream_name: str, root: Path, sig: int) -> tuple[Any, StorePanel]:
     """A panel with one message waiting for it; ``sig`` goes to the server once the turn's answer is stored,
     right before its ack."""
-    def on_event(kind: str, keys: list[str]) -> None:
+    async def on_event(kind: str, keys: list[str]) -> None:
         if kind == "done" and server.proc is not None:
             os.kill(server.proc.pid, sig)
+            # kill() returns once the signal is queued: on a busy machine a server thread can still
+            # read and confirm the ack that follows, so wait until the signal has taken hold.
+            await until(lambda: _has_stopped(server.proc, sig))
 
     config = nats_config(server, stream_name)
     await send(config, "lead", "eng", {"n": 1})
