@@ -5,7 +5,8 @@ December." state one fact; so do "Rosa is the release manager." and "Rosa is the
 as agreed in the planning meeting.". Calling them a conflict made recall show an unresolved
 conflict between two statements of one fact. A list of lead-in phrases ("FYI", "Reminder:")
 cannot tell this: the next note uses another lead-in, another language, or adds its detail at
-the end. The test here uses no phrase list; it reads *where* the notes differ:
+the end. The test here uses no phrase list (but one: a negated reminder, "Don't forget,", claims no "not"); it
+reads *where* the notes differ:
 
 * the words of the shorter note appear in the longer one, all of them and in the same order
   (case, inflection and sentence punctuation aside): the longer note only *inserts* words;
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_WORDS, CHANGE_WORDS, CLAIM_STOPWORDS
-from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, NEGATIONS, NUMBER_WORDS, POLES, RETIRED
+from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, NEGATIONS, NUMBER_WORDS, POLES, RETIRED, UNITS
 from mnemara.memory.search.claim_words import LIST_MEMBER_WORD_RE, LIST_RE, SINCE_WORDS, pronoun_one, strip_marks
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
@@ -69,6 +70,14 @@ _RELATIVE_CLAIMS = frozenset(NEGATIONS | LIMITERS | RETIRED | CHANGE_WORDS | SIN
                              | CALENDAR_WORDS | CONTRACTIONS)
 # (a cadence as written only: "yearly" stems to "year", and "last year" says no cadence)
 RELATIVE_CLAIM_STEMS = frozenset(_RELATIVE_CLAIMS | {stem(w) for w in _RELATIVE_CLAIMS} | set(CADENCES))
+
+
+# a reminder that opens a note says no "not" of its claim: "Don't forget, my sister's birthday is on August 19"
+# (round 7 of issue 40), "N'oublie pas : ...", "Nicht vergessen: ...", "No olvides que ..."
+REMINDER_RE = re.compile(r"(?:please\s+)?(?:(?:don't|dont|do\s+not|never)\s+forget|n'oublie[zs]?\s+pas|nicht\s+vergessen|"
+                         r"no\s+olvides|non\s+dimenticare|não\s+esqueça|niet\s+vergeten)(?:\s+(?:that|que|dass|che))?")
+# the units a measure is given in ("ten minutes", "5 km"): with its number, part of an added measure
+UNIT_STEMS = frozenset(BARE_UNITS | set(UNITS) | {stem(w) for w in BARE_UNITS | set(UNITS)})
 
 
 @dataclass(frozen=True)
@@ -119,6 +128,34 @@ def _claims(token: Token, lead_in: bool, last: bool, set_off: bool, aside: bool,
     return any(c in "<>=~%$€£¥" for c in token.plain)
 
 
+def _is_amount(token: Token) -> bool:
+    """Whether ``token`` is a number: digits ("3.9%", "11:40") or a number word ("ten")."""
+    return any(c.isdigit() for c in token.plain) or token.plain in NUMBER_WORDS
+
+
+# words that bind a measure to the claim as its limit ("approval, within 3 days", "at most 2 hours", "every 5 km")
+MEASURE_LIMITS = frozenset("within after before under over by until up every per max min least most than less more "
+                           "no only".split())
+
+
+def _describes_a_thing(stretch: tuple[Token, ...]) -> bool:
+    """Whether a closing aside gives its measure to a thing it names ("about ten minutes from our place"): a content
+    word besides the measure, and no word that makes the measure a limit (:data:`MEASURE_LIMITS`)."""
+    if any(t.plain in MEASURE_LIMITS for t in stretch):
+        return False
+    return any(t.plain not in STOPWORDS and t.plain.isalpha() and not _in_a_measure(stretch, n)
+               for n, t in enumerate(stretch))
+
+
+def _in_a_measure(stretch: tuple[Token, ...], n: int) -> bool:
+    """Whether ``stretch[n]`` is the number or the unit of a measure: a number with a unit after it ("ten
+    minutes", "5 km"); a count of things ("2 other streets") is none."""
+    token = stretch[n]
+    if _is_amount(token):
+        return n + 1 < len(stretch) and stretch[n + 1].key in UNIT_STEMS
+    return token.key in UNIT_STEMS and n > 0 and _is_amount(stretch[n - 1])
+
+
 def _only_function_words(stretch: tuple[Token, ...]) -> bool:
     """Whether the part of an inserted stretch before its first separator holds only stop words ("broken
     again, per facilities", "is also on call"): woven in, yet naming nothing the claim could be narrowed to.
@@ -148,6 +185,7 @@ def restates(a: str, b: str) -> str:
     if any(op not in ("equal", "insert") for op, *_ in ops):
         return ""
     added: list[str] = []
+    counts = any(_is_amount(t) for t in short)
     for op, _i1, _i2, j1, j2 in ops:
         if op != "insert":
             continue
@@ -156,9 +194,16 @@ def restates(a: str, b: str) -> str:
         aside = not lead_in and long[j1 - 1].separated  # after a separator: ", for all environments"
         if not lead_in and not aside and not _only_function_words(stretch):
             return ""  # woven into the sentence ("approval" / "approval from legal"): it narrows the claim
+        if lead_in and REMINDER_RE.fullmatch(" ".join(t.plain for t in stretch)):
+            added.extend(t.plain for t in stretch)
+            continue
         relative = aside and j2 == len(long) and stretch[0].plain in RELATIVE_OPENERS
+        # a closing aside that gives an amount to a note that states none ("..., about ten minutes from our
+        # place") adds a measure of its own: no value of the shorter note it could replace (round 7)
+        measure = aside and j2 == len(long) and not counts and _describes_a_thing(stretch)
         if any(_claims(t, lead_in, n == len(stretch) - 1, stretch[-1].separated, aside, relative)
                and not (t.plain == "one" and pronoun_one([x.plain for x in long[max(0, j1 + n - 2):j1 + n]]))
+               and not (measure and _in_a_measure(stretch, n))
                for n, t in enumerate(stretch)):
             return ""
         if stretch[0].plain in CONJUNCTIONS or stretch[-1].plain in CONJUNCTIONS:

@@ -21,7 +21,8 @@ flagged or proposed.
 One exception, because it is how corrections are worded (issue 40): a note that
 says the fact changed ("now", "no longer", "moved to", "switched", "est passé à",
 "jetzt", "ya no": :data:`CHANGE_WORDS`) is never "another subject" of the note it
-changes. ("note 9 mentions otter9" / "note 11 mentions otter11" are two subjects: "note 9" is
+changes, unless both notes say it in the same words: then the word is part of their one pattern
+("... batteries were last changed in June"). ("note 9 mentions otter9" / "note 11 mentions otter11" are two subjects: "note 9" is
 a label.)
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ import unicodedata
 from collections import Counter
 from typing import Sequence
 
-from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, STATEMENT_CHANGE_WORDS, UNITS
+from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, STATEMENT_CHANGE_WORDS, UNITS, with_aliases
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
 # linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
@@ -47,12 +48,17 @@ def words(text: str) -> list[str]:
     """The note's tokens for alignment: case-folded, sentence punctuation off the edges, plain words
     stemmed; identifiers, paths and numbers whole."""
     out = []
-    for raw in TOKEN_RE.findall(unicodedata.normalize("NFKC", text)):
+    for raw in TOKEN_RE.findall(with_aliases(unicodedata.normalize("NFKC", text))):
         tok = raw.strip(EDGE).casefold()
         if not tok:
             continue
         out.append(stem(tok) if tok.isalpha() else tok)
     return out
+
+
+# the stem of a claim word that, as written, is a noun naming whose a thing is: "work" of "works" / "fails" names
+# the "work laptop" against the "personal laptop" (round 7 of issue 40)
+NAMING_CLAIM_STEMS = frozenset({"work"})
 
 
 def _is_name(token: str) -> bool:
@@ -61,7 +67,7 @@ def _is_name(token: str) -> bool:
     if not any(c.isalpha() for c in token):
         return False
     if token.isalpha():
-        return token not in STOPWORDS and token not in CLAIM_STEMS and token not in UNITS \
+        return token not in STOPWORDS and (token not in CLAIM_STEMS or token in NAMING_CLAIM_STEMS) and token not in UNITS \
             and token not in NUMBER_WORDS and (token not in CALENDAR_STEMS or token in CALENDAR_GIVEN_NAMES)
     return not re.fullmatch(r"[\d.,:/%+-]*[a-z]{0,3}", token)  # "30s", "5%", "2x" are values
 
@@ -72,8 +78,10 @@ def different_subject(a: str, b: str) -> str:
     if Counter(wa) == Counter(wb):
         return ""  # the same words in another order: a correction of the order
     chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
-    if says_changed(a, statement=not chat) or says_changed(b, statement=not chat) or retires_one(a, b):
+    if change_marks(a, statement=not chat) != change_marks(b, statement=not chat) or retires_one(a, b):
         return ""  # "is now", "moved to", "est passé à", "Redshift was retired": the same subject, changed
+    # (a change word both notes write is part of their one pattern, no change of either: "The front door lock
+    # batteries were last changed in February" / "The garage lock batteries were last changed in June", round 7)
     if not chat and _names_reordered(wa, wb):
         return ""  # not one pattern: "Payments logging: WARN only." says "The default log level in the payment ..."
     ops = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes()
@@ -85,11 +93,21 @@ def different_subject(a: str, b: str) -> str:
                                                  else _owner_added(n, x, y, ops, wa)
                                                  or _names_the_subject(n, x, y, ops, wa)
                                                  and not _who_of_a_named_thing(n, ops, a, b, wa, wb))]
+    swapped = [(x, y) for x, y in swapped if not _one_name_in_both(x, y)]
     if not swapped:
         return ""
     x, y = swapped[0]
     return f"different subjects: {' '.join(x) or '(nothing)'} vs {' '.join(y) or '(nothing)'} (and {len(places) - 1} more difference" \
            f"{'s' if len(places) > 2 else ''})"
+
+
+def _one_name_in_both(x: list[str], y: list[str]) -> bool:
+    """Whether both sides of a place name one thing, possessive aside: "Emma's bedtime is 8 pm" / "Since she turned
+    nine, Emma goes to bed at 8:30" differ around "Emma", not in who (round 7 of issue 40)."""
+    def named(stretch: list[str]) -> set[str]:
+        return {re.sub(r"'s?$", "", t) for t in stretch if _is_name(t)}
+
+    return bool(named(x) & named(y))
 
 
 def _names_reordered(wa: list[str], wb: list[str]) -> bool:
@@ -184,11 +202,20 @@ def says_changed(text: str, statement: bool = True) -> bool:
     dates when it took effect ("Since March", "As of June", "seit Mai": :data:`SINCE_RE`; not with
     ``statement=False``, as for the turns of a chat, where "since Friday" says how long, not what changed, and
     "new", "went" and the phrases of :data:`CHANGE_PHRASE_RE` are every other word)."""
+    return bool(change_marks(text, statement))
+
+
+def change_marks(text: str, statement: bool = True) -> frozenset[str]:
+    """The words by which ``text`` says a change (see :func:`says_changed`), case-folded; a phrase of
+    :data:`CHANGE_PHRASE_RE` as written, and a dated change as "since"."""
     text = unicodedata.normalize("NFKC", text)
     vocabulary = CHANGE_WORDS | STATEMENT_CHANGE_WORDS if statement else CHANGE_WORDS
     found = re.findall(r"[^\W\d_]+", text.casefold())
-    return any(w in vocabulary and not _no_change_here(found, n) for n, w in enumerate(found)) \
-        or statement and (bool(CHANGE_PHRASE_RE.search(text)) or bool(SINCE_RE.search(text)))
+    marks = {w for n, w in enumerate(found) if w in vocabulary and not _no_change_here(found, n)}
+    if statement:
+        marks |= {" ".join(m.group(0).casefold().split()) for m in CHANGE_PHRASE_RE.finditer(text)}
+        marks |= {"since"} if SINCE_RE.search(text) else set()
+    return frozenset(marks)
 
 
 def _no_change_here(found: list[str], n: int) -> bool:
