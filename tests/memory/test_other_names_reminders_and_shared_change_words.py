@@ -88,3 +88,24 @@ def test_a_change_word_both_siblings_write_is_part_of_their_pattern() -> None:
 def test_work_names_whose_a_thing_is() -> None:
     assert relate("My work laptop runs macOS Sonoma.", "My personal laptop runs Fedora 40.").kind == DISTINCT
     assert relate("My work laptop runs macOS Sonoma.", "My work laptop runs macOS Sequoia now.").kind == CONFLICT
+
+
+def test_a_closing_consequence_restates() -> None:
+    assert relate("My mother's flight lands at 7:20 pm on Saturday.",
+                  "My mother's flight lands at 7:20 pm on Saturday, so I should leave the house early.").kind \
+        == POSSIBLE_COPY
+    # a consequence that changes the value still claims
+    assert relate("My mother's flight lands at 7:20 pm on Saturday.",
+                  "My mother's flight lands at 7:20 pm on Saturday, so it moved to Sunday.").kind == CONFLICT
+
+
+def test_begin_is_start_and_not_stop() -> None:
+    assert relate("The code freeze starts on December 18.", "December 18 is when the code freeze begins.").kind \
+        != CONFLICT
+    assert relate("The code freeze begins on December 18.", "The code freeze stops on December 18.").kind == CONFLICT
+
+
+def test_a_cadence_in_another_language_is_read_as_one() -> None:
+    assert relate("The quarterly business review is with the client Larsen Group.",
+                  "La revisión trimestral de negocio es con el cliente Larsen Group.").kind == POSSIBLE_COPY
+    assert relate("The standup is daily.", "Le standup est hebdomadaire.").kind == CONFLICT

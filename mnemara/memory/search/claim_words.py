@@ -69,7 +69,7 @@ for _axis, _plus, _minus in (
     ("visibility", "public", "private internal"),
     ("mode", "sync synchronous synchronously", "async asynchronous asynchronously"),
     ("required", "required mandatory", "optional"),
-    ("run", "start starts started", "stop stops stopped"),
+    ("run", "start starts started begin begins began begun", "stop stops stopped"),
 ):
     for _w in _plus.split():
         POLES[_w] = (_axis, "+")
@@ -82,6 +82,18 @@ CLAIM_STOPWORDS = frozenset("up down out over under all any some each both few m
 # how often something happens, said without a number: "daily" is "every 1 d"
 CADENCES = {"hourly": "h", "daily": "d", "nightly": "night", "weekly": "w", "biweekly": "2w", "fortnightly": "2w",
             "monthly": "mo", "quarterly": "q", "yearly": "y", "annually": "y", "annual": "y"}
+# ... in the other languages the local embedder reads (round 7 of issue 40: "The quarterly business review" / "La
+# revisión trimestral de negocio")
+for _canon, _forms in {"d": "quotidien quotidienne täglich tägliche täglichen diario diaria quotidiano quotidiana "
+                            "diário diária dagelijks dagelijkse",
+                       "w": "hebdomadaire wöchentlich wöchentliche wöchentlichen semanal settimanale wekelijks wekelijkse",
+                       "mo": "mensuel mensuelle monatlich monatliche monatlichen mensual mensile mensal maandelijks "
+                             "maandelijkse",
+                       "q": "trimestriel trimestrielle vierteljährlich vierteljährliche quartalsweise trimestral "
+                            "trimestrale driemaandelijks",
+                       "y": "annuel annuelle jährlich jährliche jährlichen anual annuale jaarlijks jaarlijkse"}.items():
+    for _form in _forms.split():
+        CADENCES[_form] = _canon
 # time units named without a number ("timeouts are in seconds"); short forms left out ("s", "m", "min")
 BARE_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks month months year years "
                        "millisecond milliseconds".split())

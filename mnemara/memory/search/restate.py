@@ -63,7 +63,8 @@ CLAIM_STEMS = frozenset(CLAIM_VOCABULARY | {stem(w) for w in CLAIM_VOCABULARY})
 # company", ", same as always", ", as set up in the crontab". Set off at the end of a note, such a clause speaks of
 # the thing already named, or of others, and leaves the claim of the shared words as it is: words of scope, order
 # and amount ("most", "before", "a few", "last year") say nothing against it there (round 6 of issue 40)
-RELATIVE_OPENERS = frozenset("which who whom whose where like as same just similar wie comme como come".split())
+# (and, round 7, what opens a consequence: ", so I should leave the house early" speaks of what the user does about it)
+RELATIVE_OPENERS = frozenset("which who whom whose where like as same just similar wie comme como come so".split())
 # what still claims in such a clause: a change, a retirement, a negation, a limit, a number, a day or a cadence
 # (", which moved to Tuesday", ", which is no longer used", ", like every Friday")
 _RELATIVE_CLAIMS = frozenset(NEGATIONS | LIMITERS | RETIRED | CHANGE_WORDS | SINCE_WORDS | set(NUMBER_WORDS)

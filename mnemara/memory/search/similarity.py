@@ -364,10 +364,11 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
     if restated:  # the longer note only adds words that claim nothing: "Keep in mind ...", "..., as agreed"
         return Relation(POSSIBLE_COPY, (restated,))
     diffs = claim_differences(a, b)
-    if diffs and all(d.startswith("a word differs") for d in diffs) and english(a) != english(b):
+    if diffs and all(d.startswith(("a word differs", "words differ")) for d in diffs) and english(a) != english(b):
         # one note in English, the other in another language, and all they differ in is one word: the verb or noun
         # translated ("The Grafana dashboards are served on port 3000" / "Die Grafana-Dashboards laufen auf Port
-        # 3000", round 7), which the claim guard cannot read as one; a merge for the user to judge
+        # 3000", "quarterly business review" / "revisión trimestral de negocio", round 7), which the claim guard cannot
+        # read as one; a merge for the user to judge
         return Relation(POSSIBLE_COPY, ("the same claim in another language?", *diffs))
     if diffs:
         other_subject = different_subject(a, b)
