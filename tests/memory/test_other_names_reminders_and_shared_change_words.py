@@ -109,3 +109,20 @@ def test_a_cadence_in_another_language_is_read_as_one() -> None:
     assert relate("The quarterly business review is with the client Larsen Group.",
                   "La revisión trimestral de negocio es con el cliente Larsen Group.").kind == POSSIBLE_COPY
     assert relate("The standup is daily.", "Le standup est hebdomadaire.").kind == CONFLICT
+
+
+@pytest.mark.parametrize("older, newer", [
+    ("I rent a one-bedroom flat in Leeds.", "Bought a house in York, so no more paying a landlord."),
+    ("My landlord is Mr. Greene.", "The building was sold, so rent goes to Harbor Property Management from here on."),
+    ("My daughter's piano lessons are on Tuesdays.", "Emma's music teacher moved her slot to Thursday afternoons."),
+])
+def test_a_landlord_is_the_rent_and_an_instrument_is_music(older: str, newer: str) -> None:
+    assert relate(older, newer).kind == CONFLICT
+
+
+def test_the_rent_and_music_aliases_keep_siblings_apart() -> None:
+    assert relate("My daughter's piano lessons are on Tuesdays.", "My son's guitar lessons are on Fridays.").kind \
+        != CONFLICT
+    assert not change_marks("The landlord lives upstairs.")
+    assert "from now on" in change_marks("From now on the landlord collects rent by transfer.")
+    assert change_marks("From here on the landlord collects rent by transfer.") == frozenset({"from here on"})

@@ -151,6 +151,7 @@ STATEMENT_CHANGE_WORDS = frozenset("new went".split())
 # change); for statements only, as the words above
 # (and "no longer" in Dutch, German and Italian: "niet meer", "nicht mehr", "non più", "non ... più")
 CHANGE_PHRASE_RE = re.compile(r"\b(?:these\s+days|used\s+to\s+be|no\s+more|not\s+any\s*more|in\s+favou?r\s+of"
+                              r"|from\s+(?:here|now)\s+on"
                               r"|niet\s+meer|nicht\s+mehr|non\s+(?:\w+\s+)?più)(?!\w)", re.I)
 # function words of French, German, Spanish, Italian, Portuguese and Dutch notes (their possessives and the
 # German titles "Herr" / "Frau" included: "Unser Ansprechpartner ist Herr Vogel" is about the contact, not about
@@ -205,7 +206,8 @@ SUBJECT_ALIASES = (
     (re.compile(r"\b(?:banks?|banque|banca|banco(?!\s+de\s+dados))\b", re.I), "bank"),
     (re.compile(r"\b(?:teachers?|tutors?|insegnante|professeure?|lehrer(?:in)?|profesora?|professora|docente|leraar|lerares)\b",
                 re.I), "teacher"),
-    (re.compile(r"\b(?:rent|leases?|loyer|miete|alquiler|affitto|aluguel|huur)\b", re.I), "rent"),
+    (re.compile(r"\b(?:rent|leases?|loyer|miete|alquiler|affitto|aluguel|huur|landlords?|landlady|letting\s+agents?|"
+                r"propri[ée]taire|vermieter(?:in)?|casero|casera|padrone\s+di\s+casa|senhorio|verhuurder)\b", re.I), "rent"),
     (re.compile(r"\b(?:doctors?|médecin|arzt|ärztin|hausarzt|hausärztin|médico|medico|huisarts)\b", re.I), "doctor"),
     (re.compile(r"\b(?:keys?|clés?|schlüssel|llaves?|chiavi?|chaves?|sleutels?)\b", re.I), "key"),
     (re.compile(r"\b(?:flights?|vols?|flug|flüge|vuelos?|volo|voli|voos?|vlucht(?:en)?)\b", re.I), "flight"),
@@ -232,6 +234,10 @@ SUBJECT_ALIASES = (
     (re.compile(r"\b(?:daughters?|filles?|töchter|tochter|hijas?|figlie?|filhas?|dochters?|dotter)\b", re.I), "daughter"),
     (re.compile(r"\b(?:lessons?|aulas?|cours|unterricht|clases?|lezioni|lezione|lessen|les|lektion(?:en)?)\b", re.I),
      "lesson"),
+    # an instrument's lessons are music lessons ("My daughter's piano lessons" / "Emma's music teacher moved her
+    # slot"), and "Piano got moved to Thursdays" still names them
+    (re.compile(r"\b(?:music|piano|violin|guitar|cello|flute|drums|klavier|geige|gitarre|violon|guitare|chitarra|"
+                r"violino|guitarra|violín|musique|musik|música|musica|muziek)\b", re.I), "music"),
     # a change said with "back" ("cut back to $420k", "pushed back to May"): the word says how it changed, and
     # names no subject ("the back door" still does)
     (re.compile(r"\b(?:cut|scaled|pushed|rolled|dialed|dialled|moved|set)\s+back\b", re.I), "changed"),
