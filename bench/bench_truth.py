@@ -26,9 +26,10 @@ For keyword-only and the local embedder:
    round 3: "dev_blind_r2"), round 3's blind part (looked at, tuned on from round 4: "dev_blind_r3"), round 4's
    blind part (looked at, tuned on from round 5: "dev_blind_r4"), round 5's blind part (looked at, tuned on
    from round 6: "dev_blind_r5"), the part written in round 5 for round 6 (measured, then tuned on:
-   "dev_blind_r6"), the first part written in round 6 (measured, then tuned on: "dev_blind_r7") and the
-   blind part "blind_r8" (written in round 6 by an engineer who read neither the memory code nor the other
-   parts nor any bench output, never read or tuned on), each written before the tuning of its round, and "dev_extra_r4" / "dev_extra_r5" (written in rounds 4 and 5 by a second
+   "dev_blind_r6"), the first part written in round 6 (measured, then tuned on: "dev_blind_r7") and
+   round 6's blind part (written by an engineer who read neither the memory code nor the other parts nor
+   any bench output; measured once in round 6, then tuned on in round 7: "dev_blind_r8"; round 7 has no
+   blind part, see BLIND), each written before the tuning of its round, and "dev_extra_r4" / "dev_extra_r5" (written in rounds 4 and 5 by a second
    engineer under the same constraints, to tune on):
    corrections in other words, of a name and a value, in another unit or date format, in French,
    German and Spanish, chains A -> B -> C, restated copies and siblings. One instance per part and
@@ -287,10 +288,12 @@ def _without_index(memory: Path, cfg: Any, check_write: Any, n: int = 5) -> tupl
 
 # -- 5. recall tells the current truth (issue 40) ---------------------------------------------------
 SUBJECTS = json.loads((ROOT / "bench" / "data" / "truth_subjects.json").read_text(encoding="utf-8"))
-PARTS = ("dev", "dev_old_blind", "dev_blind_r2", "dev_blind_r3", "dev_extra_r4", "dev_blind_r4", "dev_extra_r5",
-         "dev_blind_r5", "dev_blind_r6", "dev_blind_r7",
-         "blind_r8")  # the last never tuned on
-BLIND = PARTS[-1]
+DEV_PARTS = ("dev", "dev_old_blind", "dev_blind_r2", "dev_blind_r3", "dev_extra_r4", "dev_blind_r4", "dev_extra_r5",
+             "dev_blind_r5", "dev_blind_r6", "dev_blind_r7", "dev_blind_r8")
+# the part never tuned on, when there is one: a new writer's set goes here, is measured once, and moves into
+# DEV_PARTS once its misses are read (round 7 has none: blind_r8 became dev_blind_r8 and no new set arrived)
+BLIND: str | None = None
+PARTS = DEV_PARTS + ((BLIND,) if BLIND else ())
 GOAL_NEWER_FIRST, GOAL_FLAGGED, GOAL_COPY_FLAGS, GOAL_SIBLING_CANDIDATES = 0.90, 0.85, 0.10, 0.05
 
 
@@ -303,8 +306,8 @@ def validate_subjects() -> None:
                 or len(data.get("siblings", [])) < 8 or not need <= classes:
             sys.exit(f"invalid data set {part}: needs >= 20 corrections of the classes {sorted(need)}, "
                      f">= 8 copies, >= 8 siblings (classes missing: {sorted(need - classes)})")
-    dev = set().union(*(_notes(SUBJECTS[part]) for part in PARTS[:-1]))
-    if dev & _notes(SUBJECTS[BLIND]):
+    dev = set().union(*(_notes(SUBJECTS[part]) for part in DEV_PARTS))
+    if BLIND and dev & _notes(SUBJECTS[BLIND]):
         sys.exit("invalid data set: the blind part repeats a dev note")
 
 
@@ -474,7 +477,10 @@ def main() -> None:
                 replays(label, embedder)
                 recalls(label)
         if args.only in ("all", "subjects"):
-            parts = {"all": PARTS, "dev": PARTS[:-1]}.get(args.part, (args.part,))
+            parts = {"all": PARTS, "dev": DEV_PARTS}.get(args.part, (args.part,))
+            if not BLIND:
+                print("\n   NOTE: no blind part this round; every part below has been tuned on, so these figures say "
+                      "what the rules do on their own data, not how they carry over to a new writer's notes")
             truth_tables(args.verbose, parts, not args.no_baseline)
     if not args.skip_scale and args.only != "subjects":
         write_latency(args.notes, args.writes)
