@@ -19,6 +19,7 @@ from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_GIV
 from mnemara.memory.search.claim_words import CLAIM_STOPWORDS, CLAIM_WORDS, CONTRACTIONS, LIMITERS, LIST_MEMBER_WORD_RE, LIST_RE
 from mnemara.memory.search.claim_words import MARKS_RE
 from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, NON_SUBJECT_WORDS, NUMBER_WORDS, PASSIVE_GET_RE, POLES, RETIRED
+from mnemara.memory.search.claim_words import RETIRED_AS
 from mnemara.memory.search.claim_words import SPEAKER_RE, UNITS
 from mnemara.memory.search.claim_words import calendar_values, pronoun_one, with_aliases
 from mnemara.memory.search.tokenize import STOPWORDS, stem, tokens
@@ -199,11 +200,12 @@ def claim_of(text: str) -> Claim:
     negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))
     limiters = tuple(sorted(w for w in words if w in LIMITERS))
     poles: dict[str, set[str]] = {}
-    pole_words = {w for w in words if w in POLES and w not in PARTICLES} | set(_switched(folded))
+    pole_words = {w for n, w in enumerate(words) if w in POLES and w not in PARTICLES and not _a_place(words, n)} \
+        | set(_switched(folded))
     for word in pole_words:
         axis, pole = POLES[word]
         poles.setdefault(axis, set()).add(pole)
-    retired = frozenset(w for w in words if w in RETIRED)
+    retired = frozenset(RETIRED_AS.get(w, w) for w in words if w in RETIRED)
     entities: list[str] = []
     capitalised: set[str] = set()
     for m in re.finditer(r"[^\W_](?:[\w.\-]*[^\W_])?", text):
@@ -232,8 +234,19 @@ def claim_of(text: str) -> Claim:
                  frozenset(pole_words))
 
 
+# "above" / "below" before a determiner say where a thing is ("the paperwork is in the blue binder above the
+# fridge"), not that an amount is higher (round 8 of issue 40: a copy that added where the paperwork lies read as
+# a raised amount); "above 80%" and "below budget" still do
+PLACE_WORDS = frozenset("above below".split())
+
+
+def _a_place(words: list[str], n: int) -> bool:
+    return words[n] in PLACE_WORDS and words[n + 1:n + 2] != [] and words[n + 1] in DETERMINERS
+
+
 # words that mark a German note, where every noun is written with a capital and so names nothing by it
-GERMAN_RE = re.compile(r"\b(?:ist|sind|und|für|nicht|wir|haben|unser|unsere|wird|werden|der|das|dem|den)\b", re.I)
+GERMAN_RE = re.compile(r"\b(?:ist|sind|und|für|nicht|wir|haben|unser|unsere|wird|werden|der|das|dem|den|bei|uns|immer"
+                       r"|auch|noch)\b", re.I)  # ("Die Müllabfuhr kommt bei uns immer am Mittwoch", round 8)
 HANDLE_RE = re.compile(r"(?<!\w)[#@][\w][\w.-]*")  # a channel or a handle: a name whatever its case
 TITLED_RE = re.compile(r"(?<![\w'’])[^\W\d_][\w'’-]*")
 
@@ -333,14 +346,15 @@ DETERMINERS = frozenset("the a an this that these those my our your his her its 
 def _claim_stopwords(words: list[str]) -> frozenset[str]:
     """The :data:`CLAIM_STOPWORDS` of ``words`` that claim something: "out" of a verb of motion
     (:data:`OUT_MOTION`), "most" of a superlative ("the most recent tag") and "all" of a whole scope
-    (:data:`ALL_SCOPE`) claim nothing: a note that has one says what a note without it says."""
+    (:data:`ALL_SCOPE`) claim nothing, nor "up" of "up for renewal": a note that has one says what a note without
+    it says."""
     out = set()
     for n, word in enumerate(words):
         if word not in CLAIM_STOPWORDS:
             continue
         before, after = (words[n - 1] if n else ""), (words[n + 1] if n + 1 < len(words) else "")
         if (word == "out" and after in OUT_MOTION) or (word == "most" and before == "the" and after not in ("of", "")) \
-                or (word in PARTICLE_STOPWORDS and after in DETERMINERS) \
+                or (word in PARTICLE_STOPWORDS and after in DETERMINERS) or (word == "up" and after == "for") \
                 or (word == "all" and before in ALL_SCOPE and after not in ("but", "except", "")):
             continue
         out.add(word)

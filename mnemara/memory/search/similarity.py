@@ -125,8 +125,8 @@ def _without_their_own_names(ta: frozenset[str], tb: frozenset[str], ca: Claim,
 def _numbers_differ(a: Claim, b: Claim) -> str:
     va, vb = Counter(v for v, _ in a.numbers), Counter(v for v, _ in b.numbers)
     if va != vb:
-        if _amounts(a) == _amounts(b):
-            return ""  # the same durations in other units: "30 s" / "30000 ms"
+        if any(_amounts(a, base) == _amounts(b, base) for base in SIZE_BASES):
+            return ""  # the same amounts in other units: "30 s" / "30000 ms", "six months" / "half a year", "1 GB" / "1024 MB"
         return f"numbers differ: {_show(a.numbers)} vs {_show(b.numbers)}"
     for value in va:
         ua = {u for v, u in a.numbers if v == value and u}
@@ -137,13 +137,24 @@ def _numbers_differ(a: Claim, b: Claim) -> str:
     return ""
 
 
-def _amounts(claim: Claim) -> Counter[str]:
-    """The claim's numbers with every duration in milliseconds (other numbers as written)."""
+# calendar lengths in months (a month is no fixed count of days, so days and weeks are not turned into months)
+MONTHS = {"mo": 1, "q": 3, "y": 12}
+SIZE_STEPS = ("b", "kb", "mb", "gb", "tb")
+SIZE_BASES = (1000, 1024)  # "1.5 TB" / "1500 GB" and "1 GB" / "1024 MB" both name one size
+
+
+def _amounts(claim: Claim, base: int = 1000) -> Counter[str]:
+    """The claim's numbers with every duration in milliseconds, every calendar length in months and every size in
+    bytes counted in steps of ``base`` (other numbers as written)."""
     out: Counter[str] = Counter()
     for value, unit in claim.numbers:
         match = re.fullmatch(r"([-+<>=~]*)(\d+(?:\.\d+)?)", value)
-        if unit in DURATION_MS and match:
+        if match and unit in DURATION_MS:
             out[f"{match.group(1)}{float(match.group(2)) * DURATION_MS[unit]:g} ms"] += 1
+        elif match and unit in MONTHS:
+            out[f"{match.group(1)}{float(match.group(2)) * MONTHS[unit]:g} mo"] += 1
+        elif match and unit in SIZE_STEPS:
+            out[f"{match.group(1)}{float(match.group(2)) * base ** SIZE_STEPS.index(unit):g} b"] += 1
         else:
             out[f"{value} {unit}"] += 1
     return out
@@ -364,11 +375,13 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
     if restated:  # the longer note only adds words that claim nothing: "Keep in mind ...", "..., as agreed"
         return Relation(POSSIBLE_COPY, (restated,))
     diffs = claim_differences(a, b)
-    if diffs and all(d.startswith(("a word differs", "words differ")) for d in diffs) and english(a) != english(b):
+    if diffs and all(d.startswith(("a word differs", "words differ", "roles swapped")) for d in diffs) \
+            and english(a) != english(b):
         # one note in English, the other in another language, and all they differ in is one word: the verb or noun
         # translated ("The Grafana dashboards are served on port 3000" / "Die Grafana-Dashboards laufen auf Port
         # 3000", "quarterly business review" / "revisión trimestral de negocio", round 7), which the claim guard cannot
-        # read as one; a merge for the user to judge
+        # read as one; a merge for the user to judge. Nouns come in another order in another language too ("Le loyer
+        # du garage" / "The garage rent", round 8): no swap of roles
         return Relation(POSSIBLE_COPY, ("the same claim in another language?", *diffs))
     if diffs:
         other_subject = different_subject(a, b)
@@ -464,7 +477,18 @@ def _kin_words(xs: frozenset[str], ys: frozenset[str]) -> int:
     only when the notes share fewer than two subject words, and it only ever joins two notes one of which says
     the fact changed (round 4 of issue 40)."""
     heads = {y[:KIN_PREFIX] for y in ys if len(y) >= KIN_PREFIX and y.isalpha()}
-    return sum(1 for x in xs if len(x) >= KIN_PREFIX and x.isalpha() and x[:KIN_PREFIX] in heads)
+    return sum(1 for x in xs if len(x) >= KIN_PREFIX and x.isalpha() and x[:KIN_PREFIX] in heads
+               or _compound_of(x, ys) or any(_compound_of(y, frozenset({x})) for y in ys))
+
+
+COMPOUND_HEAD, COMPOUND_WORD = 4, 8  # letters of a head word at least, and of the compound that opens with it
+
+
+def _compound_of(x: str, ys: frozenset[str]) -> bool:
+    """Whether ``x`` opens a long compound of ``ys`` ("Müll" / "Müllabfuhr", "Wasser" / "Wasserhahn"): the German
+    way of naming one thing in one word or two (round 8 of issue 40)."""
+    return len(x) >= COMPOUND_HEAD and x.isalpha() and any(
+        len(y) >= COMPOUND_WORD and y != x and y.startswith(x) and y.isalpha() for y in ys)
 
 
 def _one_word_swapped(a: str, b: str) -> bool:

@@ -33,8 +33,8 @@ import unicodedata
 from collections import Counter
 from typing import Sequence
 
-from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, SINCE_RE, SPEAKER_RE, STATEMENT_CHANGE_WORDS, UNITS, with_aliases
-from mnemara.memory.search.tokenize import STOPWORDS, stem
+from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, RETIRED_AS, SINCE_RE, SPEAKER_RE, STATEMENT_CHANGE_WORDS, UNITS, with_aliases
+from mnemara.memory.search.tokenize import ABBREVIATIONS, STOPWORDS, stem
 
 # linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
 # what it is about ("The staging port is 8443"), what it says after one is what it says of it
@@ -46,12 +46,13 @@ EDGE = ".:!?'"
 
 def words(text: str) -> list[str]:
     """The note's tokens for alignment: case-folded, sentence punctuation off the edges, plain words
-    stemmed; identifiers, paths and numbers whole."""
+    stemmed, short forms spelled out; identifiers, paths and numbers whole."""
     out = []
     for raw in TOKEN_RE.findall(with_aliases(unicodedata.normalize("NFKC", text))):
         tok = raw.strip(EDGE).casefold()
         if not tok:
             continue
+        tok = ABBREVIATIONS.get(tok, tok)  # "DB" is "database": no swap of subjects (round 8 of issue 40)
         out.append(stem(tok) if tok.isalpha() else tok)
     return out
 
@@ -59,6 +60,8 @@ def words(text: str) -> list[str]:
 # the stem of a claim word that, as written, is a noun naming whose a thing is: "work" of "works" / "fails" names
 # the "work laptop" against the "personal laptop" (round 7 of issue 40)
 NAMING_CLAIM_STEMS = frozenset({"work"})
+# words that say a thing comes round again: "a new episode every other Friday" is no new value
+RECURRING = frozenset("every each alternate weekly monthly nightly daily fortnightly biweekly".split())
 
 
 def _is_name(token: str) -> bool:
@@ -82,7 +85,7 @@ def different_subject(a: str, b: str) -> str:
         return ""  # "is now", "moved to", "est passé à", "Redshift was retired": the same subject, changed
     # (a change word both notes write is part of their one pattern, no change of either: "The front door lock
     # batteries were last changed in February" / "The garage lock batteries were last changed in June", round 7)
-    if not chat and _names_reordered(wa, wb):
+    if not chat and _names_reordered(words(main_clause(a)), words(main_clause(b))):
         return ""  # not one pattern: "Payments logging: WARN only." says "The default log level in the payment ..."
     ops = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes()
     places = [(n, wa[i1:i2], wb[j1:j2]) for n, (op, i1, i2, j1, j2) in enumerate(ops) if op != "equal"]
@@ -108,6 +111,18 @@ def _one_name_in_both(x: list[str], y: list[str]) -> bool:
         return {re.sub(r"'s?$", "", t) for t in stretch if _is_name(t)}
 
     return bool(named(x) & named(y))
+
+
+# where a note's main clause ends and an aside begins: ", which is a pain because ...", " — the paperwork is ..."
+ASIDE_START_RE = re.compile(r",\s*(?:which|because|since|so|as|though|although)\b|\s[—–]\s|;")
+
+
+def main_clause(text: str) -> str:
+    """``text`` up to its first aside (:data:`ASIDE_START_RE`): "Leo's school pickup is at 2:50 at the gym entrance,
+    which is a pain because it's the opposite end of the parking lot from Ava's" says its pattern before the comma;
+    Ava named after it is no reordering of "Ava's school pickup is at 3:05" (round 8 of issue 40)."""
+    m = ASIDE_START_RE.search(text)
+    return text[:m.start()] if m and m.start() > 0 else text
 
 
 def _names_reordered(wa: list[str], wb: list[str]) -> bool:
@@ -189,11 +204,17 @@ def _who_of_a_named_thing(n: int, ops: Sequence[tuple[str, int, int, int, int]],
 
 
 def _labels(x: list[str], y: list[str], i1: int, i2: int, wa: list[str], before_verb: bool = False) -> bool:
-    """Whether ``x``/``y`` (at ``wa[i1:i2]``) are numbers that label a thing: between two content words, or
+    """Whether ``x``/``y`` (at ``wa[i1:i2]``) are numbers (or letters, :func:`_letter`) that label a thing: between two content words, or
     (``before_verb``: before the linking verb both notes share, in what they are about) right after one:
     "Version 2 of the API is ..." / "Version 3 of the API is ..." name two versions."""
-    return bool(x and y) and all(t.isdigit() for t in x + y) and 0 < i1 and _is_name(wa[i1 - 1]) \
-        and (before_verb or i2 < len(wa) and _is_name(wa[i2]))
+    return bool(x and y) and all(t.isdigit() or _letter(t, before_verb) for t in x + y) and 0 < i1 \
+        and _is_name(wa[i1 - 1]) and (before_verb or i2 < len(wa) and _is_name(wa[i2]))
+
+
+def _letter(token: str, before_verb: bool) -> bool:
+    """A letter that labels a thing before the linking verb: "Allotment bed A is ..." / "Allotment bed B is ..."
+    name two beds (round 8 of issue 40), as "Tier 1" / "Tier 2" name two tiers."""
+    return before_verb and len(token) == 1 and token.isalpha()
 
 
 def says_changed(text: str, statement: bool = True) -> bool:
@@ -224,7 +245,8 @@ def _no_change_here(found: list[str], n: int) -> bool:
     branches are cut from the latest release tag" makes a branch ("cut from ... to ..." still cuts a value)."""
     word = found[n]
     if word == "new":
-        return n == 1 and found[0] in ("a", "an")
+        # ... nor "releases a new episode every other Friday": a thing made again and again (round 8)
+        return n >= 1 and found[n - 1] in ("a", "an") and (n == 1 or bool(set(found) & RECURRING))
     if word == "cut":
         return found[n + 1:n + 2] == ["from"] and "to" not in found[n + 2:]
     return False
@@ -236,6 +258,7 @@ def retires_one(a: str, b: str) -> bool:
     is Redshift" / "Analytics queries go to Snowflake these days; Redshift was retired"). Two notes that
     both say so ("Staging logs are deleted after 7 days" / "Prod logs are deleted after 30 days") do not."""
     def retired(text: str) -> set[str]:
-        return {w for w in re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", text).casefold()) if w in RETIRED}
+        return {RETIRED_AS.get(w, w) for w in re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", text).casefold())
+                if w in RETIRED}
 
     return retired(a) != retired(b)
