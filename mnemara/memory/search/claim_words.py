@@ -112,9 +112,9 @@ for _canon, _forms in FOREIGN_TIME_UNITS.items():
 BARE_UNITS = BARE_UNITS | {f for forms in FOREIGN_TIME_UNITS.values() for f in forms.split()}
 # words that say something was retired: one note having them and the other not is a disagreement
 RETIRED = frozenset("""decommissioned decommission retired retire removed deleted deprecated replaced sunset
-sunsetted discontinued abandoned obsolete elsewhere archived purged purge wiped erased""".split())
+sunsetted discontinued abandoned obsolete elsewhere archived purged purge""".split())
 # ... of which these say one thing, that data is gone ("deleted 90 days after" / "gets purged ninety days after")
-RETIRED_AS = {"purged": "deleted", "purge": "deleted", "wiped": "deleted", "erased": "deleted"}
+RETIRED_AS = {"purged": "deleted", "purge": "deleted"}
 CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS) | set(CADENCES)
                         | {"per", "cent"})
 # what the tokenizer leaves of a contraction ("don't" -> "don"): part of the negation, not of the topic
@@ -296,7 +296,7 @@ AUXILIARIES = frozenset("need needs needed must".split())
 # of having ("Got the tattoo a few years ago"): no subject either; "gets purged" of data gone too (round 8;
 # "get" before any participle would hide what else two notes differ in: "tomato plants" / "the tomatoes get watered")
 PASSIVE_GET_RE = re.compile(r"\b(?:got|gotten)\s+(?=[^\W\d_]+(?:ed|en)\b)"
-                            r"|\bget(?:s|ting)?\s+(?=(?:deleted|purged|removed|wiped|erased|archived)\b)", re.I)
+                            r"|\bget(?:s|ting)?\s+(?=(?:deleted|purged|removed|archived)\b)", re.I)
 # whoever does a thing, unnamed ("after someone closes their account"): no subject (round 8)
 INDEFINITE_PRONOUNS = frozenset("someone somebody anyone anybody everyone everybody".split())
 NON_SUBJECT_WORDS = frozenset(CHANGE_WORDS | FOREIGN_FUNCTION_WORDS | SINCE_WORDS | QUANTIFIERS | AUXILIARIES
