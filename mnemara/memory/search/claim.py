@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CLAIM_STEMS
 from mnemara.memory.search.claim_words import CLAIM_STOPWORDS, CLAIM_WORDS, CONTRACTIONS, LIMITERS, LIST_MEMBER_WORD_RE, LIST_RE
-from mnemara.memory.search.claim_words import MARKS_RE
+from mnemara.memory.search.claim_words import EVERY_OTHER_RE, EVERY_OTHER_UNITS, MARKS_RE
 from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, NON_SUBJECT_WORDS, NUMBER_WORDS, PASSIVE_GET_RE, POLES, RETIRED
 from mnemara.memory.search.claim_words import RETIRED_AS
 from mnemara.memory.search.claim_words import SPEAKER_RE, UNITS
@@ -184,10 +184,17 @@ def claim_of(text: str) -> Claim:
         if folded[at - 1:at] in CURRENCIES and at >= 1:  # "$10" is not "€10"; "-$5" is negative
             unit, start = folded[at - 1] + unit, at - 1
         numbers.append((_bound(folded, start) + _value(m.group(0)), unit))
+    every_other = [m.group(1) for m in EVERY_OTHER_RE.finditer(folded)]
+    numbers.extend(("2", EVERY_OTHER_UNITS.get(unit, "w")) for unit in every_other)
     bare_units: set[str] = set()
     for n, word in enumerate(words):
-        if word in CADENCES:
+        if word in CADENCES and CADENCES[word][:1].isdigit():  # "biweekly": every 2 weeks, a number like any other
+            numbers.append((CADENCES[word][:-1], CADENCES[word][-1:]))
+        elif word in CADENCES:
             bare_units.add(CADENCES[word])
+        elif n and (words[n - 1] == "alternate" or words[n - 1] in ("other", "second", "2nd") and n >= 2
+                    and words[n - 2] == "every"):
+            pass  # the unit of "every other week", counted above
         elif word in BARE_UNITS and not (n and (words[n - 1].isdigit() or words[n - 1] in NUMBER_WORDS)) \
                 and not (word == "second" and n + 1 < len(words) and words[n + 1] not in ORDINAL_SECOND_ENDS):
             # ("every second Wednesday", "the second floor": an ordinal; "per second", "a second", "in seconds": a unit)
@@ -343,6 +350,10 @@ PARTICLE_STOPWORDS = frozenset("out up down over under".split())
 DETERMINERS = frozenset("the a an this that these those my our your his her its their".split())
 
 
+# words that, before a date, end a stretch of time as "until" does
+UNTIL_FORMS = frozenset("through thru till til".split())
+
+
 def _claim_stopwords(words: list[str]) -> frozenset[str]:
     """The :data:`CLAIM_STOPWORDS` of ``words`` that claim something: "out" of a verb of motion
     (:data:`OUT_MOTION`), "most" of a superlative ("the most recent tag") and "all" of a whole scope
@@ -350,9 +361,12 @@ def _claim_stopwords(words: list[str]) -> frozenset[str]:
     it says."""
     out = set()
     for n, word in enumerate(words):
+        before, after = (words[n - 1] if n else ""), (words[n + 1] if n + 1 < len(words) else "")
+        if word in UNTIL_FORMS and after[:1].isdigit():
+            out.add("until")  # "booked through March 9" is "runs until the 9th of March" (round 9 of issue 40)
+            continue
         if word not in CLAIM_STOPWORDS:
             continue
-        before, after = (words[n - 1] if n else ""), (words[n + 1] if n + 1 < len(words) else "")
         if (word == "out" and after in OUT_MOTION) or (word == "most" and before == "the" and after not in ("of", "")) \
                 or (word in PARTICLE_STOPWORDS and after in DETERMINERS) or (word == "up" and after == "for") \
                 or (word == "all" and before in ALL_SCOPE and after not in ("but", "except", "")):

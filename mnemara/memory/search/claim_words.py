@@ -94,6 +94,12 @@ for _canon, _forms in {"d": "quotidien quotidienne täglich tägliche täglichen
                        "y": "annuel annuelle jährlich jährliche jährlichen anual annuale jaarlijks jaarlijkse"}.items():
     for _form in _forms.split():
         CADENCES[_form] = _canon
+# every second one of a unit or a weekday is a cadence of two: "every other Friday" is "biweekly, on Fridays", "on
+# alternate Wednesdays" is "every second Wednesday", "every other week" is "every two weeks" (round 9 of issue 40: read
+# as a bare "week", each differed from the others)
+EVERY_OTHER_RE = re.compile(r"\b(?:every\s+(?:other|second|2nd|alternate)|alternate)\s+(day|week|month|year|monday|"
+                            r"tuesday|wednesday|thursday|friday|saturday|sunday|weekend)s?\b")
+EVERY_OTHER_UNITS = {"day": "d", "month": "mo", "year": "y"}  # a weekday or a weekend comes round in weeks
 # time units named without a number ("timeouts are in seconds"); short forms left out ("s", "m", "min")
 BARE_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks month months year years "
                        "millisecond milliseconds".split())
@@ -150,7 +156,7 @@ passati passate cambiati cambiate spostate migrati sostituiti sostituite aggiorn
 atualizamos atualizou mudamos migramos passamos substituímos aumentamos reduzimos
 résilié résiliée basculé basculée déménagé déménagée remplacée changée changés
 umgestiegen gekündigt gewisseld opgezegd gestopt
-rebooked rerouted rehomed repriced renegotiated
+rebooked rerouted rehomed repriced renegotiated cancelled canceled
 salito salita saliti salite sceso scesa scesi scese calato calata diminuito diminuita aumentata ridotta
 subió subieron subido subida bajó bajaron bajado bajada aumentó redujo
 augmenté augmentée augmentés baissé baissée diminué diminuée

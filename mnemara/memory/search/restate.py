@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_WORDS, CHANGE_WORDS, CLAIM_STOPWORDS
-from mnemara.memory.search.claim_words import CONTRACTIONS, LIMITERS, NEGATIONS, NUMBER_WORDS, POLES, RETIRED, UNITS
+from mnemara.memory.search.claim_words import CONTRACTIONS, EVERY_OTHER_RE, LIMITERS, NEGATIONS, NUMBER_WORDS, POLES, RETIRED, UNITS
 from mnemara.memory.search.claim_words import LIST_MEMBER_WORD_RE, LIST_RE, SINCE_WORDS, pronoun_one, strip_marks
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
@@ -71,6 +71,25 @@ _RELATIVE_CLAIMS = frozenset(NEGATIONS | LIMITERS | RETIRED | CHANGE_WORDS | SIN
                              | CALENDAR_WORDS | CONTRACTIONS)
 # (a cadence as written only: "yearly" stems to "year", and "last year" says no cadence)
 RELATIVE_CLAIM_STEMS = frozenset(_RELATIVE_CLAIMS | {stem(w) for w in _RELATIVE_CLAIMS} | set(CADENCES))
+
+
+# what opens a clause of its own at the end of a note: ", and the policy renews each October", "- she's always nervous
+# in the carrier". Its values are its own subject's, so it adds a fact and leaves the shared claim as it is; only a
+# change, a retirement, a negation or a limit in it still speaks against that claim (", and it was retired in May")
+CLAUSE_SUBJECTS = frozenset("the its his her their my our your this it she he they".split())
+PRONOUNS = frozenset("it it's its she she's he he's they they're".split())
+_OWN_CLAUSE_CLAIMS = frozenset(NEGATIONS | LIMITERS | RETIRED | CHANGE_WORDS | SINCE_WORDS | CONTRACTIONS)
+OWN_CLAUSE_CLAIM_STEMS = frozenset(_OWN_CLAUSE_CLAIMS | {stem(w) for w in _OWN_CLAUSE_CLAIMS})
+
+
+def _own_clause(stretch: tuple[Token, ...]) -> bool:
+    """Whether a closing aside is a clause with its own subject: "and" and a determiner or a pronoun
+    (:data:`CLAUSE_SUBJECTS`), or a pronoun, then two words or more."""
+    words = [t.plain for t in stretch]
+    if words[0] == "and":
+        words = words[1:]
+        return len(words) >= 3 and words[0] in CLAUSE_SUBJECTS
+    return len(words) >= 3 and words[0] in PRONOUNS
 
 
 # a reminder that opens a note says no "not" of its claim: "Don't forget, my sister's birthday is on August 19"
@@ -177,6 +196,8 @@ def _content(tokens: tuple[Token, ...]) -> int:
 def restates(a: str, b: str) -> str:
     """"one note restates the other, adding: ..." when the longer of ``a`` and ``b`` holds every word
     of the shorter in order and only inserts words that claim nothing (module docstring); "" otherwise."""
+    if len(EVERY_OTHER_RE.findall(a.casefold())) != len(EVERY_OTHER_RE.findall(b.casefold())):
+        return ""  # "every week" / "every other week": the inserted word halves the cadence
     ta, tb = note_tokens(a), note_tokens(b)
     short, long = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
     if len(short) == len(long) or _content(short) < MIN_CONTENT_WORDS:
@@ -199,6 +220,11 @@ def restates(a: str, b: str) -> str:
             added.extend(t.plain for t in stretch)
             continue
         relative = aside and j2 == len(long) and stretch[0].plain in RELATIVE_OPENERS
+        if aside and j2 == len(long) and _own_clause(stretch):
+            if any(t.key in OWN_CLAUSE_CLAIM_STEMS or t.plain in OWN_CLAUSE_CLAIM_STEMS for t in stretch):
+                return ""
+            added.extend(t.plain for t in stretch)
+            continue
         # a closing aside that gives an amount to a note that states none ("..., about ten minutes from our
         # place") adds a measure of its own: no value of the shorter note it could replace (round 7)
         measure = aside and j2 == len(long) and not counts and _describes_a_thing(stretch)
