@@ -18,7 +18,7 @@ from functools import lru_cache
 from mnemara.memory.search.claim_words import BARE_UNITS, CADENCES, CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CLAIM_STEMS
 from mnemara.memory.search.claim_words import CLAIM_STOPWORDS, CLAIM_WORDS, CONTRACTIONS, LIMITERS, LIST_MEMBER_WORD_RE, LIST_RE
 from mnemara.memory.search.claim_words import EVERY_OTHER_RE, EVERY_OTHER_UNITS, MARKS_RE
-from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, NON_SUBJECT_WORDS, NUMBER_WORDS, PASSIVE_GET_RE, POLES, RETIRED
+from mnemara.memory.search.claim_words import NEGATIONS, NON_SUBJECT, PORTUGUESE_RE, SPANISH_RE, NON_SUBJECT_WORDS, NUMBER_WORDS, PASSIVE_GET_RE, POLES, RETIRED
 from mnemara.memory.search.claim_words import RETIRED_AS
 from mnemara.memory.search.claim_words import SPEAKER_RE, UNITS
 from mnemara.memory.search.claim_words import calendar_values, pronoun_one, with_aliases
@@ -205,6 +205,8 @@ def claim_of(text: str) -> Claim:
                 and not (word == "once" and after in CLAUSE_OPENERS):  # "once the review is done": when, not how often
             numbers.append((NUMBER_WORDS[word], UNITS.get(after, "")))
     negations = sum(1 for w in words if w in NEGATIONS or (w.endswith("nt") and w in CONTRACTIONS))
+    if "no" in words and PORTUGUESE_RE.search(folded) and not SPANISH_RE.search(folded):
+        negations -= words.count("no")  # Portuguese "no" is "in the": "no lugar dele" (round 9 of issue 40)
     limiters = tuple(sorted(w for w in words if w in LIMITERS))
     poles: dict[str, set[str]] = {}
     pole_words = {w for n, w in enumerate(words) if w in POLES and w not in PARTICLES and not _a_place(words, n)} \

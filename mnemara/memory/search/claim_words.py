@@ -175,7 +175,16 @@ STATEMENT_CHANGE_WORDS = frozenset("new went".split())
 CHANGE_PHRASE_RE = re.compile(r"\b(?:these\s+days|used\s+to\s+be|no\s+more|not\s+any\s*more|in\s+favou?r\s+of"
                               r"|from\s+(?:here|now)\s+on|ab\s+sofort|à\s+partir\s+de\s+maintenant"
                               r"|a\s+partir\s+de\s+(?:ahora|agora)|d'ora\s+in\s+poi|vanaf\s+nu"
-                              r"|niet\s+meer|nicht\s+mehr|non\s+(?:\w+\s+)?più)(?!\w)", re.I)
+                              r"|niet\s+meer|nicht\s+mehr|non\s+(?:\w+\s+)?più"
+                              # one takes another's place: "in her place", "no lugar dele", "à sa place", "an seiner
+                              # Stelle", "en su lugar", "al suo posto", "in zijn plaats", "took over from" (round 9)
+                              r"|in\s+(?:his|her|their|its)\s+place|in\s+place\s+of|took\s+over\s+from"
+                              r"|n[oa]\s+lugar\s+d[eoa]\w*|en\s+(?:su\s+)?lugar\s+de\w*|à\s+(?:sa|leur)\s+place"
+                              r"|an\s+(?:seiner|ihrer)\s+stelle|al\s+(?:suo|loro)\s+posto|al\s+posto\s+d\w*"
+                              r"|in\s+(?:zijn|haar)\s+plaats)(?!\w)", re.I)
+# words that mark a Portuguese note, where "no" / "na" are "in the", no negation ("no lugar dele")
+PORTUGUESE_RE = re.compile(r"\b(?:não|são|uma|um|do|dos|das|em|ao|aos|pelo|pela|dele|dela|você|também|está|estão)\b", re.I)
+SPANISH_RE = re.compile(r"\b(?:el|los|las|del|es|está|están|una|un|y|también|usted)\b", re.I)
 # function words of French, German, Spanish, Italian, Portuguese and Dutch notes (their possessives and the
 # German titles "Herr" / "Frau" included: "Unser Ansprechpartner ist Herr Vogel" is about the contact, not about
 # "unser"): no subject of their own (the tokenizer's stop words are English). Only the subject test and the

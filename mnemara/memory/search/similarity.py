@@ -52,6 +52,7 @@ from mnemara.memory.search.restate import restates
 from mnemara.memory.search.subject import different_subject, says_changed
 from mnemara.memory.search.tokenize import STOPWORDS as STOPWORDS
 from mnemara.memory.search.tokenize import fts_text as fts_text
+from mnemara.memory.search.voice import turned_round
 from mnemara.memory.search.tokenize import stem as stem
 from mnemara.memory.search.tokenize import tokens as tokens
 
@@ -374,6 +375,8 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
     restated = restates(a, b)
     if restated:  # the longer note only adds words that claim nothing: "Keep in mind ...", "..., as agreed"
         return Relation(POSSIBLE_COPY, (restated,))
+    if turned_round(a, b):  # "X is owned by A and B" / "B and A own X": one claim, the sentence turned round
+        return Relation(POSSIBLE_COPY, ("one claim, the sentence turned round",))
     diffs = claim_differences(a, b)
     if diffs and all(d.startswith(("a word differs", "words differ", "roles swapped")) for d in diffs) \
             and english(a) != english(b):

@@ -33,7 +33,7 @@ import unicodedata
 from collections import Counter
 from typing import Sequence
 
-from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, RETIRED_AS, SINCE_RE, SPEAKER_RE, STATEMENT_CHANGE_WORDS, UNITS, with_aliases
+from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, RETIRED_AS, SINCE_RE, SPEAKER_RE, STATEMENT_CHANGE_WORDS, UNITS, calendar_values, with_aliases
 from mnemara.memory.search.tokenize import ABBREVIATIONS, STOPWORDS, stem
 
 # linking verbs of English, French, German, Spanish, Italian and Portuguese: what a note says before one is
@@ -171,7 +171,8 @@ def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[s
     verb = next((op_i for op_i, (op, a1, a2, _b1, _b2) in enumerate(ops)
                  if op == "equal" and any(t in COPULAS for t in wa[a1:a2])), None)
     if verb is not None and verb != n:
-        return n < verb and (any(map(_is_name, x)) and any(map(_is_name, y)) or _labels(x, y, i1, i2, wa, True))
+        return n < verb and (any(map(_is_name, x)) and any(map(_is_name, y)) or _labels(x, y, i1, i2, wa, True)
+                             or _days_that_name(x, y))
     if not (_labels(x, y, i1, i2, wa) or (any(map(_is_name, x)) and any(map(_is_name, y)))):
         return False
     if any(t in COPULAS for t in x + y):
@@ -209,6 +210,16 @@ def _labels(x: list[str], y: list[str], i1: int, i2: int, wa: list[str], before_
     "Version 2 of the API is ..." / "Version 3 of the API is ..." name two versions."""
     return bool(x and y) and all(t.isdigit() or _letter(t, before_verb) for t in x + y) and 0 < i1 \
         and _is_name(wa[i1 - 1]) and (before_verb or i2 < len(wa) and _is_name(wa[i2]))
+
+
+def _days_that_name(x: list[str], y: list[str]) -> bool:
+    """Whether ``x``/``y``, before the linking verb both notes share, are days or months only, and other ones: they
+    name which of a recurring thing the note is about ("The Monday team standup is in room Tulip" / "The Friday team
+    standup is in room Birch", "Monday gym session is legs" / "Thursday gym session is upper body": two standups,
+    two sessions; round 9 of issue 40). After the verb a day is a value ("Standup is on Mondays" / "on Tuesdays"),
+    and a note that differs in the day alone has no second place, so stays one subject corrected."""
+    return bool(x and y) and all(calendar_values(t) for t in x + y) \
+        and calendar_values(" ".join(x)) != calendar_values(" ".join(y))
 
 
 def _letter(token: str, before_verb: bool) -> bool:
