@@ -112,3 +112,12 @@ def test_a_sentence_turned_round_is_one_claim(older: str, newer: str) -> None:
 def test_exchanged_roles_are_no_sentence_turned_round(older: str, newer: str) -> None:
     assert not turned_round(older, newer)
     assert relate(older, newer).kind != POSSIBLE_COPY
+
+
+def test_error_tracking_said_by_what_it_tracks() -> None:
+    older = "Error tracking for all services is done in Sentry."
+    newer = "Exceptions get reported to Rollbar; we dropped the old tool in Q2."
+    assert may_conflict(older, newer)
+    assert relate(older, newer).kind == CONFLICT
+    # exceptions to a rule are no error tracking
+    assert not may_conflict(older, "There are no exceptions to the expense policy.")

@@ -284,6 +284,9 @@ SUBJECT_ALIASES = (
     (re.compile(r"\blevain\b", re.I), "sourdough starter"),  # (the sourdough starter is not the rye starter)
     (re.compile(r"\b(?:apiar(?:y|ies|ists?)|beekeep(?:ing|ers?))\b", re.I), "beekeeping"),
     (re.compile(r"\b(?:build\s+pipelines?|ci(?:/cd)?\s+pipelines?)\b", re.I), "ci"),
+    # (round 9) error tracking by what it tracks ("Exceptions get reported to Rollbar")
+    (re.compile(r"\b(?:(?:error|exception|crash)\s+(?:tracking|reporting|monitoring)|exceptions\s+(?:get|are)\s+reported)\b",
+                re.I), "errortracking"),
     # a change said with "back" ("cut back to $420k", "pushed back to May"): the word says how it changed, and
     # names no subject ("the back door" still does)
     (re.compile(r"\b(?:cut|scaled|pushed|rolled|dialed|dialled|moved|set)\s+back\b", re.I), "changed"),
