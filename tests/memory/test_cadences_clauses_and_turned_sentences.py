@@ -121,3 +121,14 @@ def test_error_tracking_said_by_what_it_tracks() -> None:
     assert relate(older, newer).kind == CONFLICT
     # exceptions to a rule are no error tracking
     assert not may_conflict(older, "There are no exceptions to the expense policy.")
+
+
+def test_trains_after_a_noun_is_a_verb_not_transit() -> None:
+    from mnemara.memory.search.claim_words import with_aliases
+
+    assert "transit" not in with_aliases("The ML team trains models on a single A100 node.")
+    assert relate("The ML team trains models on a single A100 node.", "Training was moved onto two H100 nodes.").kind \
+        == CONFLICT  # dev_extra_r4: read as a train, the old note lost its subject word
+    # a train one takes is still transit
+    for text in ("I take the train to work.", "My commute is the 7:12 train from Maplewood.", "She goes by train."):
+        assert "transit" in with_aliases(text)

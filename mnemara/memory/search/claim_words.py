@@ -257,7 +257,10 @@ SUBJECT_ALIASES = (
                 r"bills?|costs?|caps?)\b", re.I), "cloudbudget"),
     (re.compile(r"\b(?:commut(?:e|es|ing)|(?:get|gets|getting|go|goes|going|ride|way)\s+to\s+(?:work|the\s+office))\b",
                 re.I), "commute"),
-    (re.compile(r"\b(?:trains?|bus|buses|trams?|subway|metro|ferry|ferries)\b(?![\s-]+(?:station|stop)s?\b)", re.I),
+    # ("trains" after a name or a noun is a verb: "The ML team trains models", round 9)
+    (re.compile(r"\b(?:buses|bus|trams?|subway|metro|ferry|ferries|(?<=the\s)trains?|(?<=a\s)train|(?<=by\s)train"
+                r"|(?<=night\s)train|(?<=early\s)train|(?<=late\s)train|(?<=commuter\s)trains?|(?<=express\s)train"
+                r"|(?<=\d\s)trains?|(?<=\dam\s)train|(?<=\dpm\s)train|^trains?|(?<=\.\s)trains?)\b(?![\s-]+(?:station|stop)s?\b)", re.I | re.M),
      "transit"),
     (re.compile(r"\b(?:approvals?|approves?|sign[\s-]?offs?|signs?\s+off|lgtms?)\b", re.I), "approval"),
     (re.compile(r"\b(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|végétarien(?:ne)?|vegetari(?:er|erin|ano|ana)|"
