@@ -169,7 +169,8 @@ def claim_of(text: str) -> Claim:
     for sign, plain in BOUNDS.items():
         text = text.replace(sign, plain)
     folded = text.casefold()
-    words = [w.replace("'", "") for w in WORD_RE.findall(folded)]
+    found = list(WORD_RE.finditer(folded))
+    words = [m.group(0).replace("'", "") for m in found]
     numbers: list[tuple[str, str]] = []
     for m in NUMBER_RE.finditer(folded):
         tail = folded[m.end():m.end() + 12]
@@ -184,16 +185,16 @@ def claim_of(text: str) -> Claim:
         if folded[at - 1:at] in CURRENCIES and at >= 1:  # "$10" is not "€10"; "-$5" is negative
             unit, start = folded[at - 1] + unit, at - 1
         numbers.append((_bound(folded, start) + _value(m.group(0)), unit))
-    every_other = [m.group(1) for m in EVERY_OTHER_RE.finditer(folded)]
-    numbers.extend(("2", EVERY_OTHER_UNITS.get(unit, "w")) for unit in every_other)
+    every_other = list(EVERY_OTHER_RE.finditer(folded))
+    numbers.extend(("2", EVERY_OTHER_UNITS.get(m.group(1), "w")) for m in every_other)
+    counted = {m.start(1) for m in every_other}  # where the unit of each "every other week" is: no bare unit
     bare_units: set[str] = set()
     for n, word in enumerate(words):
         if word in CADENCES and CADENCES[word][:1].isdigit():  # "biweekly": every 2 weeks, a number like any other
             numbers.append((CADENCES[word][:-1], CADENCES[word][-1:]))
         elif word in CADENCES:
             bare_units.add(CADENCES[word])
-        elif n and (words[n - 1] == "alternate" or words[n - 1] in ("other", "second", "2nd") and n >= 2
-                    and words[n - 2] == "every"):
+        elif found[n].start() in counted:
             pass  # the unit of "every other week", counted above
         elif word in BARE_UNITS and not (n and (words[n - 1].isdigit() or words[n - 1] in NUMBER_WORDS)) \
                 and not (word == "second" and n + 1 < len(words) and words[n + 1] not in ORDINAL_SECOND_ENDS):

@@ -219,12 +219,12 @@ def restates(a: str, b: str) -> str:
         if lead_in and REMINDER_RE.fullmatch(" ".join(t.plain for t in stretch)):
             added.extend(t.plain for t in stretch)
             continue
-        relative = aside and j2 == len(long) and stretch[0].plain in RELATIVE_OPENERS
         if aside and j2 == len(long) and _own_clause(stretch):
             if any(t.key in OWN_CLAUSE_CLAIM_STEMS or t.plain in OWN_CLAUSE_CLAIM_STEMS for t in stretch):
                 return ""
             added.extend(t.plain for t in stretch)
             continue
+        relative = aside and j2 == len(long) and stretch[0].plain in RELATIVE_OPENERS
         # a closing aside that gives an amount to a note that states none ("..., about ten minutes from our
         # place") adds a measure of its own: no value of the shorter note it could replace (round 7)
         measure = aside and j2 == len(long) and not counts and _describes_a_thing(stretch)

@@ -52,9 +52,9 @@ from mnemara.memory.search.restate import restates
 from mnemara.memory.search.subject import different_subject, says_changed
 from mnemara.memory.search.tokenize import STOPWORDS as STOPWORDS
 from mnemara.memory.search.tokenize import fts_text as fts_text
-from mnemara.memory.search.voice import turned_round
 from mnemara.memory.search.tokenize import stem as stem
 from mnemara.memory.search.tokenize import tokens as tokens
+from mnemara.memory.search.voice import turned_round
 
 SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
