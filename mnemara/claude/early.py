@@ -110,15 +110,34 @@ def process_env(options_env: dict[str, str], cwd: str, version: str,
     return tuple(sorted(env.items()))
 
 
+#: The first claude-agent-sdk release that writes an option's value into its flag (``--model=x``, its
+#: ``_flag_with_value``); earlier ones write two arguments (``--model x``). Both keep ``--settings`` and
+#: ``--mcp-config`` apart from their values.
+JOINED_VALUES_SINCE = (0, 2, 190)
+
+
+def joins_values(version: str) -> bool:
+    """Whether the SDK ``version`` writes ``--flag=value`` (True for a version it cannot read: the newest
+    form is the likelier one, and a wrong guess only loses the early start)."""
+    parts = version.split(".")[:3]
+    if len(parts) < 3 or not all(part.isdigit() for part in parts):
+        return True
+    return tuple(int(part) for part in parts) >= JOINED_VALUES_SINCE
+
+
 def command_line(cli: str, prompt_path: str, model: str | None, servers: dict[str, Any],
-                 tools: list[str], settings: str | None = None) -> tuple[str, ...]:
+                 tools: list[str], settings: str | None = None, *, joined: bool = True) -> tuple[str, ...]:
     """The command line the SDK builds for the options of :meth:`CliLauncher.options
-    <mnemara.claude.options.CliLauncher.options>` (``_build_command``), written out without the SDK."""
-    argv = [cli, "--output-format", "stream-json", "--verbose", "--system-prompt-file", prompt_path,
-            "--tools", ",".join(tools) if tools else ""]
+    <mnemara.claude.options.CliLauncher.options>` (``_build_command``), written out without the SDK;
+    ``joined`` for an SDK that writes ``--flag=value`` (:func:`joins_values`)."""
+    def option(flag: str, value: str) -> list[str]:
+        return [f"{flag}={value}"] if joined else [flag, value]
+
+    argv = [cli, "--output-format", "stream-json", "--verbose", *option("--system-prompt-file", prompt_path),
+            *option("--tools", ",".join(tools))]
     if model:
-        argv += ["--model", model]
-    argv += ["--permission-prompt-tool", "stdio"]
+        argv += option("--model", model)
+    argv += option("--permission-prompt-tool", "stdio")
     if settings:
         argv += ["--settings", settings]
     if servers:
@@ -135,7 +154,8 @@ def session_spec(cli: str, prompt_path: str, inputs: LaunchInputs, env_overrides
     from mnemara.claude.additions import quiet_settings
     from mnemara.claude.child_guard import guard_env
 
-    argv = command_line(cli, prompt_path, inputs.model, inputs.servers, inputs.native_tools, quiet_settings())
+    argv = command_line(cli, prompt_path, inputs.model, inputs.servers, inputs.native_tools, quiet_settings(),
+                        joined=joins_values(version))
     env = {**inputs.env, **guard_env(), **env_overrides}  # this process's pid, not the recorded one's
     return LaunchSpec(argv, process_env(env, cwd, version), cwd)
 

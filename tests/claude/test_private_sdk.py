@@ -199,7 +199,10 @@ def test_sdk_command_is_what_the_sdk_runs_for_the_options(tmp_path):
     cli = bundled_cli_path()
     argv = sdk_command(ClaudeAgentOptions(cli_path=cli, model="claude-test-model", cwd=str(tmp_path)))
     assert argv[0] == cli
-    assert argv[argv.index("--model") + 1] == "claude-test-model"
+    # either form the SDK has written: "--model=x" (0.2.190 on) or "--model", "x"
+    joined = [item.partition("=")[2] for item in argv if item.startswith("--model=")]
+    split = [argv[n + 1] for n, item in enumerate(argv[:-1]) if item == "--model"]
+    assert joined + split == ["claude-test-model"]
 
 
 def test_sdk_command_refuses_options_the_sdk_refuses():

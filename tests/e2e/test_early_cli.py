@@ -138,7 +138,7 @@ def test_a_cli_that_cannot_start_early_leaves_the_session_as_it_was(
         inst: Instance, scripted_api: Any, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     missing = isolated_home / "no-such-claude"
     real = early_mod.command_line
-    monkeypatch.setattr(early_mod, "command_line", lambda cli, *rest: real(str(missing), *rest))
+    monkeypatch.setattr(early_mod, "command_line", lambda cli, *rest, **kw: real(str(missing), *rest, **kw))
     temp = isolated_home / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
@@ -203,3 +203,21 @@ def test_every_cli_runs_in_a_session_of_its_own(inst: Instance, scripted_api: An
         assert int(fields[3]) == pids["fresh"] != os.getsid(0), "the CLI leads a session of its own"
     finally:
         session.close()
+
+
+@pytest.mark.parametrize(("version", "joined"), [
+    ("0.2.189", False), ("0.2.180", False), ("0.1.81", False),
+    ("0.2.190", True), ("0.2.201", True), ("1.0.0", True),
+    ("", True), ("0.2", True), ("0.2.190rc1", True), ("dev", True),  # unreadable: the newest form
+])
+def test_the_sdk_version_says_how_option_values_are_written(version: str, joined: bool) -> None:
+    assert early_mod.joins_values(version) is joined
+
+
+def test_the_command_line_is_written_in_the_form_the_installed_sdk_writes() -> None:
+    split = early_mod.command_line("cli", "/p", "m", {}, [], joined=False)
+    assert split[4:8] == ("--system-prompt-file", "/p", "--tools", "")
+    joined = early_mod.command_line("cli", "/p", "m", {"s": {"type": "stdio"}}, ["Read"], "{}", joined=True)
+    assert joined[4:9] == ("--system-prompt-file=/p", "--tools=Read", "--model=m", "--permission-prompt-tool=stdio",
+                           "--settings")  # --settings and --mcp-config keep their values apart in both
+    assert joined[joined.index("--mcp-config") + 1] == '{"mcpServers": {"s": {"type": "stdio"}}}'

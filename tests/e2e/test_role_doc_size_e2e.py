@@ -77,7 +77,8 @@ def test_role_doc_over_128_kib_reaches_the_api_and_never_shows_in_ps(scripted_ap
     assert system.count(MARKER) == role.read_text().count(MARKER) and "END-OF-ROLE" in system
     ours = [c for c in seen["clis"] if str(tmp).encode() in c]  # other suites' CLIs may run meanwhile
     assert ours, "the Claude CLI was never seen running"
-    assert all(b"--system-prompt-file\0" + str(tmp).encode() in c for c in ours)
+    prompt_file = [b"--system-prompt-file" + sep + str(tmp).encode() for sep in (b"=", b"\0")]  # either SDK form
+    assert all(any(arg in c for arg in prompt_file) for c in ours)
     assert seen["hits"] == [], "the role doc text was visible in a process command line"
     assert list(tmp.glob("mnemara-system-*")) == []  # the prompt file lived only until the CLI started
     with TurnStore(Instance.open("big").turns_path) as store:
