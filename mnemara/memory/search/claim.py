@@ -238,7 +238,8 @@ def claim_of(text: str) -> Claim:
                   for m in LIST_RE.finditer(text))
     return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
                  retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),
-                 frozenset(bare_units), _claim_stopwords(words),
+                 frozenset(bare_units),
+                 _claim_stopwords(words, frozenset(n for n, m in enumerate(found) if folded[m.end():m.end() + 1] == "/")),
                  tuple(group for group in lists if len(group) >= 2),
                  topic if SPEAKER_RE.match(text) else subject_of(topic, text), calendar_values(text), names_in(text),
                  frozenset(pole_words))
@@ -355,13 +356,16 @@ DETERMINERS = frozenset("the a an this that these those my our your his her its 
 
 # words that, before a date, end a stretch of time as "until" does
 UNTIL_FORMS = frozenset("through thru till til".split())
+# the prepositions after which "any" speaks of every one, as a bare plural does: "on any flight longer than three
+# hours" / "on flights longer than three hours" (round 10; "not any", "if any" and "any admin can" still claim)
+ANY_AFTER = frozenset("on for in at to with from of by during about into onto".split())
 
 
-def _claim_stopwords(words: list[str]) -> frozenset[str]:
+def _claim_stopwords(words: list[str], open_paths: frozenset[int] = frozenset()) -> frozenset[str]:
     """The :data:`CLAIM_STOPWORDS` of ``words`` that claim something: "out" of a verb of motion
     (:data:`OUT_MOTION`), "most" of a superlative ("the most recent tag") and "all" of a whole scope
-    (:data:`ALL_SCOPE`) claim nothing, nor "up" of "up for renewal": a note that has one says what a note without
-    it says."""
+    (:data:`ALL_SCOPE`) claim nothing, nor "up" of "up for renewal", nor "under" a path ("under secret/billing",
+    round 10: ``open_paths`` are the words a "/" follows): a note that has one says what a note without it says."""
     out = set()
     for n, word in enumerate(words):
         before, after = (words[n - 1] if n else ""), (words[n + 1] if n + 1 < len(words) else "")
@@ -372,7 +376,8 @@ def _claim_stopwords(words: list[str]) -> frozenset[str]:
             continue
         if (word == "out" and after in OUT_MOTION) or (word == "most" and before == "the" and after not in ("of", "")) \
                 or (word in PARTICLE_STOPWORDS and after in DETERMINERS) or (word == "up" and after == "for") \
-                or (word == "all" and before in ALL_SCOPE and after not in ("but", "except", "")):
+                or (word == "all" and before in ALL_SCOPE and after not in ("but", "except", "")) \
+                or (word == "any" and before in ANY_AFTER) or (word == "under" and n + 1 in open_paths):
             continue
         out.add(word)
     return frozenset(out)

@@ -20,6 +20,26 @@ def strip_marks(text: str) -> str:
     return MARKS_RE.sub("", text)
 
 
+# what opens a note only to announce it ("FYI,", "Reminder:", "Noting again that", "As mentioned,", "Zur Info:",
+# "Pour rappel :"): it claims nothing, so two notes are compared without it (round 10 of issue 40: four of the six
+# restated copies of round 9's first blind part were flagged as conflicts for such an opening). The opening must end in
+# a separator or "that"; "Update:" is no lead-in (it says the fact changed)
+_LEAD_IN_WORDS = (r"fyi|f\.y\.i\.|btw|by\s+the\s+way|heads[\s-]up|reminder|note(?:\s+to\s+self)?|side\s+note|noting|noted"
+                  r"|for\s+the\s+record|for\s+reference|for\s+later|as\s+(?:mentioned|noted|discussed|i\s+said|said)"
+                  r"|(?:please\s+)?remember|keep\s+in\s+mind|just\s+so\s+you\s+know|to\s+recap|recap|again"
+                  r"|zur\s+(?:info|erinnerung)|erinnerung|hinweis|pour\s+(?:rappel|info|mémoire)|rappel|à\s+noter"
+                  r"|recordatorio|nota|para\s+que\s+conste|promemoria|per\s+la\s+cronaca|lembrete|ter\s+(?:info|herinnering)"
+                  r"|herinnering")
+LEAD_IN_RE = re.compile(rf"^\s*(?:(?:just|quick|friendly|small|one|another|a|one\s+more)\s+)*(?:{_LEAD_IN_WORDS})"
+                        r"(?:\s+(?:again|here|down|for\s+later|for\s+the\s+record|before|once\s+more))*"
+                        r"(?:\s*[:,\-–—]+\s*|\s+(?:that|que|dass|che|dat)\s+)(?=\S)", re.I)
+
+
+def without_lead_in(text: str) -> str:
+    """``text`` without an opening that only announces it (:data:`LEAD_IN_RE`); ``text`` itself when it has none."""
+    return LEAD_IN_RE.sub("", text, count=1)
+
+
 CONTRACTIONS = frozenset("dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt mustnt neednt maynt mightnt shant aint".split())
 NEGATIONS = frozenset("not no never without cannot nor none nothing nobody neither nowhere "
                       "ne jamais nicht kein keine keinen keiner nie niemals nunca".split())  # and in fr/de/es

@@ -46,7 +46,7 @@ from mnemara.memory.search.claim import claim_of as claim_of
 from mnemara.memory.search.claim_words import CALENDAR_STEMS, POLES
 from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
 from mnemara.memory.search.claim_words import strip_marks as strip_marks
-from mnemara.memory.search.claim_words import english, with_aliases
+from mnemara.memory.search.claim_words import english, with_aliases, without_lead_in
 from mnemara.memory.search.exact import is_exact_copy
 from mnemara.memory.search.restate import restates
 from mnemara.memory.search.subject import different_subject, says_changed
@@ -372,6 +372,9 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
     similarity never makes a copy."""
     if is_exact_copy(a, b):
         return Relation(COPY, ("same text",))
+    a, b = without_lead_in(a), without_lead_in(b)  # "FYI, ...", "Reminder: ...": an opening that claims nothing
+    if is_exact_copy(a, b):
+        return Relation(POSSIBLE_COPY, ("the same text after an opening that only announces it",))
     restated = restates(a, b)
     if restated:  # the longer note only adds words that claim nothing: "Keep in mind ...", "..., as agreed"
         return Relation(POSSIBLE_COPY, (restated,))
@@ -508,6 +511,11 @@ MAX_ADDED_WORDS = 2
 # folder" and "The observability folder holds the dashboards" state one fact (round 4 of issue 40; a closed
 # class, like the linking verbs of :mod:`.subject`)
 PLACE_VERBS = frozenset(stem(w) for w in "hold contain live sit reside keep store locate find host house".split())
+# ... and verbs that give a thing its name, as a name before it does: "an S3 bucket called acme-tfstate" / "the
+# acme-tfstate S3 bucket" (round 10)
+NAMING_VERBS = frozenset(stem(w) for w in "called named".split())
+# who every note is about: "The user's yoga class is ..." / "yoga class at ..." adds no detail (round 10)
+THE_USER = frozenset({stem("user")})
 
 
 def added_detail(a: str, b: str) -> str:
@@ -519,7 +527,9 @@ def added_detail(a: str, b: str) -> str:
     ta, tb = claim_of(a).topic, claim_of(b).topic
     if not ta or not tb or not (ta < tb or tb < ta) or len(ta ^ tb) > MAX_ADDED_WORDS:
         return ""
-    if ta ^ tb <= PLACE_VERBS and _reordered(claim_of(a).content, claim_of(b).content):
+    if ta ^ tb <= THE_USER:
+        return ""
+    if ta ^ tb <= PLACE_VERBS | NAMING_VERBS and _reordered(claim_of(a).content, claim_of(b).content):
         return ""
     return f"one note adds detail: {', '.join(sorted(ta ^ tb))}"
 
