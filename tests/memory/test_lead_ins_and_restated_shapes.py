@@ -109,3 +109,13 @@ def test_under_a_path_is_a_place_and_under_an_amount_a_limit() -> None:
     assert "under" not in claim_of("The key is kept under secret/billing/deploy.").function
     assert "under" in claim_of("Page loads are under 200 ms.").function
     assert "under" in claim_of("Builds finish under five minutes.").function
+
+
+# -- a change that starts later ------------------------------------------------------------------------------------
+def test_a_change_from_next_month_is_a_change() -> None:
+    older = "The user's streaming subscription is Netflix Standard."
+    assert kind(older, "From next month they're on Netflix Basic with ads to save money.") == CONFLICT
+    assert kind(older, "Ab nächstem Monat ist es Netflix Basic.") == CONFLICT
+    # "from" of a place says no change: a sibling stays apart
+    assert kind("Backups are copied from the ops box to Netflix's bucket.",
+                "The user's streaming subscription is Netflix Standard.") != CONFLICT

@@ -201,7 +201,11 @@ CHANGE_PHRASE_RE = re.compile(r"\b(?:these\s+days|used\s+to\s+be|no\s+more|not\s
                               r"|in\s+(?:his|her|their|its)\s+place|in\s+place\s+of|took\s+over\s+from"
                               r"|n[oa]\s+lugar\s+d[eoa]\w*|en\s+(?:su\s+)?lugar\s+de\w*|à\s+(?:sa|leur)\s+place"
                               r"|an\s+(?:seiner|ihrer)\s+stelle|al\s+(?:suo|loro)\s+posto|al\s+posto\s+d\w*"
-                              r"|in\s+(?:zijn|haar)\s+plaats)(?!\w)", re.I)
+                              r"|in\s+(?:zijn|haar)\s+plaats"
+                              # a change that starts later: "From next month they're on Netflix Basic", "ab nächstem
+                              # Monat", "à partir du mois prochain", "a partir del próximo mes" (round 10)
+                              r"|from\s+next\s+\w+|ab\s+nächste[nmrs]?\s+\w+|à\s+partir\s+d[ue]\s+(?:la\s+)?\w+\s+prochaine?"
+                              r"|a\s+partir\s+d(?:el|e\s+la|o|a)\s+próxim[oa])(?!\w)", re.I)
 # words that mark a Portuguese note, where "no" / "na" are "in the", no negation ("no lugar dele")
 PORTUGUESE_RE = re.compile(r"\b(?:não|são|uma|um|do|dos|das|em|ao|aos|pelo|pela|dele|dela|você|também|está|estão)\b", re.I)
 SPANISH_RE = re.compile(r"\b(?:el|los|las|del|es|está|están|una|un|y|también|usted)\b", re.I)
