@@ -41,7 +41,8 @@ MAX_TOKENS = 24  # rewritings of a long note are many and it is rarely a restate
 
 def _tokens(text: str) -> tuple[str, ...]:
     """Case-folded, stemmed tokens without articles; a possessive split off ("project's" -> "project", "'s");
-    every linking verb one token; a list of two ("Omar and Keiko") in one order."""
+    every linking verb one token; "each" as "every"; a list of names (:data:`~.claim_words.LIST_RE`, "Sam, Hana and
+    Rui") and any two joined by "and" ("the API and the web app") in one order."""
     text = strip_marks(unicodedata.normalize("NFKC", text)).replace("’", "'")
     text = LIST_RE.sub(lambda m: " and ".join(sorted(LIST_MEMBER_WORD_RE.findall(m.group(0)))), text)
     out: list[str] = []
