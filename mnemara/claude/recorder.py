@@ -436,9 +436,9 @@ def _handler_for(recorder: RequestRecorder) -> type[BaseHTTPRequestHandler]:
             try:
                 response = self._send_upstream(raw, headers)
             except (http.client.HTTPException, OSError) as exc:
-                self._hang_up(exc)  # the CLI meets the same failure it would have met going direct
-                if record:
+                if record:  # kept before the hang-up: whoever sees the lost connection finds the call kept
                     self._record(raw, None, None)
+                self._hang_up(exc)  # the CLI meets the same failure it would have met going direct
                 return
             reader = UsageReader(response.getheader("Content-Encoding", "") or "") if record else None
             done = [False]
