@@ -102,6 +102,8 @@ def canonical_clock(text: str) -> str:
                               + ("0:00" if m.group(1).lower() == "midnight" else "12:00"), text)
 
 
+# what says an "m" after a number is metres: a length word, or the end of the clause after a measure of length
+LENGTH_AFTER_M_RE = re.compile(r"\s*(?:long|wide|tall|high|deep|away|apart|across|in\s+(?:length|width|height|diameter)|of)\b")
 # a duration in one unit is the same amount in another: "30 s" is "30000 ms", "2 h" is "120 min"
 DURATION_MS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 
@@ -178,6 +180,8 @@ def claim_of(text: str) -> Claim:
         um = re.match(r"\s?(per\s?cent\b|%|[a-z]+)", tail)
         if um and um.group(1).startswith("per") and um.group(1) != "percent":
             unit = "%" if um.group(1).endswith("cent") else ""  # "per cent" is "%", "10 per month" is not
+        elif um and um.group(1) == "m" and LENGTH_AFTER_M_RE.match(tail, um.end()):
+            unit = "metre"  # "3.5 m long": metres, where "512m" alone is a size (round 11 of issue 40)
         elif um and um.group(1) in UNITS:
             unit = UNITS[um.group(1)]
         start = m.start()
@@ -227,6 +231,8 @@ def claim_of(text: str) -> Claim:
         named = tok[:1].isupper() and not initial and low not in STOPWORDS and low not in CLAIM_WORDS
         named = named or (tok.isupper() and len(tok) >= 2 and low not in CLAIM_WORDS)
         ident = any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok) or "_" in tok
+        if _is_quantity(low):
+            ident = False  # "3x", "30s", "512mb": an amount, compared with the numbers ("3 times" is "3x"; round 11)
         key = re.sub(r"[\W_]+", "", low)
         if (named or ident) and len(key) >= 2 and key not in entities and not calendar_values(tok):
             # (a day or month is a value, compared as one: "days or months differ")
@@ -325,7 +331,14 @@ def _subject_tokens(text: str) -> tuple[str, ...]:
     ("now", "moved") and French/German/Spanish function words left out, aliases spelled as one word."""
     plain = WORD_RE.sub(lambda m: " " if m.group(0).casefold() in WRITTEN_OUT else m.group(0),
                         PASSIVE_GET_RE.sub(" ", with_aliases(text)))
-    return tuple(t for t in tokens(plain) if t not in SUBJECT_CLAIM_STEMS and not t.isdigit() and t not in NON_SUBJECT)
+    return tuple(t for t in tokens(plain) if t not in SUBJECT_CLAIM_STEMS and not t.isdigit() and t not in NON_SUBJECT
+                 and not _is_quantity(t))
+
+
+def _is_quantity(token: str) -> bool:
+    """A number written with its unit in one token ("3x", "30s", "512mb"): a value, read with the numbers."""
+    quantity = re.fullmatch(r"\d+(?:[.,]\d+)?([a-z]+)", token)
+    return quantity is not None and quantity.group(1) in UNITS
 
 
 def _claims_nothing(aside: str) -> bool:

@@ -71,6 +71,17 @@ for _canon, _forms in {
 }.items():
     for _form in _forms.split():
         UNITS.setdefault(_form, _canon)
+# lengths: the unit of a number ("3.5 m" is "350 cm"), yet still a word of the subject, as before they were read as units
+# ("Bumped the weekly running goal up to 20 km" / "... cut my weekly target to 8 km" share "km"; round 11 of issue 40)
+LENGTH_UNITS: dict[str, str] = {}
+for _canon, _forms in {
+    "mm": "mm millimetre millimetres millimeter millimeters", "cm": "cm centimetre centimetres centimeter centimeters",
+    "metre": "metre metres meter meters", "km": "km kilometre kilometres kilometer kilometers", "mi": "mi mile miles",
+    "ft": "ft foot feet",
+}.items():
+    for _form in _forms.split():
+        LENGTH_UNITS[_form] = _canon
+UNITS.update(LENGTH_UNITS)
 # polarity axes: a word names one pole of an axis; two notes that name opposite poles disagree
 POLES: dict[str, tuple[str, str]] = {}
 for _axis, _plus, _minus in (
@@ -141,7 +152,8 @@ RETIRED = frozenset("""decommissioned decommission retired retire removed delete
 sunsetted discontinued abandoned obsolete elsewhere archived purged purge""".split())
 # ... of which these say one thing, that data is gone ("deleted 90 days after" / "gets purged ninety days after")
 RETIRED_AS = {"purged": "deleted", "purge": "deleted"}
-CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | set(UNITS) | set(CADENCES)
+CLAIM_WORDS = frozenset(NEGATIONS | LIMITERS | set(POLES) | RETIRED | set(NUMBER_WORDS) | (set(UNITS) - set(LENGTH_UNITS))
+                        | set(CADENCES)
                         | {"per", "cent"})
 # what the tokenizer leaves of a contraction ("don't" -> "don"): part of the negation, not of the topic
 CONTRACTION_HEADS = frozenset(w[:-1] for w in CONTRACTIONS)
@@ -419,7 +431,8 @@ CALENDAR_STEMS = frozenset(CALENDAR_WORDS | {stem(w) for w in CALENDAR_WORDS})
 _TIME = r"(?:" + "|".join(sorted(map(re.escape, CALENDAR_WORDS), key=len, reverse=True)) + \
     r"|\d|last|this|next|today|yesterday|early|mid|late|q[1-4]\b|dernier|derni\u00e8re|letzte[nm]?|el\s+pasado)"
 # a word naming an event, not one of a clause giving a reason ("since the cache is cold, ...", "since we ...")
-_EVENT_WORD = r"(?!(?:is|are|was|were|be|been|being|has|have|had|it|we|they|you|he|she|i|there)\b)[^\W\d_]+"
+_EVENT_WORD = r"(?!(?:is|are|was|were|be|been|being|has|have|had|it|we|they|you|he|she|i|there)\b)[^\W\d_]+(?:-[^\W\d_]+)*"
+# (a word of an event may be hyphenated: "Since the February check-up, ...", round 11)
 SINCE_RE = re.compile(r"\b(?:as\s+of|seit)\b|\b(?:since|starting(?:\s+(?:from|in|on))?|effective|depuis|desde|"
                       r"a\s+partir\s+de|\u00e0\s+partir\s+de|dal(?:la|l')?|dai|dalle|ab|sinds|vanaf)\s+" + _TIME
                       # ... or an event named in up to four words and set off by a comma: "Since the rename, outages go to

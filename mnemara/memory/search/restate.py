@@ -141,6 +141,8 @@ def _claims(token: Token, lead_in: bool, last: bool, set_off: bool, aside: bool,
     if relative:
         return any(p in RELATIVE_CLAIM_STEMS or stem(p) in RELATIVE_CLAIM_STEMS for p in parts) \
             or any(c in "<>=~%$€£¥" for c in token.plain)
+    if all(p.isalpha() for p in parts) and len(parts) >= 2:
+        parts = parts[-1:]  # a compound claims by its head: "re-enabled" does, "double-checked" does not (round 11)
     if any(p in CLAIM_STEMS or stem(p) in CLAIM_STEMS for p in parts) and not (token.plain == "on" and not last):
         return True  # "on" before more inserted words is a preposition ("on the shared cluster"), not "switched on"
     if token.plain in CLAIM_STOPWORDS and not (lead_in and set_off) and not (aside and token.plain in UNIVERSAL):

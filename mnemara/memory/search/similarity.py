@@ -35,7 +35,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Sequence
 
@@ -43,7 +43,7 @@ from typing import Sequence
 # re-exported for their callers. The vocabulary of a claim lives below both, where .exact and .subject read it too
 from mnemara.memory.search.claim import DURATION_MS, Claim
 from mnemara.memory.search.claim import claim_of as claim_of
-from mnemara.memory.search.claim_words import CALENDAR_STEMS, POLES
+from mnemara.memory.search.claim_words import CALENDAR_STEMS, LENGTH_UNITS, POLES
 from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
 from mnemara.memory.search.claim_words import strip_marks as strip_marks
 from mnemara.memory.search.claim_words import english, with_aliases, without_lead_in
@@ -141,12 +141,13 @@ def _numbers_differ(a: Claim, b: Claim) -> str:
 # calendar lengths in months (a month is no fixed count of days, so days and weeks are not turned into months)
 MONTHS = {"mo": 1, "q": 3, "y": 12}
 SIZE_STEPS = ("b", "kb", "mb", "gb", "tb")
+LENGTH_MM = {"mm": 1, "cm": 10, "metre": 1000, "km": 1_000_000}  # "3.5 m" is "350 cm" (round 11 of issue 40)
 SIZE_BASES = (1000, 1024)  # "1.5 TB" / "1500 GB" and "1 GB" / "1024 MB" both name one size
 
 
 def _amounts(claim: Claim, base: int = 1000) -> Counter[str]:
-    """The claim's numbers with every duration in milliseconds, every calendar length in months and every size in
-    bytes counted in steps of ``base`` (other numbers as written)."""
+    """The claim's numbers with every duration in milliseconds, every calendar length in months, every metric length
+    in millimetres and every size in bytes counted in steps of ``base`` (other numbers as written)."""
     out: Counter[str] = Counter()
     for value, unit in claim.numbers:
         match = re.fullmatch(r"([-+<>=~]*)(\d+(?:\.\d+)?)", value)
@@ -154,6 +155,8 @@ def _amounts(claim: Claim, base: int = 1000) -> Counter[str]:
             out[f"{match.group(1)}{float(match.group(2)) * DURATION_MS[unit]:g} ms"] += 1
         elif match and unit in MONTHS:
             out[f"{match.group(1)}{float(match.group(2)) * MONTHS[unit]:g} mo"] += 1
+        elif match and unit in LENGTH_MM:
+            out[f"{match.group(1)}{float(match.group(2)) * LENGTH_MM[unit]:g} mm"] += 1
         elif match and unit in SIZE_STEPS:
             out[f"{match.group(1)}{float(match.group(2)) * base ** SIZE_STEPS.index(unit):g} b"] += 1
         else:
@@ -273,13 +276,28 @@ def claim_differences(a: str, b: str) -> list[str]:
         out.append(f"wording differs: {_listed(ca.function - cb.function)} vs {_listed(cb.function - ca.function)}")
     if ca.retired != cb.retired:
         out.append(f"one note says retired/removed ({', '.join(sorted(ca.retired ^ cb.retired))})")
+    if not numbers:
+        ca, cb = _lengths_as_values(ca), _lengths_as_values(cb)
     order = _order_differs(ca, cb)
     if order:
         out.append(order)
-    added = added_detail(a, b)
+    added = _added_detail(ca, cb)
     if added:
         out.append(added)
     return out
+
+
+LENGTH_STEMS = frozenset(stem(w) for w in LENGTH_UNITS) | frozenset(LENGTH_UNITS)
+
+
+def _lengths_as_values(claim: Claim) -> Claim:
+    """``claim`` without the words of its length units, when it gives a length: two notes whose lengths agree
+    (:func:`_amounts`: "5 km" / "5000 metres") differ in no word for writing them in two units. (The unit words stay
+    words of the subject elsewhere: two notes giving lengths in one unit share it, :data:`LENGTH_UNITS`.)"""
+    if not any(unit in LENGTH_MM or unit in LENGTH_UNITS.values() for _value, unit in claim.numbers):
+        return claim
+    return replace(claim, content=tuple(t for t in claim.content if t not in LENGTH_STEMS),
+                   topic=frozenset(t for t in claim.topic if t not in LENGTH_STEMS))
 
 
 def _listed(words: frozenset[str]) -> str:
@@ -524,12 +542,16 @@ def added_detail(a: str, b: str) -> str:
     correction), so it is a conflict for the user to resolve, never a copy to archive. A verb of place
     (:data:`PLACE_VERBS`) in a note whose words come in another order is a rewording ("X are in Y" / "Y
     holds X"), no detail; in the same order it is still added ("kept" / "kept in a safe")."""
-    ta, tb = claim_of(a).topic, claim_of(b).topic
+    return _added_detail(claim_of(a), claim_of(b))
+
+
+def _added_detail(ca: Claim, cb: Claim) -> str:
+    ta, tb = ca.topic, cb.topic
     if not ta or not tb or not (ta < tb or tb < ta) or len(ta ^ tb) > MAX_ADDED_WORDS:
         return ""
     if ta ^ tb <= THE_USER:
         return ""
-    if ta ^ tb <= PLACE_VERBS | NAMING_VERBS and _reordered(claim_of(a).content, claim_of(b).content):
+    if ta ^ tb <= PLACE_VERBS | NAMING_VERBS and _reordered(ca.content, cb.content):
         return ""
     return f"one note adds detail: {', '.join(sorted(ta ^ tb))}"
 

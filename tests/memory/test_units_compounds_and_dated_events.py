@@ -1,0 +1,87 @@
+"""Round 11 of issue 40: amounts written another way, hyphenated words, and a change dated by a hyphenated event.
+
+Each rule is shown with the pair it was made for (the dev_blind_r16 and dev_blind_r17 parts of
+bench/data/truth_subjects.json, or a pair of the same shape) and with the pair it must still refuse.
+"""
+from __future__ import annotations
+
+import pytest
+
+from mnemara.memory.search.claim import claim_of
+from mnemara.memory.search.claim_words import SINCE_RE
+from mnemara.memory.search.restate import restates
+from mnemara.memory.search.similarity import CONFLICT, POSSIBLE_COPY, claim_differences, may_conflict, relate
+
+
+def kind(a: str, b: str) -> str:
+    return relate(a, b).kind
+
+
+# -- one length in two units -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("a", "b"), [
+    ("The trail is 5 km.", "The trail is 5000 metres."),
+    ("The shelf is 1.2 m long.", "The shelf is 120 cm long."),
+    ("The cable is 2.5 metres.", "The cable is 2500 mm."),
+])
+def test_one_length_in_two_metric_units_is_one_value(a: str, b: str) -> None:
+    assert not any(d.startswith("numbers differ") for d in claim_differences(a, b))
+    assert kind(a, b) != CONFLICT
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("The trail is 5 km.", "The trail is 6 km."),
+    ("The shelf is 1.2 m long.", "The shelf is 150 cm long."),
+    ("The trail is 5 km.", "The trail is 5 miles."),  # no conversion across systems: another value
+])
+def test_another_length_is_still_a_correction(a: str, b: str) -> None:
+    assert kind(a, b) == CONFLICT
+
+
+def test_an_m_after_a_number_is_metres_only_before_a_length_word() -> None:
+    assert ("3.5", "metre") in claim_of("The kayak is 3.5 m long.").numbers
+    assert ("512", "mb") in claim_of("The heap is set to 512m.").numbers
+
+
+def test_a_length_unit_stays_a_word_of_the_subject() -> None:
+    # "km" both notes write links a correction that shares little else (the dev_blind_r6 chain)
+    assert may_conflict("Bumped the weekly running goal up to 20 km.",
+                        "After the knee injury I cut my weekly target to 8 km.")
+
+
+# -- a number and its unit in one token --------------------------------------------------------------------------
+def test_3x_is_three_times() -> None:
+    assert kind("The user runs three times a week.", "The user runs 3x per week.") != CONFLICT
+    assert "3x" not in claim_of("The user runs 3x per week.").entities
+
+
+def test_another_count_of_times_is_a_correction() -> None:
+    assert kind("The user runs three times a week.", "The user runs 4x per week.") == CONFLICT
+
+
+def test_an_identifier_with_digits_is_still_a_name() -> None:
+    assert "s3" in claim_of("Backups go to S3.").entities
+    assert "ds920" in claim_of("The NAS is a Synology DS920.").entities
+
+
+# -- a compound claims by its head --------------------------------------------------------------------------------
+def test_a_lead_in_with_a_compound_verb_is_a_restatement() -> None:
+    a = "The car's next service is due at 60,000 km."
+    b = "Double-checked the booklet: the car's next service is due at 60,000 km."
+    assert restates(a, b)
+    assert kind(a, b) == POSSIBLE_COPY
+
+
+def test_a_compound_whose_head_claims_still_claims() -> None:
+    assert not restates("The nightly backup job runs on the NAS.", "Re-enabled: the nightly backup job runs on the NAS.")
+    assert not restates("The user's passport is in the safe.", "Double-checked, not found: the user's passport is in the safe.")
+
+
+# -- a change dated by an event -------------------------------------------------------------------------------------
+def test_a_hyphenated_event_dates_a_change() -> None:
+    assert SINCE_RE.search("Since the February check-up, the user takes 100 mg of sertraline daily.")
+    assert kind("The user takes 50 mg of sertraline daily.",
+                "Since the February check-up, the user takes 100 mg of sertraline daily.") == CONFLICT
+
+
+def test_since_giving_a_reason_is_still_no_date() -> None:
+    assert not SINCE_RE.search("Since the check-up is free, the user books one every year.")
