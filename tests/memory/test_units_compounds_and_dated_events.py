@@ -85,3 +85,30 @@ def test_a_hyphenated_event_dates_a_change() -> None:
 
 def test_since_giving_a_reason_is_still_no_date() -> None:
     assert not SINCE_RE.search("Since the check-up is free, the user books one every year.")
+
+
+# -- the same values in other words ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("a", "b"), [
+    ("TLS certificates are issued by Let's Encrypt.", "TLS certificates are issued by Let's Encrypt for all environments."),
+    ("The mobile team's retro happens every other Friday.", "The mobile team does its retrospective biweekly, on Fridays."),
+    ("The car's next oil change is due at 45,000 miles.",
+     "Reminder: the next oil change is due when the car hits 45,000 miles."),
+    ("The nightly ETL job loads sales data into BigQuery and then emails a summary to finance.",
+     "Nightly ETL: sales data -> BigQuery, then summary emailed to finance."),
+])
+def test_the_same_values_in_other_words_are_a_possible_copy(a: str, b: str) -> None:
+    relation = relate(a, b)
+    assert relation.kind == POSSIBLE_COPY, relation.describe()
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("The payments API server is up.", "The payments API server is down."),  # a claim-bearing word, not a wording
+    ("Traffic goes from Berlin to Paris.", "Traffic goes from Paris to Berlin."),  # the order of names is the claim
+    ("Ana pays Ben 50 euros.", "Ben pays Ana 50 euros."),
+    ("The nightly ETL writes to the raw schema.", "The nightly ETL writes to the staging schema."),  # one word put for another
+    ("Admins can deploy.", "Admins can deploy to staging."),  # no value both give: added detail may narrow the claim
+    ("The retry limit is 3.", "The retry limit is 3 per hour."),
+    ("Jenkins runs the deploys.", "Jenkins now runs the deploys on the new cluster."),  # says the fact changed
+])
+def test_a_changed_value_order_or_claim_word_stays_a_conflict(a: str, b: str) -> None:
+    assert kind(a, b) == CONFLICT

@@ -300,6 +300,28 @@ def _lengths_as_values(claim: Claim) -> Claim:
                    topic=frozenset(t for t in claim.topic if t not in LENGTH_STEMS))
 
 
+# the differences that leave every value of a claim as it was: words added, or a stretch of words put otherwise. Not
+# a claim-bearing stop word ("wording differs": "up" / "down"), a swap of roles or of the order of names ("from Berlin to
+# Paris" / "from Paris to Berlin"), nor one word put for another ("the raw schema" / "the staging schema")
+REWORDINGS = ("one note adds detail", "words differ")
+
+
+def same_values(a: str, b: str, diffs: Sequence[str]) -> bool:
+    """Whether ``a`` and ``b``, whose claim differences are ``diffs``, give the same values and differ only in how they
+    word them (:data:`REWORDINGS`): every amount the same (units converted), or every name the same, and neither says
+    the fact changed. "The car's next oil change is due at 45,000 miles" / "Reminder: the next oil change is due when
+    the car hits 45,000 miles", "The mobile team's retro happens every other Friday" / "The mobile team does its
+    retrospective biweekly, on Fridays" (round 11 of issue 40): one fact restated, a possible copy (a merge for the
+    user to judge, and recall still dates the newer one). A note that gives no value both give stays a possible
+    correction when it adds words: "Admins can deploy" / "Admins can deploy to staging" narrows the claim."""
+    if not diffs or not all(d.startswith(REWORDINGS) for d in diffs) or says_changed(a) or says_changed(b):
+        return False
+    ca, cb = claim_of(a), claim_of(b)
+    amounts = bool(ca.numbers) and not _numbers_differ(ca, cb)
+    names = bool(ca.entities) and set(ca.entities) == set(cb.entities)
+    return amounts or names
+
+
 def _listed(words: frozenset[str]) -> str:
     return ", ".join(sorted(words)) or "none"
 
@@ -380,7 +402,8 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
 
     * ``copy``: an exact copy (:func:`mnemara.memory.search.exact.is_exact_copy`);
     * ``possible copy``: worded alike (the same content words) and the claim guard agrees, yet
-      not the same text: proposed for a merge, never merged on its own;
+      not the same text, or the same values in other words (:func:`same_values`): proposed for a
+      merge, never merged on its own;
     * ``conflict``: the same subject and the claim guard disagrees, or one only adds a word or
       two of detail (a possible correction): proposed for supersession, flagged in recall;
     * ``distinct``: anything else, notes about different subjects written in one pattern
@@ -411,6 +434,8 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
         other_subject = different_subject(a, b)
         if other_subject:
             return Relation(DISTINCT, (other_subject, *diffs))
+        if may_conflict(a, b) and same_values(a, b, diffs):
+            return Relation(POSSIBLE_COPY, ("the same values, other words: " + "; ".join(diffs),))
         if may_conflict(a, b):
             return Relation(CONFLICT, tuple(diffs))
         return Relation(DISTINCT, tuple(diffs))
