@@ -112,3 +112,16 @@ def test_the_same_values_in_other_words_are_a_possible_copy(a: str, b: str) -> N
 ])
 def test_a_changed_value_order_or_claim_word_stays_a_conflict(a: str, b: str) -> None:
     assert kind(a, b) == CONFLICT
+
+
+# -- ordinals --------------------------------------------------------------------------------------------------------
+def test_an_ordinal_word_is_its_number() -> None:
+    assert kind("Our office is on the fourth floor.", "Our office is on the 4th floor.") != CONFLICT
+    assert kind("Our office is on the 4th floor of 22 Baker Street.", "We're based at 22 Baker Street, fourth floor.") \
+        != CONFLICT
+    assert "4th" not in claim_of("Our office is on the 4th floor.").entities
+
+
+def test_another_ordinal_is_a_correction() -> None:
+    assert kind("Our office is on the fourth floor.", "Our office is on the fifth floor.") == CONFLICT
+    assert kind("Rent is due on the 1st.", "Rent is due on the 3rd.") == CONFLICT

@@ -330,15 +330,20 @@ def _subject_tokens(text: str) -> tuple[str, ...]:
     """The content tokens that name what a note is about: claim words, bare numbers, words of change
     ("now", "moved") and French/German/Spanish function words left out, aliases spelled as one word."""
     plain = WORD_RE.sub(lambda m: " " if m.group(0).casefold() in WRITTEN_OUT else m.group(0),
-                        PASSIVE_GET_RE.sub(" ", with_aliases(text)))
+                        PASSIVE_GET_RE.sub(" ", ORDINAL_RE.sub(r"\1", with_aliases(text))))
     return tuple(t for t in tokens(plain) if t not in SUBJECT_CLAIM_STEMS and not t.isdigit() and t not in NON_SUBJECT
                  and not _is_quantity(t))
 
 
 def _is_quantity(token: str) -> bool:
-    """A number written with its unit in one token ("3x", "30s", "512mb"): a value, read with the numbers."""
+    """A number written with its unit in one token ("3x", "30s", "512mb") or an ordinal ("4th"): a value, read with
+    the numbers."""
     quantity = re.fullmatch(r"\d+(?:[.,]\d+)?([a-z]+)", token)
-    return quantity is not None and quantity.group(1) in UNITS
+    return quantity is not None and (quantity.group(1) in UNITS or quantity.group(1) in ORDINAL_SUFFIXES)
+
+
+ORDINAL_SUFFIXES = frozenset("st nd rd th".split())
+ORDINAL_RE = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.I)  # "4th": the number, its suffix no word of the subject
 
 
 def _claims_nothing(aside: str) -> bool:

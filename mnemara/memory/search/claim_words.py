@@ -61,6 +61,10 @@ def pronoun_one(before: list[str]) -> bool:
 NUMBER_WORDS.update({"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
                      "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000",
                      "once": "1", "twice": "2", "half": "0.5", "dozen": "12"})
+# ordinals from the third on are their number ("the fourth floor" is "the 4th floor"; round 11 of issue 40). "first" and
+# "second" say an order or a unit as often ("first Sunday", "per second"): read elsewhere
+NUMBER_WORDS.update({w: str(n) for n, w in enumerate(
+    "third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(), start=3)})
 UNITS: dict[str, str] = {}
 for _canon, _forms in {
     "ms": "ms msec millisecond milliseconds", "s": "s sec secs second seconds", "min": "min mins minute minutes",
