@@ -95,6 +95,8 @@ def test_since_giving_a_reason_is_still_no_date() -> None:
      "Reminder: the next oil change is due when the car hits 45,000 miles."),
     ("The nightly ETL job loads sales data into BigQuery and then emails a summary to finance.",
      "Nightly ETL: sales data -> BigQuery, then summary emailed to finance."),
+    ("Pepper the rabbit gets a vet check every six months.",  # every amount the same: a name added is detail
+     "Pepper the rabbit gets a vet check every six months at Oakfield Vets."),
 ])
 def test_the_same_values_in_other_words_are_a_possible_copy(a: str, b: str) -> None:
     relation = relate(a, b)
@@ -109,6 +111,9 @@ def test_the_same_values_in_other_words_are_a_possible_copy(a: str, b: str) -> N
     ("Admins can deploy.", "Admins can deploy to staging."),  # no value both give: added detail may narrow the claim
     ("The retry limit is 3.", "The retry limit is 3 per hour."),
     ("Jenkins runs the deploys.", "Jenkins now runs the deploys on the new cluster."),  # says the fact changed
+    ("The pager goes to Alice for 2 weeks.", "The pager goes to Bob for 2 weeks."),  # a name put for another
+    ("Backups go to the Frankfurt bucket at 2am.", "Backups go to the Dublin bucket at 2am."),
+    ("The pager goes to Alice for 2 weeks.", "The pager goes to Alice for 3 weeks at Acme."),  # an amount changed
 ])
 def test_a_changed_value_order_or_claim_word_stays_a_conflict(a: str, b: str) -> None:
     assert kind(a, b) == CONFLICT

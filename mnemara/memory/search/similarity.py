@@ -312,14 +312,20 @@ def same_values(a: str, b: str, diffs: Sequence[str]) -> bool:
     the fact changed. "The car's next oil change is due at 45,000 miles" / "Reminder: the next oil change is due when
     the car hits 45,000 miles", "The mobile team's retro happens every other Friday" / "The mobile team does its
     retrospective biweekly, on Fridays" (round 11 of issue 40): one fact restated, a possible copy (a merge for the
-    user to judge, and recall still dates the newer one). A note that gives no value both give stays a possible
-    correction when it adds words: "Admins can deploy" / "Admins can deploy to staging" narrows the claim."""
-    if not diffs or not all(d.startswith(REWORDINGS) for d in diffs) or says_changed(a) or says_changed(b):
+    user to judge, and recall still dates the newer one). With every amount the same, names one note adds are detail
+    too ("... every six months at Oakfield Vets"); a name put for another never is. A note that gives no value both
+    give stays a possible correction when it adds words: "Admins can deploy" / "Admins can deploy to staging" narrows
+    the claim."""
+    if not diffs or says_changed(a) or says_changed(b):
         return False
     ca, cb = claim_of(a), claim_of(b)
     amounts = bool(ca.numbers) and not _numbers_differ(ca, cb)
-    names = bool(ca.entities) and set(ca.entities) == set(cb.entities)
-    return amounts or names
+    names_a, names_b = set(ca.entities), set(cb.entities)
+    # with every amount the same, names one note adds are detail too ("... every six months at Oakfield Vets")
+    names_added = amounts and (names_a <= names_b or names_b <= names_a)
+    if not all(d.startswith(REWORDINGS) or (names_added and d.startswith("names differ")) for d in diffs):
+        return False
+    return amounts or bool(names_a) and names_a == names_b
 
 
 def _listed(words: frozenset[str]) -> str:
