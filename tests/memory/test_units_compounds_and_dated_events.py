@@ -130,3 +130,14 @@ def test_an_ordinal_word_is_its_number() -> None:
 def test_another_ordinal_is_a_correction() -> None:
     assert kind("Our office is on the fourth floor.", "Our office is on the fifth floor.") == CONFLICT
     assert kind("Rent is due on the 1st.", "Rent is due on the 3rd.") == CONFLICT
+
+
+# -- "both X and Y" ----------------------------------------------------------------------------------------------------
+def test_both_before_a_pair_claims_nothing_the_and_does_not_say() -> None:
+    assert kind("Hamid speaks fluent Farsi and Arabic.", "Hamid is fluent in both Farsi and Arabic.") == POSSIBLE_COPY
+    assert kind("The user's accountant, Deborah Lin, handles both the personal and the business tax returns.",
+                "Deborah Lin does the user's personal and business taxes.") != CONFLICT
+
+
+def test_a_pair_that_adds_a_member_is_still_a_correction() -> None:
+    assert kind("Hamid speaks fluent Farsi.", "Hamid speaks both Farsi and Arabic.") == CONFLICT

@@ -383,7 +383,8 @@ def _claim_stopwords(words: list[str], open_paths: frozenset[int] = frozenset())
     """The :data:`CLAIM_STOPWORDS` of ``words`` that claim something: "out" of a verb of motion
     (:data:`OUT_MOTION`), "most" of a superlative ("the most recent tag") and "all" of a whole scope
     (:data:`ALL_SCOPE`) claim nothing, nor "up" of "up for renewal", nor "under" a path ("under secret/billing",
-    round 10: ``open_paths`` are the words a "/" follows): a note that has one says what a note without it says."""
+    round 10: ``open_paths`` are the words a "/" follows), nor "both" of "both X and Y", whose "and" says it
+    (round 11): a note that has one says what a note without it says."""
     out = set()
     for n, word in enumerate(words):
         before, after = (words[n - 1] if n else ""), (words[n + 1] if n + 1 < len(words) else "")
@@ -395,7 +396,8 @@ def _claim_stopwords(words: list[str], open_paths: frozenset[int] = frozenset())
         if (word == "out" and after in OUT_MOTION) or (word == "most" and before == "the" and after not in ("of", "")) \
                 or (word in PARTICLE_STOPWORDS and after in DETERMINERS) or (word == "up" and after == "for") \
                 or (word == "all" and before in ALL_SCOPE and after not in ("but", "except", "")) \
-                or (word == "any" and before in ANY_AFTER) or (word == "under" and n + 1 in open_paths):
+                or (word == "any" and before in ANY_AFTER) or (word == "under" and n + 1 in open_paths) \
+                or (word == "both" and "and" in words[n + 2:n + 5]):
             continue
         out.add(word)
     return frozenset(out)
