@@ -141,3 +141,20 @@ def test_both_before_a_pair_claims_nothing_the_and_does_not_say() -> None:
 
 def test_a_pair_that_adds_a_member_is_still_a_correction() -> None:
     assert kind("Hamid speaks fluent Farsi.", "Hamid speaks both Farsi and Arabic.") == CONFLICT
+
+
+# -- a length of time said in words ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("a", "b"), [
+    ("Sessions are limited to 30 minutes.", "Sessions are limited to half an hour."),
+    ("The flight is 90 minutes.", "The flight is an hour and a half."),
+    ("The password changes every three months.", "The password changes every quarter."),
+    ("Sauna sessions at the user's club are limited to 15 minutes.",
+     "At the user's club, sauna sessions are capped at a quarter of an hour."),
+])
+def test_a_length_of_time_in_words_is_its_number(a: str, b: str) -> None:
+    assert kind(a, b) != CONFLICT
+
+
+def test_another_length_of_time_in_words_is_a_correction() -> None:
+    assert kind("Sessions are limited to 20 minutes.", "Sessions are limited to half an hour.") == CONFLICT
+    assert kind("The password changes every month.", "The password changes every quarter.") == CONFLICT

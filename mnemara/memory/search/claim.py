@@ -104,6 +104,24 @@ def canonical_clock(text: str) -> str:
 
 # what says an "m" after a number is metres: a length word, or the end of the clause after a measure of length
 LENGTH_AFTER_M_RE = re.compile(r"\s*(?:long|wide|tall|high|deep|away|apart|across|in\s+(?:length|width|height|diameter)|of)\b")
+# a length of time said in words: "half an hour" is "30 minutes", "every quarter" is "every 3 months" (round 11 of
+# issue 40: "limited to 15 minutes" / "capped at a quarter of an hour")
+SPOKEN_DURATIONS = tuple((re.compile(pattern, re.I), plain) for pattern, plain in (
+    (r"\b(?:an|one)\s+hour\s+and\s+a\s+half\b", "90 minutes"),
+    (r"\bhalf\s+an\s+hour\b", "30 minutes"),
+    (r"\b(?:a\s+)?quarter\s+of\s+an\s+hour\b|\ba\s+quarter[\s-]hour\b", "15 minutes"),
+    (r"\bthree\s+quarters\s+of\s+an\s+hour\b", "45 minutes"),
+    (r"\bevery\s+quarter\b", "every 3 months"),
+))
+
+
+def spoken_durations(text: str) -> str:
+    """``text`` with the lengths of time of :data:`SPOKEN_DURATIONS` written as a number and a unit."""
+    for pattern, plain in SPOKEN_DURATIONS:
+        text = pattern.sub(plain, text)
+    return text
+
+
 # a duration in one unit is the same amount in another: "30 s" is "30000 ms", "2 h" is "120 min"
 DURATION_MS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 
@@ -167,7 +185,8 @@ ORDINAL_SECOND_ENDS = frozenset("and or but for in on at to of per by with".spli
 def claim_of(text: str) -> Claim:
     """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in that
     only announces the note, "Just a note:", is read by :mod:`.restate`, from where two notes differ)."""
-    text = canonical_clock(canonical_dates(unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'")))
+    text = spoken_durations(canonical_clock(canonical_dates(
+        unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'"))))
     for sign, plain in BOUNDS.items():
         text = text.replace(sign, plain)
     folded = text.casefold()
