@@ -102,7 +102,7 @@ def canonical_clock(text: str) -> str:
                               + ("0:00" if m.group(1).lower() == "midnight" else "12:00"), text)
 
 
-# what says an "m" after a number is metres: a length word, or the end of the clause after a measure of length
+# what says an "m" after a number is metres: a length word after it ("3.5 m long", "2 m of cable")
 LENGTH_AFTER_M_RE = re.compile(r"\s*(?:long|wide|tall|high|deep|away|apart|across|in\s+(?:length|width|height|diameter)|of)\b")
 # a length of time said in words: "half an hour" is "30 minutes", "every quarter" is "every 3 months" (round 11 of
 # issue 40: "limited to 15 minutes" / "capped at a quarter of an hour")
@@ -357,10 +357,11 @@ def _subject_tokens(text: str) -> tuple[str, ...]:
 def _is_quantity(token: str) -> bool:
     """A number written with its unit in one token ("3x", "30s", "512mb") or an ordinal ("4th"): a value, read with
     the numbers."""
-    quantity = re.fullmatch(r"\d+(?:[.,]\d+)?([a-z]+)", token)
+    quantity = QUANTITY_RE.fullmatch(token)
     return quantity is not None and (quantity.group(1) in UNITS or quantity.group(1) in ORDINAL_SUFFIXES)
 
 
+QUANTITY_RE = re.compile(r"\d+(?:[.,]\d+)?([a-z]+)")
 ORDINAL_SUFFIXES = frozenset("st nd rd th".split())
 ORDINAL_RE = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.I)  # "4th": the number, its suffix no word of the subject
 

@@ -77,14 +77,11 @@ for _canon, _forms in {
         UNITS.setdefault(_form, _canon)
 # lengths: the unit of a number ("3.5 m" is "350 cm"), yet still a word of the subject, as before they were read as units
 # ("Bumped the weekly running goal up to 20 km" / "... cut my weekly target to 8 km" share "km"; round 11 of issue 40)
-LENGTH_UNITS: dict[str, str] = {}
-for _canon, _forms in {
+LENGTH_UNITS: dict[str, str] = {form: canon for canon, forms in {
     "mm": "mm millimetre millimetres millimeter millimeters", "cm": "cm centimetre centimetres centimeter centimeters",
     "metre": "metre metres meter meters", "km": "km kilometre kilometres kilometer kilometers", "mi": "mi mile miles",
     "ft": "ft foot feet",
-}.items():
-    for _form in _forms.split():
-        LENGTH_UNITS[_form] = _canon
+}.items() for form in forms.split()}
 UNITS.update(LENGTH_UNITS)
 # polarity axes: a word names one pole of an axis; two notes that name opposite poles disagree
 POLES: dict[str, tuple[str, str]] = {}

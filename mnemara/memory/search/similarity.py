@@ -288,13 +288,14 @@ def claim_differences(a: str, b: str) -> list[str]:
 
 
 LENGTH_STEMS = frozenset(stem(w) for w in LENGTH_UNITS) | frozenset(LENGTH_UNITS)
+LENGTH_CANONS = frozenset(LENGTH_UNITS.values())
 
 
 def _lengths_as_values(claim: Claim) -> Claim:
     """``claim`` without the words of its length units, when it gives a length: two notes whose lengths agree
     (:func:`_amounts`: "5 km" / "5000 metres") differ in no word for writing them in two units. (The unit words stay
     words of the subject elsewhere: two notes giving lengths in one unit share it, :data:`LENGTH_UNITS`.)"""
-    if not any(unit in LENGTH_MM or unit in LENGTH_UNITS.values() for _value, unit in claim.numbers):
+    if not any(unit in LENGTH_CANONS for _value, unit in claim.numbers):
         return claim
     return replace(claim, content=tuple(t for t in claim.content if t not in LENGTH_STEMS),
                    topic=frozenset(t for t in claim.topic if t not in LENGTH_STEMS))
@@ -440,9 +441,9 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
         other_subject = different_subject(a, b)
         if other_subject:
             return Relation(DISTINCT, (other_subject, *diffs))
-        if may_conflict(a, b) and same_values(a, b, diffs):
-            return Relation(POSSIBLE_COPY, ("the same values, other words: " + "; ".join(diffs),))
         if may_conflict(a, b):
+            if same_values(a, b, diffs):
+                return Relation(POSSIBLE_COPY, ("the same values, other words: " + "; ".join(diffs),))
             return Relation(CONFLICT, tuple(diffs))
         return Relation(DISTINCT, tuple(diffs))
     if same_wording(a, b):
