@@ -33,7 +33,8 @@ For keyword-only and the local embedder:
    round 8: "dev_blind_r11", "dev_blind_r10"), round 8's blind parts (the same; measured once in round 8, then
    tuned on in round 9: "dev_blind_r12", "dev_blind_r13"), round 9's blind parts (the same; measured once in
    round 9, then tuned on in round 10: "dev_blind_r14", "dev_blind_r15"), round 10's blind parts (the same;
-   measured in round 10, then tuned on in round 11: "dev_blind_r16", "dev_blind_r17") and the blind parts of the current round (never read or tuned
+   measured in round 10, then tuned on in round 11: "dev_blind_r16", "dev_blind_r17"), round 11's blind parts (the same;
+   measured in round 11, then tuned on in round 12: "dev_blind_r18", "dev_blind_r19") and the blind parts of the current round (never read or tuned
    on, see BLIND), each written before the tuning of its round, and "dev_extra_r4" / "dev_extra_r5" (written in rounds 4 and 5 by a second
    engineer under the same constraints, to tune on):
    corrections in other words, of a name and a value, in another unit or date format, in French,
@@ -295,11 +296,12 @@ def _without_index(memory: Path, cfg: Any, check_write: Any, n: int = 5) -> tupl
 SUBJECTS = json.loads((ROOT / "bench" / "data" / "truth_subjects.json").read_text(encoding="utf-8"))
 DEV_PARTS = ("dev", "dev_old_blind", "dev_blind_r2", "dev_blind_r3", "dev_extra_r4", "dev_blind_r4", "dev_extra_r5",
              "dev_blind_r5", "dev_blind_r6", "dev_blind_r7", "dev_blind_r8", "dev_blind_r11", "dev_blind_r10",
-             "dev_blind_r12", "dev_blind_r13", "dev_blind_r14", "dev_blind_r15", "dev_blind_r16", "dev_blind_r17")
+             "dev_blind_r12", "dev_blind_r13", "dev_blind_r14", "dev_blind_r15", "dev_blind_r16", "dev_blind_r17",
+             "dev_blind_r18", "dev_blind_r19")
 # the part never tuned on, when there is one: a new writer's set goes here, is measured once, and moves into
-# DEV_PARTS once its misses are read (round 10's blind_r16 and blind_r17 moved in round 11; each blind part is written
+# DEV_PARTS once its misses are read (round 11's blind_r18 and blind_r19 moved in round 12; each blind part is written
 # by a helper that read no file of the project); none may repeat a dev note
-BLIND: tuple[str, ...] = ("blind_r18", "blind_r19")
+BLIND: tuple[str, ...] = ("blind_r20", "blind_r21")
 PARTS = DEV_PARTS + BLIND
 GOAL_NEWER_FIRST, GOAL_FLAGGED, GOAL_COPY_FLAGS, GOAL_SIBLING_CANDIDATES = 0.90, 0.85, 0.10, 0.05
 
