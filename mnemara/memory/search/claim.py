@@ -194,6 +194,8 @@ def claim_of(text: str) -> Claim:
     words = [m.group(0).replace("'", "") for m in found]
     numbers: list[tuple[str, str]] = []
     for m in NUMBER_RE.finditer(folded):
+        if folded[m.start() - 1:m.start()].isalpha() and folded[m.end():m.end() + 1].isalpha():
+            continue  # a digit inside a word names no amount: "k8s", "i18n" (round 12 of issue 40: "k8s" was 8 s)
         tail = folded[m.end():m.end() + 12]
         unit = ""
         um = re.match(r"\s?(per\s?cent\b|%|[a-z]+)", tail)
@@ -282,7 +284,8 @@ def _a_place(words: list[str], n: int) -> bool:
 
 # words that mark a German note, where every noun is written with a capital and so names nothing by it
 GERMAN_RE = re.compile(r"\b(?:ist|sind|und|für|nicht|wir|haben|unser|unsere|wird|werden|der|das|dem|den|bei|uns|immer"
-                       r"|auch|noch)\b", re.I)  # ("Die Müllabfuhr kommt bei uns immer am Mittwoch", round 8)
+                       r"|auch|noch|jede[nmrs]?|eine[nmrs]?|ein|zum|zur|auf|wurden?|kommt|gibt)\b", re.I)
+# ("Die Müllabfuhr kommt bei uns immer am Mittwoch", round 8; "Die Müllabfuhr kommt jeden Mittwoch", round 12)
 HANDLE_RE = re.compile(r"(?<!\w)[#@][\w][\w.-]*")  # a channel or a handle: a name whatever its case
 TITLED_RE = re.compile(r"(?<![\w'’])[^\W\d_][\w'’-]*")
 

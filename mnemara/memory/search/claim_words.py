@@ -26,6 +26,7 @@ def strip_marks(text: str) -> str:
 # a separator or "that"; "Update:" is no lead-in (it says the fact changed)
 _LEAD_IN_WORDS = (r"fyi|f\.y\.i\.|btw|by\s+the\s+way|heads[\s-]up|reminder|note(?:\s+to\s+self)?|side\s+note|noting|noted"
                   r"|for\s+the\s+record|for\s+reference|for\s+later|as\s+(?:mentioned|noted|discussed|i\s+said|said)"
+                  r"|as\s+a\s+(?:reminder|heads[\s-]up)"
                   r"|(?:please\s+)?remember|keep\s+in\s+mind|just\s+so\s+you\s+know|to\s+recap|recap|again"
                   r"|zur\s+(?:info|erinnerung)|erinnerung|hinweis|pour\s+(?:rappel|info|mémoire)|rappel|à\s+noter"
                   r"|recordatorio|nota|para\s+que\s+conste|promemoria|per\s+la\s+cronaca|lembrete|ter\s+(?:info|herinnering)"
@@ -33,11 +34,14 @@ _LEAD_IN_WORDS = (r"fyi|f\.y\.i\.|btw|by\s+the\s+way|heads[\s-]up|reminder|note(
 LEAD_IN_RE = re.compile(rf"^\s*(?:(?:just|quick|friendly|small|one|another|a|one\s+more)\s+)*(?:{_LEAD_IN_WORDS})"
                         r"(?:\s+(?:again|here|down|for\s+later|for\s+the\s+record|before|once\s+more))*"
                         r"(?:\s*[:,\-–—]+\s*|\s+(?:that|que|dass|che|dat)\s+)(?=\S)", re.I)
+# "FYI", "BTW" and "FWIW" open a note as nothing else does, so they need no separator: "FYI the guest Wi-Fi is ..."
+# (round 12 of issue 40)
+BARE_LEAD_IN_RE = re.compile(r"^\s*(?:fyi|btw|fwiw)\s+(?=\w)", re.I)
 
 
 def without_lead_in(text: str) -> str:
     """``text`` without an opening that only announces it (:data:`LEAD_IN_RE`); ``text`` itself when it has none."""
-    return LEAD_IN_RE.sub("", text, count=1)
+    return BARE_LEAD_IN_RE.sub("", LEAD_IN_RE.sub("", text, count=1), count=1)
 
 
 CONTRACTIONS = frozenset("dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt mustnt neednt maynt mightnt shant aint".split())
@@ -200,12 +204,13 @@ gestegen gedaald
 # words that say a fact changed in a statement ("Badge requests go to Fatima, the new office manager", "The TTL
 # went down to 5 minutes"), yet are every other word of a chat ("my new job", "we went hiking"): read for
 # statements only (see subject.says_changed), and left in the topic
-STATEMENT_CHANGE_WORDS = frozenset("new went".split())
+STATEMENT_CHANGE_WORDS = frozenset("new went quit resigned sold stopped".split())
 # changes said in more than one word: "these days", "used to be", "no more" (each word alone says nothing of a
 # change); for statements only, as the words above
 # (and "no longer" in Dutch, German and Italian: "niet meer", "nicht mehr", "non più", "non ... più"; "from now on" in
 # five languages: "ab sofort", "à partir de maintenant", "a partir de ahora / agora", "d'ora in poi", "vanaf nu")
 CHANGE_PHRASE_RE = re.compile(r"\b(?:these\s+days|used\s+to\s+be|no\s+more|not\s+any\s*more|in\s+favou?r\s+of"
+                              r"|turn(?:s|ed)\s+out|correction\b"
                               r"|from\s+(?:here|now)\s+on|ab\s+sofort|à\s+partir\s+de\s+maintenant"
                               r"|a\s+partir\s+de\s+(?:ahora|agora)|d'ora\s+in\s+poi|vanaf\s+nu"
                               r"|niet\s+meer|nicht\s+mehr|non\s+(?:\w+\s+)?più"
@@ -397,11 +402,18 @@ _CALENDAR_GROUPS = (
     ("m11", "november novembre noviembre novembro"),
     ("m12", "december décembre decembre dezember diciembre dicembre dezembro"),
 )
-CALENDAR: dict[str, str] = {w: canon for canon, names in _CALENDAR_GROUPS for w in names.split()}
-CALENDAR_WORDS = frozenset(CALENDAR)
+CALENDAR_WORDS = frozenset(w for _canon, names in _CALENDAR_GROUPS for w in names.split())
+# the short forms of English weekdays and months ("Sat, June 8", "due in Oct"; round 12 of issue 40): values the claim
+# guard compares, never left out of a subject as a day or month word is (the stem of "wedding" is "wed")
+_SHORT_CALENDAR = (("d1", "mon"), ("d2", "tue tues"), ("d3", "wed"), ("d4", "thu thur thurs"), ("d5", "fri"),
+                   ("d6", "sat"), ("d7", "sun"), ("m02", "feb"), ("m03", "mar"), ("m04", "apr"), ("m06", "jun"),
+                   ("m07", "jul"), ("m08", "aug"), ("m09", "sep sept"), ("m10", "oct"), ("m11", "nov"), ("m12", "dec"))
+CALENDAR: dict[str, str] = {w: canon for canon, names in _CALENDAR_GROUPS + _SHORT_CALENDAR for w in names.split()}
 # weekdays of Portuguese only when "feira" follows; English "may" and "march" only when capitalised
 _FEIRA_DAYS = frozenset("segunda terça terca quarta quinta sexta".split())
-_CAPITAL_ONLY = frozenset({"may", "march"})
+# ... and the short forms that are words too ("sat", "wed", "sun", "mon", "mar"; round 12 of issue 40: "Sat, June 8";
+# "Jan" is a given name as often as a month, so it is no short form here)
+_CAPITAL_ONLY = frozenset({"may", "march", "mon", "wed", "sat", "sun", "mar"})
 # ... and Portuguese "marco" (março) and Dutch "mei" only when written lowercase, as those languages write their
 # months: capitalised they are a given name ("Marco runs the lab", "Mei approves expenses")
 _LOWER_ONLY = CALENDAR_GIVEN_NAMES = frozenset({"marco", "mei"})

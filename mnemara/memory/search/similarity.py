@@ -41,7 +41,7 @@ from typing import Sequence
 
 # the tokenizer lives in its own module (mnemara.memory.search.tokenize), what one note claims in .claim;
 # re-exported for their callers. The vocabulary of a claim lives below both, where .exact and .subject read it too
-from mnemara.memory.search.claim import DURATION_MS, Claim
+from mnemara.memory.search.claim import DETERMINERS, DURATION_MS, Claim
 from mnemara.memory.search.claim import claim_of as claim_of
 from mnemara.memory.search.claim_words import CALENDAR_STEMS, LENGTH_UNITS, POLES
 from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
@@ -50,6 +50,7 @@ from mnemara.memory.search.claim_words import english, with_aliases, without_lea
 from mnemara.memory.search.exact import is_exact_copy
 from mnemara.memory.search.restate import restates
 from mnemara.memory.search.subject import different_subject, says_changed
+from mnemara.memory.search.tokenize import ABBREVIATIONS
 from mnemara.memory.search.tokenize import STOPWORDS as STOPWORDS
 from mnemara.memory.search.tokenize import fts_text as fts_text
 from mnemara.memory.search.tokenize import stem as stem
@@ -172,14 +173,27 @@ def _squash(claim: Claim) -> str:
     return "".join(claim.words).replace("_", "")  # as the entity keys are spelled
 
 
+SHORT_FORMS = {long: tuple(short for short, word in ABBREVIATIONS.items() if word == long)
+               for long in set(ABBREVIATIONS.values())}
+
+
+def _spelled_in(name: str, squashed: str) -> bool:
+    """Whether the note whose words are ``squashed`` (:func:`_squash`) writes the name ``name``, in its long or its short
+    form (:data:`.tokenize.ABBREVIATIONS`: "DB" / "database", "Kubernetes" / "k8s"; round 12 of issue 40)."""
+    forms = (name, ABBREVIATIONS.get(name, ""), *SHORT_FORMS.get(name, ()))
+    return any(form and form in squashed for form in forms)
+
+
 def _order_differs(a: Claim, b: Claim) -> str:
     """Names (capitalised words, identifiers) must all appear in both notes, in the same order; the
     same words must not have two of them swapped, nor one of them replaced by another."""
     sa, sb = _squash(a), _squash(b)
-    missing = [e for e in a.entities if e not in sb] + [e for e in b.entities if e not in sa]
+    missing = [e for e in a.entities if not _spelled_in(e, sb)] + [e for e in b.entities if not _spelled_in(e, sa)]
     if missing:
         return f"names differ: {', '.join(dict.fromkeys(missing[:4]))} in only one note"
-    shared = list(dict.fromkeys(a.entities + b.entities))
+    # the names both notes write as names: a word capitalised in one note only is written in Title Case, no name
+    # ("The spare printer toner ..." / "Spare Toner For The Printer -> ..."; round 12 of issue 40)
+    shared = [e for e in dict.fromkeys(a.entities + b.entities) if e in a.entities and e in b.entities]
     order_a = _listed_as_one(sorted(shared, key=sa.find), a.lists, b.lists)
     order_b = _listed_as_one(sorted(shared, key=sb.find), b.lists, a.lists)
     # the order says who does what to whom when the notes say it in the same words ("Alice reports to Bob" / "Bob
@@ -195,7 +209,9 @@ def _order_differs(a: Claim, b: Claim) -> str:
         if len(diff) == 2 and ca[diff[0]] == cb[diff[1]] and ca[diff[1]] == cb[diff[0]] \
                 and not _in_one_list({ca[diff[0]], ca[diff[1]]}, a.lists, b.lists) \
                 and not {ca[diff[0]], ca[diff[1]]} & CALENDAR_STEMS \
-                and not (_joined(a, ca[diff[0]], ca[diff[1]]) and _joined(b, ca[diff[0]], ca[diff[1]])):
+                and not (_joined(a, ca[diff[0]], ca[diff[1]]) and _joined(b, ca[diff[0]], ca[diff[1]])) \
+                and not (diff[1] == diff[0] + 1 and (_of_phrase(a, ca[diff[0]], ca[diff[1]])
+                                                     or _of_phrase(b, ca[diff[0]], ca[diff[1]]))):
             return f"roles swapped: {ca[diff[0]]} and {ca[diff[1]]}"
         if len(diff) == 1:  # one word swapped for another, all else equal: "invoices" / "receipts"
             named = ca[diff[0]] in a.capitalised or cb[diff[0]] in b.capitalised
@@ -218,6 +234,23 @@ def _one_stretch_swapped(ca: tuple[str, ...], cb: tuple[str, ...]) -> str:
     if max(i2 - i1, j2 - j1) > MAX_SWAPPED_STRETCH or i2 - i1 == len(ca) or j2 - j1 == len(cb):
         return ""
     return f"words differ: {' '.join(ca[i1:i2])} vs {' '.join(cb[j1:j2])}"
+
+
+OF_WORDS = frozenset("of for".split())
+
+
+def _of_phrase(claim: Claim, x: str, y: str) -> bool:
+    """Whether the note writes the (stemmed) words ``x`` and ``y`` as one noun phrase turned round with "of" or "for"
+    ("school for the kids" is "the kids' school", "toner for the printer" is "printer toner": round 12 of issue 40),
+    which names one thing, where a swap of two words around a verb swaps roles ("Alice reports to Bob")."""
+    words = claim.words
+    for i in range(len(words) - 2):
+        if words[i + 1] not in OF_WORDS:
+            continue
+        j = i + 3 if words[i + 2] in DETERMINERS and i + 3 < len(words) else i + 2
+        if {stem(words[i]), stem(words[j])} == {x, y}:
+            return True
+    return False
 
 
 JOINING = frozenset("and or et ou und oder y o e".split())
@@ -273,7 +306,11 @@ def claim_differences(a: str, b: str) -> list[str]:
     if ca.bare_units != cb.bare_units:
         out.append(f"time units differ: {_listed(ca.bare_units)} vs {_listed(cb.bare_units)}")
     if ca.function != cb.function:
-        out.append(f"wording differs: {_listed(ca.function - cb.function)} vs {_listed(cb.function - ca.function)}")
+        only_a, only_b = ca.function - cb.function, cb.function - ca.function
+        if not (only_a and only_b) and (only_a | only_b) <= LONE_PARTICLES and len(only_a | only_b) == 1:
+            out.append(f"a lone particle differs: {_listed(only_a | only_b)}")
+        else:
+            out.append(f"wording differs: {_listed(only_a)} vs {_listed(only_b)}")
     if ca.retired != cb.retired:
         out.append(f"one note says retired/removed ({', '.join(sorted(ca.retired ^ cb.retired))})")
     if not numbers:
@@ -304,7 +341,10 @@ def _lengths_as_values(claim: Claim) -> Claim:
 # the differences that leave every value of a claim as it was: words added, or a stretch of words put otherwise. Not
 # a claim-bearing stop word ("wording differs": "up" / "down"), a swap of roles or of the order of names ("from Berlin to
 # Paris" / "from Paris to Berlin"), nor one word put for another ("the raw schema" / "the staging schema")
-REWORDINGS = ("one note adds detail", "words differ")
+REWORDINGS = ("one note adds detail", "words differ", "a lone particle differs")
+# a claim-bearing stop word one note writes and the other neither writes nor turns round: "gets backed up", "can be
+# reached at" (round 12 of issue 40). Against "down" or "cannot" it is a change of claim; alone, a way of saying it
+LONE_PARTICLES = frozenset({"up", "can"})
 
 
 def same_values(a: str, b: str, diffs: Sequence[str]) -> bool:
@@ -326,7 +366,10 @@ def same_values(a: str, b: str, diffs: Sequence[str]) -> bool:
     names_added = amounts and (names_a <= names_b or names_b <= names_a)
     if not all(d.startswith(REWORDINGS) or (names_added and d.startswith("names differ")) for d in diffs):
         return False
-    return amounts or bool(names_a) and names_a == names_b
+    # every name of each note written in the other, a name at the start of a sentence (no name to the claim guard)
+    # included: "Mia's piano lessons are on Wednesdays with Mrs. Hart" / "Piano w/ Mrs. Hart for Mia" (round 12)
+    return amounts or bool(names_a | names_b) and all(_spelled_in(e, _squash(cb)) for e in names_a) \
+        and all(_spelled_in(e, _squash(ca)) for e in names_b)
 
 
 def _listed(words: frozenset[str]) -> str:
@@ -454,7 +497,18 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
         # no value the guard reads differs ("#sev" / "#major-incidents" are plain words), yet one note says the
         # fact changed on the subject both are about: a possible correction for the user to judge
         return Relation(CONFLICT, (f"one note says the fact changed: {changed[-1][:80]}",))
+    if not changed and _gives_the_same_values(a, b) and may_conflict(a, b) and not different_subject(a, b):
+        # no claim differs, the notes give the same names or amounts on one subject, and neither says it changed: one
+        # fact said in other words ("The office guest Wi-Fi network is called NovaGuest" / "The guest Wi-Fi at the
+        # office is named NovaGuest", round 12 of issue 40), a merge for the user to judge
+        return Relation(POSSIBLE_COPY, ("the same values in other words",))
     return Relation(DISTINCT)
+
+
+def _gives_the_same_values(a: str, b: str) -> bool:
+    ca, cb = claim_of(a), claim_of(b)
+    names_a, names_b = ({e for e in c.entities if e not in ABBREVIATIONS} for c in (ca, cb))  # "DB" is a word
+    return bool(names_a or ca.numbers) and names_a == names_b and ca.numbers == cb.numbers
 
 
 # two statements (not chat turns) sharing two subject words or more, half the smaller one's: "The metrics stack is

@@ -40,6 +40,7 @@ from mnemara.memory.search.tokenize import ABBREVIATIONS, STOPWORDS, stem
 # what it is about ("The staging port is 8443"), what it says after one is what it says of it
 COPULAS = frozenset("""is are was were has have had est sont était a ont ist sind war hat haben es son está están
 tiene è sono ha hanno é são tem""".split())
+FRENCH_WORDS = frozenset("le la les un une des du au aux est et".split())
 TOKEN_RE = re.compile(r"[^\s,;()\[\]{}\"“”‘’«»`*]+")
 EDGE = ".:!?'"
 
@@ -62,6 +63,17 @@ def words(text: str) -> list[str]:
 NAMING_CLAIM_STEMS = frozenset({"work"})
 # words that say a thing comes round again: "a new episode every other Friday" is no new value
 RECURRING = frozenset("every each alternate weekly monthly nightly daily fortnightly biweekly".split())
+
+
+# shared words that name something, before a place, past which that place is a value however the notes go on
+NAMED_BEFORE = 4
+
+
+AMOUNT_TOKEN_RE = re.compile(r"[$€£¥₹]?\d[\d.,:]*(?:%|[^\W\d_]{0,3})?")  # "£612", "24p", "8443", "30s", "5%"
+
+
+def _is_amount(token: str) -> bool:
+    return bool(AMOUNT_TOKEN_RE.fullmatch(token))
 
 
 def _is_name(token: str) -> bool:
@@ -168,8 +180,10 @@ def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[s
     branch is release-4.2, frozen on Friday" / "Release branch is release-4.3 and it freezes on
     Tuesday", "The primary DB is pg-main-01" / "... pg-main-02" correct one another."""
     _op, i1, i2, _j1, _j2 = ops[n]
+    # (the French "a" only in a French note: the English article is no verb, "... at £548 a year"; round 12)
+    copulas = COPULAS if FRENCH_WORDS & set(wa) else COPULAS - {"a"}
     verb = next((op_i for op_i, (op, a1, a2, _b1, _b2) in enumerate(ops)
-                 if op == "equal" and any(t in COPULAS for t in wa[a1:a2])), None)
+                 if op == "equal" and any(t in copulas for t in wa[a1:a2])), None)
     if verb is not None and verb != n:
         return n < verb and (any(map(_is_name, x)) and any(map(_is_name, y)) or _labels(x, y, i1, i2, wa, True)
                              or _days_that_name(x, y))
@@ -177,12 +191,21 @@ def _names_the_subject(n: int, x: list[str], y: list[str], ops: Sequence[tuple[s
         return False
     if any(t in COPULAS for t in x + y):
         return False  # the swap holds one note's linking verb: it changes what is said of the subject
+    if any(map(_is_amount, x)) and any(map(_is_amount, y)) and not _labels(x, y, i1, i2, wa):
+        # a place that gives an amount on both sides is a value, its names with it: "... with Admiral for £612 a year"
+        # / "... with Direct Line at £548 a year" (round 12 of issue 40)
+        return False
+    if n and sum(_is_name(t) for op, a1, a2, _b1, _b2 in ops[:n] if op == "equal" for t in wa[a1:a2]) >= NAMED_BEFORE:
+        # the notes name their subject word for word before they part: "The auth service reads its signing secret
+        # from env var JWT_SECRET_KEY" / "... from env var AUTH_SIGNING_KEY" give one secret two values (round 12)
+        return False
     def shared(stretch: Sequence[tuple[str, int, int, int, int]]) -> bool:
         return any(op == "equal" and any(map(_is_name, wa[a1:a2])) for op, a1, a2, _b1, _b2 in stretch)
 
     return shared(ops[n + 1:]) or not shared(ops[:n])
 
 
+SECOND_WORD_RE = re.compile(r"\s*[^\W\d_][\w'-]*\s+([A-Z][\w-]*)")
 NAME_RE = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z][\w-]*")  # "Berlin", not a sentence's first word nor "GB"
 
 
@@ -201,7 +224,10 @@ def _who_of_a_named_thing(n: int, ops: Sequence[tuple[str, int, int, int, int]],
     if not (wa[0].isalpha() and wb[0].isalpha()) or any(t in COPULAS and t != "a" for t in wa + wb):
         return False
     shared = {m.group(0).casefold() for m in NAME_RE.finditer(a)} & {m.group(0).casefold() for m in NAME_RE.finditer(b)}
-    return bool(shared)
+    # the opening word right before the name says which of it ("Staging Redis runs on port 6380" / "Production Redis
+    # runs on port 6379": two servers, round 12 of issue 40), where a doer is followed by what it does
+    qualified = all((m := SECOND_WORD_RE.match(t)) is not None and m.group(1).casefold() in shared for t in (a, b))
+    return bool(shared) and not qualified
 
 
 def _labels(x: list[str], y: list[str], i1: int, i2: int, wa: list[str], before_verb: bool = False) -> bool:

@@ -44,7 +44,12 @@ whose kind kinds sort type types tell know remember recall mention mentioned ple
 # "the primary database" meet. Only short forms that stand for one word ("dev", "auth", "ops" stand for several).
 ABBREVIATIONS = {"db": "database", "dbs": "databases", "prod": "production", "env": "environment",
                  "envs": "environments", "repo": "repository", "repos": "repositories", "config": "configuration",
-                 "configs": "configurations", "infra": "infrastructure", "perf": "performance"}
+                 "configs": "configurations", "infra": "infrastructure", "perf": "performance",
+                 # (round 12 of issue 40: "jake's bday = oct 2", "prod k8s cluster" restate a note in its long words)
+                 "k8s": "kubernetes", "bday": "birthday", "bdays": "birthdays", "appt": "appointment",
+                 "appts": "appointments", "dept": "department", "mgr": "manager", "acct": "account",
+                 "accts": "accounts", "pwd": "password", "addr": "address", "mtg": "meeting", "mtgs": "meetings",
+                 "msg": "message", "msgs": "messages", "info": "information"}
 
 RUN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 # scripts written without spaces between words (Han, kana, Hangul, Thai, Lao, Myanmar, Khmer): a run of them
@@ -93,6 +98,8 @@ def tokens(text: str, keep_stopwords: bool = False) -> list[str]:
         parts = PART_RE.findall(run)
         if len(parts) > 1:
             out.append(run)
+            if run in ABBREVIATIONS:  # "k8s"
+                out.append(stem(ABBREVIATIONS[run]))
             out.extend(p if p.isdigit() else stem(p) for p in parts if p.isdigit() or p not in STOPWORDS)
         elif run.isdigit():
             out.append(run)
