@@ -32,6 +32,7 @@ This module must stay free of heavy imports: ``mnemara note`` uses it.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import unicodedata
 from dataclasses import dataclass, replace
@@ -340,9 +341,17 @@ def parse_archive(data: bytes, file: Path) -> list[Atom]:
 
 def day_files(memory_dir: Path) -> list[Path]:
     """The day files of ``memory_dir`` (``YYYY-MM-DD.md``), oldest first; the archive is excluded."""
-    # all in one folder: the name orders them as the whole path would, and is cheaper to compare
-    return sorted((p for p in Path(memory_dir).glob("*.md") if re.fullmatch(r"\d{4}-\d{2}-\d{2}\.md", p.name)),
-                  key=lambda p: p.name)
+    # all in one folder: the name orders them as the whole path would, and is cheaper to compare (read with scandir:
+    # the index asks on every query, and a year of day files through glob cost a few milliseconds each time)
+    try:
+        with os.scandir(memory_dir) as entries:
+            names = sorted(entry.name for entry in entries if DAY_FILE_RE.fullmatch(entry.name))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [Path(memory_dir) / name for name in names]
+
+
+DAY_FILE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\.md")
 
 
 def archive_files(memory_dir: Path) -> list[Path]:

@@ -181,14 +181,44 @@ def _bound(text: str, start: int) -> str:
 ORDINAL_SECOND_ENDS = frozenset("and or but for in on at to of per by with".split())
 
 
-@lru_cache(maxsize=4096)
-def claim_of(text: str) -> Claim:
-    """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in that
-    only announces the note, "Just a note:", is read by :mod:`.restate`, from where two notes differ)."""
+@lru_cache(maxsize=16384)
+def _prepared(text: str) -> str:
+    """``text`` as the guard reads it: marks off, dates, clock times and spoken durations written one way, bounds
+    as ASCII."""
     text = spoken_durations(canonical_clock(canonical_dates(
         unicodedata.normalize("NFKC", MARKS_RE.sub("", text)).replace("’", "'"))))
     for sign, plain in BOUNDS.items():
         text = text.replace(sign, plain)
+    return text
+
+
+@dataclass(frozen=True)
+class Topic:
+    """What a note is about, the part of its :class:`Claim` the subject tests read first (:func:`topic_of`)."""
+
+    content: tuple[str, ...]
+    topic: frozenset[str]
+    subject: frozenset[str]
+    names: frozenset[str]
+
+
+@lru_cache(maxsize=16384)  # every note of a 10,000-note instance a query may meet
+def topic_of(text: str) -> Topic:
+    """The content, topic, subject and names of ``text``, as :func:`claim_of` gives them, without the rest of the
+    claim: recall's newer-note lookup tries many notes on each hit's subject and drops most on these alone."""
+    text = _prepared(text)
+    content = _subject_tokens(text)
+    plain = ASIDE_RE.sub(lambda m: "" if _claims_nothing(m.group(1)) else m.group(0), text)
+    topic = frozenset(content) if plain == text else frozenset(_subject_tokens(plain))
+    return Topic(content, topic, topic if SPEAKER_RE.match(text) else subject_of(topic, text), names_in(text))
+
+
+@lru_cache(maxsize=16384)  # every note of a 10,000-note instance a query may meet
+def claim_of(text: str) -> Claim:
+    """Extract the numbers, negations, polarity, retirement words and entities of ``text`` (a lead-in that
+    only announces the note, "Just a note:", is read by :mod:`.restate`, from where two notes differ)."""
+    about = topic_of(text)
+    text = _prepared(text)
     folded = text.casefold()
     found = list(WORD_RE.finditer(folded))
     words = [m.group(0).replace("'", "") for m in found]
@@ -258,17 +288,13 @@ def claim_of(text: str) -> Claim:
         if (named or ident) and len(key) >= 2 and key not in entities and not calendar_values(tok):
             # (a day or month is a value, compared as one: "days or months differ")
             entities.append(key)
-    content = _subject_tokens(text)
-    plain = ASIDE_RE.sub(lambda m: "" if _claims_nothing(m.group(1)) else m.group(0), text)
-    topic = frozenset(content) if plain == text else frozenset(_subject_tokens(plain))
     lists = tuple(frozenset(re.sub(r"[\W_]+", "", w.casefold()) for w in LIST_MEMBER_WORD_RE.findall(m.group(0)))
                   for m in LIST_RE.finditer(text))
     return Claim(tuple(sorted(numbers)), negations, limiters, {k: frozenset(v) for k, v in poles.items()},
-                 retired, tuple(entities), tuple(words), content, topic, frozenset(capitalised),
+                 retired, tuple(entities), tuple(words), about.content, about.topic, frozenset(capitalised),
                  frozenset(bare_units),
                  _claim_stopwords(words, frozenset(n for n, m in enumerate(found) if folded[m.end():m.end() + 1] == "/")),
-                 tuple(group for group in lists if len(group) >= 2),
-                 topic if SPEAKER_RE.match(text) else subject_of(topic, text), calendar_values(text), names_in(text),
+                 tuple(group for group in lists if len(group) >= 2), about.subject, calendar_values(text), about.names,
                  frozenset(pole_words))
 
 

@@ -6,6 +6,7 @@ Plain data and one helper, below all three, so none of them has to import anothe
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from mnemara.memory.search.tokenize import STOPWORDS, stem
 
@@ -338,6 +339,7 @@ SUBJECT_ALIASES = (
 )
 
 
+@lru_cache(maxsize=16384)  # a note meets many others: its subject words are read once
 def with_aliases(text: str) -> str:
     """``text`` with the phrases of :data:`SUBJECT_ALIASES` spelled as the one word they stand for."""
     for pattern, word in SUBJECT_ALIASES:

@@ -234,10 +234,15 @@ class RagIndex(IndexStore):
 
     @staticmethod
     def _best(hashes: list[str], matrix: Any, query: Any, limit: int) -> list[tuple[str, float]]:
-        import numpy as np
-
         with _one_blas_thread():
             similarity = matrix @ query
+        return RagIndex._ranked(hashes, similarity, limit)
+
+    @staticmethod
+    def _ranked(hashes: list[str], similarity: Any, limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` best of ``similarity`` (one per row of ``hashes``), best first, as (hash, distance)."""
+        import numpy as np
+
         count = min(limit, len(hashes))
         best = np.argpartition(-similarity, count - 1)[:count]
         best = best[np.argsort(-similarity[best], kind="stable")]
@@ -283,15 +288,20 @@ class RagIndex(IndexStore):
         vtable = self._vector_table()
         if vtable is None:
             return {}
+        import numpy as np
+
         hashes, matrix = self._unit_matrix(vtable)
+        placed = [(hit["id"], position) for hit in notes
+                  if (position := self._vector_row(rows, hit["id"])) is not None]
+        if not placed:
+            return {}
+        with _one_blas_thread():  # every hit's similarities in one product, a column each
+            similarities = matrix @ matrix[[position for _ident, position in placed]].T
         out: dict[str, list[str]] = {}
-        for hit in notes:
-            position = self._vector_row(rows, hit["id"])
-            if position is None:
-                continue
-            best = self._best(hashes, matrix, matrix[position], limit + 1)
+        for column, (ident, _position) in enumerate(placed):
+            best = self._ranked(hashes, np.ascontiguousarray(similarities[:, column]), limit + 1)
             ids = rows.ids_of_hashes([h for h, _ in best])
-            out[hit["id"]] = [ident for digest, _ in best for ident in ids.get(digest, [])]
+            out[ident] = [found for digest, _ in best for found in ids.get(digest, [])]
         return out
 
     def _vector_row(self, rows: "_RowIndex", ident: str) -> int | None:

@@ -41,7 +41,7 @@ from typing import Sequence
 
 # the tokenizer lives in its own module (mnemara.memory.search.tokenize), what one note claims in .claim;
 # re-exported for their callers. The vocabulary of a claim lives below both, where .exact and .subject read it too
-from mnemara.memory.search.claim import DETERMINERS, DURATION_MS, Claim
+from mnemara.memory.search.claim import DETERMINERS, DURATION_MS, Claim, Topic, topic_of
 from mnemara.memory.search.claim import claim_of as claim_of
 from mnemara.memory.search.claim_words import CALENDAR_STEMS, LENGTH_UNITS, POLES
 from mnemara.memory.search.claim_words import SPEAKER_RE as SPEAKER_RE
@@ -117,8 +117,8 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in SENTENCE_RE.split(text) if s.strip()]
 
 
-def _without_their_own_names(ta: frozenset[str], tb: frozenset[str], ca: Claim,
-                             cb: Claim) -> tuple[frozenset[str], frozenset[str]]:
+def _without_their_own_names(ta: frozenset[str], tb: frozenset[str], ca: Claim | Topic,
+                             cb: Claim | Topic) -> tuple[frozenset[str], frozenset[str]]:
     """Two statements' subject words without the names only one of them writes (:func:`.claim.names_in`): a name in
     one note only is a value it gives its subject (a set that would be left empty stays whole)."""
     return ta - (ca.names - tb) or ta, tb - (cb.names - ta) or tb
@@ -419,7 +419,7 @@ def same_topic(a: str, b: str, min_overlap: float = 0.6) -> bool:
     long note naming the same people, yet is not about what that note says: without the second
     test recall took such pairs for conflicts and put the newer line in the better slot (measured
     on LoCoMo conversations 0-4: hit@5 0.655 with it, 0.680 without; the truth bench unchanged)."""
-    ca, cb = claim_of(a), claim_of(b)
+    ca, cb = topic_of(a), topic_of(b)  # (the rest of the claim is not needed here: many a pair stops at this test)
     ta, tb = ca.subject, cb.subject
     if min(len(ta), len(tb)) < 2:  # one word left once the values are out says too little: "We never deploy
         ta, tb = ca.topic, cb.topic  # on Fridays" is about deploying on Fridays, not any note with "deploy"
@@ -461,6 +461,11 @@ def relate(a: str, b: str, similarity: float | None = None, copy_at: float = 1.0
 
     ``similarity`` and ``copy_at`` are accepted for the callers that measured one, but a
     similarity never makes a copy."""
+    return _relate(a, b)
+
+
+@lru_cache(maxsize=65536)  # recall meets the same pairs of notes query after query
+def _relate(a: str, b: str) -> Relation:
     if is_exact_copy(a, b):
         return Relation(COPY, ("same text",))
     a, b = without_lead_in(a), without_lead_in(b)  # "FYI, ...", "Reminder: ...": an opening that claims nothing
@@ -521,6 +526,7 @@ HALF_SHARED_UP_TO = 4
 CHANGED_SHARE = 1 / 3  # of the smaller topic, for two notes one of which says the fact changed
 
 
+@lru_cache(maxsize=65536)  # as relate: the same pairs come back query after query
 def may_conflict(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` may be about the same subject: THE pre-filter of every conflict
     (:func:`relate` says ``conflict`` only past it; dedupe on write, replay, lint, ``rag_query`` and
@@ -604,7 +610,7 @@ def _compound_of(x: str, ys: frozenset[str]) -> bool:
 def _one_word_swapped(a: str, b: str) -> bool:
     """The same content words in the same order but one ("the build is green" / "red"): the same
     subject however short the notes are, which :func:`same_topic` cannot tell for two-word topics."""
-    ca, cb = claim_of(a).content, claim_of(b).content
+    ca, cb = topic_of(a).content, topic_of(b).content
     return len(ca) == len(cb) >= 2 and sum(x != y for x, y in zip(ca, cb)) == 1
 
 

@@ -31,6 +31,7 @@ import difflib
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 from typing import Sequence
 
 from mnemara.memory.search.claim_words import CALENDAR_GIVEN_NAMES, CALENDAR_STEMS, CHANGE_PHRASE_RE, CHANGE_WORDS, CLAIM_STEMS, NUMBER_WORDS, RETIRED, RETIRED_AS, SINCE_RE, SPEAKER_RE, STATEMENT_CHANGE_WORDS, UNITS, calendar_values, with_aliases
@@ -45,7 +46,8 @@ TOKEN_RE = re.compile(r"[^\s,;()\[\]{}\"“”‘’«»`*]+")
 EDGE = ".:!?'"
 
 
-def words(text: str) -> list[str]:
+@lru_cache(maxsize=16384)
+def words(text: str) -> tuple[str, ...]:
     """The note's tokens for alignment: case-folded, sentence punctuation off the edges, plain words
     stemmed, short forms spelled out; identifiers, paths and numbers whole."""
     out = []
@@ -55,7 +57,7 @@ def words(text: str) -> list[str]:
             continue
         tok = ABBREVIATIONS.get(tok, tok)  # "DB" is "database": no swap of subjects (round 8 of issue 40)
         out.append(stem(tok) if tok.isalpha() else tok)
-    return out
+    return tuple(out)
 
 
 # the stem of a claim word that, as written, is a noun naming whose a thing is: "work" of "works" / "fails" names
@@ -89,7 +91,7 @@ def _is_name(token: str) -> bool:
 
 def different_subject(a: str, b: str) -> str:
     """Why ``a`` and ``b`` are about different subjects, or "" when they may be one fact corrected."""
-    wa, wb = words(a), words(b)
+    wa, wb = list(words(a)), list(words(b))
     if Counter(wa) == Counter(wb):
         return ""  # the same words in another order: a correction of the order
     chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
@@ -97,7 +99,7 @@ def different_subject(a: str, b: str) -> str:
         return ""  # "is now", "moved to", "est passé à", "Redshift was retired": the same subject, changed
     # (a change word both notes write is part of their one pattern, no change of either: "The front door lock
     # batteries were last changed in February" / "The garage lock batteries were last changed in June", round 7)
-    if not chat and _names_reordered(words(main_clause(a)), words(main_clause(b))):
+    if not chat and _names_reordered(list(words(main_clause(a))), list(words(main_clause(b)))):
         return ""  # not one pattern: "Payments logging: WARN only." says "The default log level in the payment ..."
     ops = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes()
     places = [(n, wa[i1:i2], wb[j1:j2]) for n, (op, i1, i2, j1, j2) in enumerate(ops) if op != "equal"]
