@@ -348,7 +348,8 @@ def day_files(memory_dir: Path) -> list[Path]:
             names = sorted(entry.name for entry in entries if DAY_FILE_RE.fullmatch(entry.name))
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [Path(memory_dir) / name for name in names]
+    base = Path(memory_dir)
+    return [base / name for name in names]
 
 
 DAY_FILE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\.md")
