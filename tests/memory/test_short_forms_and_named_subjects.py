@@ -172,3 +172,28 @@ def test_a_word_right_before_a_shared_name_says_which_one() -> None:
     # a doer before what it does to a named thing stays one subject's value (round 4)
     assert kind("Kim runs the Berlin office with a budget of 40k.",
                 "Tobias runs the Berlin office with a budget of 55k.") == CONFLICT
+
+
+# -- an aside added to a note that restates the other ------------------------------------------------------------
+@pytest.mark.parametrize(("a", "b"), [
+    ("My passport expires in August 2027.", "Passport expiration: August 2027 - renew a few months before then."),
+    ("The orders table in the analytics warehouse is partitioned by order_date.",
+     "orders in the analytics warehouse is partitioned by order_date; Kenji set it up that way during the Q2 cleanup."),
+])
+def test_a_restatement_with_an_aside_is_a_possible_copy(a: str, b: str) -> None:
+    assert kind(a, b) == POSSIBLE_COPY
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("My passport expires in August 2027.", "Passport expiration: August 2029 - renew a few months before then."),
+    ("The orders table is partitioned by order_date.", "The orders table is partitioned by order_date; it moved to "
+     "monthly partitions in May."),  # the aside says the fact changed
+])
+def test_an_aside_does_not_hide_a_correction(a: str, b: str) -> None:
+    assert kind(a, b) == CONFLICT
+
+
+def test_an_aside_that_narrows_the_claim_is_no_detail() -> None:
+    base = "Redis runs on port 6379 in every environment."
+    assert kind(base, "Redis runs on port 6379 in every environment; not on the replicas.") == CONFLICT
+    assert kind(base, "Redis runs on port 6379 in every environment - staging only.") == CONFLICT

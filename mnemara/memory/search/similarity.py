@@ -49,7 +49,7 @@ from mnemara.memory.search.claim_words import strip_marks as strip_marks
 from mnemara.memory.search.claim_words import english, with_aliases, without_lead_in
 from mnemara.memory.search.exact import is_exact_copy
 from mnemara.memory.search.restate import restates
-from mnemara.memory.search.subject import different_subject, says_changed
+from mnemara.memory.search.subject import different_subject, main_clause, says_changed
 from mnemara.memory.search.tokenize import ABBREVIATIONS
 from mnemara.memory.search.tokenize import STOPWORDS as STOPWORDS
 from mnemara.memory.search.tokenize import fts_text as fts_text
@@ -492,6 +492,9 @@ def _relate(a: str, b: str) -> Relation:
         if may_conflict(a, b):
             if same_values(a, b, diffs):
                 return Relation(POSSIBLE_COPY, ("the same values, other words: " + "; ".join(diffs),))
+            aside = _adds_an_aside(a, b)
+            if aside:
+                return Relation(POSSIBLE_COPY, (aside,))
             return Relation(CONFLICT, tuple(diffs))
         return Relation(DISTINCT, tuple(diffs))
     if same_wording(a, b):
@@ -508,6 +511,26 @@ def _relate(a: str, b: str) -> Relation:
         # office is named NovaGuest", round 12 of issue 40), a merge for the user to judge
         return Relation(POSSIBLE_COPY, ("the same values in other words",))
     return Relation(DISTINCT)
+
+
+SPACED_HYPHEN_RE = re.compile(r"\s-\s")  # "August 2027 - renew a few months before": a dash typed as a hyphen
+
+
+def _adds_an_aside(a: str, b: str) -> str:
+    """Why one note is the other with an aside added, or "": the longer note's main clause (before "; ", " — ",
+    " - ", ", which ...") restates the shorter note whole, the aside neither negates nor limits, and neither note says
+    the fact changed ("My passport expires in August 2027" / "Passport expiration: August 2027 - renew a few months
+    before then"; round 12 of issue 40). An aside in brackets is read by the claim guard itself."""
+    if says_changed(a) or says_changed(b):
+        return ""
+    main_a, main_b = (SPACED_HYPHEN_RE.split(main_clause(t), maxsplit=1)[0].strip() for t in (a, b))
+    if (main_a == a.strip()) == (main_b == b.strip()) or not main_a or not main_b:
+        return ""  # an aside on one side only
+    aside = claim_of((a if main_a != a.strip() else b)[len(main_a if main_a != a.strip() else main_b):])
+    if aside.negations or aside.limiters or aside.retired:
+        return ""  # "; not on the replicas", " - staging only", "; the old one was archived": it says more of the claim
+    inner = relate(main_a, main_b)
+    return f"one note adds an aside ({inner.describe()})" if inner.kind in (COPY, POSSIBLE_COPY) else ""
 
 
 def _gives_the_same_values(a: str, b: str) -> bool:
