@@ -43,7 +43,9 @@ For keyword-only and the local embedder:
    through rag_query (query_active, k=5) and auto-recall (recall_for). The table: newer above older
    in search, conflict flagged in search, auto-recall injecting only the older note, nothing
    injected; restated copies flagged as a conflict by the write check; sibling pairs that
-   ``mnemara lint`` offers for supersession. ``--only subjects`` runs this section alone.
+   ``mnemara lint`` offers for supersession; reported, the pairs of notes of *different* items that the claim guard
+   calls a conflict ("other pairs flagged": false "may correct" flags, round 12). ``--only subjects`` runs this
+   section alone.
 
 Goals: 0 corrections lost, 0 wrong-only injections, 100% of copies handled or proposed,
 write <= 50 ms at 10,000 notes; on issue 40's set, per part and mode: 0 only-older injections,
@@ -402,7 +404,24 @@ def truth_table(part: str, label: str, baseline: bool = False) -> dict[str, Any]
                    if c.kind == "supersede"}
         out["sibling_candidates"] = [p for p in data["siblings"] if frozenset((p["older"], p["newer"])) in offered]
     out["copies"], out["siblings"] = len(data["copies"]), len(data["siblings"])
+    out["cross"], out["cross_pairs"] = CROSS.get(part) or CROSS.setdefault(part, cross_item_conflicts(data))
     return out
+
+
+CROSS: dict[str, tuple[int, int]] = {}  # part -> its cross-item figure (the same in every mode)
+
+
+def cross_item_conflicts(data: dict[str, Any]) -> tuple[int, int]:
+    """(pairs called a conflict, pairs) over every two notes of *different* items of a part (a correction's chain,
+    a copy pair, a sibling pair are items): none is a correction of the other, so every conflict among them is a
+    false "may correct" flag recall or lint would show. Reported, not a goal: two items of a part may share a
+    subject (two corrections about one standup), which makes a few of them right."""
+    from mnemara.memory.search.similarity import CONFLICT, may_conflict, relate
+
+    items = [_chain(p) for kind in ("corrections", "copies", "siblings") for p in data[kind]]
+    notes = [(n, text) for n, chain in enumerate(items) for text in chain]
+    pairs = [(a, b) for i, (na, a) in enumerate(notes) for nb, b in notes[i + 1:] if na != nb]
+    return sum(1 for a, b in pairs if may_conflict(a, b) and relate(a, b).kind == CONFLICT), len(pairs)
 
 
 def _without_newer() -> None:
@@ -419,7 +438,7 @@ def truth_tables(verbose: bool, parts: tuple[str, ...] = PARTS, baseline: bool =
           f"{GOAL_FLAGGED:.0%}; restated copies flagged as a conflict <= {GOAL_COPY_FLAGS:.0%}; siblings offered "
           f"for supersession <= {GOAL_SIBLING_CANDIDATES:.0%}")
     print(f"   {'part':13s} {'mode':12s} | newer above older | conflict flagged | only the older injected | "
-          f"nothing injected | copies flagged | siblings offered")
+          f"nothing injected | copies flagged | siblings offered | other pairs flagged")
     from mnemara.memory import status
 
     with_newer = status._with_newer
@@ -446,7 +465,8 @@ def truth_tables(verbose: bool, parts: tuple[str, ...] = PARTS, baseline: bool =
                 (len(t["sibling_candidates"]), t["siblings"],
                  goal(len(t["sibling_candidates"]) <= GOAL_SIBLING_CANDIDATES * t["siblings"], f"siblings offered ({tag})")),
             ]
-            print(f"   {part:13s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {g:8s}" for a, b, g in cells))
+            print(f"   {part:13s} {label:12s} | " + " | ".join(f"{a:2d}/{b:<2d} {g:8s}" for a, b, g in cells)
+                  + f" | {t['cross']}/{t['cross_pairs']} reported")
             if verbose:
                 for line in t["misses"]:
                     print(f"      miss {line}")

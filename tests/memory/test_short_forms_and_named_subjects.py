@@ -10,7 +10,7 @@ import pytest
 
 from mnemara.memory.search.claim import claim_of, names_in
 from mnemara.memory.search.claim_words import calendar_values, without_lead_in
-from mnemara.memory.search.similarity import CONFLICT, DISTINCT, POSSIBLE_COPY, relate
+from mnemara.memory.search.similarity import CONFLICT, DISTINCT, POSSIBLE_COPY, may_conflict, relate
 from mnemara.memory.search.subject import says_changed
 from mnemara.memory.search.tokenize import tokens
 
@@ -197,3 +197,17 @@ def test_an_aside_that_narrows_the_claim_is_no_detail() -> None:
     base = "Redis runs on port 6379 in every environment."
     assert kind(base, "Redis runs on port 6379 in every environment; not on the replicas.") == CONFLICT
     assert kind(base, "Redis runs on port 6379 in every environment - staging only.") == CONFLICT
+
+
+# -- a change note shares only a verb of any subject or a time of day ---------------------------------------------
+@pytest.mark.parametrize(("a", "b"), [
+    ("Dad takes lisinopril 10mg every morning.", "Since October, Emma takes bus route 22 instead."),
+    ("Mom takes levothyroxine 50mcg every morning.", "Release branch is release/2.5 as of this morning."),
+    ("New hires get a laptop on their first day.", "New one for the office wireless: maple-77."),
+])
+def test_a_verb_or_time_of_day_alone_makes_no_shared_subject(a: str, b: str) -> None:
+    assert not may_conflict(a, b) and kind(a, b) != CONFLICT
+
+
+def test_a_shared_subject_word_beside_them_still_does() -> None:
+    assert kind("Dad takes lisinopril 10mg every morning.", "Since October, Dad takes lisinopril 20mg instead.") == CONFLICT

@@ -546,6 +546,9 @@ HALF_SHARED = 0.5
 # another subject ("The incident on 2026-03-14 (INC-7781) came from an expired TLS certificate ..." / "Incident
 # INC-4432 was caused by the certificate on the edge proxy expiring ...": golden set recall@1 1.00 -> 0.88)
 HALF_SHARED_UP_TO = 4
+# words any subject may use: alone they make no shared subject for a note that says it changed
+GENERIC_STEMS = frozenset(stem(w) for w in """take use run go get make have do keep put give come morning evening
+afternoon night day week month year today time new team""".split())
 CHANGED_SHARE = 1 / 3  # of the smaller topic, for two notes one of which says the fact changed
 
 
@@ -593,6 +596,9 @@ def may_conflict(a: str, b: str) -> bool:
     # a stem both notes write with a capital ("OpenVPN", "Jira", "LaunchDarkly"; in a German note a shared noun is
     # a subject word as strong as a name) and one note saying it changed: the old value retired or replaced
     # ("OpenVPN was decommissioned; everyone connects through Tailscale now")
+    if not (ta & tb) - GENERIC_STEMS and not kin:
+        return False  # all they share is a verb of any subject or a time of day: "Emma takes bus 22 since October" /
+        # "Dad takes lisinopril every morning" (round 12 of issue 40)
     return (shared + kin) / min(len(ta), len(tb)) >= CHANGED_SHARE or bool(ta & tb & ca.capitalised & cb.capitalised)
 
 
