@@ -211,3 +211,9 @@ def test_a_verb_or_time_of_day_alone_makes_no_shared_subject(a: str, b: str) -> 
 
 def test_a_shared_subject_word_beside_them_still_does() -> None:
     assert kind("Dad takes lisinopril 10mg every morning.", "Since October, Dad takes lisinopril 20mg instead.") == CONFLICT
+
+
+def test_longer_than_is_no_change() -> None:
+    assert not says_changed("The user prefers an aisle seat on any flight longer than three hours.")
+    assert says_changed("The user no longer flies with Ryanair.")
+    assert says_changed("We don't use Jenkins any longer.")

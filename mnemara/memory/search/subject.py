@@ -288,6 +288,8 @@ def _no_change_here(found: list[str], n: int) -> bool:
         return n >= 1 and found[n - 1] in ("a", "an") and (n == 1 or bool(set(found) & RECURRING))
     if word == "cut":
         return found[n + 1:n + 2] == ["from"] and "to" not in found[n + 2:]
+    if word == "longer":  # "no longer", "not any longer" say it; "flights longer than three hours" does not (round 12)
+        return found[n + 1:n + 2] == ["than"] or not (n and found[n - 1] in ("no", "any"))
     return False
 
 
