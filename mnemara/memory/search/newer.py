@@ -37,6 +37,14 @@ from mnemara.memory.search.similarity import CONFLICT, POSSIBLE_COPY, SPEAKER_RE
 
 CHAIN_DEPTH = 3  # rounds of lookup: the newer note of a newer note (A -> B -> C) is found too
 LOOKUP = 12  # candidates per hit and channel
+# the newer notes linked to one hit, newest first, and the notes added to one answer: notes written in one pattern
+# ("The deploy note 4411: ...") are each other's newer notes by the hundred, and an answer of 15 hits grew to ~1,900
+# (2-7 s a query at 10,000 notes, every one a candidate for the prompt; round 12 of issue 40). The newest notes are
+# the ones that tell the current truth, so they are looked at first; a hit whose lookup stopped says so
+# (``newer_notes_capped``) and ``mnemara memory search`` finds the rest
+NEWER_PER_HIT = 8
+ADDED_PER_ANSWER = 48
+WEIGHED_PER_ANSWER = 600  # candidates the claim guard weighs for one answer (15 hits x 24 candidates fit)
 
 
 class NewerMark(TypedDict):
@@ -63,18 +71,28 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
     linked: set[tuple[str, str]] = set()
     restated: set[tuple[str, str]] = set()  # (older id, newer id) pairs of a possible copy: marked, never flagged
     todo = [h for h in out if _is_note(h)]
+    added_in_all = weighed = 0
     for _round in range(CHAIN_DEPTH):
         if not todo:
             break
         found = lookup(todo)
         added: list[Hit] = []
         for older in todo:
-            for cand in found.get(older["id"], []):
+            links = 0
+            for cand in sorted(found.get(older["id"], []), key=hit_moment, reverse=True):  # newest first
+                if links >= NEWER_PER_HIT or (added_in_all >= ADDED_PER_ANSWER and cand.get("id") not in by_id):
+                    if hit_moment(cand) > hit_moment(older):
+                        older["newer_notes_capped"] = NEWER_PER_HIT if links >= NEWER_PER_HIT else ADDED_PER_ANSWER
+                    continue
                 cid = cand.get("id")
                 if not cid or cid == older["id"] or not _is_note(cand) or skip(cid) or distinct(older["id"], cid):
                     continue
                 if hit_moment(cand) <= hit_moment(older) or (older["id"], cid) in linked:
                     continue
+                if weighed >= WEIGHED_PER_ANSWER:
+                    older["newer_notes_capped"] = WEIGHED_PER_ANSWER
+                    continue
+                weighed += 1
                 a, b = older.get("text", ""), cand.get("text", "")
                 chat = bool(SPEAKER_RE.match(a) or SPEAKER_RE.match(b))
                 if not may_conflict(a, b):  # a restatement shares its words: the same pre-filter lets it in
@@ -83,6 +101,7 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
                 if rel.kind != CONFLICT and not (rel.kind == POSSIBLE_COPY and not chat):
                     continue
                 linked.add((older["id"], cid))
+                links += 1
                 if rel.kind == POSSIBLE_COPY:
                     restated.add((older["id"], cid))
                 edges.append((older["id"], cid, rel.reasons))
@@ -90,6 +109,7 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
                     cand = dict(cand, channels=cand.get("channels", {}), added_as=f"newer note on the subject of {older['id']}")
                     by_id[cid] = cand
                     added.append(cand)
+                    added_in_all += 1
                     (tail if chat else before).append(cand)
         todo = added
     if edges:
