@@ -80,17 +80,16 @@ def attach_newer(hits: list[Hit], lookup: Lookup, skip: Callable[[str], bool] = 
         for older in todo:
             links = 0
             for cand in sorted(found.get(older["id"], []), key=hit_moment, reverse=True):  # newest first
-                if links >= NEWER_PER_HIT or (added_in_all >= ADDED_PER_ANSWER and cand.get("id") not in by_id):
-                    if hit_moment(cand) > hit_moment(older):
-                        older["newer_notes_capped"] = NEWER_PER_HIT if links >= NEWER_PER_HIT else ADDED_PER_ANSWER
-                    continue
                 cid = cand.get("id")
                 if not cid or cid == older["id"] or not _is_note(cand) or skip(cid) or distinct(older["id"], cid):
                     continue
                 if hit_moment(cand) <= hit_moment(older) or (older["id"], cid) in linked:
                     continue
-                if weighed >= WEIGHED_PER_ANSWER:
-                    older["newer_notes_capped"] = WEIGHED_PER_ANSWER
+                bound = (NEWER_PER_HIT if links >= NEWER_PER_HIT
+                         else ADDED_PER_ANSWER if added_in_all >= ADDED_PER_ANSWER and cid not in by_id
+                         else WEIGHED_PER_ANSWER if weighed >= WEIGHED_PER_ANSWER else 0)
+                if bound:  # a newer candidate left unweighed: the hit says its lookup stopped
+                    older["newer_notes_capped"] = bound
                     continue
                 weighed += 1
                 a, b = older.get("text", ""), cand.get("text", "")

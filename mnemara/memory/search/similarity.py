@@ -526,7 +526,8 @@ def _adds_an_aside(a: str, b: str) -> str:
     main_a, main_b = (SPACED_HYPHEN_RE.split(main_clause(t), maxsplit=1)[0].strip() for t in (a, b))
     if (main_a == a.strip()) == (main_b == b.strip()) or not main_a or not main_b:
         return ""  # an aside on one side only
-    aside = claim_of((a if main_a != a.strip() else b)[len(main_a if main_a != a.strip() else main_b):])
+    longer, main = (a, main_a) if main_a != a.strip() else (b, main_b)
+    aside = claim_of(longer[len(main):])
     if aside.negations or aside.limiters or aside.retired:
         return ""  # "; not on the replicas", " - staging only", "; the old one was archived": it says more of the claim
     inner = relate(main_a, main_b)
